@@ -1,0 +1,102 @@
+// ApiError: the error vocabulary at the edge. Every failure that reaches a
+// client is one of these: an HTTP status, an Azure error code and a message
+// (the description part; RequestId/Time are appended when rendered).
+//
+// Codes and messages follow the Table service (../shared/table-api-spec.md §7).
+// FromStatus() is the one place that maps engine Status codes to Azure errors.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <variant>
+
+#include "storage/model/status.h"
+
+namespace tablestone::protocol {
+
+struct ApiError {
+  int http_status = 500;
+  std::string code;     // e.g. "TableNotFound"
+  std::string message;  // e.g. "The table specified does not exist."
+
+  // ---- factories for the codes we emit (status, code, default message) ----
+  static ApiError InvalidInput(std::string message = "One of the request inputs is not valid.");
+  static ApiError OutOfRangeInput(std::string message = "One of the request inputs is out of range.");
+  static ApiError InvalidResourceName();
+  static ApiError TableNameLengthOutOfRange();  // OutOfRangeInput with the name-length text
+  static ApiError ResourceNotFound();
+  static ApiError TableNotFound();
+  static ApiError TableAlreadyExists();
+  static ApiError EntityAlreadyExists();
+  static ApiError UpdateConditionNotSatisfied();
+  static ApiError PropertiesNeedValue();
+  static ApiError PropertyValueTooLarge();
+  static ApiError PropertyNameTooLong();
+  static ApiError PropertyNameInvalid();
+  static ApiError TooManyProperties();
+  static ApiError EntityTooLarge();
+  static ApiError DuplicatePropertiesSpecified();
+  static ApiError InvalidValueType(std::string message = "The value specified is invalid.");
+  static ApiError InvalidDuplicateRow();
+  static ApiError CommandsInBatchActOnDifferentPartitions();
+  static ApiError RequestBodyTooLarge();
+  static ApiError NotImplemented();
+  static ApiError MethodNotAllowed();
+  static ApiError UnsupportedHttpVerb();
+  static ApiError AtomFormatNotSupported();
+  static ApiError JsonVerboseFormatNotSupported();
+  static ApiError MediaTypeNotSupported();
+  static ApiError XMethodNotUsingPost();
+  static ApiError XMethodIncorrectValue();
+  static ApiError XMethodIncorrectCount();
+  static ApiError InvalidHeaderValue(std::string message =
+                                         "The value for one of the HTTP headers is not in the correct format.");
+  static ApiError MissingRequiredHeader();
+  static ApiError InvalidQueryParameterValue(
+      std::string message = "Value for one of the query parameters specified in the request URI is invalid.");
+  static ApiError InvalidUri();
+  static ApiError InvalidXmlDocument();
+  static ApiError InvalidXmlNodeValue();
+  static ApiError InvalidAuthenticationInfo();
+  static ApiError AuthenticationFailed(std::string detail = {});
+  static ApiError AuthorizationFailure();
+  static ApiError AuthorizationPermissionMismatch();
+  static ApiError AuthorizationProtocolMismatch();
+  static ApiError AuthorizationSourceIPMismatch(const std::string& ip);
+  static ApiError AuthorizationServiceMismatch();
+  static ApiError AuthorizationResourceTypeMismatch();
+  static ApiError CorsPreflightFailure();
+  static ApiError WriteOnSecondary();  // 403 on the read-only secondary endpoint
+  static ApiError InternalError();
+  static ApiError ServerBusy();
+  static ApiError OperationTimedOut();
+  static ApiError InsufficientStorage();  // disk full (500 InternalError-class, see .cc)
+
+  // Prefixes the message with "<index>:" as batch failures require.
+  ApiError WithBatchIndex(size_t index) const;
+};
+
+// The single mapping from engine Status to the Azure error a client sees.
+ApiError FromStatus(const Status& status);
+
+// Either a value or an ApiError (a small std::expected stand-in).
+template <typename T>
+class [[nodiscard]] ApiResult {
+ public:
+  ApiResult(ApiError error) : v_(std::move(error)) {}  // NOLINT: implicit by design
+  ApiResult(T value) : v_(std::move(value)) {}         // NOLINT
+  bool ok() const { return v_.index() == 1; }
+  const ApiError& error() const { return std::get<0>(v_); }
+  const T& value() const& { return std::get<1>(v_); }
+  T& value() & { return std::get<1>(v_); }
+  T&& value() && { return std::get<1>(std::move(v_)); }
+  const T* operator->() const { return &value(); }
+  T* operator->() { return &value(); }
+  const T& operator*() const& { return value(); }
+  T& operator*() & { return value(); }
+
+ private:
+  std::variant<ApiError, T> v_;
+};
+
+}  // namespace tablestone::protocol

@@ -1,0 +1,49 @@
+#include "protocol/operation.h"
+
+namespace tablestone::protocol {
+
+std::string_view OperationName(Operation op) {
+  switch (op) {
+    case Operation::kQueryTables: return "QueryTables";
+    case Operation::kCreateTable: return "CreateTable";
+    case Operation::kDeleteTable: return "DeleteTable";
+    case Operation::kGetTable: return "GetTable";
+    case Operation::kQueryEntities: return "QueryEntities";
+    case Operation::kGetEntity: return "GetEntity";
+    case Operation::kInsertEntity: return "InsertEntity";
+    case Operation::kUpdateEntity: return "UpdateEntity";
+    case Operation::kMergeEntity: return "MergeEntity";
+    case Operation::kInsertOrReplaceEntity: return "InsertOrReplaceEntity";
+    case Operation::kInsertOrMergeEntity: return "InsertOrMergeEntity";
+    case Operation::kDeleteEntity: return "DeleteEntity";
+    case Operation::kBatch: return "EntityGroupTransaction";
+    case Operation::kGetTableAcl: return "GetTableAcl";
+    case Operation::kSetTableAcl: return "SetTableAcl";
+    case Operation::kGetServiceProperties: return "GetTableServiceProperties";
+    case Operation::kSetServiceProperties: return "SetTableServiceProperties";
+    case Operation::kGetServiceStats: return "GetTableServiceStats";
+    case Operation::kPreflight: return "PreflightTableRequest";
+  }
+  return "Unknown";
+}
+
+bool IsWriteOperation(Operation op) {
+  switch (op) {
+    case Operation::kCreateTable:
+    case Operation::kDeleteTable:
+    case Operation::kInsertEntity:
+    case Operation::kUpdateEntity:
+    case Operation::kMergeEntity:
+    case Operation::kInsertOrReplaceEntity:
+    case Operation::kInsertOrMergeEntity:
+    case Operation::kDeleteEntity:
+    case Operation::kBatch:
+    case Operation::kSetTableAcl:
+    case Operation::kSetServiceProperties:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace tablestone::protocol

@@ -1,0 +1,16 @@
+// Entry point of server/api: builds the RequestHandler that serves the Azure
+// Table REST API (and the /_tablestone/health route) on top of an Engine.
+#pragma once
+
+#include <memory>
+
+#include "server/api/api_options.h"
+#include "server/http/handler.h"
+#include "storage/engine.h"
+
+namespace tablestone::api {
+
+// `engine` must outlive the returned handler.
+std::unique_ptr<http::RequestHandler> MakeApiHandler(storage::Engine& engine, ApiOptions options);
+
+}  // namespace tablestone::api

@@ -1,0 +1,25 @@
+// Options for the API layer, filled by server/app from config/env/flags.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tablestone::api {
+
+struct AccountKeys {
+  std::string name;               // e.g. "devstoreaccount1"
+  std::vector<std::string> keys;  // base64 account keys; either one signs requests
+};
+
+struct ApiOptions {
+  std::vector<AccountKeys> accounts;      // default: devstoreaccount1 with the well-known key
+  bool loose = false;                     // -L/--loose: accept unknown headers/params leniently
+  bool skip_api_version_check = false;    // --skipApiVersionCheck
+  bool disable_product_style_url = false; // --disableProductStyleUrl: path-style only
+  bool allow_anonymous = false;           // accept unsigned requests (off by default; tests only)
+  std::chrono::milliseconds query_time_budget{5000};  // per query page (spec §2.5.3)
+};
+
+}  // namespace tablestone::api

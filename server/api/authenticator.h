@@ -1,0 +1,85 @@
+// Authenticator: decides whether a request may run, the way the service does
+// (spec §8): SharedKey, SharedKeyLite, account SAS, service (table) SAS with
+// stored access policies. The maths (string-to-sign, HMAC, SAS parsing) lives
+// in protocol/auth; this class applies it to a routed request.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "protocol/api_error.h"
+#include "protocol/operation.h"
+#include "server/api/api_options.h"
+#include "storage/model/scan_spec.h"
+
+namespace tablestone::api {
+
+// What the dispatcher knows about a request when it authenticates it.
+struct AuthRequest {
+  std::string_view method;      // after X-HTTP-Method override resolution is NOT applied: wire verb
+  std::string_view raw_path;    // path exactly as on the wire (percent-encoded), no query
+  // Query parameters, percent-decoded ('+' as space); names as sent.
+  const std::multimap<std::string, std::string>* query = nullptr;
+  // Header lookup by case-insensitive name; empty when absent.
+  std::function<std::string_view(std::string_view)> header;
+  std::string remote_ip;
+  bool is_https = false;
+  std::string account;          // resolved account (without "-secondary")
+  bool secondary = false;       // addressed as <account>-secondary
+  protocol::Operation operation = protocol::Operation::kQueryEntities;
+  std::string table;            // table addressed (empty for service/Tables ops)
+  // For entity point operations: the keys addressed.
+  std::optional<model::EntityKey> entity_key;
+};
+
+// A stored access policy as saved by Set Table ACL.
+struct AccessPolicy {
+  std::optional<int64_t> start;   // ticks
+  std::optional<int64_t> expiry;  // ticks
+  std::string permission;         // subset of "raud"
+};
+
+// What a successful authentication allows beyond "yes".
+struct AuthGrant {
+  enum class Kind { kAnonymous, kSharedKey, kSharedKeyLite, kAccountSas, kServiceSas };
+  Kind kind = Kind::kSharedKey;
+  // Service SAS only: the entity key range the token is limited to. Queries
+  // must only return rows inside it and writes outside it are refused (the
+  // dispatcher checks each entity with InRange()).
+  std::optional<model::KeyBound> sas_start;  // from spk/srk
+  std::optional<model::KeyBound> sas_end;    // from epk/erk
+  // Service/account SAS permissions (empty for SharedKey = everything).
+  std::string permissions;
+  bool InRange(std::string_view partition_key, std::string_view row_key) const;
+};
+
+class Authenticator {
+ public:
+  // Looks up a stored access policy `id` of `table` in `account`.
+  using PolicyLookup =
+      std::function<std::optional<AccessPolicy>(std::string_view account, std::string_view table, std::string_view id)>;
+
+  Authenticator(std::vector<AccountKeys> accounts, bool allow_anonymous, PolicyLookup policies);
+
+  // True if `name` is a configured account (used for host-style resolution).
+  bool IsKnownAccount(std::string_view name) const;
+
+  // 403 AuthenticationFailed / Authorization* errors as the service answers.
+  protocol::ApiResult<AuthGrant> Authenticate(const AuthRequest& request) const;
+
+  // For one write inside a $batch authorised by SAS: does the grant cover this
+  // sub-operation (permission letter and key range)?
+  protocol::ApiResult<bool> AuthorizeBatchOperation(const AuthGrant& grant, protocol::Operation op,
+                                                    const model::EntityKey& key) const;
+
+ private:
+  std::vector<AccountKeys> accounts_;
+  bool allow_anonymous_;
+  PolicyLookup policies_;
+};
+
+}  // namespace tablestone::api

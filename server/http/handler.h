@@ -1,0 +1,43 @@
+// The one interface server/http knows above itself: something that turns a
+// parsed HTTP request into a response. server/api implements it; server/app
+// hands an instance to the Listener.
+#pragma once
+
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <chrono>
+#include <string>
+
+namespace tablestone::http {
+
+using Request = boost::beast::http::request<boost::beast::http::string_body>;
+using Response = boost::beast::http::response<boost::beast::http::string_body>;
+
+// Facts about the connection a request arrived on.
+struct RequestContext {
+  std::string remote_ip;  // textual address of the peer, e.g. "127.0.0.1"
+  bool is_tls = false;
+  std::chrono::steady_clock::time_point start;  // when the request headers were read
+};
+
+// Errors the transport itself detects before a handler runs. The handler
+// renders them so that every error body has the service's shape.
+enum class TransportError {
+  kBodyTooLarge,    // 413 RequestBodyTooLarge
+  kHeaderTooLarge,  // 400/431 (headers over the limit)
+  kBadRequest,      // 400 malformed HTTP
+};
+
+class RequestHandler {
+ public:
+  virtual ~RequestHandler() = default;
+  // Called on an I/O thread; must not throw (the session still guards it).
+  // Sets status, headers and body of `response`; keep-alive and Content-Length
+  // are settled by the session afterwards.
+  virtual void Handle(Request& request, const RequestContext& context, Response& response) = 0;
+  // Builds the response for a transport-level failure.
+  virtual void RenderTransportError(TransportError error, const Request& partial_request,
+                                    Response& response) = 0;
+};
+
+}  // namespace tablestone::http

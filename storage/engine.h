@@ -1,0 +1,116 @@
+// Engine: the RocksDB-backed store of tables and entities. The only public
+// entry point of storage/ that server/api uses.
+//
+// Thread safety: every method may be called concurrently from any thread.
+// Writes to one (table, PartitionKey) are serialized by a striped lock; a
+// table's deletion waits for writes in flight on that table and vice versa.
+//
+// Durability: a write returns OK only after RocksDB accepted it into the WAL
+// (and fsynced it when EngineOptions::sync_writes is set).
+//
+// Errors: StatusCode values from storage/model/status.h:
+//   kTableNotFound, kTableAlreadyExists, kNotFound, kAlreadyExists,
+//   kConditionNotMet, kTooManyProperties, kEntityTooLarge (merges),
+//   kIoError / kNoSpace / kReadOnly / kCorruption (disk trouble),
+//   kInvalidArgument (a caller bug, e.g. mixed partitions in Write()).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "storage/model/entity.h"
+#include "storage/model/scan_spec.h"
+#include "storage/model/status.h"
+#include "storage/model/write_op.h"
+
+namespace tablestone::storage {
+
+struct EngineOptions {
+  std::string path;               // data directory (created if missing)
+  bool in_memory = false;         // RocksDB on rocksdb::NewMemEnv; nothing touches disk
+  bool sync_writes = false;       // fsync the WAL on every acknowledged write
+  size_t block_cache_bytes = 32u << 20;
+  size_t write_buffer_bytes = 32u << 20;
+  size_t lock_stripes = 1024;
+};
+
+struct TableInfo {
+  uint64_t id = 0;        // never reused, even after the table is deleted
+  std::string account;
+  std::string name;       // as created (case kept)
+};
+
+struct TableListSpec {
+  // Resume at this lower-cased name (inclusive); empty = from the start.
+  std::string resume_from;
+  // Keep tables for which this returns true (argument: the stored name).
+  std::function<bool(std::string_view)> predicate;
+  size_t max_results = 1000;
+};
+
+struct TableListResult {
+  std::vector<TableInfo> tables;        // ordered by lower-cased name
+  std::optional<std::string> next;      // lower-cased name to resume at
+};
+
+// Outcome of Write(): the commit timestamp shared by every op, or the index of
+// the first op that failed and why (nothing was written in that case).
+struct WriteResult {
+  Status status;             // OK or the failing op's status
+  size_t failed_index = 0;   // meaningful when !status.ok()
+  int64_t timestamp = 0;     // meaningful when status.ok()
+};
+
+class Engine {
+ public:
+  // Opens (creating if needed) the database. Fails with kIoError when the
+  // directory is locked by another process or unreadable.
+  static StatusOr<std::unique_ptr<Engine>> Open(const EngineOptions& options);
+  virtual ~Engine() = default;
+
+  // Flushes memtables and closes the database; further calls fail with
+  // kShuttingDown. Idempotent. The destructor calls it too.
+  virtual Status Close() = 0;
+
+  // ---- Tables (names compared case-insensitively within an account) ----
+  virtual StatusOr<TableInfo> CreateTable(std::string_view account, std::string_view name) = 0;
+  // Removes the catalog entry and every entity of the table in one batch.
+  virtual Status DeleteTable(std::string_view account, std::string_view name) = 0;
+  virtual StatusOr<TableInfo> GetTable(std::string_view account, std::string_view name) = 0;
+  virtual StatusOr<TableListResult> ListTables(std::string_view account, const TableListSpec& spec) = 0;
+
+  // ---- Entities ----
+  virtual StatusOr<model::Entity> GetEntity(const TableInfo& table, std::string_view partition_key,
+                                            std::string_view row_key) = 0;
+  // Applies `ops` atomically: validates every op against the current state
+  // (in order, each seeing the effect of the earlier ones), then commits one
+  // WriteBatch; all written entities get the same new timestamp. All ops must
+  // share one PartitionKey. Returns kTableNotFound if the table was deleted.
+  virtual WriteResult Write(const TableInfo& table, std::span<const model::WriteOp> ops) = 0;
+  // Reads one page from a consistent snapshot.
+  virtual StatusOr<model::ScanResult> Scan(const TableInfo& table, const model::ScanSpec& spec) = 0;
+
+  // ---- Small metadata blobs (opaque to storage) ----
+  // Per-account settings such as service properties, keyed by `key`.
+  virtual Status PutAccountMeta(std::string_view account, std::string_view key, std::string_view value) = 0;
+  virtual StatusOr<std::optional<std::string>> GetAccountMeta(std::string_view account,
+                                                              std::string_view key) = 0;
+  // Per-table ACL blob; deleted with the table. kTableNotFound if the table is gone.
+  virtual Status PutTableAcl(const TableInfo& table, std::string_view value) = 0;
+  virtual StatusOr<std::string> GetTableAcl(const TableInfo& table) = 0;
+
+  // Approximate on-disk bytes and live entity count (benchmarks, health).
+  struct Stats {
+    uint64_t live_data_bytes = 0;
+    uint64_t estimated_entities = 0;
+  };
+  virtual Stats GetStats() = 0;
+};
+
+}  // namespace tablestone::storage

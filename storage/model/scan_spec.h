@@ -1,0 +1,70 @@
+// The contract between the query planner (protocol/filter) and the engine's
+// scanner (storage): which key ranges to read, which rows to keep, how big a
+// page may get, and where to resume.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "storage/model/entity.h"
+#include "storage/model/limits.h"
+
+namespace tablestone::model {
+
+struct EntityKey {
+  std::string partition_key;
+  std::string row_key;
+  friend bool operator==(const EntityKey&, const EntityKey&) = default;
+};
+
+// One end of a key range, in (PartitionKey, RowKey) order (ordinal UTF-16).
+//   row_key set:    the point (partition_key, *row_key); `inclusive` says
+//                   whether that point itself is inside the range.
+//   row_key unset:  the whole partition `partition_key` as a block. As a lower
+//                   bound, inclusive = start at the partition's first row,
+//                   exclusive = start after its last row. As an upper bound,
+//                   inclusive = end after its last row, exclusive = end before
+//                   its first row.
+struct KeyBound {
+  std::string partition_key;
+  std::optional<std::string> row_key;
+  bool inclusive = true;
+};
+
+// A contiguous key range; an absent bound means unbounded on that side.
+struct KeyRange {
+  std::optional<KeyBound> lower;
+  std::optional<KeyBound> upper;
+};
+
+struct ScanSpec {
+  // Ranges to read, sorted and disjoint. Empty = the whole table. A range that
+  // is provably empty may be omitted by the planner; `match_nothing` says the
+  // filter can never match (no read at all).
+  std::vector<KeyRange> ranges;
+  bool match_nothing = false;
+  // Continue at this key (inclusive): the first entity of the next page.
+  std::optional<EntityKey> resume_from;
+  // Rows for which this returns false are skipped. Null = keep every row.
+  std::function<bool(const Entity&)> predicate;
+  // Page limits: stop after this many kept entities, or once the kept
+  // entities' encoded size passes max_bytes, or at the deadline (a page may
+  // then be short or even empty, with a continuation).
+  size_t max_results = kMaxPageEntities;
+  size_t max_bytes = kMaxPageBytes;
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+};
+
+struct ScanResult {
+  std::vector<Entity> entities;
+  // First key not yet returned; unset when the scan is complete.
+  std::optional<EntityKey> next;
+  // Rows read (kept or not), for benchmarks and logs.
+  size_t rows_examined = 0;
+};
+
+}  // namespace tablestone::model
