@@ -1,0 +1,1 @@
+# target_sources(unit_protocol PRIVATE <explicit list of auth *_test.cc>)
