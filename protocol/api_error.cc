@@ -50,6 +50,9 @@ ApiError ApiError::EntityTooLarge() {
 ApiError ApiError::DuplicatePropertiesSpecified() {
   return Make(400, "DuplicatePropertiesSpecified", "A property is specified more than one time.");
 }
+ApiError ApiError::PrimaryKeyPropertyIsInvalidType() {
+  return Make(400, "PrimaryKeyPropertyIsInvalidType", "The type of the primary key property is invalid.");
+}
 ApiError ApiError::InvalidValueType(std::string m) { return Make(400, "InvalidValueType", std::move(m)); }
 ApiError ApiError::InvalidDuplicateRow() {
   return Make(400, "InvalidDuplicateRow",

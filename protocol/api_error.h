@@ -36,6 +36,7 @@ struct ApiError {
   static ApiError TooManyProperties();
   static ApiError EntityTooLarge();
   static ApiError DuplicatePropertiesSpecified();
+  static ApiError PrimaryKeyPropertyIsInvalidType();
   static ApiError InvalidValueType(std::string message = "The value specified is invalid.");
   static ApiError InvalidDuplicateRow();
   static ApiError CommandsInBatchActOnDifferentPartitions();

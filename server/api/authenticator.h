@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -54,6 +55,10 @@ struct AuthGrant {
   std::optional<model::KeyBound> sas_end;    // from epk/erk
   // Service/account SAS permissions (empty for SharedKey = everything).
   std::string permissions;
+  // Service SAS only: the lower-cased table name (tn) the token is bound to.
+  // $batch is authenticated before its sub-requests are read, so the
+  // dispatcher passes each sub-request's table to AuthorizeBatchOperation.
+  std::string sas_table;
   bool InRange(std::string_view partition_key, std::string_view row_key) const;
 };
 
@@ -75,11 +80,28 @@ class Authenticator {
   // sub-operation (permission letter and key range)?
   protocol::ApiResult<bool> AuthorizeBatchOperation(const AuthGrant& grant, protocol::Operation op,
                                                     const model::EntityKey& key) const;
+  // Same, and for a service SAS also checks that `table` is the token's table
+  // (403 AuthorizationFailure otherwise).
+  protocol::ApiResult<bool> AuthorizeBatchOperation(const AuthGrant& grant, protocol::Operation op,
+                                                    std::string_view table, const model::EntityKey& key) const;
+
+  // Replaces the clock (ticks, see storage/model/datetime.h) used for the
+  // x-ms-date skew check and SAS time windows. Not thread-safe: call before use.
+  void SetClockForTesting(std::function<int64_t()> now_ticks);
 
  private:
   std::vector<AccountKeys> accounts_;
   bool allow_anonymous_;
   PolicyLookup policies_;
+  // Base64-decoded keys, parallel to accounts_ (undecodable keys are dropped).
+  std::vector<std::vector<std::string>> decoded_keys_;
+  std::function<int64_t()> now_;
+
+  const std::vector<std::string>* KeysFor(std::string_view account) const;
+  protocol::ApiResult<AuthGrant> AuthenticateSharedKey(const AuthRequest& request,
+                                                       std::string_view authorization) const;
+  protocol::ApiResult<AuthGrant> AuthenticateAccountSas(const AuthRequest& request) const;
+  protocol::ApiResult<AuthGrant> AuthenticateServiceSas(const AuthRequest& request) const;
 };
 
 }  // namespace tablestone::api

@@ -26,6 +26,10 @@ enum class TransportError {
   kBodyTooLarge,    // 413 RequestBodyTooLarge
   kHeaderTooLarge,  // 400/431 (headers over the limit)
   kBadRequest,      // 400 malformed HTTP
+  // Added after the first version (append-only): the handler threw from
+  // Handle(). Render 500 InternalError. If the handler leaves the status at
+  // 200 for a value it does not know, the session forces a bare 500.
+  kInternalError,
 };
 
 class RequestHandler {

@@ -1,1 +1,10 @@
-# target_sources(unit_protocol PRIVATE <explicit list of core *_test.cc>)
+# Core protocol tests (url, route, OData JSON, request options, continuation, error bodies, ACL blob).
+target_sources(unit_protocol PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/acl_blob_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/odata_json_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/odata_writer_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/request_options_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/route_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/url_test.cc
+)
+target_link_libraries(unit_protocol PRIVATE nlohmann_json::nlohmann_json)

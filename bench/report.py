@@ -1,0 +1,372 @@
+#!/usr/bin/env python3
+"""Results of bench/run.sh: records them and prints the Markdown report.
+
+  report.py --record RESULTS.jsonl key=value ... [json='{...}']
+      appends one JSON object (key=value pairs, merged with the json object).
+  report.py RESULTS.jsonl
+      prints the report: medians over repetitions, ratios tablestone/Azurite
+      and tablestone/floor, startup, RSS, disk, big-table figures, targets.
+
+Standard library only.
+"""
+import json
+import statistics
+import sys
+from collections import defaultdict
+
+TS, AZ, FL = "tablestone", "azurite", "floor"
+WRITE_SCENARIOS = ["insert", "upsert", "merge", "delete"]
+SCENARIOS = ["get", "insert", "upsert", "merge", "delete", "page", "scan", "batch"]
+SCENARIO_TEXT = {
+    "get": "point GET (existing entity)",
+    "insert": "POST insert (unique keys)",
+    "upsert": "PUT upsert (existing keys)",
+    "merge": "MERGE (If-Match *)",
+    "delete": "DELETE (If-Match *)",
+    "page": "GET partition page (1000 entities)",
+    "scan": "filtered scan (first response)",
+    "batch": "$batch of 100 creates (requests/s)",
+}
+
+
+def record(path, items):
+    obj = {}
+    for item in items:
+        key, _, value = item.partition("=")
+        if key == "json":
+            obj.update(json.loads(value))
+            continue
+        if key not in ("cmd", "env"):
+            try:
+                value = int(value)
+            except ValueError:
+                try:
+                    value = float(value)
+                except ValueError:
+                    pass
+        obj[key] = value
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(json.dumps(obj) + "\n")
+
+
+def med(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def fmt(v, digits=0, unit=""):
+    if v is None:
+        return "n/m"
+    if isinstance(v, float) and digits == 0 and abs(v) < 10:
+        digits = 2
+    return f"{v:,.{digits}f}{unit}"
+
+
+def ratio(a, b, digits=2):
+    if a is None or b is None or b == 0:
+        return "n/m"
+    return f"{a / b:.{digits}f}x"
+
+
+class Results:
+    def __init__(self, rows):
+        self.rows = rows
+        self.meta = next((r for r in rows if r.get("kind") == "meta"), {})
+        self.meta_end = next((r for r in rows if r.get("kind") == "meta_end"), {})
+        self.wrk = defaultdict(list)
+        for r in rows:
+            if r.get("kind") == "wrk":
+                self.wrk[(r["server"], r["scenario"], int(r["conns"]))].append(r)
+
+    def of(self, kind, server, **match):
+        for r in self.rows:
+            if r.get("kind") == kind and r.get("server") == server and all(r.get(k) == v for k, v in match.items()):
+                return r
+        return None
+
+    def wrk_stats(self, server, scenario, conns):
+        reps = self.wrk.get((server, scenario, conns))
+        if not reps:
+            return None
+        ops = [r["requests"] * 1e6 / max(1, r["duration_us"]) for r in reps]
+        return {
+            "ops": med(ops),
+            "p50": med([r["p50_us"] / 1000 for r in reps]),
+            "p99": med([r["p99_us"] / 1000 for r in reps]),
+            "errors": sum(r["non2xx"] + r["socket_errors"] for r in reps),
+            "reps": len(reps),
+            "cmd": reps[0]["cmd"],
+        }
+
+
+def short_cmd(cmd):
+    """The wrk part of a recorded command (the env part is listed once)."""
+    i = cmd.find("taskset")
+    return cmd[i:] if i >= 0 else cmd
+
+
+def report(res):
+    out = []
+    p = out.append
+    m = res.meta
+    smoke = m.get("smoke") == 1
+    p("# tablestone benchmark report" + (" (SMOKE: ~1 s per scenario, not figures)" if smoke else ""))
+    p("")
+    p("```")
+    p(m.get("env", "").rstrip())
+    p(f"total time: {res.meta_end.get('seconds', '?')} s, failures: {res.meta_end.get('failures', '?')}")
+    p("```")
+    p("")
+    p("n/m = not measured (server not run or scenario failed; see run.log). Latencies in ms. "
+      "Ratios: tablestone/Azurite and tablestone/floor of ops/s (higher is better).")
+    p("")
+
+    # ---- wrk ----
+    conns_list = sorted({k[2] for k in res.wrk})
+    p("## Server-side load (wrk, SAS in the query string)")
+    p("")
+    p("| scenario | conns | tablestone ops/s | p50 | p99 | Azurite ops/s | p50 | p99 | floor ops/s | ts/Azurite | ts/floor | errors ts/az | command |")
+    p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
+    for scen in SCENARIOS:
+        for c in conns_list:
+            t, a = res.wrk_stats(TS, scen, c), res.wrk_stats(AZ, scen, c)
+            if not t and not a:
+                continue
+            f = res.wrk_stats(FL, "get", c)
+            g = lambda s, k: s[k] if s else None
+            show_floor = scen == "get" or scen in WRITE_SCENARIOS
+            cmd = short_cmd((t or a)["cmd"])
+            p(f"| {SCENARIO_TEXT[scen]} | {c} | {fmt(g(t, 'ops'))} | {fmt(g(t, 'p50'), 2)} | {fmt(g(t, 'p99'), 2)} "
+              f"| {fmt(g(a, 'ops'))} | {fmt(g(a, 'p50'), 2)} | {fmt(g(a, 'p99'), 2)} "
+              f"| {fmt(g(f, 'ops')) if show_floor else ''} | {ratio(g(t, 'ops'), g(a, 'ops'))} "
+              f"| {ratio(g(t, 'ops'), g(f, 'ops')) if show_floor else ''} "
+              f"| {g(t, 'errors') if t else '-'}/{g(a, 'errors') if a else '-'} | `{cmd}` |")
+    for c in conns_list:
+        f = res.wrk_stats(FL, "get", c)
+        if f:
+            fi = next((r for r in res.rows if r.get("kind") == "floorinfo"), {})
+            p(f"| floor: fixed 200, {fi.get('body_bytes', '?')}-byte body, {fi.get('threads', '?')} thread(s) | {c} | | | | | | "
+              f"| {fmt(f['ops'])} (p50 {fmt(f['p50'], 2)}, p99 {fmt(f['p99'], 2)}) | | | {f['errors']} | `{short_cmd(f['cmd'])}` |")
+    p("")
+    envs = {}
+    for (server, scen, c), reps in sorted(res.wrk.items()):
+        cmd = reps[0]["cmd"]
+        envs.setdefault(scen, cmd[: cmd.find("taskset")].strip())
+    if envs:
+        p("Environment of each wrk scenario (example values; partitions are unique per run/rep):")
+        p("")
+        for scen, env in envs.items():
+            p(f"- `{scen}`: `{env}`")
+        p("")
+    b = [(c, res.wrk_stats(TS, "batch", c), res.wrk_stats(AZ, "batch", c)) for c in conns_list]
+    b = [x for x in b if x[1] or x[2]]
+    if b:
+        p("Batch entities/s (100 x requests/s): " + "; ".join(
+            f"{c} conns: tablestone {fmt(t['ops'] * 100 if t else None)}, Azurite {fmt(a['ops'] * 100 if a else None)}"
+            for c, t, a in b))
+        p("")
+
+    # ---- SDK ----
+    sdk = defaultdict(dict)
+    sdk_cmd = {}
+    for r in res.rows:
+        if r.get("kind") == "sdk":
+            sdk[(r["op"], r["concurrency"])][r["server"]] = r
+            sdk_cmd[r["server"]] = r["cmd"]
+    if sdk:
+        p("## Client-side load (JS SDK @azure/data-tables, Shared Key)")
+        p("")
+        p("| operation | concurrency | tablestone ops/s | p50 | p99 | Azurite ops/s | p50 | p99 | ts/Azurite |")
+        p("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        order = {s: i for i, s in enumerate(SCENARIOS)}
+        for (op, c), by in sorted(sdk.items(), key=lambda kv: (kv[0][1], order.get(kv[0][0], 99))):
+            t, a = by.get(TS), by.get(AZ)
+            g = lambda s, k: s.get(k) if s else None
+            p(f"| {op}{' (batch of 100)' if op == 'batch' else ''} | {c} | {fmt(g(t, 'ops_per_s'))} | {fmt(g(t, 'p50_ms'), 2)} "
+              f"| {fmt(g(t, 'p99_ms'), 2)} | {fmt(g(a, 'ops_per_s'))} | {fmt(g(a, 'p50_ms'), 2)} | {fmt(g(a, 'p99_ms'), 2)} "
+              f"| {ratio(g(t, 'ops_per_s'), g(a, 'ops_per_s'))} |")
+        p("")
+        for s, cmd in sdk_cmd.items():
+            p(f"- {s}: `{cmd}`")
+        p("")
+
+    # ---- queries ----
+    p("## Queries (raw HTTP, continuation followed; median of repeats)")
+    p("")
+    p("| query | tablestone ms | Azurite ms | Azurite/tablestone (speed-up) | command |")
+    p("|---|---:|---:|---:|---|")
+    for what, text in (("partition", f"drain a {m.get('pt_n', '?')}-entity partition"),
+                       ("scan", f"filtered scan over {m.get('scan_n', '?')} entities (10 match)")):
+        t, a = res.of("drain", TS, what=what), res.of("drain", AZ, what=what)
+        g = lambda s: s["median_ms"] if s else None
+        p(f"| {text} | {fmt(g(t), 2)} | {fmt(g(a), 2)} | {ratio(g(a), g(t), 1)} | `{(t or a or {}).get('cmd', '')}` |")
+    for s in (TS, AZ):
+        sc = res.of("scancheck", s)
+        if sc:
+            p(f"\n{s}: the filtered scan's first response carried {sc['continuation_headers']} continuation header(s)"
+              " (0 = the wrk scan figure is the whole scan).")
+    p("")
+
+    # ---- startup / RSS / disk / big ----
+    p("## Startup, memory, disk, big table")
+    p("")
+    p("| figure | tablestone | Azurite | command |")
+    p("|---|---:|---:|---|")
+
+    def row(text, f, cmd_of=None):
+        vals, cmd = [], ""
+        for s in (TS, AZ):
+            v, c = f(s)
+            vals.append(v)
+            cmd = cmd or (c or "")
+        p(f"| {text} | {vals[0]} | {vals[1]} | `{cmd}` |")
+
+    def startup(n_kind):
+        def f(s):
+            rows = [r for r in res.rows if r.get("kind") == "startup" and r["server"] == s]
+            r = next((r for r in rows if (r["entities"] == 0) == (n_kind == 0)), None)
+            if not r:
+                return "n/m", ""
+            return f"{fmt(r['startup_ms'], 1)} ms" + ("" if n_kind == 0 else f" ({r['entities']:,} entities)"), r["cmd"]
+        return f
+
+    def rss_idle(n_kind):
+        def f(s):
+            rows = [r for r in res.rows if r.get("kind") == "startup" and r["server"] == s]
+            r = next((r for r in rows if (r["entities"] == 0) == (n_kind == 0)), None)
+            if not r:
+                return "n/m", ""
+            return f"{fmt(r['rss_idle_mb'], 1)} MB" + ("" if n_kind == 0 else f" ({r['entities']:,})"), "VmRSS after the idle wait of the startup command"
+        return f
+
+    def simple(kind, key, unit, **match):
+        def f(s):
+            r = res.of(kind, s, **match)
+            if not r or r.get(key) in (None, ""):
+                return "n/m", ""
+            extra = f" ({r['entities']:,})" if "entities" in r else ""
+            return f"{fmt(r[key], 1)}{unit}{extra}", r.get("cmd", "VmRSS of the server pid, /proc/PID/status" if kind == "rss" else "")
+        return f
+
+    def disk(s):
+        r = res.of("disk", s)
+        if not r:
+            return "n/m", ""
+        per = (r["bytes"] - r.get("empty_bytes", 0)) / max(1, r["entities"])
+        return f"{per:,.0f} B ({r['bytes'] / 1e6:,.1f} MB / {r['entities']:,})", r["cmd"]
+
+    def load_rate(s):
+        rs = [r for r in res.rows if r.get("kind") == "load" and r["server"] == s and r.get("table") == "big"]
+        if not rs:
+            return "n/m", ""
+        r = rs[0]
+        return f"{r['entities_per_s']:,} entities/s ({r['loaded']:,} in {r['seconds']:.1f} s)", r["cmd"]
+
+    def deep(key):
+        def f(s):
+            r = res.of("deep", s)
+            if not r:
+                return "n/m", ""
+            if key == "ratio":
+                return f"{r['deep_over_first']:.2f}x (page {r['deep']['page']} of {r['pages']})", r["cmd"]
+            return f"{r[key]['median_ms']:.2f} ms ({r['entities']:,})", r["cmd"]
+        return f
+
+    def bigscan(s):
+        r = res.of("drain", s, what="bigscan")
+        if not r:
+            return "n/m", ""
+        rate = r["scanned"] / (r["median_ms"] / 1000)
+        return f"{r['median_ms']:,.0f} ms = {rate / 1e6:.2f} M entities/s ({r['scanned']:,}, {r['pages']} pages)", r["cmd"]
+
+    row("startup, empty (spawn to first 200)", startup(0))
+    row("startup with the big table", startup(1))
+    row("RSS idle, empty", rss_idle(0))
+    row("RSS idle after restart with the big table", rss_idle(1))
+    row("RSS right after loading the big table", simple("rss", "rss_mb", " MB", what="loaded"))
+    row("RSS after the big-table queries", simple("rss", "rss_mb", " MB", what="big_after_queries"))
+    row("RSS after the load scenarios", simple("rss", "rss_mb", " MB", what="after_load_scenarios"))
+    row("bytes on disk per entity", disk)
+    row("bulk load ($batch of 100, 16 connections)", load_rate)
+    row("clean stop after loading (signal to exit)", simple("stop", "stop_ms", " ms"))
+    row("big table: first page of 1000 (ms)", deep("first"))
+    row("big table: page at 50% (by continuation)", deep("mid"))
+    row("big table: page at 90% (by continuation)", deep("deep"))
+    row("big table: deep page / first page", deep("ratio"))
+    row("big table: filtered scan (no match), full drain", bigscan)
+    p("")
+
+    # ---- targets ----
+    p("## Targets (from this run)")
+    p("")
+    if smoke:
+        p("Smoke run: no thresholds are checked.")
+        p("")
+        return "\n".join(out)
+    p("| target | measured | verdict |")
+    p("|---|---|---|")
+    cmax = max(conns_list) if conns_list else 64
+
+    def verdict(ok):
+        return "n/m" if ok is None else ("PASS" if ok else "FAIL")
+
+    def target(text, measured, ok):
+        p(f"| {text} | {measured} | {verdict(ok)} |")
+
+    t, f = res.wrk_stats(TS, "get", cmax), res.wrk_stats(FL, "get", cmax)
+    r = t["ops"] / f["ops"] if t and f else None
+    target(f"point GET >= 70% of the floor ({cmax} conns)", f"{r:.0%}" if r is not None else "n/m", None if r is None else r >= 0.7)
+    target(f"point GET p99 < 5 ms ({cmax} conns)", f"{t['p99']:.2f} ms" if t else "n/m", None if not t else t["p99"] < 5)
+    for scen in WRITE_SCENARIOS:
+        t, a = res.wrk_stats(TS, scen, cmax), res.wrk_stats(AZ, scen, cmax)
+        rf = t["ops"] / f["ops"] if t and f else None
+        ra = t["ops"] / a["ops"] if t and a else None
+        target(f"{scen} >= 50% of the floor ({cmax} conns)", f"{rf:.0%}" if rf is not None else "n/m", None if rf is None else rf >= 0.5)
+        target(f"{scen} >= 10x Azurite ({cmax} conns)", f"{ra:.1f}x" if ra is not None else "n/m", None if ra is None else ra >= 10)
+    for c in conns_list:
+        t, a = res.wrk_stats(TS, "batch", c), res.wrk_stats(AZ, "batch", c)
+        ra = t["ops"] / a["ops"] if t and a else None
+        target(f"100-op batches >= 10x Azurite entities/s ({c} conns)", f"{ra:.1f}x" if ra is not None else "n/m", None if ra is None else ra >= 10)
+    for what, text in (("partition", f"drain {m.get('pt_n', '?')}-entity partition"), ("scan", f"filtered scan over {m.get('scan_n', '?')}")):
+        t, a = res.of("drain", TS, what=what), res.of("drain", AZ, what=what)
+        ra = a["median_ms"] / t["median_ms"] if t and a else None
+        target(f"{text} >= 10x faster than Azurite", f"{ra:.1f}x" if ra is not None else "n/m", None if ra is None else ra >= 10)
+    st = [r for r in res.rows if r.get("kind") == "startup" and r["server"] == TS]
+    e0 = next((r for r in st if r["entities"] == 0), None)
+    e1 = next((r for r in st if r["entities"] > 0), None)
+    target("startup <= 50 ms empty", f"{e0['startup_ms']:.1f} ms" if e0 else "n/m", None if not e0 else e0["startup_ms"] <= 50)
+    target("startup <= 100 ms with 1M entities", f"{e1['startup_ms']:.1f} ms ({e1['entities']:,})" if e1 else "n/m",
+           None if not e1 or e1["entities"] < 1_000_000 else e1["startup_ms"] <= 100)
+    target("idle RSS <= 30 MB", f"{e0['rss_idle_mb']:.1f} MB" if e0 else "n/m", None if not e0 else e0["rss_idle_mb"] <= 30)
+    loaded = res.of("rss", TS, what="loaded")
+    worst = max([x for x in [loaded and loaded.get("rss_mb"), e1 and e1["rss_idle_mb"]] if isinstance(x, (int, float))], default=None)
+    target("RSS with 1M entities <= 300 MB (max of after-load and after-restart)",
+           f"{worst:.1f} MB ({loaded['entities']:,})" if worst is not None and loaded else "n/m",
+           None if worst is None or not loaded or loaded["entities"] < 1_000_000 else worst <= 300)
+    d = res.of("deep", TS)
+    target("deep page (90%) < 2x first page, 2M table", f"{d['deep_over_first']:.2f}x ({d['entities'] if 'entities' in d else ''})" if d else "n/m",
+           None if not d else d["deep_over_first"] < 2)
+    bs = res.of("drain", TS, what="bigscan")
+    cores = int(m.get("server_ncpu", 1))
+    rate = bs["scanned"] / (bs["median_ms"] / 1000) / cores if bs else None
+    target(f"filtered scan >= 1M entities/s per core (server on {cores} core(s))",
+           f"{rate / 1e6:.2f} M/s/core" if rate else "n/m", None if rate is None else rate >= 1e6)
+    p("")
+    return "\n".join(out)
+
+
+def main(argv):
+    if len(argv) >= 2 and argv[0] == "--record":
+        record(argv[1], argv[2:])
+        return 0
+    if len(argv) != 1:
+        print(__doc__, file=sys.stderr)
+        return 2
+    with open(argv[0], encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    print(report(Results(rows)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

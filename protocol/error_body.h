@@ -1,0 +1,28 @@
+// The one renderer of error bodies (spec §7.1). Every error a client sees is
+// written here, so the shape stays identical across handlers and batch parts.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "protocol/api_error.h"
+
+namespace tablestone::protocol {
+
+// "<message>\nRequestId:<id>\nTime:<yyyy-MM-ddTHH:mm:ss.fffffffZ>" (7 digits).
+std::string ErrorMessageText(const ApiError& error, std::string_view request_id, int64_t time_ticks);
+
+// {"odata.error":{"code":"..","message":{"lang":"en-US","value":".."}}}
+std::string RenderJsonError(const ApiError& error, std::string_view request_id, int64_t time_ticks);
+
+// The OData XML error document used for the XML-only operations (ACL,
+// service properties, stats).
+std::string RenderXmlError(const ApiError& error, std::string_view request_id, int64_t time_ticks);
+
+// Appends `text` as a JSON string literal (with quotes) to `out`.
+void AppendJsonString(std::string& out, std::string_view text);
+// Appends `text` with XML special characters escaped.
+void AppendXmlEscaped(std::string& out, std::string_view text);
+
+}  // namespace tablestone::protocol

@@ -1,0 +1,50 @@
+// Evaluation of a parsed $filter against one row (spec §4.3).
+//
+// Semantics, copied from the service's comparison matrix:
+//  * a missing property makes the comparison false for every operator
+//    (so `not (x eq 1)` is true when x is missing);
+//  * the literal may widen, never the property: Int32 literal vs Int64
+//    property compares as Int64; Int32/Int64 literal vs Double property
+//    compares as double;
+//  * any other type combination is a mismatch with a fixed answer:
+//    eq false, ne true, lt true, le true, gt false, ge false;
+//  * strings compare ordinally by UTF-16 code unit (ordinal.h), booleans
+//    false < true, DateTime by ticks, Guid as lower-case canonical text
+//    (case-insensitively), Binary bytewise, doubles by IEEE rules (NaN is
+//    unordered: only `ne` is true);
+//  * a bare property is true only when it is Boolean true.
+//
+// Hot path: no allocation, no exceptions. Thread-safe (pure functions).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "protocol/filter/ast.h"
+#include "storage/model/edm.h"
+#include "storage/model/entity.h"
+
+namespace tablestone::protocol::filter {
+
+// A borrowed view of a property value (the system properties have no
+// EdmValue of their own, so the evaluator works on views).
+struct ValueView {
+  model::EdmType type = model::EdmType::kString;
+  int64_t int_value = 0;
+  double double_value = 0;
+  std::string_view text;
+
+  static ValueView Of(const model::EdmValue& v) { return {v.type, v.int_value, v.double_value, v.text}; }
+  static ValueView String(std::string_view s) { return {model::EdmType::kString, 0, 0, s}; }
+  static ValueView DateTime(int64_t ticks) { return {model::EdmType::kDateTime, ticks, 0, {}}; }
+};
+
+// `property op literal` by the rules above (property present).
+bool CompareValue(const ValueView& property, CompareOp op, const model::EdmValue& literal);
+
+// The whole filter against an entity (PartitionKey, RowKey, Timestamp
+// included) or against a table name (the property `TableName`).
+bool EvaluateEntity(const Ast& ast, const model::Entity& entity);
+bool EvaluateTableName(const Ast& ast, std::string_view table_name);
+
+}  // namespace tablestone::protocol::filter

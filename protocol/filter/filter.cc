@@ -1,0 +1,27 @@
+#include "protocol/filter/filter.h"
+
+#include <utility>
+
+#include "protocol/filter/ast.h"
+#include "protocol/filter/evaluator.h"
+#include "protocol/filter/parser.h"
+#include "protocol/filter/planner.h"
+
+namespace tablestone::protocol::filter {
+
+Filter::Filter(std::unique_ptr<const Ast> ast) : ast_(std::move(ast)) {}
+Filter::~Filter() = default;
+
+ApiResult<std::shared_ptr<const Filter>> Filter::Parse(std::string_view text) {
+  ApiResult<std::unique_ptr<Ast>> parsed = ParseFilter(text);
+  if (!parsed.ok()) return parsed.error();
+  return std::shared_ptr<const Filter>(new Filter(std::move(parsed).value()));
+}
+
+bool Filter::Matches(const model::Entity& entity) const { return EvaluateEntity(*ast_, entity); }
+
+bool Filter::MatchesTableName(std::string_view table_name) const { return EvaluateTableName(*ast_, table_name); }
+
+void Filter::PlanScan(model::ScanSpec* spec) const { PlanScanSpec(*ast_, spec); }
+
+}  // namespace tablestone::protocol::filter

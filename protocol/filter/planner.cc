@@ -1,0 +1,243 @@
+#include "protocol/filter/planner.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "protocol/filter/ordinal.h"
+
+namespace tablestone::protocol::filter {
+namespace {
+
+// A cut: a position between keys in (PartitionKey, RowKey) order. Within one
+// partition: PartitionStart < {KeyBefore(r), KeyAfter(r)} by r < PartitionEnd.
+struct Cut {
+  enum Kind : uint8_t { kNegInf, kPartitionStart, kKeyBefore, kKeyAfter, kPartitionEnd, kPosInf };
+  Kind kind = kNegInf;
+  std::string pk;
+  std::string rk;
+
+  static Cut NegInf() { return {kNegInf, {}, {}}; }
+  static Cut PosInf() { return {kPosInf, {}, {}}; }
+  static Cut Start(const std::string& pk) { return {kPartitionStart, pk, {}}; }
+  static Cut End(const std::string& pk) { return {kPartitionEnd, pk, {}}; }
+  static Cut Before(const std::string& pk, const std::string& rk) { return {kKeyBefore, pk, rk}; }
+  static Cut After(const std::string& pk, const std::string& rk) { return {kKeyAfter, pk, rk}; }
+};
+
+int Compare(const Cut& a, const Cut& b) {
+  auto outer = [](Cut::Kind k) { return k == Cut::kNegInf ? 0 : (k == Cut::kPosInf ? 2 : 1); };
+  if (outer(a.kind) != outer(b.kind)) return outer(a.kind) - outer(b.kind);
+  if (outer(a.kind) != 1) return 0;
+  if (int c = CompareUtf16Ordinal(a.pk, b.pk); c != 0) return c;
+  auto inner = [](Cut::Kind k) {
+    return k == Cut::kPartitionStart ? 0 : (k == Cut::kPartitionEnd ? 2 : 1);
+  };
+  if (inner(a.kind) != inner(b.kind)) return inner(a.kind) - inner(b.kind);
+  if (inner(a.kind) != 1) return 0;
+  if (int c = CompareUtf16Ordinal(a.rk, b.rk); c != 0) return c;
+  return static_cast<int>(a.kind) - static_cast<int>(b.kind);  // before < after
+}
+
+// [lo, hi) with lo < hi.
+struct Interval {
+  Cut lo;
+  Cut hi;
+};
+
+// Sorted, disjoint, non-adjacent intervals.
+using KeySet = std::vector<Interval>;
+
+KeySet All() { return {Interval{Cut::NegInf(), Cut::PosInf()}}; }
+
+void Push(KeySet* set, Cut lo, Cut hi) {
+  if (Compare(lo, hi) < 0) set->push_back(Interval{std::move(lo), std::move(hi)});
+}
+
+KeySet Union(KeySet a, KeySet b) {
+  for (Interval& i : b) a.push_back(std::move(i));
+  std::sort(a.begin(), a.end(), [](const Interval& x, const Interval& y) { return Compare(x.lo, y.lo) < 0; });
+  KeySet out;
+  for (Interval& i : a) {
+    if (!out.empty() && Compare(i.lo, out.back().hi) <= 0) {
+      if (Compare(i.hi, out.back().hi) > 0) out.back().hi = std::move(i.hi);
+    } else {
+      out.push_back(std::move(i));
+    }
+  }
+  return out;
+}
+
+KeySet Intersect(const KeySet& a, const KeySet& b) {
+  KeySet out;
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const Cut& lo = Compare(a[i].lo, b[j].lo) >= 0 ? a[i].lo : b[j].lo;
+    const bool a_ends_first = Compare(a[i].hi, b[j].hi) <= 0;
+    const Cut& hi = a_ends_first ? a[i].hi : b[j].hi;
+    Push(&out, lo, hi);
+    if (a_ends_first) {
+      ++i;
+    } else {
+      ++j;
+    }
+  }
+  return out;
+}
+
+// PartitionKey op s.
+KeySet PartitionKeySet(CompareOp op, const std::string& s) {
+  KeySet out;
+  switch (op) {
+    case CompareOp::kEq: Push(&out, Cut::Start(s), Cut::End(s)); break;
+    case CompareOp::kNe:
+      Push(&out, Cut::NegInf(), Cut::Start(s));
+      Push(&out, Cut::End(s), Cut::PosInf());
+      break;
+    case CompareOp::kGt: Push(&out, Cut::End(s), Cut::PosInf()); break;
+    case CompareOp::kGe: Push(&out, Cut::Start(s), Cut::PosInf()); break;
+    case CompareOp::kLt: Push(&out, Cut::NegInf(), Cut::Start(s)); break;
+    case CompareOp::kLe: Push(&out, Cut::NegInf(), Cut::End(s)); break;
+  }
+  return out;
+}
+
+// PartitionKey eq p and RowKey op r.
+KeySet RowKeySet(const std::string& p, CompareOp op, const std::string& r) {
+  KeySet out;
+  switch (op) {
+    case CompareOp::kEq: Push(&out, Cut::Before(p, r), Cut::After(p, r)); break;
+    case CompareOp::kNe:
+      Push(&out, Cut::Start(p), Cut::Before(p, r));
+      Push(&out, Cut::After(p, r), Cut::End(p));
+      break;
+    case CompareOp::kGt: Push(&out, Cut::After(p, r), Cut::End(p)); break;
+    case CompareOp::kGe: Push(&out, Cut::Before(p, r), Cut::End(p)); break;
+    case CompareOp::kLt: Push(&out, Cut::Start(p), Cut::Before(p, r)); break;
+    case CompareOp::kLe: Push(&out, Cut::Start(p), Cut::After(p, r)); break;
+  }
+  return out;
+}
+
+// A key compared with a non-string literal is a type mismatch with a fixed
+// answer for every row (evaluator.h).
+KeySet MismatchSet(CompareOp op) {
+  bool always = op == CompareOp::kNe || op == CompareOp::kLt || op == CompareOp::kLe;
+  return always ? All() : KeySet{};
+}
+
+bool IsPartitionKeyEq(const Node& n) {
+  return n.kind == NodeKind::kCompare && n.property.system == SystemProperty::kPartitionKey &&
+         n.op == CompareOp::kEq && n.literal.type == model::EdmType::kString;
+}
+
+// A `PartitionKey eq 'p'` that holds whenever this conjunction holds.
+const std::string* FindPartitionEq(const Ast& ast, int index) {
+  const Node& n = ast.nodes[static_cast<size_t>(index)];
+  if (IsPartitionKeyEq(n)) return &n.literal.text;
+  if (n.kind == NodeKind::kAnd) {
+    for (int c : n.children) {
+      if (const std::string* p = FindPartitionEq(ast, c)) return p;
+    }
+  }
+  return nullptr;
+}
+
+// `partition`: a partition the enclosing conjunction pins, or null.
+KeySet Plan(const Ast& ast, int index, const std::string* partition) {
+  const Node& n = ast.nodes[static_cast<size_t>(index)];
+  switch (n.kind) {
+    case NodeKind::kConstant: return n.constant ? All() : KeySet{};
+    case NodeKind::kNot: return All();  // the complement of a superset is no superset
+    case NodeKind::kBoolProperty:
+      // Keys are strings, never Boolean true.
+      return n.property.system == SystemProperty::kPartitionKey || n.property.system == SystemProperty::kRowKey
+                 ? KeySet{}
+                 : All();
+    case NodeKind::kCompare: {
+      const SystemProperty sys = n.property.system;
+      if (sys != SystemProperty::kPartitionKey && sys != SystemProperty::kRowKey) return All();
+      if (n.literal.type != model::EdmType::kString) return MismatchSet(n.op);
+      if (sys == SystemProperty::kPartitionKey) return PartitionKeySet(n.op, n.literal.text);
+      return partition ? RowKeySet(*partition, n.op, n.literal.text) : All();
+    }
+    case NodeKind::kAnd: {
+      if (const std::string* own = FindPartitionEq(ast, index)) partition = own;
+      KeySet result = All();
+      for (int c : n.children) {
+        result = Intersect(result, Plan(ast, c, partition));
+        if (result.empty()) break;
+      }
+      return result;
+    }
+    case NodeKind::kOr: {
+      KeySet result;
+      for (int c : n.children) {
+        result = Union(std::move(result), Plan(ast, c, partition));
+      }
+      return result;
+    }
+  }
+  return All();
+}
+
+Cut LowerCut(const std::optional<model::KeyBound>& b) {
+  if (!b) return Cut::NegInf();
+  if (!b->row_key) return b->inclusive ? Cut::Start(b->partition_key) : Cut::End(b->partition_key);
+  return b->inclusive ? Cut::Before(b->partition_key, *b->row_key) : Cut::After(b->partition_key, *b->row_key);
+}
+
+Cut UpperCut(const std::optional<model::KeyBound>& b) {
+  if (!b) return Cut::PosInf();
+  if (!b->row_key) return b->inclusive ? Cut::End(b->partition_key) : Cut::Start(b->partition_key);
+  return b->inclusive ? Cut::After(b->partition_key, *b->row_key) : Cut::Before(b->partition_key, *b->row_key);
+}
+
+std::optional<model::KeyBound> LowerBound(Cut c) {
+  switch (c.kind) {
+    case Cut::kPartitionStart: return model::KeyBound{std::move(c.pk), std::nullopt, true};
+    case Cut::kPartitionEnd: return model::KeyBound{std::move(c.pk), std::nullopt, false};
+    case Cut::kKeyBefore: return model::KeyBound{std::move(c.pk), std::move(c.rk), true};
+    case Cut::kKeyAfter: return model::KeyBound{std::move(c.pk), std::move(c.rk), false};
+    default: return std::nullopt;
+  }
+}
+
+std::optional<model::KeyBound> UpperBound(Cut c) {
+  switch (c.kind) {
+    case Cut::kPartitionStart: return model::KeyBound{std::move(c.pk), std::nullopt, false};
+    case Cut::kPartitionEnd: return model::KeyBound{std::move(c.pk), std::nullopt, true};
+    case Cut::kKeyBefore: return model::KeyBound{std::move(c.pk), std::move(c.rk), false};
+    case Cut::kKeyAfter: return model::KeyBound{std::move(c.pk), std::move(c.rk), true};
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace
+
+void PlanScanSpec(const Ast& ast, model::ScanSpec* spec) {
+  if (spec->match_nothing) return;
+  KeySet plan = Plan(ast, ast.root, nullptr);
+  if (!spec->ranges.empty()) {
+    KeySet given;
+    for (const model::KeyRange& r : spec->ranges) {
+      KeySet one;
+      Push(&one, LowerCut(r.lower), UpperCut(r.upper));
+      given = Union(std::move(given), std::move(one));
+    }
+    plan = Intersect(plan, given);
+  }
+  spec->ranges.clear();
+  if (plan.empty()) {
+    spec->match_nothing = true;
+    return;
+  }
+  if (plan.size() == 1 && plan[0].lo.kind == Cut::kNegInf && plan[0].hi.kind == Cut::kPosInf) return;
+  for (Interval& i : plan) {
+    spec->ranges.push_back(model::KeyRange{LowerBound(std::move(i.lo)), UpperBound(std::move(i.hi))});
+  }
+}
+
+}  // namespace tablestone::protocol::filter

@@ -1,0 +1,26 @@
+// Query planning: which (PartitionKey, RowKey) ranges a filter can match.
+//
+// The plan is a superset of the matching keys (the scanner still evaluates
+// the filter on each row), computed per node:
+//   * PartitionKey op 'string' -> the partitions it names (ne: two ranges);
+//   * RowKey op 'string' -> a range inside partition p when the enclosing
+//     conjunction also says `PartitionKey eq 'p'` (anywhere among its and-ed
+//     terms, through nested and/or); elsewhere no narrowing;
+//   * a key compared with a non-string literal is a type mismatch whose answer
+//     is fixed (spec §4.3): eq/gt/ge match no row, ne/lt/le match every row;
+//   * a bare PartitionKey/RowKey test matches no row (keys are never Boolean);
+//   * `false` matches nothing, `true` everything;
+//   * and -> intersection, or -> union; `not` and anything else -> no narrowing.
+// Ranges come out sorted, merged and disjoint in ordinal UTF-16 key order.
+#pragma once
+
+#include "protocol/filter/ast.h"
+#include "storage/model/scan_spec.h"
+
+namespace tablestone::protocol::filter {
+
+// Intersects spec->ranges (empty = whole table) with the filter's plan; sets
+// match_nothing (and clears ranges) when nothing can match.
+void PlanScanSpec(const Ast& ast, model::ScanSpec* spec);
+
+}  // namespace tablestone::protocol::filter

@@ -1,0 +1,47 @@
+// Typed values -> OData JSON response bodies (spec §2.0.2, §2.1, §2.2, §2.5.2,
+// §2.6, §3.6). Hand-written appends (no JSON DOM) because query pages are the
+// hot path. Pure; thread-safe.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "protocol/request_options.h"
+#include "storage/model/entity.h"
+
+namespace tablestone::protocol {
+
+// What an entity body needs besides the entity.
+struct EntityWriteContext {
+  std::string_view base_url;  // service root, with trailing '/': "http://127.0.0.1:10002/devstoreaccount1/"
+  std::string_view account;   // for odata.type "<account>.<table>"
+  std::string_view table;     // table name as addressed
+  MetadataLevel level = MetadataLevel::kMinimalMetadata;
+  // $select names; empty = every property. A selected name the entity lacks
+  // is written as null (spec §2.5.2).
+  const std::vector<std::string>* select = nullptr;
+};
+
+// A double as the service writes it: shortest round-trip text, with ".0"
+// appended to whole numbers ("6.0") so untyped readers infer Double.
+// Non-finite values are not numbers in JSON; callers write "NaN" etc. as strings.
+std::string FormatDouble(double value);
+
+// "<table>(PartitionKey='<pk>',RowKey='<rk>')" with quotes doubled and the
+// keys percent-encoded (Location, DataServiceId, odata.id/editLink; spec §2.7).
+std::string EntityKeyPath(std::string_view table, std::string_view partition_key, std::string_view row_key);
+
+// Single entity: {"odata.metadata":"{base}$metadata#{table}/@Element",...}.
+std::string WriteEntity(const model::Entity& entity, const EntityWriteContext& ctx);
+// Feed: {"odata.metadata":"{base}$metadata#{table}","value":[...]}.
+std::string WriteEntityFeed(const std::vector<model::Entity>& entities, const EntityWriteContext& ctx);
+
+// Create Table / Get Table: {"odata.metadata":"{base}$metadata#Tables/@Element","TableName":".."}.
+std::string WriteTableEntry(std::string_view table, std::string_view base_url, std::string_view account,
+                            MetadataLevel level);
+// Query Tables: {"odata.metadata":"{base}$metadata#Tables","value":[...]}.
+std::string WriteTableFeed(const std::vector<std::string>& tables, std::string_view base_url,
+                           std::string_view account, MetadataLevel level);
+
+}  // namespace tablestone::protocol

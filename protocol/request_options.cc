@@ -1,0 +1,195 @@
+#include "protocol/request_options.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace tablestone::protocol {
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// One media type: lower-cased "type/subtype" and the lower-cased odata= value.
+struct MediaType {
+  std::string type;
+  std::string odata;
+};
+
+MediaType ParseMediaType(std::string_view text) {
+  MediaType m;
+  size_t semi = text.find(';');
+  m.type = Lower(Trim(text.substr(0, semi)));
+  while (semi != std::string_view::npos) {
+    text = text.substr(semi + 1);
+    semi = text.find(';');
+    std::string_view param = Trim(text.substr(0, semi));
+    size_t eq = param.find('=');
+    if (eq == std::string_view::npos) continue;
+    if (Lower(Trim(param.substr(0, eq))) == "odata") m.odata = Lower(Trim(param.substr(eq + 1)));
+  }
+  return m;
+}
+
+enum class Verdict { kJson, kAtom, kVerbose, kUnknownLevel, kOther };
+
+Verdict Classify(const MediaType& m, MetadataLevel* level) {
+  if (m.type == "application/json" || m.type == "*/*" || m.type == "application/*") {
+    if (m.odata.empty() || m.odata == "minimalmetadata") {
+      *level = MetadataLevel::kMinimalMetadata;
+    } else if (m.odata == "nometadata") {
+      *level = MetadataLevel::kNoMetadata;
+    } else if (m.odata == "fullmetadata") {
+      *level = MetadataLevel::kFullMetadata;
+    } else if (m.odata == "verbose") {
+      return Verdict::kVerbose;
+    } else {
+      return Verdict::kUnknownLevel;
+    }
+    return Verdict::kJson;
+  }
+  if (m.type == "application/atom+xml" || m.type == "application/xml" || m.type == "text/xml" ||
+      m.type == "atom" || m.type == "xml") {
+    return Verdict::kAtom;
+  }
+  return Verdict::kOther;
+}
+
+bool ParseFixedDigits(std::string_view s, int* out) {
+  int v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + (c - '0');
+  }
+  *out = v;
+  return !s.empty();
+}
+
+}  // namespace
+
+std::string_view MetadataLevelName(MetadataLevel level) {
+  switch (level) {
+    case MetadataLevel::kNoMetadata: return "nometadata";
+    case MetadataLevel::kMinimalMetadata: return "minimalmetadata";
+    case MetadataLevel::kFullMetadata: return "fullmetadata";
+  }
+  return "minimalmetadata";
+}
+
+std::string JsonContentType(MetadataLevel level) {
+  std::string out = "application/json;odata=";
+  out += MetadataLevelName(level);
+  out += ";streaming=true;charset=utf-8";
+  return out;
+}
+
+ApiResult<MetadataLevel> NegotiateMetadata(const std::string* format_param, std::string_view accept) {
+  MetadataLevel level = MetadataLevel::kMinimalMetadata;
+  if (format_param != nullptr && !Trim(*format_param).empty()) {
+    std::string f = Lower(Trim(*format_param));
+    if (f == "json") return MetadataLevel::kMinimalMetadata;
+    switch (Classify(ParseMediaType(f), &level)) {
+      case Verdict::kJson: return level;
+      case Verdict::kAtom: return ApiError::AtomFormatNotSupported();
+      case Verdict::kVerbose: return ApiError::JsonVerboseFormatNotSupported();
+      default: return ApiError::InvalidQueryParameterValue();
+    }
+  }
+  accept = Trim(accept);
+  if (accept.empty()) return MetadataLevel::kMinimalMetadata;
+  bool saw_atom = false;
+  bool saw_verbose = false;
+  while (!accept.empty()) {
+    size_t comma = accept.find(',');
+    std::string_view item = accept.substr(0, comma);
+    accept = comma == std::string_view::npos ? std::string_view() : accept.substr(comma + 1);
+    switch (Classify(ParseMediaType(item), &level)) {
+      case Verdict::kJson: return level;
+      case Verdict::kAtom: saw_atom = true; break;
+      case Verdict::kVerbose: saw_verbose = true; break;
+      default: break;
+    }
+  }
+  if (saw_verbose) return ApiError::JsonVerboseFormatNotSupported();
+  if (saw_atom) return ApiError::AtomFormatNotSupported();
+  // Unknown media types: answer JSON minimalmetadata rather than fail, as
+  // the service answers a missing Accept for JSON-era versions.
+  return MetadataLevel::kMinimalMetadata;
+}
+
+PreferReturn ParsePrefer(std::string_view header) {
+  PreferReturn result = PreferReturn::kNone;
+  while (!header.empty()) {
+    size_t comma = header.find(',');
+    std::string item = Lower(Trim(header.substr(0, comma)));
+    header = comma == std::string_view::npos ? std::string_view() : header.substr(comma + 1);
+    if (item == "return-no-content") result = PreferReturn::kReturnNoContent;
+    if (item == "return-content") result = PreferReturn::kReturnContent;
+  }
+  return result;
+}
+
+std::string_view PreferReturnName(PreferReturn p) {
+  return p == PreferReturn::kReturnNoContent ? "return-no-content" : "return-content";
+}
+
+ApiResult<std::vector<std::string>> ParseSelect(const std::string* select_param) {
+  std::vector<std::string> names;
+  if (select_param == nullptr) return names;
+  std::string_view rest = Trim(*select_param);
+  if (rest.empty() || rest == "*") return names;
+  while (true) {
+    size_t comma = rest.find(',');
+    std::string_view item = Trim(rest.substr(0, comma));
+    if (item.empty()) return ApiError::InvalidInput();
+    if (item == "*") return std::vector<std::string>();
+    if (std::find(names.begin(), names.end(), item) == names.end()) names.emplace_back(item);
+    if (comma == std::string_view::npos) break;
+    rest = rest.substr(comma + 1);
+  }
+  return names;
+}
+
+ApiResult<std::optional<int>> ParseTop(const std::string* top_param) {
+  if (top_param == nullptr) return std::optional<int>();
+  std::string_view t = Trim(*top_param);
+  int v = 0;
+  if (t.size() > 5 || !ParseFixedDigits(t, &v) || v > 1000) return ApiError::InvalidInput();
+  return std::optional<int>(v);
+}
+
+ApiResult<bool> CheckApiVersion(std::string_view header, bool present) {
+  if (!present) return true;
+  std::string_view v = Trim(header);
+  int y, m, d;
+  if (v.size() != 10 || v[4] != '-' || v[7] != '-' || !ParseFixedDigits(v.substr(0, 4), &y) ||
+      !ParseFixedDigits(v.substr(5, 2), &m) || !ParseFixedDigits(v.substr(8, 2), &d) || m < 1 || m > 12 ||
+      d < 1 || d > 31 || v < kOldestApiVersion || v > kNewestApiVersion) {
+    return ApiError::InvalidHeaderValue();
+  }
+  return true;
+}
+
+ApiResult<bool> CheckJsonContentType(std::string_view header, bool present) {
+  if (!present || Trim(header).empty()) return true;
+  MetadataLevel ignored;
+  MediaType m = ParseMediaType(header);
+  if (m.type == "application/json") {
+    if (m.odata == "verbose") return ApiError::JsonVerboseFormatNotSupported();
+    return true;
+  }
+  switch (Classify(m, &ignored)) {
+    case Verdict::kAtom: return ApiError::AtomFormatNotSupported();
+    default: return ApiError::MediaTypeNotSupported();
+  }
+}
+
+}  // namespace tablestone::protocol

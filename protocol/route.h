@@ -1,0 +1,98 @@
+// Routing: which account, which resource and which REST operation a request
+// addresses (spec §1.1, §1.2, §2.9). Pure; thread-safe.
+//
+// Errors are the service's: malformed resource paths -> 400 InvalidUri /
+// InvalidInput, bad key characters in the URL -> InvalidInput /
+// OutOfRangeInput (spec §3.3), wrong verb -> 405 MethodNotAllowed,
+// X-HTTP-Method misuse -> XMethod* (spec §2.9), DELETE of an entity without
+// If-Match -> 400 InvalidInput (spec §2.12).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "protocol/api_error.h"
+#include "protocol/operation.h"
+#include "protocol/url.h"
+#include "storage/model/scan_spec.h"
+
+namespace tablestone::protocol {
+
+enum class ResourceKind {
+  kServiceRoot,  // "/" (+ restype/comp)
+  kTables,       // /Tables, /Tables()
+  kTable,        // /Tables('name')
+  kEntitySet,    // /name, /name()
+  kEntity,       // /name(PartitionKey='..',RowKey='..')
+  kBatch,        // /$batch
+};
+
+struct Resource {
+  ResourceKind kind = ResourceKind::kServiceRoot;
+  std::string table;                     // decoded table name (kTable, kEntitySet, kEntity)
+  std::optional<model::EntityKey> key;   // kEntity only; decoded, quotes collapsed
+};
+
+// Parses the resource part of a path (after the account in path-style), still
+// percent-encoded, e.g. "/Tables", "/t(PartitionKey='a',RowKey='b')", "" or "/".
+// The segment is percent-decoded first, then the key predicate is parsed with
+// quote tracking ('' -> ').
+ApiResult<Resource> ParseResource(std::string_view raw_resource_path);
+
+// Checks a URL key (PartitionKey or RowKey value) for the characters the
+// service refuses in URLs (spec §3.3).
+ApiResult<bool> ValidateUrlKey(std::string_view key);
+
+// Table-name rules of Create Table (spec §3.1): 3-63 alphanumerics starting
+// with a letter, not "tables". InvalidResourceName / OutOfRangeInput.
+ApiResult<bool> ValidateTableName(std::string_view name);
+
+struct AccountResolution {
+  std::string account;     // without "-secondary"
+  bool secondary = false;  // addressed as <account>-secondary
+  bool path_style = true;
+  std::string root_path;   // service root as sent, with trailing '/': "/devstoreaccount1/" or "/"
+  std::string resource_path;  // raw remainder after the account ("" / "/Tables" / ...)
+};
+
+// Host-style when the host's first label is a known account (unless
+// disable_product_style); path-style for IP literals, "localhost", dot-less
+// hosts and unknown first labels (spec §1.1, Azurite's rule).
+ApiResult<AccountResolution> ResolveAccount(std::string_view host, std::string_view raw_path,
+                                            const std::function<bool(std::string_view)>& is_known_account,
+                                            bool disable_product_style);
+
+// Maps verb + resource to an Operation.
+//   x_http_method: every X-HTTP-Method header value sent (usually none).
+ApiResult<Operation> ResolveOperation(std::string_view method, const std::vector<std::string_view>& x_http_method,
+                                      bool has_if_match, const Resource& resource, const QueryParams& query);
+
+struct RouteInput {
+  std::string_view method;
+  std::string_view host;
+  std::string_view target;  // raw request target: path[?query]
+  std::vector<std::string_view> x_http_method;
+  bool has_if_match = false;
+  std::function<bool(std::string_view)> is_known_account;
+  bool disable_product_style = false;
+};
+
+struct Route {
+  AccountResolution account;
+  std::string raw_path;   // path exactly as on the wire
+  std::string raw_query;  // query exactly as on the wire (no '?')
+  QueryParams query;
+  Resource resource;
+  Operation operation = Operation::kQueryEntities;
+};
+
+// All of the above in order. OPTIONS is always kPreflight (its path is not parsed).
+ApiResult<Route> ResolveRoute(const RouteInput& input);
+
+// Case-insensitive ASCII equality.
+bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+
+}  // namespace tablestone::protocol

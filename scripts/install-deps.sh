@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Installs everything tablestone needs to build and test on Debian 12 (bookworm).
+#
+# Idempotent and quick when everything is present: each Debian package is checked with `dpkg -s`,
+# and apt-get runs (update + install) only when something is missing. The JS end-to-end suite's
+# node_modules is (re)installed with `npm ci` only when package-lock.json changed since the last run.
+#
+# Usage: bash scripts/install-deps.sh [--bench] [--fuzz] [--no-tests] [--no-npm]
+#   --bench     also install the benchmark tools (wrk)
+#   --fuzz      also install the fuzzing toolchain (clang + libFuzzer runtime)
+#   --no-tests  only the build dependencies (no Python/Node test dependencies)
+#   --no-npm    skip `npm ci` for tests/e2e/js
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+BUILD_PKGS=(build-essential cmake ninja-build pkg-config libboost1.81-dev librocksdb-dev
+            nlohmann-json3-dev libspdlog-dev libgtest-dev)
+TEST_PKGS=(python3 python3-azure python3-pytest curl)
+BENCH_PKGS=(wrk)
+FUZZ_PKGS=(clang libclang-rt-14-dev)
+
+want_tests=1 want_bench=0 want_fuzz=0 want_npm=1
+for arg in "$@"; do
+  case "$arg" in
+    --bench) want_bench=1 ;;
+    --fuzz) want_fuzz=1 ;;
+    --no-tests) want_tests=0; want_npm=0 ;;
+    --no-npm) want_npm=0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    *) echo "install-deps.sh: unknown option '$arg'" >&2; exit 2 ;;
+  esac
+done
+
+log() { echo "[install-deps] $*"; }
+
+# True when dpkg knows the package as fully installed.
+is_installed() {
+  dpkg -s "$1" 2>/dev/null | grep -q '^Status: install ok installed'
+}
+
+wanted=("${BUILD_PKGS[@]}")
+(( want_tests )) && wanted+=("${TEST_PKGS[@]}")
+(( want_bench )) && wanted+=("${BENCH_PKGS[@]}")
+(( want_fuzz )) && wanted+=("${FUZZ_PKGS[@]}")
+
+missing=()
+for pkg in "${wanted[@]}"; do
+  is_installed "$pkg" || missing+=("$pkg")
+done
+
+# Node.js: any node >= 18 with npm will do. Check the commands rather than the Debian packages,
+# because a NodeSource `nodejs` package ships its own npm and conflicts with Debian's `npm`.
+if (( want_tests )); then
+  node_major=0
+  if command -v node >/dev/null 2>&1; then
+    node_major="$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)"
+  fi
+  if (( node_major < 18 )); then
+    missing+=(nodejs npm)
+  elif ! command -v npm >/dev/null 2>&1; then
+    missing+=(npm)
+  fi
+fi
+
+if (( ${#missing[@]} > 0 )); then
+  log "missing Debian packages: ${missing[*]}"
+  SUDO=()
+  if (( EUID != 0 )); then
+    if command -v sudo >/dev/null 2>&1; then SUDO=(sudo); else
+      echo "install-deps.sh: need root (or sudo) to install: ${missing[*]}" >&2; exit 1
+    fi
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${SUDO[@]}" apt-get update -q
+  "${SUDO[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+  log "all Debian packages present"
+fi
+
+# JS end-to-end suite: reinstall node_modules when package-lock.json changed (or it is missing).
+if (( want_npm )); then
+  js_dir="$ROOT/tests/e2e/js"
+  lock="$js_dir/package-lock.json"
+  stamp="$js_dir/node_modules/.tablestone-lock.sha256"
+  if [[ -f "$lock" ]]; then
+    want_hash="$(sha256sum "$lock" | cut -d' ' -f1)"
+    have_hash="$(cat "$stamp" 2>/dev/null || true)"
+    if [[ "$want_hash" != "$have_hash" || ! -d "$js_dir/node_modules/@azure/data-tables" ]]; then
+      log "npm ci in tests/e2e/js"
+      (cd "$js_dir" && npm ci --no-audit --no-fund --loglevel=error)
+      echo "$want_hash" > "$stamp"
+    else
+      log "tests/e2e/js/node_modules up to date"
+    fi
+  fi
+fi

@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# README command 2: install dependencies, build, and run every test stage; print a summary and
+# finish with the plain line "N passed, N failed". Exits non-zero if anything failed.
+#
+# Stages are shell functions named stage_<name> (dashes in the name become underscores) and run in
+# the order of DEFAULT_STAGES. To add a stage: write stage_<name>, make it call `record PASSED FAILED`
+# (or `record_failure "why"`), return non-zero on failure, and append its name to DEFAULT_STAGES.
+#
+# Environment:
+#   TABLESTONE_TEST_STAGES   space/comma-separated stage list (default: all of DEFAULT_STAGES)
+#   TABLESTONE_TEST_BUILD    build type for the test build (default RelWithDebInfo)
+#   TABLESTONE_TEST_BUILD_DIR  build directory (default build-test/)
+#   TABLESTONE_E2E_CONNECTION_STRING  run the e2e suites against that endpoint instead of a fresh server
+#   TABLESTONE_E2E_TARGET    "azurite" to skip tests of behaviour Azurite is known to get wrong
+#   TABLESTONE_SKIP_DEPS=1   do not run scripts/install-deps.sh
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+DEFAULT_STAGES=(unit e2e-python e2e-js)
+
+BUILD_TYPE="${TABLESTONE_TEST_BUILD:-RelWithDebInfo}"
+BUILD_DIR="${TABLESTONE_TEST_BUILD_DIR:-$ROOT/build-test}"
+SERVER_BIN="$BUILD_DIR/server/app/tablestone"
+PY=/usr/bin/python3  # Debian's interpreter: it has azure.data.tables (a pyenv python3 may not)
+
+WORK="$(mktemp -d /tmp/tablestone-test.XXXXXX)"
+# The e2e harnesses write the pid of every server they start here, so a trap can stop leftovers.
+export TABLESTONE_E2E_PIDDIR="$WORK/pids"
+mkdir -p "$TABLESTONE_E2E_PIDDIR"
+
+cleanup() {
+  local f pid
+  for f in "$TABLESTONE_E2E_PIDDIR"/*.pid; do
+    [[ -f "$f" ]] || continue
+    pid="$(cat "$f" 2>/dev/null || true)"
+    if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then
+      echo "[test] stopping leftover server pid $pid"
+      kill -TERM "$pid" 2>/dev/null || true
+      for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+  done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'echo "[test] interrupted"; exit 130' INT TERM
+
+# ---- bookkeeping ---------------------------------------------------------------------------------
+TOTAL_PASSED=0
+TOTAL_FAILED=0
+SUMMARY=()
+CUR_PASSED=0
+CUR_FAILED=0
+CUR_NOTE=""
+
+record() { CUR_PASSED=$((CUR_PASSED + $1)); CUR_FAILED=$((CUR_FAILED + $2)); }
+record_failure() { CUR_FAILED=$((CUR_FAILED + 1)); CUR_NOTE="$*"; echo "[test] FAILURE: $*"; }
+note() { CUR_NOTE="$*"; }
+
+# ---- shared helpers ------------------------------------------------------------------------------
+BUILD_DONE=""
+# Builds the test configuration once; later calls return the first result.
+ensure_build() {
+  if [[ -z "$BUILD_DONE" ]]; then
+    if timeout 1800 bash "$ROOT/scripts/build.sh" "$BUILD_TYPE" "$BUILD_DIR"; then
+      BUILD_DONE=ok
+    else
+      BUILD_DONE=failed
+    fi
+  fi
+  [[ "$BUILD_DONE" == ok ]]
+}
+
+# Makes sure an e2e stage has a target: an external endpoint, or the freshly built server binary.
+ensure_e2e_target() {
+  if [[ -n "${TABLESTONE_E2E_CONNECTION_STRING:-}" ]]; then
+    return 0
+  fi
+  if ! ensure_build; then record_failure "build failed"; return 1; fi
+  if [[ ! -x "$SERVER_BIN" ]]; then record_failure "server binary missing: $SERVER_BIN"; return 1; fi
+  export TABLESTONE_BIN="$SERVER_BIN"
+}
+
+# ---- stages --------------------------------------------------------------------------------------
+stage_unit() {
+  if ! ensure_build; then record_failure "build failed"; return 1; fi
+  local log="$WORK/ctest.log" rc=0
+  (cd "$BUILD_DIR" && timeout 900 ctest --output-on-failure --timeout 300 -j2) 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  local line total failed
+  line="$(grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -1)"
+  if [[ -n "$line" ]]; then
+    failed="$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$line")"
+    total="$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\2/' <<<"$line")"
+    record $((total - failed)) "$failed"
+  elif grep -q 'No tests were found' "$log"; then
+    note "no unit tests registered"
+  elif (( rc != 0 )); then
+    record_failure "ctest exited with $rc"
+  fi
+  (( rc == 0 ))
+}
+
+stage_e2e_python() {
+  ensure_e2e_target || return 1
+  local xml="$WORK/pytest.xml" rc=0
+  timeout 900 "$PY" -m pytest -q -p no:cacheprovider --junitxml="$xml" "$ROOT/tests/e2e/python"
+  rc=$?
+  if [[ -f "$xml" ]]; then
+    local counts
+    counts="$("$PY" - "$xml" <<'PYEOF'
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
+t = f = e = s = 0
+for su in suites:
+    t += int(su.get("tests", 0)); f += int(su.get("failures", 0))
+    e += int(su.get("errors", 0)); s += int(su.get("skipped", 0))
+print(t - f - e - s, f + e, s)
+PYEOF
+)"
+    read -r p f s <<<"$counts"
+    record "$p" "$f"
+    (( s > 0 )) && note "$s skipped"
+  else
+    record_failure "pytest produced no report (exit $rc)"
+  fi
+  (( rc == 0 ))
+}
+
+stage_e2e_js() {
+  ensure_e2e_target || return 1
+  local log="$WORK/js.log" rc=0
+  timeout 900 node "$ROOT/tests/e2e/js/run.js" 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  local line
+  line="$(grep -E '^js-e2e: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$log" | tail -1)"
+  if [[ -n "$line" ]]; then
+    local p f s
+    read -r p f s < <(sed -E 's/^js-e2e: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped.*/\1 \2 \3/' <<<"$line")
+    record "$p" "$f"
+    (( s > 0 )) && note "$s skipped"
+    (( rc != 0 && f == 0 )) && record_failure "node runner exited with $rc"
+  else
+    record_failure "node runner produced no summary (exit $rc)"
+  fi
+  (( rc == 0 ))
+}
+
+# ---- main ----------------------------------------------------------------------------------------
+if [[ "${TABLESTONE_SKIP_DEPS:-0}" != 1 ]]; then
+  if ! bash "$ROOT/scripts/install-deps.sh"; then
+    echo "[test] install-deps.sh failed"
+    echo "0 passed, 1 failed"
+    exit 1
+  fi
+fi
+
+stages_raw="${TABLESTONE_TEST_STAGES:-${DEFAULT_STAGES[*]}}"
+read -r -a STAGES <<<"${stages_raw//,/ }"
+
+start_all=$SECONDS
+for stage in "${STAGES[@]}"; do
+  fn="stage_${stage//-/_}"
+  if ! declare -F "$fn" >/dev/null; then
+    echo "[test] unknown stage '$stage' (known: ${DEFAULT_STAGES[*]})"
+    SUMMARY+=("$(printf '%-14s %-6s %s' "$stage" "ERROR" "unknown stage")")
+    TOTAL_FAILED=$((TOTAL_FAILED + 1))
+    continue
+  fi
+  echo
+  echo "================ stage: $stage ================"
+  CUR_PASSED=0 CUR_FAILED=0 CUR_NOTE=""
+  t0=$SECONDS
+  "$fn"
+  stage_rc=$?
+  if (( stage_rc != 0 && CUR_FAILED == 0 )); then
+    CUR_FAILED=1; CUR_NOTE="${CUR_NOTE:-stage exited with $stage_rc}"
+  fi
+  status=PASS
+  (( CUR_FAILED > 0 )) && status=FAIL
+  SUMMARY+=("$(printf '%-14s %-4s %5d passed %5d failed %5ds  %s' "$stage" "$status" \
+    "$CUR_PASSED" "$CUR_FAILED" "$((SECONDS - t0))" "$CUR_NOTE")")
+  TOTAL_PASSED=$((TOTAL_PASSED + CUR_PASSED))
+  TOTAL_FAILED=$((TOTAL_FAILED + CUR_FAILED))
+done
+
+echo
+echo "================ summary ($((SECONDS - start_all))s) ================"
+for line in "${SUMMARY[@]}"; do echo "$line"; done
+echo "$TOTAL_PASSED passed, $TOTAL_FAILED failed"
+(( TOTAL_FAILED == 0 ))

@@ -1,0 +1,281 @@
+#include "server/api/authenticator.h"
+
+#include <cstdlib>
+#include <utility>
+
+#include "protocol/auth/hmac.h"
+#include "protocol/auth/sas.h"
+#include "protocol/auth/shared_key.h"
+#include "protocol/base64.h"
+#include "storage/model/datetime.h"
+
+namespace tablestone::api {
+namespace {
+
+using protocol::ApiError;
+using protocol::ApiResult;
+using protocol::Operation;
+namespace pauth = protocol::auth;
+
+// The service rejects requests whose date is more than 15 minutes off (spec §8.1).
+constexpr int64_t kMaxClockSkewTicks = 15 * 60 * model::kTicksPerSecond;
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+std::string_view Header(const AuthRequest& r, std::string_view name) {
+  return r.header ? r.header(name) : std::string_view();
+}
+
+std::optional<std::string_view> QueryValue(const AuthRequest& r, const char* name) {
+  if (r.query == nullptr) return std::nullopt;
+  auto it = r.query->find(name);
+  if (it == r.query->end()) return std::nullopt;
+  return std::string_view(it->second);
+}
+
+// True if `signature` equals base64(HMAC(key, string_to_sign)) for any key.
+bool AnyKeySigns(const std::vector<std::string>& keys, std::string_view string_to_sign,
+                 std::string_view signature) {
+  bool match = false;
+  // No early exit: the work done does not depend on which key matched.
+  for (const std::string& key : keys) {
+    match |= pauth::ConstantTimeEquals(pauth::SignBase64(key, string_to_sign), signature);
+  }
+  return match;
+}
+
+bool IsEntityOperation(Operation op) {
+  switch (op) {
+    case Operation::kQueryEntities:
+    case Operation::kGetEntity:
+    case Operation::kInsertEntity:
+    case Operation::kUpdateEntity:
+    case Operation::kMergeEntity:
+    case Operation::kInsertOrReplaceEntity:
+    case Operation::kInsertOrMergeEntity:
+    case Operation::kDeleteEntity:
+    case Operation::kBatch:
+      return true;
+    default:
+      return false;
+  }
+}
+
+AuthGrant GrantOf(AuthGrant::Kind kind) {
+  AuthGrant grant;
+  grant.kind = kind;
+  return grant;
+}
+
+}  // namespace
+
+bool AuthGrant::InRange(std::string_view partition_key, std::string_view row_key) const {
+  return pauth::KeyInSasRange(sas_start, sas_end, partition_key, row_key);
+}
+
+Authenticator::Authenticator(std::vector<AccountKeys> accounts, bool allow_anonymous, PolicyLookup policies)
+    : accounts_(std::move(accounts)),
+      allow_anonymous_(allow_anonymous),
+      policies_(std::move(policies)),
+      now_(&model::NowTicks) {
+  decoded_keys_.reserve(accounts_.size());
+  for (const AccountKeys& account : accounts_) {
+    std::vector<std::string> keys;
+    for (const std::string& key : account.keys) {
+      if (auto raw = protocol::Base64Decode(key)) keys.push_back(std::move(*raw));
+    }
+    decoded_keys_.push_back(std::move(keys));
+  }
+}
+
+void Authenticator::SetClockForTesting(std::function<int64_t()> now_ticks) { now_ = std::move(now_ticks); }
+
+bool Authenticator::IsKnownAccount(std::string_view name) const { return KeysFor(name) != nullptr; }
+
+const std::vector<std::string>* Authenticator::KeysFor(std::string_view account) const {
+  for (size_t i = 0; i < accounts_.size(); ++i) {
+    if (accounts_[i].name == account) return &decoded_keys_[i];
+  }
+  return nullptr;
+}
+
+ApiResult<AuthGrant> Authenticator::Authenticate(const AuthRequest& request) const {
+  // CORS preflight carries no credentials by design (spec §9.3).
+  if (request.operation == Operation::kPreflight) return GrantOf(AuthGrant::Kind::kAnonymous);
+
+  std::string_view authorization = Header(request, "authorization");
+  if (!authorization.empty()) return AuthenticateSharedKey(request, authorization);
+
+  if (request.query != nullptr) {
+    switch (pauth::DetectSas(*request.query)) {
+      case pauth::SasKind::kAccount:
+        return AuthenticateAccountSas(request);
+      case pauth::SasKind::kService:
+        return AuthenticateServiceSas(request);
+      case pauth::SasKind::kNone:
+        break;
+    }
+  }
+  if (allow_anonymous_) return GrantOf(AuthGrant::Kind::kAnonymous);
+  // The Table service has no public access. Decision (spec §8.5 UNCONFIRMED):
+  // 403 AuthenticationFailed, the code real Shared Key failures use.
+  return ApiError::AuthenticationFailed("No authentication information was supplied.");
+}
+
+ApiResult<AuthGrant> Authenticator::AuthenticateSharedKey(const AuthRequest& request,
+                                                          std::string_view authorization) const {
+  auto parsed = pauth::ParseSharedKeyAuthorization(authorization);
+  if (!parsed) {
+    std::string_view scheme = pauth::AuthorizationScheme(authorization);
+    if (scheme == "SharedKey" || scheme == "SharedKeyLite") return ApiError::InvalidAuthenticationInfo();
+    return ApiError::AuthenticationFailed("Authentication scheme " + std::string(scheme) +
+                                          " is not supported.");
+  }
+  // Clients sign with the primary account name even on the secondary
+  // endpoint (spec §11 item 22); accept "<account>-secondary" in the header too.
+  std::string_view signer = parsed->account;
+  if (signer != request.account && signer != request.account + "-secondary") {
+    return ApiError::AuthenticationFailed("The account " + parsed->account +
+                                          " in the Authorization header does not match the request.");
+  }
+  const std::vector<std::string>* keys = KeysFor(request.account);
+  if (keys == nullptr) return ApiError::AuthenticationFailed("The account is not configured.");
+
+  // x-ms-date wins over Date (spec §8.2; Azurite differs).
+  std::string_view date = Header(request, "x-ms-date");
+  if (date.empty()) date = Header(request, "date");
+  if (date.empty()) {
+    return ApiError::AuthenticationFailed("Request is missing the x-ms-date or Date header.");
+  }
+  auto date_ticks = model::ParseRfc1123(date);
+  if (!date_ticks) return ApiError::AuthenticationFailed("The x-ms-date or Date header is not a valid date.");
+  if (std::llabs(now_() - *date_ticks) > kMaxClockSkewTicks) {
+    return ApiError::AuthenticationFailed("Request date header too old or too far in the future: '" +
+                                          std::string(date) + "'");
+  }
+
+  std::optional<std::string_view> comp = QueryValue(request, "comp");
+  const std::vector<std::string> paths =
+      pauth::CandidatePaths(request.raw_path, request.secondary ? std::string_view(request.account) : "");
+  const bool lite = parsed->scheme == pauth::SharedKeyScheme::kSharedKeyLite;
+  for (const std::string& path : paths) {
+    std::string resource = pauth::CanonicalizedResource(signer, path, comp);
+    std::string to_sign = lite ? pauth::SharedKeyLiteStringToSign(date, resource)
+                               : pauth::SharedKeyStringToSign(request.method, Header(request, "content-md5"),
+                                                              Header(request, "content-type"), date, resource);
+    if (AnyKeySigns(*keys, to_sign, parsed->signature)) {
+      return GrantOf(lite ? AuthGrant::Kind::kSharedKeyLite : AuthGrant::Kind::kSharedKey);
+    }
+  }
+  return ApiError::AuthenticationFailed("The MAC signature found in the HTTP request '" + parsed->signature +
+                                        "' is not the same as any computed signature.");
+}
+
+ApiResult<AuthGrant> Authenticator::AuthenticateAccountSas(const AuthRequest& request) const {
+  auto sas = pauth::ParseAccountSas(*request.query);
+  if (!sas.ok()) return sas.error();
+  const std::vector<std::string>* keys = KeysFor(request.account);
+  if (keys == nullptr) return ApiError::AuthenticationFailed("The account is not configured.");
+  if (!AnyKeySigns(*keys, pauth::AccountSasStringToSign(*sas, request.account), sas->sig)) {
+    return ApiError::AuthenticationFailed("Signature did not match.");
+  }
+  if (auto e = pauth::CheckSasTimeWindow(sas->st, sas->se, now_())) return *e;
+  if (!pauth::SasProtocolAllowed(sas->spr, request.is_https)) return ApiError::AuthorizationProtocolMismatch();
+  if (!pauth::SasIpAllowed(sas->sip, request.remote_ip)) {
+    return ApiError::AuthorizationSourceIPMismatch(request.remote_ip);
+  }
+  if (auto e = pauth::CheckAccountSasPermission(*sas, request.operation)) return *e;
+  AuthGrant grant = GrantOf(AuthGrant::Kind::kAccountSas);
+  grant.permissions = sas->sp;
+  return grant;
+}
+
+ApiResult<AuthGrant> Authenticator::AuthenticateServiceSas(const AuthRequest& request) const {
+  auto sas = pauth::ParseServiceSas(*request.query);
+  if (!sas.ok()) return sas.error();
+  if (sas->tn.empty()) return ApiError::AuthenticationFailed("The signed table name (tn) is missing.");
+  const std::vector<std::string>* keys = KeysFor(request.account);
+  if (keys == nullptr) return ApiError::AuthenticationFailed("The account is not configured.");
+  if (!AnyKeySigns(*keys, pauth::ServiceSasStringToSign(*sas, request.account), sas->sig)) {
+    return ApiError::AuthenticationFailed("Signature did not match.");
+  }
+
+  // A stored access policy supplies the fields the URL leaves out; a field
+  // defined in both places is an error (Create a service SAS, "si").
+  std::string permissions = sas->sp;
+  std::string start = sas->st;
+  std::string expiry = sas->se;
+  if (!sas->si.empty()) {
+    std::optional<AccessPolicy> policy;
+    if (policies_) policy = policies_(request.account, Lower(sas->tn), sas->si);
+    // Decision (spec §8.3 UNCONFIRMED): unknown identifier -> AuthenticationFailed.
+    if (!policy) return ApiError::AuthenticationFailed("The signed identifier does not exist.");
+    if ((policy->start && !start.empty()) || (policy->expiry && !expiry.empty()) ||
+        (!policy->permission.empty() && !permissions.empty())) {
+      return ApiError::AuthenticationFailed("A field is specified both in the SAS and in the stored policy.");
+    }
+    if (policy->start) start = model::FormatDateTime7(*policy->start);
+    if (policy->expiry) expiry = model::FormatDateTime7(*policy->expiry);
+    if (!policy->permission.empty()) permissions = policy->permission;
+  }
+  if (auto e = pauth::CheckSasTimeWindow(start, expiry, now_())) return *e;
+  if (!pauth::SasProtocolAllowed(sas->spr, request.is_https)) return ApiError::AuthorizationProtocolMismatch();
+  if (!pauth::SasIpAllowed(sas->sip, request.remote_ip)) {
+    return ApiError::AuthorizationSourceIPMismatch(request.remote_ip);
+  }
+  if (!IsEntityOperation(request.operation)) return ApiError::AuthorizationFailure();
+  if (!request.table.empty() && Lower(request.table) != Lower(sas->tn)) return ApiError::AuthorizationFailure();
+  if (auto e = pauth::CheckServiceSasPermission(permissions, request.operation)) return *e;
+
+  AuthGrant grant = GrantOf(AuthGrant::Kind::kServiceSas);
+  grant.permissions = permissions;
+  grant.sas_table = Lower(sas->tn);
+  pauth::SasKeyRange range = pauth::ServiceSasKeyRange(*sas);
+  grant.sas_start = std::move(range.start);
+  grant.sas_end = std::move(range.end);
+  // Decision (spec §8.3 UNCONFIRMED exact code): a point operation outside
+  // the token's key range -> 403 AuthorizationFailure.
+  if (request.entity_key && !grant.InRange(request.entity_key->partition_key, request.entity_key->row_key)) {
+    return ApiError::AuthorizationFailure();
+  }
+  return grant;
+}
+
+ApiResult<bool> Authenticator::AuthorizeBatchOperation(const AuthGrant& grant, Operation op,
+                                                       const model::EntityKey& key) const {
+  switch (grant.kind) {
+    case AuthGrant::Kind::kAnonymous:
+    case AuthGrant::Kind::kSharedKey:
+    case AuthGrant::Kind::kSharedKeyLite:
+      return true;
+    case AuthGrant::Kind::kAccountSas: {
+      pauth::AccountSas sas;
+      sas.ss = "t";
+      sas.srt = "o";
+      sas.sp = grant.permissions;
+      if (auto e = pauth::CheckAccountSasPermission(sas, op)) return *e;
+      return true;
+    }
+    case AuthGrant::Kind::kServiceSas:
+      if (auto e = pauth::CheckServiceSasPermission(grant.permissions, op)) return *e;
+      if (!grant.InRange(key.partition_key, key.row_key)) return ApiError::AuthorizationFailure();
+      return true;
+  }
+  return ApiError::AuthorizationFailure();
+}
+
+ApiResult<bool> Authenticator::AuthorizeBatchOperation(const AuthGrant& grant, Operation op, std::string_view table,
+                                                       const model::EntityKey& key) const {
+  if (grant.kind == AuthGrant::Kind::kServiceSas && Lower(table) != grant.sas_table) {
+    return ApiError::AuthorizationFailure();
+  }
+  return AuthorizeBatchOperation(grant, op, key);
+}
+
+}  // namespace tablestone::api

@@ -1,0 +1,209 @@
+#include "server/api/dispatcher.h"
+
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "protocol/acl_blob.h"
+#include "protocol/request_options.h"
+#include "protocol/route.h"
+#include "server/api/api_handler.h"
+#include "server/api/batch_handler.h"
+#include "server/api/handlers.h"
+#include "server/api/response.h"
+#include "server/api/service_handlers.h"
+#include "storage/model/datetime.h"
+
+namespace tablestone::api {
+namespace {
+
+using protocol::ApiError;
+using protocol::Operation;
+
+constexpr std::string_view kHealthPath = "/_tablestone/health";
+
+std::string_view ToView(boost::beast::string_view v) { return std::string_view(v.data(), v.size()); }
+
+std::string_view HeaderOf(const http::Request& request, std::string_view name) {
+  auto it = request.find(boost::beast::string_view(name.data(), name.size()));
+  return it == request.end() ? std::string_view() : ToView(it->value());
+}
+
+// XML-only operations answer errors in XML (spec §7.1).
+bool IsXmlOperation(Operation op) {
+  switch (op) {
+    case Operation::kGetTableAcl:
+    case Operation::kSetTableAcl:
+    case Operation::kGetServiceProperties:
+    case Operation::kSetServiceProperties:
+    case Operation::kGetServiceStats: return true;
+    default: return false;
+  }
+}
+
+// Before routing succeeds, guess from the query whether an XML operation was meant.
+bool LooksLikeXmlRequest(std::string_view target) {
+  return target.find("comp=acl") != std::string_view::npos ||
+         target.find("restype=service") != std::string_view::npos;
+}
+
+Authenticator::PolicyLookup MakePolicyLookup(storage::Engine& engine) {
+  return [&engine](std::string_view account, std::string_view table,
+                   std::string_view id) -> std::optional<AccessPolicy> {
+    auto info = engine.GetTable(account, table);
+    if (!info.ok()) return std::nullopt;
+    auto blob = engine.GetTableAcl(*info);
+    if (!blob.ok()) return std::nullopt;
+    auto entries = protocol::DecodeAclBlob(*blob);
+    if (!entries) return std::nullopt;
+    for (const protocol::AclEntry& e : *entries) {
+      if (e.id != id) continue;
+      AccessPolicy policy;
+      policy.start = e.start;
+      policy.expiry = e.expiry;
+      policy.permission = e.permission.value_or("");
+      return policy;
+    }
+    return std::nullopt;
+  };
+}
+
+void Dispatch(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
+  switch (info.route.operation) {
+    case Operation::kQueryTables: return HandleQueryTables(ctx, info, response);
+    case Operation::kCreateTable: return HandleCreateTable(ctx, info, response);
+    case Operation::kDeleteTable: return HandleDeleteTable(ctx, info, response);
+    case Operation::kGetTable: return HandleGetTable(ctx, info, response);
+    case Operation::kQueryEntities: return HandleQueryEntities(ctx, info, response);
+    case Operation::kGetEntity: return HandleGetEntity(ctx, info, response);
+    case Operation::kInsertEntity:
+    case Operation::kUpdateEntity:
+    case Operation::kMergeEntity:
+    case Operation::kInsertOrReplaceEntity:
+    case Operation::kInsertOrMergeEntity:
+    case Operation::kDeleteEntity: return HandleEntityWrite(ctx, info, response);
+    case Operation::kBatch: return HandleBatch(ctx, info, response);
+    case Operation::kGetTableAcl: return HandleGetTableAcl(ctx, info, response);
+    case Operation::kSetTableAcl: return HandleSetTableAcl(ctx, info, response);
+    case Operation::kGetServiceProperties: return HandleGetServiceProperties(ctx, info, response);
+    case Operation::kSetServiceProperties: return HandleSetServiceProperties(ctx, info, response);
+    case Operation::kGetServiceStats: return HandleGetServiceStats(ctx, info, response);
+    case Operation::kPreflight: return HandlePreflight(ctx, info, response);
+  }
+  WriteError(info, ApiError::InternalError(), response);
+}
+
+}  // namespace
+
+Dispatcher::Dispatcher(storage::Engine& engine, ApiOptions options)
+    : engine_(engine),
+      options_(std::move(options)),
+      authenticator_(options_.accounts, options_.allow_anonymous, MakePolicyLookup(engine)),
+      context_{engine_, options_, authenticator_} {}
+
+void Dispatcher::Handle(http::Request& request, const http::RequestContext& context, http::Response& response) {
+  const std::string request_id = NewRequestId();
+  response.version(request.version());
+  try {
+    std::string_view target = ToView(request.target());
+    if (request.method() == boost::beast::http::verb::get &&
+        target.substr(0, target.find('?')) == kHealthPath) {
+      response.result(200);
+      response.set(boost::beast::http::field::content_type, "application/json");
+      response.body() = "{\"status\":\"ok\"}";
+      response.prepare_payload();
+    } else {
+      HandleRouted(request, context, request_id, response);
+    }
+  } catch (const std::exception&) {
+    response = http::Response();
+    response.version(request.version());
+    WriteErrorRaw(request_id, {}, ApiError::InternalError(), response);
+  } catch (...) {
+    response = http::Response();
+    response.version(request.version());
+    WriteErrorRaw(request_id, {}, ApiError::InternalError(), response);
+  }
+  SetCommonHeaders(request, request_id, response);
+}
+
+void Dispatcher::HandleRouted(http::Request& request, const http::RequestContext& context,
+                              const std::string& request_id, http::Response& response) {
+  const std::string_view target = ToView(request.target());
+  const std::string_view accept = HeaderOf(request, "Accept");
+
+  protocol::RouteInput in;
+  in.method = ToView(request.method_string());
+  in.host = HeaderOf(request, "Host");
+  in.target = target;
+  auto [xb, xe] = request.equal_range("X-HTTP-Method");
+  for (auto it = xb; it != xe; ++it) in.x_http_method.push_back(ToView(it->value()));
+  in.has_if_match = request.find("If-Match") != request.end();
+  in.is_known_account = [this](std::string_view name) { return authenticator_.IsKnownAccount(name); };
+  in.disable_product_style = options_.disable_product_style_url;
+  auto route = protocol::ResolveRoute(in);
+  if (!route.ok()) return WriteErrorRaw(request_id, accept, route.error(), response, LooksLikeXmlRequest(target));
+
+  RequestInfo info{request, context, request_id, model::NowTicks(), std::move(route).value(), AuthGrant{}, {}};
+  const bool xml = IsXmlOperation(info.route.operation);
+  std::string host(HeaderOf(request, "Host"));
+  if (host.empty()) host = "127.0.0.1";
+  info.base_url = std::string(context.is_tls ? "https://" : "http://") + host + info.route.account.root_path;
+
+  if (!options_.skip_api_version_check) {
+    auto version = protocol::CheckApiVersion(HeaderOf(request, "x-ms-version"),
+                                             request.find("x-ms-version") != request.end());
+    if (!version.ok()) return WriteError(info, version.error(), response, xml);
+  }
+
+  if (info.route.operation != Operation::kPreflight) {
+    AuthRequest auth;
+    auth.method = in.method;
+    auth.raw_path = info.route.raw_path;
+    auth.query = &info.route.query;
+    auth.header = [&request](std::string_view name) { return HeaderOf(request, name); };
+    auth.remote_ip = context.remote_ip;
+    auth.is_https = context.is_tls;
+    auth.account = info.route.account.account;
+    auth.secondary = info.route.account.secondary;
+    auth.operation = info.route.operation;
+    auth.table = info.route.resource.table;
+    auth.entity_key = info.route.resource.key;
+    auto grant = authenticator_.Authenticate(auth);
+    if (!grant.ok()) return WriteError(info, grant.error(), response, xml);
+    info.grant = std::move(grant).value();
+
+    // The secondary endpoint is read-only (spec §1.1).
+    if (info.route.account.secondary && protocol::IsWriteOperation(info.route.operation)) {
+      return WriteError(info, ApiError::WriteOnSecondary(), response, xml);
+    }
+  }
+
+  Dispatch(context_, info, response);
+  if (info.route.operation != Operation::kPreflight && request.find("Origin") != request.end()) {
+    ApplyCorsHeaders(context_, info, response);
+  }
+}
+
+void Dispatcher::RenderTransportError(http::TransportError error, const http::Request& partial_request,
+                                      http::Response& response) {
+  const std::string request_id = NewRequestId();
+  ApiError e = ApiError::InternalError();
+  switch (error) {
+    case http::TransportError::kBodyTooLarge: e = ApiError::RequestBodyTooLarge(); break;
+    case http::TransportError::kHeaderTooLarge:
+      e = ApiError::InvalidHeaderValue("The size of the request headers exceeds the maximum permissible limit.");
+      break;
+    case http::TransportError::kBadRequest: e = ApiError::InvalidInput(); break;
+    default: e = ApiError::InternalError(); break;
+  }
+  response.version(partial_request.version() == 0 ? 11 : partial_request.version());
+  WriteErrorRaw(request_id, HeaderOf(partial_request, "Accept"), e, response);
+  SetCommonHeaders(partial_request, request_id, response);
+}
+
+std::unique_ptr<http::RequestHandler> MakeApiHandler(storage::Engine& engine, ApiOptions options) {
+  return std::make_unique<Dispatcher>(engine, std::move(options));
+}
+
+}  // namespace tablestone::api

@@ -1,0 +1,117 @@
+#include "server/api/entity_ops.h"
+
+#include "protocol/odata_json.h"
+#include "protocol/odata_writer.h"
+#include "storage/model/etag.h"
+#include "storage/model/limits.h"
+
+namespace tablestone::api {
+
+using protocol::ApiError;
+using protocol::Operation;
+
+bool IsEntityWriteOperation(Operation op) {
+  switch (op) {
+    case Operation::kInsertEntity:
+    case Operation::kUpdateEntity:
+    case Operation::kMergeEntity:
+    case Operation::kInsertOrReplaceEntity:
+    case Operation::kInsertOrMergeEntity:
+    case Operation::kDeleteEntity: return true;
+    default: return false;
+  }
+}
+
+protocol::ApiResult<model::WriteOp> BuildWriteOp(const EntityOpRequest& req) {
+  model::WriteOp op;
+  switch (req.operation) {
+    case Operation::kInsertEntity: op.kind = model::WriteKind::kInsert; break;
+    case Operation::kUpdateEntity: op.kind = model::WriteKind::kUpdate; break;
+    case Operation::kMergeEntity: op.kind = model::WriteKind::kMerge; break;
+    case Operation::kInsertOrReplaceEntity: op.kind = model::WriteKind::kInsertOrReplace; break;
+    case Operation::kInsertOrMergeEntity: op.kind = model::WriteKind::kInsertOrMerge; break;
+    case Operation::kDeleteEntity: op.kind = model::WriteKind::kDelete; break;
+    default: return ApiError::InternalError();
+  }
+  // Spec §5: If-None-Match is not supported on writes.
+  if (req.if_none_match) {
+    return ApiError::InvalidInput("If-None-Match HTTP header cannot be specified for update operations.");
+  }
+  const bool needs_if_match = op.kind == model::WriteKind::kUpdate || op.kind == model::WriteKind::kMerge ||
+                              op.kind == model::WriteKind::kDelete;
+  if (needs_if_match) {
+    if (!req.if_match) return ApiError::InvalidInput();
+    if (!model::ParseIfMatch(*req.if_match, &op.if_match) || op.if_match.kind == model::IfMatch::Kind::kNone) {
+      return ApiError::InvalidInput("The etag value '" + std::string(*req.if_match) + "' specified in one of the "
+                                    "request headers is not valid. Please make sure only one etag value is "
+                                    "specified and is valid.");
+    }
+  }
+  if (req.url_key) {
+    for (const std::string* k : {&req.url_key->partition_key, &req.url_key->row_key}) {
+      if (model::Utf16Length(*k) > model::kMaxKeyUtf16Units) return ApiError::PropertyValueTooLarge();
+    }
+  }
+  if (op.kind == model::WriteKind::kDelete) {
+    if (!req.url_key) return ApiError::InvalidInput();
+    op.entity.partition_key = req.url_key->partition_key;
+    op.entity.row_key = req.url_key->row_key;
+    return op;
+  }
+  if (req.content_type) {
+    auto ct = protocol::CheckJsonContentType(*req.content_type, true);
+    if (!ct.ok()) return ct.error();
+  }
+  auto parsed = protocol::ParseEntityJson(req.body);
+  if (!parsed.ok()) return parsed.error();
+  op.entity = std::move(parsed->entity);
+  if (req.url_key) {
+    // URL keys win; a body key that differs is a client error (spec §2.8).
+    if ((parsed->has_partition_key && op.entity.partition_key != req.url_key->partition_key) ||
+        (parsed->has_row_key && op.entity.row_key != req.url_key->row_key)) {
+      return ApiError::InvalidInput();
+    }
+    op.entity.partition_key = req.url_key->partition_key;
+    op.entity.row_key = req.url_key->row_key;
+  } else if (!parsed->has_partition_key || !parsed->has_row_key) {
+    return ApiError::PropertiesNeedValue();
+  }
+  return op;
+}
+
+EntityOpResponse RenderWriteSuccess(const model::WriteOp& op, int64_t timestamp, const WriteResponseContext& ctx) {
+  EntityOpResponse out;
+  if (op.kind == model::WriteKind::kDelete) {
+    out.status = 204;
+    out.headers.emplace_back("DataServiceVersion", "1.0;");
+    return out;
+  }
+  std::string etag = model::FormatETag(timestamp);
+  if (op.kind != model::WriteKind::kInsert) {
+    out.status = 204;
+    out.headers.emplace_back("DataServiceVersion", "1.0;");
+    out.headers.emplace_back("ETag", std::move(etag));
+    return out;
+  }
+  std::string location = std::string(ctx.base_url) +
+                         protocol::EntityKeyPath(ctx.table, op.entity.partition_key, op.entity.row_key);
+  if (ctx.prefer != protocol::PreferReturn::kNone) {
+    out.headers.emplace_back("Preference-Applied", std::string(protocol::PreferReturnName(ctx.prefer)));
+  }
+  out.headers.emplace_back("DataServiceVersion", "3.0;");
+  out.headers.emplace_back("Location", location);
+  out.headers.emplace_back("DataServiceId", std::move(location));
+  out.headers.emplace_back("ETag", std::move(etag));
+  if (ctx.prefer == protocol::PreferReturn::kReturnNoContent) {
+    out.status = 204;
+    return out;
+  }
+  out.status = 201;
+  model::Entity stored = op.entity;
+  stored.timestamp = timestamp;
+  protocol::EntityWriteContext wctx{ctx.base_url, ctx.account, ctx.table, ctx.level, nullptr};
+  out.body = protocol::WriteEntity(stored, wctx);
+  return out;
+}
+
+}  // namespace tablestone::api

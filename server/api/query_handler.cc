@@ -1,0 +1,84 @@
+// Query Entities (spec §2.5): $filter, $select, $top, continuation.
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "protocol/continuation.h"
+#include "protocol/filter/filter.h"
+#include "protocol/odata_writer.h"
+#include "protocol/request_options.h"
+#include "server/api/handlers.h"
+#include "server/api/response.h"
+
+namespace tablestone::api {
+
+using protocol::ApiError;
+
+void HandleQueryEntities(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
+  auto level = protocol::NegotiateMetadata(info.Query("$format"), info.Header("Accept"));
+  if (!level.ok()) return WriteError(info, level.error(), response);
+  auto select = protocol::ParseSelect(info.Query("$select"));
+  if (!select.ok()) return WriteError(info, select.error(), response);
+  auto top = protocol::ParseTop(info.Query("$top"));
+  if (!top.ok()) return WriteError(info, top.error(), response);
+
+  std::shared_ptr<const protocol::filter::Filter> filter;
+  if (const std::string* text = info.Query("$filter")) {
+    auto parsed = protocol::filter::Filter::Parse(*text);
+    if (!parsed.ok()) return WriteError(info, parsed.error(), response);
+    filter = std::move(parsed).value();
+  }
+
+  model::ScanSpec spec;
+  const std::string* next_pk = info.Query("NextPartitionKey");
+  const std::string* next_rk = info.Query("NextRowKey");
+  if (next_pk != nullptr) {
+    auto pk = protocol::DecodeContinuation(*next_pk);
+    if (!pk.ok()) return WriteError(info, pk.error(), response);
+    model::EntityKey resume{std::move(pk).value(), {}};
+    if (next_rk != nullptr && !next_rk->empty()) {
+      auto rk = protocol::DecodeContinuation(*next_rk);
+      if (!rk.ok()) return WriteError(info, rk.error(), response);
+      resume.row_key = std::move(rk).value();
+    }
+    spec.resume_from = std::move(resume);
+  } else if (next_rk != nullptr && !next_rk->empty()) {
+    return WriteError(info, ApiError::InvalidInput(), response);
+  }
+
+  auto table = ctx.engine.GetTable(info.account(), info.route.resource.table);
+  if (!table.ok()) return WriteError(info, protocol::FromStatus(table.status()), response);
+
+  std::vector<model::Entity> entities;
+  std::optional<model::EntityKey> next;
+  if (!top->has_value() || **top > 0) {
+    if (filter) filter->PlanScan(&spec);
+    const bool sas_range = info.grant.kind == AuthGrant::Kind::kServiceSas &&
+                           (info.grant.sas_start.has_value() || info.grant.sas_end.has_value());
+    if (filter || sas_range) {
+      const AuthGrant* grant = sas_range ? &info.grant : nullptr;
+      spec.predicate = [filter, grant](const model::Entity& e) {
+        if (grant != nullptr && !grant->InRange(e.partition_key, e.row_key)) return false;
+        return filter == nullptr || filter->Matches(e);
+      };
+    }
+    spec.max_results = top->has_value() ? static_cast<size_t>(**top) : model::kMaxPageEntities;
+    spec.max_bytes = model::kMaxPageBytes;
+    spec.deadline = std::chrono::steady_clock::now() + ctx.options.query_time_budget;
+    if (!spec.match_nothing) {
+      auto result = ctx.engine.Scan(*table, spec);
+      if (!result.ok()) return WriteError(info, protocol::FromStatus(result.status()), response);
+      entities = std::move(result->entities);
+      next = std::move(result->next);
+    }
+  }
+  if (next) {
+    response.set("x-ms-continuation-NextPartitionKey", protocol::EncodeContinuation(next->partition_key));
+    response.set("x-ms-continuation-NextRowKey", protocol::EncodeContinuation(next->row_key));
+  }
+  protocol::EntityWriteContext wctx{info.base_url, info.account(), info.route.resource.table, *level, &*select};
+  WriteJson(response, 200, *level, protocol::WriteEntityFeed(entities, wctx));
+}
+
+}  // namespace tablestone::api

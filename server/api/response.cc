@@ -1,0 +1,92 @@
+#include "server/api/response.h"
+
+#include <boost/beast/http/field.hpp>
+#include <cstdio>
+#include <random>
+
+#include "protocol/error_body.h"
+#include "storage/model/datetime.h"
+
+namespace tablestone::api {
+namespace http_ns = boost::beast::http;
+
+namespace {
+std::string_view ToView(boost::beast::string_view v) { return std::string_view(v.data(), v.size()); }
+}  // namespace
+
+void WriteErrorRaw(std::string_view request_id, std::string_view accept, const protocol::ApiError& error,
+                   http::Response& response, bool xml) {
+  int64_t now = model::NowTicks();
+  response.result(static_cast<unsigned>(error.http_status));
+  response.set("x-ms-error-code", error.code);
+  if (xml) {
+    response.set(http_ns::field::content_type, "application/xml");
+    response.body() = protocol::RenderXmlError(error, request_id, now);
+  } else {
+    auto level = protocol::NegotiateMetadata(nullptr, accept);
+    response.set(http_ns::field::content_type,
+                 protocol::JsonContentType(level.ok() ? *level : protocol::MetadataLevel::kMinimalMetadata));
+    response.set("X-Content-Type-Options", "nosniff");
+    response.set(http_ns::field::cache_control, "no-cache");
+    response.set("DataServiceVersion", "3.0;");
+    response.body() = protocol::RenderJsonError(error, request_id, now);
+  }
+  response.prepare_payload();
+}
+
+void WriteError(const RequestInfo& info, const protocol::ApiError& error, http::Response& response, bool xml) {
+  std::string_view accept = info.Header("Accept");
+  const std::string* format = info.Query("$format");
+  std::string accept_for_error(accept);
+  if (format != nullptr) accept_for_error = *format;
+  WriteErrorRaw(info.request_id, accept_for_error, error, response, xml);
+}
+
+void WriteJson(http::Response& response, unsigned status, protocol::MetadataLevel level, std::string body) {
+  response.result(status);
+  response.set(http_ns::field::content_type, protocol::JsonContentType(level));
+  response.set("X-Content-Type-Options", "nosniff");
+  response.set(http_ns::field::cache_control, "no-cache");
+  response.set("DataServiceVersion", "3.0;");
+  response.body() = std::move(body);
+  response.prepare_payload();
+}
+
+void WriteNoContent(http::Response& response, std::string_view data_service_version) {
+  response.result(http_ns::status::no_content);
+  response.erase(http_ns::field::content_type);
+  response.set("X-Content-Type-Options", "nosniff");
+  response.set(http_ns::field::cache_control, "no-cache");
+  response.set("DataServiceVersion", data_service_version);
+  response.body().clear();
+  response.content_length(0);
+}
+
+void SetCommonHeaders(const http::Request& request, std::string_view request_id, http::Response& response) {
+  response.set("x-ms-request-id", request_id);
+  auto version = request.find("x-ms-version");
+  if (version != request.end() && !version->value().empty()) {
+    response.set("x-ms-version", ToView(version->value()));
+  } else {
+    response.set("x-ms-version", protocol::kDefaultApiVersion);
+  }
+  response.set(http_ns::field::date, model::FormatRfc1123(model::NowTicks()));
+  response.set(http_ns::field::server, kServerHeader);
+  auto client_id = request.find("x-ms-client-request-id");
+  if (client_id != request.end()) response.set("x-ms-client-request-id", ToView(client_id->value()));
+}
+
+std::string NewRequestId() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  uint64_t a = rng();
+  uint64_t b = rng();
+  a = (a & 0xFFFFFFFFFFFF0FFFull) | 0x0000000000004000ull;  // version 4
+  b = (b & 0x3FFFFFFFFFFFFFFFull) | 0x8000000000000000ull;  // variant 1
+  char buf[40];
+  std::snprintf(buf, sizeof(buf), "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(a >> 32),
+                static_cast<unsigned>((a >> 16) & 0xFFFF), static_cast<unsigned>(a & 0xFFFF),
+                static_cast<unsigned>(b >> 48), static_cast<unsigned long long>(b & 0xFFFFFFFFFFFFull));
+  return buf;
+}
+
+}  // namespace tablestone::api

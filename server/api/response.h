@@ -1,0 +1,39 @@
+// Response building blocks shared by every handler, so headers and error
+// bodies look the same everywhere (spec §2.0.3, §7.1).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "protocol/api_error.h"
+#include "protocol/request_options.h"
+#include "server/api/api_context.h"
+#include "server/http/handler.h"
+
+namespace tablestone::api {
+
+inline constexpr std::string_view kServerHeader = "Tablestone-Table/0.1 (Windows-Azure-Table/1.0 compatible)";
+
+// Error response: status, x-ms-error-code and the body from protocol/error_body
+// (JSON, or the OData XML shape when `xml`). The JSON Content-Type follows the
+// negotiated metadata level (minimal when negotiation itself failed).
+void WriteError(const RequestInfo& info, const protocol::ApiError& error, http::Response& response,
+                bool xml = false);
+// Same without a routed request (transport errors, version/route failures).
+void WriteErrorRaw(std::string_view request_id, std::string_view accept, const protocol::ApiError& error,
+                   http::Response& response, bool xml = false);
+
+// 200/201 JSON body with the OData Content-Type, nosniff, no-cache and
+// DataServiceVersion 3.0.
+void WriteJson(http::Response& response, unsigned status, protocol::MetadataLevel level, std::string body);
+
+// 204 with no body (no Content-Type), nosniff, no-cache.
+void WriteNoContent(http::Response& response, std::string_view data_service_version = "1.0;");
+
+// x-ms-request-id, x-ms-version, Date, Server, x-ms-client-request-id echo.
+void SetCommonHeaders(const http::Request& request, std::string_view request_id, http::Response& response);
+
+// A fresh random GUID ("xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx").
+std::string NewRequestId();
+
+}  // namespace tablestone::api

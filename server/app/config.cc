@@ -1,0 +1,516 @@
+#include "server/app/config.h"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "protocol/base64.h"
+#include "server/app/settings.h"
+
+extern char** environ;
+
+namespace tablestone::app {
+namespace internal {
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// "localhost" is accepted for convenience (Azurite rigs pass it); anything
+// else must be an IP literal, because the listener binds exactly one address.
+bool CheckHost(std::string* value, std::string* why) {
+  if (*value == "localhost") *value = "127.0.0.1";
+  unsigned char buf[sizeof(in6_addr)];
+  if (inet_pton(AF_INET, value->c_str(), buf) == 1 || inet_pton(AF_INET6, value->c_str(), buf) == 1) return true;
+  *why = "must be an IPv4 or IPv6 address (or localhost)";
+  return false;
+}
+
+bool CheckNonEmpty(std::string* value, std::string* why) {
+  if (!value->empty()) return true;
+  *why = "must not be empty";
+  return false;
+}
+
+const std::string& Str(const Value& v) { return std::get<std::string>(v); }
+uint64_t Uint(const Value& v) { return std::get<uint64_t>(v); }
+bool Bool(const Value& v) { return std::get<bool>(v); }
+std::string ShowBool(bool b) { return b ? "true" : "false"; }
+
+constexpr uint64_t kDay = 24ull * 3600 * 1000;
+
+std::vector<Setting> BuildSettings() {
+  std::vector<Setting> s;
+  auto add = [&s](Setting setting) { s.push_back(setting); };
+  add({.path = "listen.host", .env = "TABLESTONE_HOST", .kind = Kind::kString,
+       .help = "Address to listen on (IP literal or localhost); 0.0.0.0 for all interfaces.",
+       .check = CheckHost,
+       .set = [](Config& c, const Value& v) { c.host = Str(v); },
+       .show = [](const Config& c) { return c.host; }});
+  add({.path = "listen.port", .env = "TABLESTONE_PORT", .kind = Kind::kUint,
+       .help = "TCP port; 0 picks a free port (logged at startup).", .min = 0, .max = 65535,
+       .set = [](Config& c, const Value& v) { c.port = static_cast<uint16_t>(Uint(v)); },
+       .show = [](const Config& c) { return std::to_string(c.port); }});
+  add({.path = "storage.location", .env = "TABLESTONE_LOCATION", .kind = Kind::kString,
+       .help = "Data directory (created if missing; locked while the server runs).",
+       .check = CheckNonEmpty,
+       .set = [](Config& c, const Value& v) { c.location = Str(v); },
+       .show = [](const Config& c) { return c.location; }});
+  add({.path = "storage.inMemory", .env = "TABLESTONE_IN_MEMORY", .kind = Kind::kBool,
+       .help = "Keep all data in memory; nothing touches the disk and everything is lost on exit.",
+       .set = [](Config& c, const Value& v) { c.in_memory = Bool(v); },
+       .show = [](const Config& c) { return ShowBool(c.in_memory); }});
+  add({.path = "storage.durability", .env = "TABLESTONE_DURABILITY", .kind = Kind::kChoice,
+       .help = "default: a write is acknowledged once in the write-ahead log (survives a process crash); "
+               "fsync: also fsynced (survives power loss, slower).",
+       .choices = "default|fsync",
+       .set = [](Config& c, const Value& v) { c.durability = Str(v); },
+       .show = [](const Config& c) { return c.durability; }});
+  add({.path = "limits.maxBodyBytes", .env = "TABLESTONE_MAX_BODY_BYTES", .kind = Kind::kUint,
+       .help = "Largest request body; beyond it 413 RequestBodyTooLarge and the connection closes.",
+       .min = 1024, .max = 1ull << 30,
+       .set = [](Config& c, const Value& v) { c.max_body_bytes = Uint(v); },
+       .show = [](const Config& c) { return std::to_string(c.max_body_bytes); }});
+  add({.path = "limits.maxHeaderBytes", .env = "TABLESTONE_MAX_HEADER_BYTES", .kind = Kind::kUint,
+       .help = "Largest request line + headers; beyond it 431 and the connection closes.",
+       .min = 1024, .max = 1ull << 20,
+       .set = [](Config& c, const Value& v) { c.max_header_bytes = Uint(v); },
+       .show = [](const Config& c) { return std::to_string(c.max_header_bytes); }});
+  add({.path = "limits.maxConnections", .env = "TABLESTONE_MAX_CONNECTIONS", .kind = Kind::kUint,
+       .help = "Live connections above which new ones are closed at once.", .min = 1, .max = 1'000'000,
+       .set = [](Config& c, const Value& v) { c.max_connections = Uint(v); },
+       .show = [](const Config& c) { return std::to_string(c.max_connections); }});
+  add({.path = "timeouts.idleMs", .env = "TABLESTONE_IDLE_TIMEOUT_MS", .kind = Kind::kUint,
+       .help = "How long a keep-alive connection may wait for its next request.", .min = 1, .max = kDay,
+       .set = [](Config& c, const Value& v) { c.idle_timeout_ms = Uint(v); },
+       .show = [](const Config& c) { return std::to_string(c.idle_timeout_ms); }});
+  add({.path = "timeouts.readMs", .env = "TABLESTONE_READ_TIMEOUT_MS", .kind = Kind::kUint,
+       .help = "Deadline for receiving a whole request once it started (and for writing a response).",
+       .min = 1, .max = kDay,
+       .set = [](Config& c, const Value& v) { c.read_timeout_ms = Uint(v); },
+       .show = [](const Config& c) { return std::to_string(c.read_timeout_ms); }});
+  add({.path = "timeouts.drainMs", .env = "TABLESTONE_DRAIN_TIMEOUT_MS", .kind = Kind::kUint,
+       .help = "On stop, how long requests in flight may take before connections are force-closed.",
+       .min = 0, .max = kDay,
+       .set = [](Config& c, const Value& v) { c.drain_timeout_ms = Uint(v); },
+       .show = [](const Config& c) { return std::to_string(c.drain_timeout_ms); }});
+  add({.path = "timeouts.queryPageMs", .env = "TABLESTONE_QUERY_PAGE_MS", .kind = Kind::kUint,
+       .help = "Time budget of one query page; a longer scan returns a continuation token early.",
+       .min = 1, .max = kDay,
+       .set = [](Config& c, const Value& v) { c.query_page_ms = Uint(v); },
+       .show = [](const Config& c) { return std::to_string(c.query_page_ms); }});
+  add({.path = "threads", .env = "TABLESTONE_THREADS", .kind = Kind::kUint,
+       .help = "I/O threads serving requests; 0 = number of cores.", .min = 0, .max = 1024,
+       .set = [](Config& c, const Value& v) { c.threads = Uint(v); },
+       .show = [](const Config& c) { return std::to_string(c.threads); }});
+  add({.path = "logging.level", .env = "TABLESTONE_LOG_LEVEL", .kind = Kind::kChoice,
+       .help = "Level of the console log (not the access log).",
+       .choices = "trace|debug|info|warn|error|critical|off",
+       .set = [](Config& c, const Value& v) { c.logging.level = Str(v); },
+       .show = [](const Config& c) { return c.logging.level; }});
+  add({.path = "logging.format", .env = "TABLESTONE_LOG_FORMAT", .kind = Kind::kChoice,
+       .help = "Console log format: text lines or one JSON object per line.", .choices = "text|json",
+       .set = [](Config& c, const Value& v) { c.logging.format = Str(v); },
+       .show = [](const Config& c) { return c.logging.format; }});
+  add({.path = "logging.accessLog", .env = "TABLESTONE_ACCESS_LOG", .kind = Kind::kBool,
+       .help = "One line per request (address, method, target, status, bytes, latency).",
+       .set = [](Config& c, const Value& v) { c.logging.access_log = Bool(v); },
+       .show = [](const Config& c) { return ShowBool(c.logging.access_log); }});
+  add({.path = "logging.debugFile", .env = "TABLESTONE_DEBUG_FILE", .kind = Kind::kString,
+       .help = "Also write every logger at debug level to this file; empty = off.",
+       .set = [](Config& c, const Value& v) { c.logging.debug_file = Str(v); },
+       .show = [](const Config& c) { return c.logging.debug_file; }});
+  add({.path = "api.loose", .env = "TABLESTONE_LOOSE", .kind = Kind::kBool,
+       .help = "Accept unsupported headers and query parameters leniently (as Azurite --loose).",
+       .set = [](Config& c, const Value& v) { c.loose = Bool(v); },
+       .show = [](const Config& c) { return ShowBool(c.loose); }});
+  add({.path = "api.skipApiVersionCheck", .env = "TABLESTONE_SKIP_API_VERSION_CHECK", .kind = Kind::kBool,
+       .help = "Accept any x-ms-version.",
+       .set = [](Config& c, const Value& v) { c.skip_api_version_check = Bool(v); },
+       .show = [](const Config& c) { return ShowBool(c.skip_api_version_check); }});
+  add({.path = "api.disableProductStyleUrl", .env = "TABLESTONE_DISABLE_PRODUCT_STYLE_URL", .kind = Kind::kBool,
+       .help = "Never take the account from the Host name; path-style URLs only.",
+       .set = [](Config& c, const Value& v) { c.disable_product_style_url = Bool(v); },
+       .show = [](const Config& c) { return ShowBool(c.disable_product_style_url); }});
+  add({.path = "api.allowAnonymous", .env = "TABLESTONE_ALLOW_ANONYMOUS", .kind = Kind::kBool,
+       .help = "Accept unsigned requests (development only).",
+       .set = [](Config& c, const Value& v) { c.allow_anonymous = Bool(v); },
+       .show = [](const Config& c) { return ShowBool(c.allow_anonymous); }});
+  return s;
+}
+
+bool CheckString(const Setting& setting, std::string text, Value* value, std::string* why) {
+  if (setting.kind == Kind::kChoice) {
+    std::string lowered = Lower(text);
+    std::string_view rest = setting.choices;
+    while (!rest.empty()) {
+      size_t bar = rest.find('|');
+      std::string_view choice = rest.substr(0, bar);
+      if (lowered == choice) {
+        *value = std::string(choice);
+        return true;
+      }
+      rest = bar == std::string_view::npos ? std::string_view() : rest.substr(bar + 1);
+    }
+    *why = "must be one of " + DescribeChoices(setting.choices);
+    return false;
+  }
+  if (setting.check != nullptr && !setting.check(&text, why)) return false;
+  *value = std::move(text);
+  return true;
+}
+
+std::string RangeMessage(const Setting& setting) {
+  if (setting.max == UINT64_MAX) return "must be an integer >= " + std::to_string(setting.min);
+  return "must be an integer between " + std::to_string(setting.min) + " and " + std::to_string(setting.max);
+}
+
+}  // namespace
+
+const std::vector<Setting>& Settings() {
+  static const std::vector<Setting> kSettings = BuildSettings();
+  return kSettings;
+}
+
+const Setting* FindSettingByPath(std::string_view path) {
+  for (const auto& s : Settings()) {
+    if (s.path == path) return &s;
+  }
+  return nullptr;
+}
+
+const Setting* FindSettingByEnv(std::string_view env) {
+  for (const auto& s : Settings()) {
+    if (s.env == env) return &s;
+  }
+  return nullptr;
+}
+
+std::string DescribeChoices(std::string_view choices) {
+  std::vector<std::string> parts;
+  std::string_view rest = choices;
+  while (!rest.empty()) {
+    size_t bar = rest.find('|');
+    parts.emplace_back(rest.substr(0, bar));
+    rest = bar == std::string_view::npos ? std::string_view() : rest.substr(bar + 1);
+  }
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) out += i + 1 == parts.size() ? " or " : ", ";
+    out += "'" + parts[i] + "'";
+  }
+  return out;
+}
+
+bool ParseText(const Setting& setting, std::string_view text, Value* value, std::string* why) {
+  switch (setting.kind) {
+    case Kind::kString:
+    case Kind::kChoice:
+      return CheckString(setting, std::string(text), value, why);
+    case Kind::kBool: {
+      std::string lowered = Lower(text);
+      if (lowered == "true" || lowered == "1" || lowered == "yes" || lowered == "on") {
+        *value = true;
+        return true;
+      }
+      if (lowered == "false" || lowered == "0" || lowered == "no" || lowered == "off") {
+        *value = false;
+        return true;
+      }
+      *why = "must be true or false";
+      return false;
+    }
+    case Kind::kUint: {
+      uint64_t n = 0;
+      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+      if (text.empty() || ec != std::errc() || end != text.data() + text.size() || n < setting.min ||
+          n > setting.max) {
+        *why = RangeMessage(setting);
+        return false;
+      }
+      *value = n;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool ParseJson(const Setting& setting, const nlohmann::json& json, Value* value, std::string* why) {
+  switch (setting.kind) {
+    case Kind::kString:
+    case Kind::kChoice:
+      if (!json.is_string()) {
+        *why = setting.kind == Kind::kChoice ? "must be one of " + DescribeChoices(setting.choices)
+                                             : std::string("must be a string");
+        return false;
+      }
+      return CheckString(setting, json.get<std::string>(), value, why);
+    case Kind::kBool:
+      if (!json.is_boolean()) {
+        *why = "must be true or false";
+        return false;
+      }
+      *value = json.get<bool>();
+      return true;
+    case Kind::kUint: {
+      if (!json.is_number_integer() || (json.is_number_integer() && !json.is_number_unsigned() &&
+                                        json.get<int64_t>() < 0)) {
+        *why = RangeMessage(setting);
+        return false;
+      }
+      uint64_t n = json.get<uint64_t>();
+      if (n < setting.min || n > setting.max) {
+        *why = RangeMessage(setting);
+        return false;
+      }
+      *value = n;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool ValidateAccounts(const std::vector<api::AccountKeys>& accounts, std::string* why) {
+  if (accounts.empty()) {
+    *why = "at least one account is required";
+    return false;
+  }
+  std::set<std::string> seen;
+  for (const auto& account : accounts) {
+    // Azure account names: 3-24 lower-case letters and digits.
+    const auto& name = account.name;
+    bool name_ok = name.size() >= 3 && name.size() <= 24 &&
+                   std::all_of(name.begin(), name.end(), [](char c) {
+                     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+                   });
+    if (!name_ok) {
+      *why = "account name '" + name + "' must be 3-24 lower-case letters and digits";
+      return false;
+    }
+    if (!seen.insert(name).second) {
+      *why = "account '" + name + "' is listed twice";
+      return false;
+    }
+    if (account.keys.empty() || account.keys.size() > 2) {
+      *why = "account '" + name + "' needs one or two keys";
+      return false;
+    }
+    for (const auto& key : account.keys) {
+      auto decoded = protocol::Base64Decode(key);
+      if (key.empty() || !decoded || decoded->empty()) {
+        *why = "a key of account '" + name + "' is not valid base64";
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+namespace {
+
+bool ApplyAccountsJson(const nlohmann::json& json, Config* config, std::string* why) {
+  if (!json.is_array()) {
+    *why = "must be a list of {\"name\": ..., \"keys\": [...]}";
+    return false;
+  }
+  std::vector<api::AccountKeys> accounts;
+  for (size_t i = 0; i < json.size(); ++i) {
+    const auto& item = json[i];
+    std::string where = "[" + std::to_string(i) + "]";
+    if (!item.is_object()) {
+      *why = where + " must be an object with \"name\" and \"keys\"";
+      return false;
+    }
+    api::AccountKeys account;
+    for (const auto& [key, value] : item.items()) {
+      if (key == "name") {
+        if (!value.is_string()) {
+          *why = where + ".name must be a string";
+          return false;
+        }
+        account.name = value.get<std::string>();
+      } else if (key == "keys") {
+        if (!value.is_array() || !std::all_of(value.begin(), value.end(), [](auto& k) { return k.is_string(); })) {
+          *why = where + ".keys must be a list of base64 strings";
+          return false;
+        }
+        for (const auto& k : value) account.keys.push_back(k.get<std::string>());
+      } else {
+        *why = where + ": unknown key '" + key + "'";
+        return false;
+      }
+    }
+    accounts.push_back(std::move(account));
+  }
+  if (!ValidateAccounts(accounts, why)) return false;
+  config->accounts = std::move(accounts);
+  return true;
+}
+
+// Walks one JSON object; `prefix` is "" at the top or "listen." etc.
+bool ApplyObject(const nlohmann::json& object, const std::string& prefix, Config* config, std::string* error) {
+  for (const auto& [key, value] : object.items()) {
+    std::string path = prefix + key;
+    if (prefix.empty() && key == "$schema") continue;  // editors' schema pointer
+    if (prefix.empty() && key == "accounts") {
+      std::string why;
+      if (!ApplyAccountsJson(value, config, &why)) {
+        *error = "'accounts' " + why;
+        return false;
+      }
+      continue;
+    }
+    if (const Setting* setting = FindSettingByPath(path)) {
+      Value parsed;
+      std::string why;
+      if (!ParseJson(*setting, value, &parsed, &why)) {
+        *error = "'" + path + "' " + why;
+        return false;
+      }
+      setting->set(*config, parsed);
+      continue;
+    }
+    // A group ("listen", "limits", ...) is known when a setting lives in it.
+    bool is_group = std::any_of(Settings().begin(), Settings().end(), [&](const Setting& s) {
+      return s.path.size() > path.size() + 1 && s.path.compare(0, path.size() + 1, path + ".") == 0;
+    });
+    if (is_group) {
+      if (!value.is_object()) {
+        *error = "'" + path + "' must be an object";
+        return false;
+      }
+      if (!ApplyObject(value, path + ".", config, error)) return false;
+      continue;
+    }
+    *error = "unknown key '" + path + "'";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool ApplyConfigFile(const std::string& path, Config* config, std::string* error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    *error = "cannot read config file '" + path + "'";
+    return false;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json json;
+  try {
+    // The one place exceptions are caught: nlohmann's parse error carries the
+    // byte position, which the non-throwing parse does not report.
+    json = nlohmann::json::parse(text.str(), nullptr, true, /*ignore_comments=*/true);
+  } catch (const nlohmann::json::parse_error& e) {
+    *error = "config file '" + path + "' is not valid JSON: " + e.what();
+    return false;
+  }
+  if (!json.is_object()) {
+    *error = "config file '" + path + "' must contain a JSON object";
+    return false;
+  }
+  std::string why;
+  if (!ApplyObject(json, "", config, &why)) {
+    *error = "config file '" + path + "': " + why;
+    return false;
+  }
+  config->config_file = path;
+  return true;
+}
+
+}  // namespace internal
+
+bool ParseAccountsEnv(const std::string& text, std::vector<api::AccountKeys>* accounts, std::string* error) {
+  std::vector<api::AccountKeys> parsed;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(';', start);
+    if (end == std::string::npos) end = text.size();
+    std::string entry = text.substr(start, end - start);
+    start = end + 1;
+    // Trim spaces around an entry (multi-line docker-compose values).
+    entry.erase(0, entry.find_first_not_of(" \t\r\n"));
+    entry.erase(entry.find_last_not_of(" \t\r\n") + 1);
+    if (entry.empty()) continue;
+    api::AccountKeys account;
+    size_t pos = 0;
+    size_t colon = entry.find(':');
+    if (colon == std::string::npos) {
+      *error = "entry '" + entry + "' must be name:key1[:key2]";
+      return false;
+    }
+    account.name = entry.substr(0, colon);
+    pos = colon + 1;
+    while (pos <= entry.size()) {
+      size_t next = entry.find(':', pos);
+      if (next == std::string::npos) next = entry.size();
+      account.keys.push_back(entry.substr(pos, next - pos));
+      pos = next + 1;
+    }
+    parsed.push_back(std::move(account));
+  }
+  if (!internal::ValidateAccounts(parsed, error)) return false;
+  *accounts = std::move(parsed);
+  return true;
+}
+
+Environment ProcessEnvironment() {
+  Environment env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string_view entry(*e);
+    size_t eq = entry.find('=');
+    if (eq == std::string_view::npos) continue;
+    std::string_view name = entry.substr(0, eq);
+    if (name.rfind("TABLESTONE_", 0) == 0 || name == "AZURITE_ACCOUNTS") {
+      env.emplace(std::string(name), std::string(entry.substr(eq + 1)));
+    }
+  }
+  return env;
+}
+
+http::HttpOptions Config::ToHttpOptions() const {
+  http::HttpOptions o;
+  o.address = host;
+  o.port = port;
+  o.threads = static_cast<int>(threads);
+  o.header_limit = static_cast<size_t>(max_header_bytes);
+  o.body_limit = max_body_bytes;
+  o.idle_timeout = std::chrono::milliseconds(idle_timeout_ms);
+  o.read_timeout = std::chrono::milliseconds(read_timeout_ms);
+  o.drain_timeout = std::chrono::milliseconds(drain_timeout_ms);
+  o.max_connections = static_cast<size_t>(max_connections);
+  o.access_log = logging.access_log;
+  return o;
+}
+
+api::ApiOptions Config::ToApiOptions() const {
+  api::ApiOptions o;
+  o.accounts = accounts;
+  o.loose = loose;
+  o.skip_api_version_check = skip_api_version_check;
+  o.disable_product_style_url = disable_product_style_url;
+  o.allow_anonymous = allow_anonymous;
+  o.query_time_budget = std::chrono::milliseconds(query_page_ms);
+  return o;
+}
+
+storage::EngineOptions Config::ToEngineOptions() const {
+  storage::EngineOptions o;
+  o.path = location;
+  o.in_memory = in_memory;
+  o.sync_writes = durability == "fsync";
+  return o;
+}
+
+}  // namespace tablestone::app

@@ -1,0 +1,109 @@
+// Config: every setting of the tablestone process, loaded once at startup and
+// then passed down only as per-layer option structs (HttpOptions, ApiOptions,
+// EngineOptions), never as a global.
+//
+// Sources, lowest precedence first:
+//   1. built-in defaults (the values below; config/tablestone.json lists them);
+//   2. a JSON config file, read only when named by --config FILE or
+//      TABLESTONE_CONFIG (no implicit file: a stray file in the working
+//      directory must not change behaviour; the Docker image passes one);
+//   3. environment variables (TABLESTONE_*, and AZURITE_ACCOUNTS as in Azurite);
+//   4. command-line flags (Azurite's table flags where they overlap).
+// Unknown keys in the file, unknown flags and bad values are refused with the
+// offending key/flag named; the process then exits with code 2.
+//
+// config/README.md documents every key; --help prints every flag.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "server/api/api_options.h"
+#include "server/http/http_options.h"
+#include "storage/engine.h"
+
+namespace tablestone::app {
+
+// The account of the Azure storage emulator (UseDevelopmentStorage=true).
+inline constexpr char kDevAccountName[] = "devstoreaccount1";
+inline constexpr char kDevAccountKey[] =
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+
+struct LoggingConfig {
+  std::string level = "info";   // trace|debug|info|warn|error|critical|off
+  std::string format = "text";  // text|json
+  bool access_log = true;       // one line per request on the "access" logger
+  std::string debug_file;       // empty = none; else every logger at debug level into this file
+};
+
+struct Config {
+  // listen
+  std::string host = "127.0.0.1";
+  uint16_t port = 10002;
+  // storage
+  std::string location = "./data";
+  bool in_memory = false;
+  std::string durability = "default";  // default|fsync
+  // accounts (AZURITE_ACCOUNTS replaces the whole list)
+  std::vector<api::AccountKeys> accounts = {{kDevAccountName, {kDevAccountKey}}};
+  // limits
+  uint64_t max_body_bytes = 4 * 1024 * 1024 + 64 * 1024;
+  uint64_t max_header_bytes = 16 * 1024;
+  uint64_t max_connections = 10'000;
+  // timeouts, milliseconds
+  uint64_t idle_timeout_ms = 120'000;
+  uint64_t read_timeout_ms = 30'000;
+  uint64_t drain_timeout_ms = 5'000;
+  uint64_t query_page_ms = 5'000;
+  // I/O threads; 0 = number of cores
+  uint64_t threads = 0;
+  LoggingConfig logging;
+  // api behaviour
+  bool loose = false;
+  bool skip_api_version_check = false;
+  bool disable_product_style_url = false;
+  bool allow_anonymous = false;
+
+  // Which file was read, if any (for the startup log).
+  std::string config_file;
+
+  // Projections into the per-layer option structs.
+  http::HttpOptions ToHttpOptions() const;
+  api::ApiOptions ToApiOptions() const;
+  storage::EngineOptions ToEngineOptions() const;
+};
+
+using Environment = std::map<std::string, std::string>;
+
+// The variables of this process that the configuration may read.
+Environment ProcessEnvironment();
+
+// What LoadConfig decided.
+struct LoadResult {
+  enum class Action {
+    kRun,   // start the server with `config`
+    kExit,  // print `output` (to stdout if exit_code == 0, else stderr) and exit
+  };
+  Action action = Action::kRun;
+  int exit_code = 0;
+  std::string output;                 // --help / --version text, or the error message
+  std::vector<std::string> warnings;  // ignored Azurite flags, unknown TABLESTONE_* variables
+  Config config;
+};
+
+// Builds the Config from all sources. `args` excludes the program name.
+// Errors: exit code 2 and a message naming the key, variable or flag.
+LoadResult LoadConfig(const std::vector<std::string>& args, const Environment& env);
+
+// Parses "name:key1[:key2];name2:key1" (AZURITE_ACCOUNTS). Empty entries
+// (e.g. a trailing ';') are skipped. On error returns false and sets `error`.
+bool ParseAccountsEnv(const std::string& text, std::vector<api::AccountKeys>* accounts, std::string* error);
+
+// The --help text (every flag with its default and environment variable).
+std::string HelpText();
+// The --version text.
+std::string VersionText();
+
+}  // namespace tablestone::app

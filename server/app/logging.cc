@@ -1,0 +1,136 @@
+#include "server/app/logging.h"
+
+#include <spdlog/async.h>
+#include <spdlog/async_logger.h>
+#include <spdlog/pattern_formatter.h>
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <memory>
+#include <vector>
+
+namespace tablestone::app {
+namespace {
+
+constexpr const char* kNamedLoggers[] = {"app", "http", "api", "storage"};
+constexpr size_t kAccessQueueLines = 8192;
+
+// %j: the message as the inside of a JSON string (quotes, backslashes and
+// control characters escaped), so JSON lines stay parseable whatever a
+// request target contains.
+class JsonEscapedMessage : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
+    static constexpr char kHex[] = "0123456789abcdef";
+    for (char c : msg.payload) {
+      switch (c) {
+        case '"':
+          dest.append(std::string_view("\\\""));
+          break;
+        case '\\':
+          dest.append(std::string_view("\\\\"));
+          break;
+        case '\n':
+          dest.append(std::string_view("\\n"));
+          break;
+        case '\r':
+          dest.append(std::string_view("\\r"));
+          break;
+        case '\t':
+          dest.append(std::string_view("\\t"));
+          break;
+        default:
+          if (static_cast<unsigned char>(c) < 0x20) {
+            char esc[6] = {'\\', 'u', '0', '0', kHex[(c >> 4) & 0xf], kHex[c & 0xf]};
+            dest.append(esc, esc + 6);
+          } else {
+            dest.push_back(c);
+          }
+      }
+    }
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<JsonEscapedMessage>(); }
+};
+
+std::unique_ptr<spdlog::formatter> MakeFormatter(const std::string& format) {
+  if (format == "json") {
+    auto f = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
+    f->add_flag<JsonEscapedMessage>('j').set_pattern(
+        R"({"time":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","logger":"%n","msg":"%j"})");
+    return f;
+  }
+  return std::make_unique<spdlog::pattern_formatter>("%Y-%m-%d %H:%M:%S.%e [%n] %l: %v");
+}
+
+}  // namespace
+
+bool SetupLogging(const LoggingConfig& config, std::string* error) {
+  auto console_level = spdlog::level::from_str(config.level);
+  std::vector<spdlog::sink_ptr> sinks;
+  spdlog::sink_ptr console;
+  if (config.format == "json") {
+    console = std::make_shared<spdlog::sinks::stdout_sink_mt>();
+  } else {
+    console = std::make_shared<spdlog::sinks::stdout_color_sink_mt>();
+  }
+  console->set_formatter(MakeFormatter(config.format));
+  console->set_level(console_level);
+  sinks.push_back(console);
+
+  auto logger_level = console_level;
+  spdlog::sink_ptr debug_file;
+  if (!config.debug_file.empty()) {
+    try {
+      // spdlog reports a file it cannot open by throwing; caught here once.
+      debug_file = std::make_shared<spdlog::sinks::basic_file_sink_mt>(config.debug_file, /*truncate=*/false);
+    } catch (const spdlog::spdlog_ex& e) {
+      *error = "cannot open debug log file '" + config.debug_file + "': " + e.what();
+      return false;
+    }
+    debug_file->set_formatter(MakeFormatter("text"));
+    debug_file->set_level(spdlog::level::debug);
+    sinks.push_back(debug_file);
+    logger_level = std::min(logger_level, spdlog::level::debug);
+  }
+
+  spdlog::drop_all();
+  for (const char* name : kNamedLoggers) {
+    auto logger = std::make_shared<spdlog::logger>(name, sinks.begin(), sinks.end());
+    logger->set_level(logger_level);
+    logger->flush_on(debug_file ? spdlog::level::debug : spdlog::level::warn);
+    spdlog::register_logger(logger);
+  }
+  spdlog::set_default_logger(spdlog::get("app"));
+
+  if (config.access_log) {
+    // The access log has its own console sink at info level: it is not
+    // silenced by logging.level (use -s), and shares the debug file.
+    spdlog::sink_ptr access_console;
+    if (config.format == "json") {
+      access_console = std::make_shared<spdlog::sinks::stdout_sink_mt>();
+    } else {
+      access_console = std::make_shared<spdlog::sinks::stdout_color_sink_mt>();
+    }
+    access_console->set_formatter(MakeFormatter(config.format));
+    std::vector<spdlog::sink_ptr> access_sinks{access_console};
+    if (debug_file) access_sinks.push_back(debug_file);
+    spdlog::init_thread_pool(kAccessQueueLines, 1);
+    // overrun_oldest: under overload an I/O thread drops old lines rather
+    // than waiting for a slow terminal or pipe; requests matter more.
+    auto access = std::make_shared<spdlog::async_logger>("access", access_sinks.begin(), access_sinks.end(),
+                                                         spdlog::thread_pool(),
+                                                         spdlog::async_overflow_policy::overrun_oldest);
+    access->set_level(spdlog::level::info);
+    spdlog::register_logger(access);
+  }
+  return true;
+}
+
+void ShutdownLogging() {
+  spdlog::apply_all([](const std::shared_ptr<spdlog::logger>& logger) { logger->flush(); });
+  spdlog::shutdown();
+}
+
+}  // namespace tablestone::app

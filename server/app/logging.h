@@ -1,0 +1,28 @@
+// Logging setup: the named spdlog loggers every layer that logs looks up
+// ("app", "http", "api", "storage", "access"), their level, format and sinks.
+//
+//   console  stdout, level = logging.level, text or JSON lines;
+//   debug    logging.debugFile (if set): every logger at debug level;
+//   access   its own asynchronous logger (one background thread, queue of
+//            8192 lines, oldest dropped when full) so an I/O thread only
+//            formats into a small inline buffer and never waits on stdout.
+//            Its level is info regardless of logging.level; -s turns it off.
+//
+// Thread safety: call SetupLogging once at startup before any server thread
+// starts, ShutdownLogging once after they are joined.
+#pragma once
+
+#include <string>
+
+#include "server/app/config.h"
+
+namespace tablestone::app {
+
+// Creates/replaces the named loggers. On failure (e.g. the debug file cannot
+// be opened) returns false and sets `error`.
+bool SetupLogging(const LoggingConfig& config, std::string* error);
+
+// Flushes and drops every logger (drains the access log queue).
+void ShutdownLogging();
+
+}  // namespace tablestone::app

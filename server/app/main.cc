@@ -1,0 +1,75 @@
+// tablestone: arguments -> Config -> Server; SIGINT/SIGTERM -> graceful stop.
+//
+// Exit codes: 0 after a clean stop (or --help/--version), 1 when startup
+// fails (data directory locked, port in use), 2 for a bad flag, variable or
+// config file. A second SIGINT/SIGTERM during the drain exits at once (130).
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "server/app/config.h"
+#include "server/app/logging.h"
+#include "server/app/server.h"
+
+int main(int argc, char** argv) {
+  using namespace tablestone::app;
+  std::signal(SIGPIPE, SIG_IGN);  // a peer that vanished is an error code, not a signal
+
+  std::vector<std::string> args(argv + 1, argv + argc);
+  LoadResult loaded = LoadConfig(args, ProcessEnvironment());
+  if (loaded.action == LoadResult::Action::kExit) {
+    std::fputs(loaded.output.c_str(), loaded.exit_code == 0 ? stdout : stderr);
+    if (!loaded.output.empty() && loaded.output.back() != '\n') std::fputc('\n', stderr);
+    return loaded.exit_code;
+  }
+
+  std::string error;
+  if (!SetupLogging(loaded.config.logging, &error)) {
+    std::fprintf(stderr, "tablestone: %s\n", error.c_str());
+    return kExitBadConfig;
+  }
+  for (const auto& warning : loaded.warnings) spdlog::warn("{}", warning);
+
+  // Signals are caught from here on, before any server thread starts, so an
+  // early SIGTERM still takes the graceful path.
+  boost::asio::io_context signal_context(1);
+  boost::asio::signal_set signals(signal_context, SIGINT, SIGTERM);
+
+  Server server(loaded.config);
+  if (!server.Start(&error)) {
+    spdlog::error("{}", error);
+    ShutdownLogging();
+    return kExitStartupFailed;
+  }
+
+  int received = 0;
+  signals.async_wait([&received](const boost::system::error_code& ec, int signal) {
+    if (!ec) received = signal;
+  });
+  signal_context.run();  // returns after the first signal
+  spdlog::info("received {}, shutting down", received == SIGINT ? "SIGINT" : "SIGTERM");
+
+  // A second signal while draining: the operator wants out now.
+  signal_context.restart();
+  signals.async_wait([](const boost::system::error_code& ec, int) {
+    if (ec) return;
+    std::fputs("tablestone: second signal, exiting without draining\n", stderr);
+    std::_Exit(130);
+  });
+  std::thread second_signal([&signal_context] { signal_context.run(); });
+
+  server.Stop();
+
+  signals.cancel();
+  signal_context.stop();
+  second_signal.join();
+  ShutdownLogging();
+  return kExitOk;
+}

@@ -1,0 +1,92 @@
+#include "server/app/server.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+
+#include "server/api/api_handler.h"
+#include "server/http/listener.h"
+#include "storage/engine.h"
+
+namespace tablestone::app {
+namespace {
+
+std::shared_ptr<spdlog::logger> AppLog() {
+  auto logger = spdlog::get("app");
+  return logger ? logger : spdlog::default_logger();
+}
+
+bool LooksLikeLockError(const std::string& message) {
+  std::string lower(message);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  return lower.find("lock") != std::string::npos;
+}
+
+}  // namespace
+
+Server::Server(Config config) : config_(std::move(config)) {}
+
+Server::~Server() { Stop(); }
+
+bool Server::Start(std::string* error) {
+  auto begin = std::chrono::steady_clock::now();
+  auto engine = storage::Engine::Open(config_.ToEngineOptions());
+  if (!engine.ok()) {
+    const std::string& message = engine.status().message();
+    if (!config_.in_memory && LooksLikeLockError(message)) {
+      *error = "data directory '" + config_.location +
+               "' is in use by another process (is another tablestone running?): " + message;
+    } else {
+      *error = "cannot open data directory '" + (config_.in_memory ? std::string("(in memory)") : config_.location) +
+               "': " + engine.status().ToString();
+    }
+    return false;
+  }
+  engine_ = std::move(engine).value();
+  handler_ = api::MakeApiHandler(*engine_, config_.ToApiOptions());
+
+  listener_ = std::make_unique<http::Listener>(config_.ToHttpOptions(), *handler_);
+  if (!listener_->Start(error)) {
+    listener_.reset();
+    handler_.reset();
+    (void)engine_->Close();
+    engine_.reset();
+    return false;
+  }
+  running_ = true;
+  auto millis =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - begin).count();
+  AppLog()->info("tablestone listening on {}, data {}{} ({} I/O threads, durability {}, started in {} ms)", url(),
+                 config_.in_memory ? std::string("in memory") : config_.location,
+                 config_.config_file.empty() ? std::string() : ", config " + config_.config_file,
+                 listener_->threads(), config_.durability, millis);
+  return true;
+}
+
+void Server::Stop() {
+  if (!running_) return;
+  running_ = false;
+  auto log = AppLog();
+  log->info("stopping: draining connections");
+  auto begin = std::chrono::steady_clock::now();
+  listener_->Stop();
+  listener_.reset();
+  handler_.reset();
+  Status status = engine_->Close();
+  if (!status.ok()) log->error("closing the data directory failed: {}", status.ToString());
+  engine_.reset();
+  auto millis =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - begin).count();
+  log->info("stopped in {} ms", millis);
+}
+
+uint16_t Server::port() const { return listener_ ? listener_->port() : 0; }
+
+std::string Server::url() const {
+  std::string host = config_.host.find(':') != std::string::npos ? "[" + config_.host + "]" : config_.host;
+  return "http://" + host + ":" + std::to_string(port());
+}
+
+}  // namespace tablestone::app

@@ -1,0 +1,63 @@
+// Server: owns the pieces of a running tablestone and starts/stops them in
+// order.
+//
+//   Start(): open the Engine (data dir, durability) -> build the API handler
+//            -> start the HTTP listener -> log one startup line.
+//   Stop():  stop accepting and drain the listener (HttpOptions::drain_timeout)
+//            -> drop the handler -> close the Engine (flush, release the lock).
+//
+// Startup does no blocking work besides opening RocksDB, so the first request
+// can be served a few milliseconds after spawn.
+//
+// Thread safety: Start/Stop from one controlling thread (not an I/O thread).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "server/app/config.h"
+
+namespace tablestone::storage {
+class Engine;
+}
+namespace tablestone::http {
+class Listener;
+class RequestHandler;
+}  // namespace tablestone::http
+
+namespace tablestone::app {
+
+// Process exit codes.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitStartupFailed = 1;  // data dir locked/unusable, port in use
+inline constexpr int kExitBadConfig = 2;      // bad flag, variable or config file
+
+class Server {
+ public:
+  explicit Server(Config config);
+  ~Server();  // Stop()
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // On failure returns false, sets `error` to a message for the operator and
+  // leaves nothing running (the Engine is closed again).
+  bool Start(std::string* error);
+  // Idempotent.
+  void Stop();
+
+  // The bound port (differs from config.port when that was 0).
+  uint16_t port() const;
+  // "http://127.0.0.1:10002"
+  std::string url() const;
+  const Config& config() const { return config_; }
+
+ private:
+  Config config_;
+  std::unique_ptr<storage::Engine> engine_;
+  std::unique_ptr<http::RequestHandler> handler_;
+  std::unique_ptr<http::Listener> listener_;
+  bool running_ = false;
+};
+
+}  // namespace tablestone::app

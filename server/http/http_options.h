@@ -1,0 +1,55 @@
+// Options of the HTTP front end, filled by server/app from the configuration.
+// Every limit and timeout the transport enforces lives here, so the values a
+// deployment runs with are visible in one struct.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace tablestone::http {
+
+struct HttpOptions {
+  // Address to bind (IPv4 or IPv6 literal). 127.0.0.1 keeps the emulator
+  // private by default, like Azurite; Docker passes 0.0.0.0.
+  std::string address = "127.0.0.1";
+  // 0 asks the kernel for a free port (tests); Listener::port() tells which.
+  uint16_t port = 10002;
+
+  // I/O threads running the io_context. 0 = std::thread::hardware_concurrency.
+  // Request handlers run on these threads (the handler interface is synchronous).
+  int threads = 0;
+
+  // Bytes of request line + headers. 16 KiB: Beast's default of 8 KiB is tight
+  // for SAS-signed URLs plus SDK telemetry headers; larger than that is abuse.
+  size_t header_limit = 16 * 1024;
+  // Bytes of request body. The service caps bodies (single entity and $batch)
+  // at 4 MiB; the 64 KiB slack lets a 4 MiB batch payload pass together with
+  // its multipart framing so the api layer, not the transport, decides on the
+  // exact 4 MiB rule. Beyond it: RenderTransportError(kBodyTooLarge) -> 413
+  // and the connection is closed (the rest of the body is never read).
+  uint64_t body_limit = 4 * 1024 * 1024 + 64 * 1024;
+
+  // How long a keep-alive connection may wait for the first byte of its next
+  // request. Azure's front ends keep idle connections for minutes; SDK pools
+  // reuse them, so closing early only costs reconnects.
+  std::chrono::milliseconds idle_timeout{120'000};
+  // Deadline for a whole request (headers and body) once its first byte has
+  // arrived, and separately for writing the response. This is the slowloris
+  // protection: a client trickling bytes cannot hold a connection longer.
+  std::chrono::milliseconds read_timeout{30'000};
+  // Graceful stop: how long in-flight requests may take to finish before the
+  // remaining connections are force-closed.
+  std::chrono::milliseconds drain_timeout{5'000};
+
+  // Live connections above which new ones are accepted and closed at once
+  // (a closed connection fails fast; a full backlog would hang clients).
+  size_t max_connections = 10'000;
+
+  // One line per request on the spdlog logger named "access" (if registered;
+  // otherwise nothing is logged). false = no formatting work at all.
+  bool access_log = true;
+};
+
+}  // namespace tablestone::http

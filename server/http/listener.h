@@ -1,0 +1,65 @@
+// Listener: the HTTP front end. Owns the io_context, its I/O threads, the
+// acceptor and the registry of live connections; hands every parsed request to
+// a RequestHandler.
+//
+// Each accepted connection gets its own strand (so a connection's handlers
+// never run concurrently, without locks) and TCP_NODELAY. When the process is
+// out of descriptors or memory (EMFILE, ENFILE, ENOBUFS, ENOMEM) accepting
+// backs off exponentially (1 ms doubling to 1 s) instead of spinning, as Ceph
+// RGW does.
+//
+// Graceful Stop(): stop accepting; connections idle between requests close at
+// once; requests in flight finish and are answered with "Connection: close";
+// after HttpOptions::drain_timeout the rest are force-closed; then the I/O
+// threads are joined.
+//
+// Asio and Beast types stay out of this header (pImpl) so that server/app
+// does not compile them.
+//
+// Thread safety: Start() and Stop() from one controlling thread, never from
+// an I/O thread (Stop joins them). port() and connections() from any thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "server/http/handler.h"
+#include "server/http/http_options.h"
+
+namespace tablestone::http {
+
+class Listener {
+ public:
+  // `handler` must outlive the Listener. Logs go to the spdlog loggers
+  // "http" and (when options.access_log) "access", if registered when the
+  // Listener is constructed; an unregistered "access" logger means no access
+  // log, an unregistered "http" logger means the default logger.
+  Listener(HttpOptions options, RequestHandler& handler);
+  ~Listener();  // Stop()
+  Listener(const Listener&) = delete;
+  Listener& operator=(const Listener&) = delete;
+
+  // Binds, listens and starts the I/O threads. On failure returns false and
+  // sets `*error` to e.g. "cannot listen on 127.0.0.1:10002: Address already
+  // in use". Call at most once.
+  bool Start(std::string* error);
+
+  // Graceful stop as described above. Idempotent; blocks until the I/O
+  // threads have been joined.
+  void Stop();
+
+  // The bound port (useful with HttpOptions::port = 0); 0 before Start().
+  uint16_t port() const;
+  // Live connections right now.
+  size_t connections() const;
+  // I/O threads actually started.
+  int threads() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tablestone::http

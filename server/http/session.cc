@@ -1,0 +1,300 @@
+#include "server/http/session.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/bind_handler.hpp>
+#include <boost/beast/core/error.hpp>
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+#include <exception>
+
+namespace tablestone::http {
+namespace {
+
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+namespace net = boost::asio;
+
+// Static so the 100-continue write needs neither a message nor a serializer.
+constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
+// Read granularity while waiting for the next request.
+constexpr size_t kIdleReadBytes = 16 * 1024;
+// A buffer or body that grew past this for one large request is given back
+// before the connection goes idle, so 10k idle connections stay small.
+constexpr size_t kKeepCapacity = 64 * 1024;
+// After a response that closes the connection we stop sending and read (and
+// drop) what the peer still sends, for a short while, before closing. Closing
+// with unread bytes makes the kernel send RST, which can destroy the response
+// (typically a 413) before the client has read it.
+constexpr std::chrono::milliseconds kLingerTime{2000};
+constexpr size_t kLingerMaxBytes = 1024 * 1024;
+
+// Status used when the handler did not render a transport error itself.
+bhttp::status DefaultStatus(TransportError error) {
+  switch (error) {
+    case TransportError::kBodyTooLarge:
+      return bhttp::status::payload_too_large;
+    case TransportError::kHeaderTooLarge:
+      return bhttp::status::request_header_fields_too_large;
+    case TransportError::kBadRequest:
+      return bhttp::status::bad_request;
+    case TransportError::kInternalError:
+      return bhttp::status::internal_server_error;
+  }
+  return bhttp::status::internal_server_error;
+}
+
+// Peer went away or a deadline passed: nothing useful can be sent.
+bool IsQuietReadError(const beast::error_code& ec) {
+  return ec == bhttp::error::end_of_stream || ec == bhttp::error::partial_message ||
+         ec == net::error::eof || ec == net::error::operation_aborted || ec == beast::error::timeout ||
+         ec == net::error::connection_reset || ec == net::error::broken_pipe ||
+         ec == net::error::not_connected || ec == net::error::bad_descriptor;
+}
+
+}  // namespace
+
+Session::Session(net::ip::tcp::socket socket, const SessionEnv& env) : stream_(std::move(socket)), env_(env) {
+  beast::error_code ec;
+  auto remote = stream_.socket().remote_endpoint(ec);
+  context_.remote_ip = ec ? std::string("-") : remote.address().to_string();
+}
+
+Session::~Session() = default;
+
+void Session::Start(ConnectionRegistry::Id id) {
+  registration_.Assign(env_.registry, id);
+  net::dispatch(stream_.get_executor(), beast::bind_front_handler(&Session::DoReadIdle, shared_from_this()));
+}
+
+void Session::RequestClose(CloseMode mode) {
+  net::post(stream_.get_executor(), [self = shared_from_this(), mode] { self->OnCloseRequested(mode); });
+}
+
+void Session::OnCloseRequested(CloseMode mode) {
+  shutting_down_ = true;
+  if (state_ == State::kClosed) return;
+  if (mode == CloseMode::kForce) {
+    // Cancel + shutdown on our own strand; the pending operation completes
+    // with an error and the session ends (the socket closes with it).
+    beast::error_code ec;
+    stream_.socket().cancel(ec);
+    stream_.socket().shutdown(net::ip::tcp::socket::shutdown_both, ec);
+    return;
+  }
+  // Graceful: a connection between requests goes now; one with a request in
+  // flight answers it with "Connection: close" (see HandleRequest/OnWrite).
+  if (state_ == State::kIdle) {
+    beast::error_code ec;
+    stream_.socket().cancel(ec);
+  }
+}
+
+void Session::DoReadIdle() {
+  if (shutting_down_) return CloseNow();
+  if (buffer_.size() > 0) return DoReadHeader();  // pipelined request already here
+  if (buffer_.capacity() > kKeepCapacity) buffer_.shrink_to_fit();
+  state_ = State::kIdle;
+  stream_.expires_after(env_.options->idle_timeout);
+  stream_.async_read_some(buffer_.prepare(kIdleReadBytes),
+                          beast::bind_front_handler(&Session::OnIdleRead, shared_from_this()));
+}
+
+void Session::OnIdleRead(beast::error_code ec, size_t bytes) {
+  buffer_.commit(bytes);
+  if (ec) return CloseNow();  // EOF, idle timeout, reset or a graceful stop
+  if (shutting_down_) return CloseNow();
+  DoReadHeader();
+}
+
+void Session::DoReadHeader() {
+  state_ = State::kReading;
+  close_after_write_ = false;
+  parser_.emplace();
+  parser_->header_limit(static_cast<std::uint32_t>(std::min<size_t>(env_.options->header_limit, UINT32_MAX)));
+  parser_->body_limit(env_.options->body_limit);
+  // One deadline for headers + body: a client trickling bytes is cut off.
+  stream_.expires_after(env_.options->read_timeout);
+  bhttp::async_read_header(stream_, buffer_, *parser_,
+                           beast::bind_front_handler(&Session::OnHeader, shared_from_this()));
+}
+
+void Session::OnHeader(beast::error_code ec, size_t) {
+  if (ec) return OnReadError(ec);
+  context_.start = std::chrono::steady_clock::now();
+  const auto& req = parser_->get();
+  if (!parser_->is_done() && req.version() >= 11) {
+    auto expect = req[bhttp::field::expect];
+    if (!expect.empty() && beast::iequals(expect, "100-continue")) {
+      net::async_write(stream_, net::buffer(kContinue, sizeof(kContinue) - 1),
+                       beast::bind_front_handler(&Session::OnContinueWritten, shared_from_this()));
+      return;
+    }
+  }
+  DoReadBody();
+}
+
+void Session::OnContinueWritten(beast::error_code ec, size_t) {
+  if (ec) return CloseNow();
+  DoReadBody();
+}
+
+void Session::DoReadBody() {
+  if (parser_->is_done()) return HandleRequest();
+  bhttp::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&Session::OnBody, shared_from_this()));
+}
+
+void Session::OnBody(beast::error_code ec, size_t) {
+  if (ec) return OnReadError(ec);
+  HandleRequest();
+}
+
+void Session::OnReadError(beast::error_code ec) {
+  if (!parser_ || !parser_->is_header_done()) context_.start = std::chrono::steady_clock::now();
+  if (ec == bhttp::error::body_limit) return FailRequest(TransportError::kBodyTooLarge);
+  if (ec == bhttp::error::header_limit) return FailRequest(TransportError::kHeaderTooLarge);
+  static const beast::error_code kHttpError = bhttp::error::bad_method;
+  if (IsQuietReadError(ec) || ec.category() != kHttpError.category()) {
+    // Not an HTTP syntax problem (peer gone, deadline, socket error): close.
+    if (ec != bhttp::error::end_of_stream && ec != net::error::eof && ec != net::error::operation_aborted) {
+      env_.log->debug("connection from {} closed while reading: {}", context_.remote_ip, ec.message());
+    }
+    return CloseNow();
+  }
+  env_.log->debug("malformed request from {}: {}", context_.remote_ip, ec.message());
+  FailRequest(TransportError::kBadRequest);
+}
+
+void Session::HandleRequest() {
+  state_ = State::kHandling;
+  request_ = parser_->release();
+  parser_.reset();
+  response_ = Response{};
+  response_.version(request_.version());
+  try {
+    env_.handler->Handle(request_, context_, response_);
+  } catch (const std::exception& e) {
+    env_.log->error("handler threw on {} {}: {}", std::string_view(request_.method_string()),
+                    std::string_view(request_.target()), e.what());
+    response_ = Response{};
+    response_.version(request_.version());
+    try {
+      env_.handler->RenderTransportError(TransportError::kInternalError, request_, response_);
+    } catch (...) {
+      response_ = Response{};
+    }
+    if (response_.result() == bhttp::status::ok) response_.result(bhttp::status::internal_server_error);
+  } catch (...) {
+    env_.log->error("handler threw a non-exception on {} {}", std::string_view(request_.method_string()),
+                    std::string_view(request_.target()));
+    response_ = Response{};
+    response_.result(bhttp::status::internal_server_error);
+  }
+  FinishResponse();
+  DoWrite();
+}
+
+void Session::FailRequest(TransportError error) {
+  state_ = State::kHandling;
+  close_after_write_ = true;
+  // The partial request (whatever was parsed) is what the handler and the
+  // access log see.
+  if (parser_) {
+    request_ = parser_->release();
+    parser_.reset();
+  } else {
+    request_ = Request{};
+  }
+  response_ = Response{};
+  response_.version(11);
+  try {
+    env_.handler->RenderTransportError(error, request_, response_);
+  } catch (...) {
+    response_ = Response{};
+  }
+  if (response_.result() == bhttp::status::ok) response_.result(DefaultStatus(error));
+  response_.version(11);
+  FinishResponse();
+  DoWrite();
+}
+
+void Session::FinishResponse() {
+  // HEAD responses and 204/304 may carry the handler's own Content-Length
+  // without a body; everything else gets the exact body size. 204 keeps an
+  // explicit "Content-Length: 0" as the service sends it.
+  const bool body_empty = response_.body().empty();
+  const bool head = request_.method() == bhttp::verb::head;
+  if (!(body_empty && head && response_.has_content_length())) {
+    response_.content_length(response_.body().size());
+  }
+  // The listener-wide flag is read too: a stop posted to our strand cannot
+  // run while the handler runs, but the response must already say "close".
+  const bool stopping = env_.stopping != nullptr && env_.stopping->load(std::memory_order_relaxed);
+  const bool keep = !close_after_write_ && !shutting_down_ && !stopping && request_.keep_alive();
+  response_.keep_alive(keep);
+}
+
+void Session::DoWrite() {
+  state_ = State::kWriting;
+  stream_.expires_after(env_.options->read_timeout);
+  bhttp::async_write(stream_, response_, beast::bind_front_handler(&Session::OnWrite, shared_from_this()));
+}
+
+void Session::OnWrite(beast::error_code ec, size_t bytes) {
+  LogAccess(bytes);
+  if (ec) return CloseNow();
+  // After a transport error the peer may still be sending the request we
+  // refused: linger so our response is not destroyed by a RST. Otherwise the
+  // peer has nothing more to send and we close at once.
+  if (close_after_write_) return DoLingeringClose();
+  if (!response_.keep_alive() || shutting_down_) return CloseNow();
+  // Give back large bodies before waiting for the next request.
+  if (request_.body().capacity() > kKeepCapacity) request_ = Request{};
+  if (response_.body().capacity() > kKeepCapacity) response_ = Response{};
+  DoReadIdle();
+}
+
+void Session::DoLingeringClose() {
+  state_ = State::kClosing;
+  beast::error_code ec;
+  stream_.socket().shutdown(net::ip::tcp::socket::shutdown_send, ec);
+  if (ec) return CloseNow();
+  buffer_.clear();
+  lingered_bytes_ = 0;
+  stream_.expires_after(std::min<std::chrono::milliseconds>(kLingerTime, env_.options->read_timeout));
+  stream_.async_read_some(buffer_.prepare(kIdleReadBytes),
+                          beast::bind_front_handler(&Session::OnLinger, shared_from_this()));
+}
+
+void Session::OnLinger(beast::error_code ec, size_t bytes) {
+  lingered_bytes_ += bytes;
+  if (ec || lingered_bytes_ >= kLingerMaxBytes) return CloseNow();
+  stream_.async_read_some(buffer_.prepare(kIdleReadBytes),
+                          beast::bind_front_handler(&Session::OnLinger, shared_from_this()));
+}
+
+void Session::CloseNow() {
+  state_ = State::kClosed;
+  beast::error_code ec;
+  stream_.socket().shutdown(net::ip::tcp::socket::shutdown_both, ec);
+  stream_.close();
+}
+
+void Session::LogAccess(size_t bytes) {
+  if (!env_.access_log) return;
+  auto micros =
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - context_.start)
+          .count();
+  std::string_view method = request_.method_string();
+  std::string_view target = request_.target();
+  env_.access_log->info("{} \"{} {}\" {} {} {}us", context_.remote_ip, method.empty() ? "-" : method,
+                        target.empty() ? "-" : target, response_.result_int(), bytes, micros);
+}
+
+}  // namespace tablestone::http

@@ -1,0 +1,102 @@
+// Session: one HTTP/1.1 connection, from accept to close.
+//
+// Per request (all on the connection's strand, no thread hand-offs):
+//   wait for the first byte (idle timeout) -> read headers and body with a
+//   FRESH parser (header/body limits; one deadline for the whole request) ->
+//   "100 Continue" if the client asked -> RequestHandler::Handle -> settle
+//   Content-Length and keep-alive -> write (write deadline) -> access-log line
+//   -> next request or close.
+// Pipelined requests are served in order: bytes after one request stay in the
+// connection's buffer and are parsed after its response has been written.
+//
+// Errors: malformed HTTP -> the handler's RenderTransportError(kBadRequest)
+// (400), headers over the limit -> kHeaderTooLarge, body over the limit ->
+// kBodyTooLarge (413); each closes the connection after the response. A
+// handler that throws gets kInternalError (500). A peer that closes, resets or
+// misses a deadline is closed quietly.
+//
+// Thread safety: the public methods may be called from any thread; the rest
+// runs on the strand.
+#pragma once
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "server/http/connection_registry.h"
+#include "server/http/handler.h"
+#include "server/http/http_options.h"
+
+namespace spdlog {
+class logger;
+}
+
+namespace tablestone::http {
+
+// What every session of one listener shares. Owned by the Listener, which
+// outlives its sessions.
+struct SessionEnv {
+  const HttpOptions* options = nullptr;
+  RequestHandler* handler = nullptr;
+  ConnectionRegistry* registry = nullptr;
+  std::shared_ptr<spdlog::logger> log;         // "http": connection-level problems
+  std::shared_ptr<spdlog::logger> access_log;  // "access"; null = no access log
+  const std::atomic<bool>* stopping = nullptr;  // set once a graceful stop begins
+};
+
+class Session : public Closable, public std::enable_shared_from_this<Session> {
+ public:
+  // `socket` must have been accepted on its own strand (make_strand).
+  Session(boost::asio::ip::tcp::socket socket, const SessionEnv& env);
+  ~Session() override;
+
+  // Starts serving; `id` is this session's registration in env.registry,
+  // which the session removes when it ends.
+  void Start(ConnectionRegistry::Id id);
+
+  // Closable: posts onto the strand (never touches the socket directly).
+  void RequestClose(CloseMode mode) override;
+
+ private:
+  enum class State { kStarting, kIdle, kReading, kHandling, kWriting, kClosing, kClosed };
+
+  void DoReadIdle();
+  void OnIdleRead(boost::beast::error_code ec, size_t bytes);
+  void DoReadHeader();
+  void OnHeader(boost::beast::error_code ec, size_t bytes);
+  void OnContinueWritten(boost::beast::error_code ec, size_t bytes);
+  void DoReadBody();
+  void OnBody(boost::beast::error_code ec, size_t bytes);
+  void OnReadError(boost::beast::error_code ec);
+  void HandleRequest();
+  void FailRequest(TransportError error);
+  void FinishResponse();
+  void DoWrite();
+  void OnWrite(boost::beast::error_code ec, size_t bytes);
+  void DoLingeringClose();
+  void OnLinger(boost::beast::error_code ec, size_t bytes);
+  void CloseNow();
+  void OnCloseRequested(CloseMode mode);
+  void LogAccess(size_t bytes);
+
+  boost::beast::tcp_stream stream_;
+  boost::beast::flat_buffer buffer_;  // reused for every request of the connection
+  SessionEnv env_;
+  RegistryGuard registration_;
+  RequestContext context_;  // remote address filled once; start per request
+  std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
+  Request request_;
+  Response response_;
+  State state_ = State::kStarting;
+  bool shutting_down_ = false;     // a stop was requested: close after this request
+  bool close_after_write_ = false; // transport error: the stream state is unknown
+  size_t lingered_bytes_ = 0;
+};
+
+}  // namespace tablestone::http

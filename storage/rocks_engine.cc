@@ -1,0 +1,355 @@
+// RocksEngine: opening/closing, the catalog of tables, small metadata blobs
+// and statistics. Entity reads/writes are in rocks_engine_write.cc, scans in
+// rocks_engine_scan.cc.
+#include "storage/rocks_engine.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+
+#include <rocksdb/convenience.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/table.h>
+#include <rocksdb/write_batch.h>
+
+#include "storage/catalog_codec.h"
+#include "storage/column_families.h"
+#include "storage/key_codec.h"
+#include "storage/model/datetime.h"
+#include "storage/rocks_status.h"
+
+namespace tablestone::storage {
+namespace {
+
+// Write buffers of the small column families (catalog, meta): they hold a few
+// KiB in practice; the arena grows on demand, so this bounds rather than reserves.
+constexpr size_t kSmallCfWriteBuffer = 4u << 20;
+
+rocksdb::CompressionType PickCompression() {
+  std::vector<rocksdb::CompressionType> supported = rocksdb::GetSupportedCompressions();
+  for (rocksdb::CompressionType want : {rocksdb::kLZ4Compression, rocksdb::kSnappyCompression}) {
+    if (std::find(supported.begin(), supported.end(), want) != supported.end()) return want;
+  }
+  return rocksdb::kNoCompression;
+}
+
+Status ShutDownStatus() { return Status::ShuttingDown("storage engine is closed"); }
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Engine>> Engine::Open(const EngineOptions& options) {
+  auto engine = std::make_unique<RocksEngine>(options);
+  TABLESTONE_RETURN_IF_ERROR(engine->OpenDb());
+  return std::unique_ptr<Engine>(std::move(engine));
+}
+
+RocksEngine::RocksEngine(const EngineOptions& options) : options_(options) {
+  stripe_count_ = std::max<size_t>(1, options_.lock_stripes);
+  stripes_ = std::make_unique<std::mutex[]>(stripe_count_);
+}
+
+RocksEngine::~RocksEngine() { Close().IgnoreError(); }
+
+Status RocksEngine::OpenDb() {
+  std::unique_lock life(lifecycle_mu_);
+  Status s = OpenLocked();
+  if (!s.ok()) {
+    for (rocksdb::ColumnFamilyHandle* h : cfs_) {
+      if (db_ != nullptr) db_->DestroyColumnFamilyHandle(h).PermitUncheckedError();
+    }
+    cfs_.clear();
+    if (db_ != nullptr) {
+      db_->Close().PermitUncheckedError();
+      delete db_;
+      db_ = nullptr;
+    }
+    return s;
+  }
+  closed_ = false;
+  return s;
+}
+
+Status RocksEngine::OpenLocked() {
+  std::string path = options_.path;
+  rocksdb::Options db_options;
+  if (options_.in_memory) {
+    if (path.empty()) path = "/tablestone-in-memory";
+    mem_env_.reset(rocksdb::NewMemEnv(rocksdb::Env::Default()));
+    db_options.env = mem_env_.get();
+  } else {
+    if (path.empty()) return Status::InvalidArgument("EngineOptions.path is empty");
+    std::error_code ec;
+    std::filesystem::create_directories(path, ec);
+    if (ec) return Status::IoError("cannot create data directory " + path + ": " + ec.message());
+  }
+  db_options.create_if_missing = true;
+  db_options.create_missing_column_families = true;
+  // Bounds the memtables of all column families together.
+  db_options.db_write_buffer_size = options_.write_buffer_bytes;
+  db_options.max_background_jobs = 2;
+  // Table readers (index blocks) stay open per file; cap it to keep RSS modest.
+  db_options.max_open_files = 512;
+  db_options.keep_log_file_num = 3;
+  db_options.max_log_file_size = 1u << 20;
+  db_options.avoid_unnecessary_blocking_io = true;
+
+  block_cache_ = rocksdb::NewLRUCache(options_.block_cache_bytes);
+  rocksdb::BlockBasedTableOptions table_options;
+  table_options.block_cache = block_cache_;
+  // Index and filter blocks count against the cache, so memory stays bounded
+  // however much data there is.
+  table_options.cache_index_and_filter_blocks = true;
+  table_options.pin_l0_filter_and_index_blocks_in_cache = true;
+  table_options.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  table_options.block_size = 16u << 10;  // scans dominate; point reads use the bloom filter
+  table_options.format_version = 5;
+
+  rocksdb::ColumnFamilyOptions base;
+  base.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table_options));
+  base.compression = PickCompression();
+  base.write_buffer_size = kSmallCfWriteBuffer;
+  base.max_write_buffer_number = 2;
+
+  rocksdb::ColumnFamilyOptions entities_options = base;
+  entities_options.write_buffer_size = std::max<size_t>(options_.write_buffer_bytes / 2, 1u << 20);
+  entities_options.level_compaction_dynamic_level_bytes = true;
+
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  for (size_t i = 0; i < kColumnFamilyCount; ++i) {
+    descriptors.emplace_back(std::string(kColumnFamilies[i]), i == kEntitiesCf ? entities_options : base);
+  }
+  // Column families written by a newer version must be opened too.
+  std::vector<std::string> existing;
+  if (rocksdb::DB::ListColumnFamilies(db_options, path, &existing).ok()) {
+    for (const std::string& name : existing) {
+      if (std::find(kColumnFamilies.begin(), kColumnFamilies.end(), name) == kColumnFamilies.end()) {
+        descriptors.emplace_back(name, base);
+      }
+    }
+  }
+
+  rocksdb::Status rs = rocksdb::DB::Open(db_options, path, descriptors, &cfs_, &db_);
+  if (!rs.ok()) {
+    cfs_.clear();
+    db_ = nullptr;
+    const std::string text = rs.ToString();
+    if (rs.IsIOError() && (text.find("lock") != std::string::npos || text.find("LOCK") != std::string::npos)) {
+      return Status::IoError("data directory " + path + " is in use by another tablestone process (" + text +
+                             ")");
+    }
+    return FromRocks(rs, "opening data directory " + path);
+  }
+  return LoadCatalog();
+}
+
+Status RocksEngine::LoadCatalog() {
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf(kCatalogCf)));
+  uint64_t max_id = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    std::string_view key(it->key().data(), it->key().size());
+    size_t sep = key.find('\0');
+    TableInfo info;
+    if (sep == std::string_view::npos ||
+        !DecodeCatalogValue(std::string_view(it->value().data(), it->value().size()), &info.id, &info.name)) {
+      return Status::Corruption("catalog entry is malformed");
+    }
+    info.account.assign(key.substr(0, sep));
+    max_id = std::max(max_id, info.id);
+    live_tables_.emplace(info.id, std::make_shared<TableState>());
+    catalog_.emplace(std::string(key), std::move(info));
+  }
+  TABLESTONE_RETURN_IF_ERROR(FromRocks(it->status(), "reading catalog"));
+
+  std::string counter;
+  rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), cf(kMetaCf), NextTableIdKey(), &counter);
+  if (rs.ok()) {
+    if (!DecodeFixed64Be(counter, &next_table_id_)) return Status::Corruption("table id counter is malformed");
+  } else if (!rs.IsNotFound()) {
+    return FromRocks(rs, "reading table id counter");
+  }
+  // Defensive: ids are never reused even if the counter were behind.
+  next_table_id_ = std::max({next_table_id_, max_id + 1, uint64_t{1}});
+  return Status::Ok();
+}
+
+Status RocksEngine::Close() {
+  std::unique_lock life(lifecycle_mu_);
+  if (closed_ || db_ == nullptr) {
+    closed_ = true;
+    return Status::Ok();
+  }
+  closed_ = true;
+  Status result;
+  if (!options_.in_memory) {
+    // Flushing makes the next start skip WAL replay.
+    rocksdb::FlushOptions flush;
+    flush.wait = true;
+    std::vector<rocksdb::ColumnFamilyHandle*> handles(cfs_.begin(), cfs_.end());
+    result = FromRocks(db_->Flush(flush, handles), "flushing on close");
+  }
+  for (rocksdb::ColumnFamilyHandle* h : cfs_) db_->DestroyColumnFamilyHandle(h).PermitUncheckedError();
+  cfs_.clear();
+  Status close = FromRocks(db_->Close(), "closing database");
+  delete db_;
+  db_ = nullptr;
+  return result.ok() ? close : result;
+}
+
+std::shared_ptr<RocksEngine::TableState> RocksEngine::FindLiveTable(uint64_t table_id) {
+  std::shared_lock lock(catalog_mu_);
+  auto it = live_tables_.find(table_id);
+  return it == live_tables_.end() ? nullptr : it->second;
+}
+
+std::mutex& RocksEngine::StripeFor(uint64_t table_id, std::string_view partition_key) {
+  size_t h = std::hash<std::string_view>()(partition_key) ^ (table_id * 0x9E3779B97F4A7C15ull);
+  return stripes_[h % stripe_count_];
+}
+
+int64_t RocksEngine::NextTimestamp(int64_t floor) {
+  const int64_t now = std::max(model::NowTicks(), floor);
+  int64_t last = last_timestamp_.load(std::memory_order_relaxed);
+  while (true) {
+    int64_t next = std::max(now, last + 1);
+    if (last_timestamp_.compare_exchange_weak(last, next, std::memory_order_relaxed)) return next;
+  }
+}
+
+rocksdb::WriteOptions RocksEngine::WriteOpts() const {
+  rocksdb::WriteOptions wo;
+  wo.sync = options_.sync_writes;
+  return wo;
+}
+
+// ---- Tables ----
+
+StatusOr<TableInfo> RocksEngine::CreateTable(std::string_view account, std::string_view name) {
+  std::shared_lock life(lifecycle_mu_);
+  if (closed_) return ShutDownStatus();
+  std::lock_guard ddl(ddl_mu_);
+  const std::string key = CatalogKey(account, LowerAscii(name));
+  {
+    std::shared_lock lock(catalog_mu_);
+    if (catalog_.count(key) != 0) return Status::TableAlreadyExists("table " + std::string(name) + " exists");
+  }
+  TableInfo info{next_table_id_, std::string(account), std::string(name)};
+  rocksdb::WriteBatch batch;
+  TABLESTONE_RETURN_IF_ERROR(FromRocks(batch.Put(cf(kCatalogCf), key, EncodeCatalogValue(info.id, name)), "batch"));
+  TABLESTONE_RETURN_IF_ERROR(
+      FromRocks(batch.Put(cf(kMetaCf), NextTableIdKey(), EncodeFixed64Be(info.id + 1)), "batch"));
+  TABLESTONE_RETURN_IF_ERROR(FromRocks(db_->Write(WriteOpts(), &batch), "creating table"));
+  ++next_table_id_;
+  std::unique_lock lock(catalog_mu_);
+  live_tables_.emplace(info.id, std::make_shared<TableState>());
+  catalog_.emplace(key, info);
+  return info;
+}
+
+Status RocksEngine::DeleteTable(std::string_view account, std::string_view name) {
+  std::shared_lock life(lifecycle_mu_);
+  if (closed_) return ShutDownStatus();
+  std::lock_guard ddl(ddl_mu_);
+  const std::string key = CatalogKey(account, LowerAscii(name));
+  uint64_t id = 0;
+  std::shared_ptr<TableState> state;
+  {
+    std::shared_lock lock(catalog_mu_);
+    auto it = catalog_.find(key);
+    if (it == catalog_.end()) return Status::TableNotFound("table " + std::string(name) + " does not exist");
+    id = it->second.id;
+    state = live_tables_.at(id);
+  }
+  // Waits for writes in flight on this table; later writes see `deleted`.
+  std::unique_lock table_lock(state->mu);
+  rocksdb::WriteBatch batch;
+  TABLESTONE_RETURN_IF_ERROR(FromRocks(batch.Delete(cf(kCatalogCf), key), "batch"));
+  TABLESTONE_RETURN_IF_ERROR(FromRocks(batch.DeleteRange(cf(kEntitiesCf), TableStart(id), TableEnd(id)), "batch"));
+  TABLESTONE_RETURN_IF_ERROR(FromRocks(batch.Delete(cf(kMetaCf), TableAclKey(id)), "batch"));
+  TABLESTONE_RETURN_IF_ERROR(FromRocks(db_->Write(WriteOpts(), &batch), "deleting table"));
+  state->deleted = true;
+  std::unique_lock lock(catalog_mu_);
+  catalog_.erase(key);
+  live_tables_.erase(id);
+  return Status::Ok();
+}
+
+StatusOr<TableInfo> RocksEngine::GetTable(std::string_view account, std::string_view name) {
+  std::shared_lock life(lifecycle_mu_);
+  if (closed_) return ShutDownStatus();
+  const std::string key = CatalogKey(account, LowerAscii(name));
+  std::shared_lock lock(catalog_mu_);
+  auto it = catalog_.find(key);
+  if (it == catalog_.end()) return Status::TableNotFound("table " + std::string(name) + " does not exist");
+  return it->second;
+}
+
+StatusOr<TableListResult> RocksEngine::ListTables(std::string_view account, const TableListSpec& spec) {
+  std::shared_lock life(lifecycle_mu_);
+  if (closed_) return ShutDownStatus();
+  const std::string prefix = CatalogAccountPrefix(account);
+  TableListResult result;
+  std::shared_lock lock(catalog_mu_);
+  for (auto it = catalog_.lower_bound(prefix + spec.resume_from); it != catalog_.end(); ++it) {
+    if (it->first.compare(0, prefix.size(), prefix) != 0) break;
+    if (spec.predicate && !spec.predicate(it->second.name)) continue;
+    if (result.tables.size() >= spec.max_results) {
+      // The next matching table starts the next page.
+      result.next = it->first.substr(prefix.size());
+      break;
+    }
+    result.tables.push_back(it->second);
+  }
+  return result;
+}
+
+// ---- Metadata blobs ----
+
+Status RocksEngine::PutAccountMeta(std::string_view account, std::string_view key, std::string_view value) {
+  std::shared_lock life(lifecycle_mu_);
+  if (closed_) return ShutDownStatus();
+  return FromRocks(db_->Put(WriteOpts(), cf(kMetaCf), AccountMetaKey(account, key), value), "writing metadata");
+}
+
+StatusOr<std::optional<std::string>> RocksEngine::GetAccountMeta(std::string_view account, std::string_view key) {
+  std::shared_lock life(lifecycle_mu_);
+  if (closed_) return ShutDownStatus();
+  std::string value;
+  rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), cf(kMetaCf), AccountMetaKey(account, key), &value);
+  if (rs.IsNotFound()) return std::optional<std::string>();
+  TABLESTONE_RETURN_IF_ERROR(FromRocks(rs, "reading metadata"));
+  return std::optional<std::string>(std::move(value));
+}
+
+Status RocksEngine::PutTableAcl(const TableInfo& table, std::string_view value) {
+  std::shared_lock life(lifecycle_mu_);
+  if (closed_) return ShutDownStatus();
+  std::shared_ptr<TableState> state = FindLiveTable(table.id);
+  if (!state) return Status::TableNotFound("table does not exist");
+  std::shared_lock table_lock(state->mu);
+  if (state->deleted) return Status::TableNotFound("table does not exist");
+  return FromRocks(db_->Put(WriteOpts(), cf(kMetaCf), TableAclKey(table.id), value), "writing table ACL");
+}
+
+StatusOr<std::string> RocksEngine::GetTableAcl(const TableInfo& table) {
+  std::shared_lock life(lifecycle_mu_);
+  if (closed_) return ShutDownStatus();
+  if (!FindLiveTable(table.id)) return Status::TableNotFound("table does not exist");
+  std::string value;
+  rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), cf(kMetaCf), TableAclKey(table.id), &value);
+  if (rs.IsNotFound()) return std::string();  // no policies set yet
+  TABLESTONE_RETURN_IF_ERROR(FromRocks(rs, "reading table ACL"));
+  return value;
+}
+
+Engine::Stats RocksEngine::GetStats() {
+  std::shared_lock life(lifecycle_mu_);
+  Stats stats;
+  if (closed_) return stats;
+  uint64_t v = 0;
+  if (db_->GetIntProperty(cf(kEntitiesCf), "rocksdb.estimate-live-data-size", &v)) stats.live_data_bytes = v;
+  if (db_->GetIntProperty(cf(kEntitiesCf), "rocksdb.cur-size-all-mem-tables", &v)) stats.live_data_bytes += v;
+  if (db_->GetIntProperty(cf(kEntitiesCf), "rocksdb.estimate-num-keys", &v)) stats.estimated_entities = v;
+  return stats;
+}
+
+}  // namespace tablestone::storage

@@ -1,0 +1,97 @@
+// RocksEngine: the Engine implementation on RocksDB (internal to storage/;
+// callers use Engine::Open).
+//
+// Locking (outermost first; never taken in another order):
+//   lifecycle_mu_ (shared by every call, exclusive in Close)
+//   ddl_mu_       (CreateTable/DeleteTable, serializes catalog changes)
+//   TableState::mu (shared by writes/ACL puts on the table, exclusive in DeleteTable)
+//   stripe mutex  (hash of table id + PartitionKey; read-check-write in Write)
+// catalog_mu_ guards catalog_/live_tables_ and is only held briefly, never
+// while waiting for another lock.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <rocksdb/cache.h>
+#include <rocksdb/db.h>
+#include <rocksdb/env.h>
+
+#include "storage/engine.h"
+
+namespace tablestone::storage {
+
+class RocksEngine final : public Engine {
+ public:
+  explicit RocksEngine(const EngineOptions& options);
+  ~RocksEngine() override;
+
+  // Opens the database and loads the catalog; called once by Engine::Open.
+  Status OpenDb();
+
+  Status Close() override;
+
+  StatusOr<TableInfo> CreateTable(std::string_view account, std::string_view name) override;
+  Status DeleteTable(std::string_view account, std::string_view name) override;
+  StatusOr<TableInfo> GetTable(std::string_view account, std::string_view name) override;
+  StatusOr<TableListResult> ListTables(std::string_view account, const TableListSpec& spec) override;
+
+  StatusOr<model::Entity> GetEntity(const TableInfo& table, std::string_view partition_key,
+                                    std::string_view row_key) override;
+  WriteResult Write(const TableInfo& table, std::span<const model::WriteOp> ops) override;
+  StatusOr<model::ScanResult> Scan(const TableInfo& table, const model::ScanSpec& spec) override;
+
+  Status PutAccountMeta(std::string_view account, std::string_view key, std::string_view value) override;
+  StatusOr<std::optional<std::string>> GetAccountMeta(std::string_view account, std::string_view key) override;
+  Status PutTableAcl(const TableInfo& table, std::string_view value) override;
+  StatusOr<std::string> GetTableAcl(const TableInfo& table) override;
+
+  Stats GetStats() override;
+
+ private:
+  // Liveness of one table id; shared by in-flight writes, exclusive in DeleteTable.
+  struct TableState {
+    std::shared_mutex mu;
+    bool deleted = false;  // guarded by mu
+  };
+
+  Status OpenLocked();
+  Status LoadCatalog();
+  rocksdb::ColumnFamilyHandle* cf(size_t index) const { return cfs_[index]; }
+  // The live state of `table_id`, or null if no such table exists now.
+  std::shared_ptr<TableState> FindLiveTable(uint64_t table_id);
+  std::mutex& StripeFor(uint64_t table_id, std::string_view partition_key);
+  // A commit timestamp > every one handed out before and >= floor.
+  int64_t NextTimestamp(int64_t floor);
+  rocksdb::WriteOptions WriteOpts() const;
+
+  const EngineOptions options_;
+  std::unique_ptr<rocksdb::Env> mem_env_;  // outlives db_ (in-memory mode)
+  std::shared_ptr<rocksdb::Cache> block_cache_;
+  rocksdb::DB* db_ = nullptr;
+  std::vector<rocksdb::ColumnFamilyHandle*> cfs_;  // kColumnFamilies order, then unknown extras
+
+  std::shared_mutex lifecycle_mu_;
+  bool closed_ = true;  // guarded by lifecycle_mu_
+
+  std::mutex ddl_mu_;
+  uint64_t next_table_id_ = 1;  // guarded by ddl_mu_
+
+  std::shared_mutex catalog_mu_;
+  // CatalogKey(account, lower name) -> table; ordered for ListTables.
+  std::map<std::string, TableInfo, std::less<>> catalog_;
+  std::unordered_map<uint64_t, std::shared_ptr<TableState>> live_tables_;
+
+  std::unique_ptr<std::mutex[]> stripes_;
+  size_t stripe_count_ = 1;
+
+  std::atomic<int64_t> last_timestamp_{0};
+};
+
+}  // namespace tablestone::storage

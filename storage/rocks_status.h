@@ -1,0 +1,20 @@
+// The one mapping from rocksdb::Status to tablestone Status.
+#pragma once
+
+#include <string_view>
+
+#include <rocksdb/status.h>
+
+#include "storage/model/status.h"
+
+namespace tablestone::storage {
+
+// Maps a RocksDB status; `context` (e.g. "write batch") prefixes the message.
+//   ok -> OK; NotFound -> kNotFound; Corruption -> kCorruption;
+//   IOError(NoSpace) -> kNoSpace; IOError on a read-only file system -> kReadOnly;
+//   other IOError -> kIoError; Busy/TryAgain -> kBusy; TimedOut -> kTimedOut;
+//   ShutdownInProgress -> kShuttingDown; InvalidArgument -> kInvalidArgument;
+//   anything else -> kInternal.
+Status FromRocks(const rocksdb::Status& status, std::string_view context);
+
+}  // namespace tablestone::storage

@@ -1,0 +1,322 @@
+"use strict";
+// Black-box harness for the JS end-to-end suite (node:test + @azure/data-tables).
+//
+// Target rules (same as the Python harness):
+//   TABLESTONE_E2E_CONNECTION_STRING set -> use that endpoint (e.g. Azurite); restart() is unavailable.
+//   otherwise start TABLESTONE_BIN (default <repo>/build/server/app/tablestone) as
+//     tablestone --tableHost 127.0.0.1 --tablePort <free port> -l <temp dir> -s
+//   wait for GET /_tablestone/health -> 200, and stop it with SIGTERM at the end (exit code must be 0).
+//   TABLESTONE_E2E_TARGET=azurite -> tests marked with azuriteWrong() are skipped.
+//   TABLESTONE_E2E_PIDDIR -> a file <pid>.pid is kept there while a server runs (scripts/test.sh
+//   uses it to stop leftovers).
+
+const { spawn } = require("node:child_process");
+const crypto = require("node:crypto");
+const fs = require("node:fs");
+const http = require("node:http");
+const net = require("node:net");
+const os = require("node:os");
+const path = require("node:path");
+const { before, after } = require("node:test");
+const assert = require("node:assert/strict");
+const { TableClient, TableServiceClient } = require("@azure/data-tables");
+
+const ACCOUNT = "devstoreaccount1";
+const ACCOUNT_KEY =
+  "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+const MINIMAL = "application/json;odata=minimalmetadata";
+const NOMETA = "application/json;odata=nometadata";
+const FULL = "application/json;odata=fullmetadata";
+const TARGET_KIND = (process.env.TABLESTONE_E2E_TARGET || "tablestone").trim().toLowerCase();
+
+function parseConnectionString(cs) {
+  const parts = {};
+  for (const item of cs.split(";")) {
+    const i = item.indexOf("=");
+    if (i > 0) parts[item.slice(0, i).trim().toLowerCase()] = item.slice(i + 1).trim();
+  }
+  if ((parts.usedevelopmentstorage || "").toLowerCase() === "true") {
+    return { account: ACCOUNT, key: ACCOUNT_KEY, endpoint: `http://127.0.0.1:10002/${ACCOUNT}` };
+  }
+  if (!parts.tableendpoint) throw new Error(`connection string has no TableEndpoint: ${cs}`);
+  return {
+    account: parts.accountname || ACCOUNT,
+    key: parts.accountkey || ACCOUNT_KEY,
+    endpoint: parts.tableendpoint.replace(/\/+$/, ""),
+  };
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function healthOk(port) {
+  return new Promise((resolve) => {
+    const req = http.get({ host: "127.0.0.1", port, path: "/_tablestone/health", timeout: 2000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200);
+    });
+    req.on("error", () => resolve(false));
+    req.on("timeout", () => {
+      req.destroy();
+      resolve(false);
+    });
+  });
+}
+
+class ManagedServer {
+  constructor(binary, dataDir, port, logPath) {
+    Object.assign(this, { binary, dataDir, port, logPath, proc: null, exit: null, pidFile: null });
+  }
+
+  async start(timeoutMs = 30000) {
+    const log = fs.openSync(this.logPath, "a");
+    const args = ["--tableHost", "127.0.0.1", "--tablePort", String(this.port), "-l", this.dataDir, "-s"];
+    const proc = spawn(this.binary, args, { stdio: ["ignore", log, log] });
+    fs.closeSync(log);
+    this.proc = proc;
+    this.exit = new Promise((resolve) => proc.on("exit", (code, signal) => resolve({ code, signal })));
+    if (process.env.TABLESTONE_E2E_PIDDIR) {
+      this.pidFile = path.join(process.env.TABLESTONE_E2E_PIDDIR, `js-${proc.pid}.pid`);
+      fs.writeFileSync(this.pidFile, String(proc.pid));
+    }
+    let exited = false;
+    this.exit.then(() => (exited = true));
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (exited) throw new Error(`tablestone exited early; log:\n${this.logTail()}`);
+      if (await healthOk(this.port)) return;
+      await sleep(50);
+    }
+    this.proc.kill("SIGKILL");
+    throw new Error(`tablestone not healthy after ${timeoutMs} ms; log:\n${this.logTail()}`);
+  }
+
+  // SIGTERM and wait; resolves to the exit code (null when it had to be killed).
+  async stop(timeoutMs = 20000) {
+    if (!this.proc) return 0;
+    const proc = this.proc;
+    this.proc = null;
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGTERM");
+    const timer = sleep(timeoutMs).then(() => "timeout");
+    const res = await Promise.race([this.exit, timer]);
+    if (this.pidFile) fs.rmSync(this.pidFile, { force: true });
+    if (res === "timeout") {
+      proc.kill("SIGKILL");
+      await this.exit;
+      return null;
+    }
+    return res.code;
+  }
+
+  logTail(n = 4000) {
+    try {
+      return fs.readFileSync(this.logPath, "utf8").slice(-n);
+    } catch {
+      return "(no log)";
+    }
+  }
+}
+
+class Target {
+  async init() {
+    this.kind = TARGET_KIND;
+    const cs = process.env.TABLESTONE_E2E_CONNECTION_STRING;
+    if (cs) {
+      Object.assign(this, parseConnectionString(cs));
+      this.managed = false;
+    } else {
+      const binary = path.resolve(
+        process.env.TABLESTONE_BIN || path.join(__dirname, "..", "..", "..", "build", "server", "app", "tablestone"),
+      );
+      try {
+        fs.accessSync(binary, fs.constants.X_OK);
+      } catch {
+        throw new Error(`tablestone binary not found at ${binary} (set TABLESTONE_BIN or TABLESTONE_E2E_CONNECTION_STRING)`);
+      }
+      this.tmp = fs.mkdtempSync(path.join(os.tmpdir(), "tablestone-e2e-js."));
+      const data = path.join(this.tmp, "data");
+      fs.mkdirSync(data);
+      const port = await freePort();
+      this.server = new ManagedServer(binary, data, port, path.join(this.tmp, "server.log"));
+      await this.server.start();
+      this.account = ACCOUNT;
+      this.key = ACCOUNT_KEY;
+      this.endpoint = `http://127.0.0.1:${port}/${ACCOUNT}`;
+      this.managed = true;
+    }
+    const u = new URL(this.endpoint);
+    this.host = u.hostname;
+    this.port = Number(u.port || 80);
+    this.basePath = u.pathname.replace(/\/+$/, "");
+    this.connectionString =
+      `DefaultEndpointsProtocol=http;AccountName=${this.account};AccountKey=${this.key};` +
+      `TableEndpoint=${this.endpoint};`;
+    return this;
+  }
+
+  get isAzurite() {
+    return this.kind === "azurite";
+  }
+
+  serviceClient() {
+    return TableServiceClient.fromConnectionString(this.connectionString, { allowInsecureConnection: true });
+  }
+
+  tableClient(name) {
+    return TableClient.fromConnectionString(this.connectionString, name, { allowInsecureConnection: true });
+  }
+
+  // SIGTERM (exit code must be 0), then start again on the same data dir.
+  async restart() {
+    assert.ok(this.managed, "restart needs a managed server");
+    const code = await this.server.stop();
+    assert.equal(code, 0, `tablestone exit code on SIGTERM: ${code}; log:\n${this.server.logTail()}`);
+    await this.server.start();
+  }
+
+  async close() {
+    let code = 0;
+    if (this.server) code = await this.server.stop();
+    if (this.tmp) fs.rmSync(this.tmp, { recursive: true, force: true });
+    return code;
+  }
+
+  // ---- raw HTTP signed with SharedKey (Table flavour) ------------------------------------------
+  sign(method, fullPath, headers) {
+    const lower = {};
+    for (const [k, v] of Object.entries(headers)) lower[k.toLowerCase()] = v;
+    const u = new URL(fullPath, "http://x");
+    let resource = `/${this.account}${u.pathname}`;
+    const comp = u.searchParams.get("comp");
+    if (comp !== null) resource += `?comp=${comp}`;
+    const toSign = [method, lower["content-md5"] || "", lower["content-type"] || "",
+      lower["x-ms-date"] || lower.date || "", resource].join("\n");
+    const sig = crypto.createHmac("sha256", Buffer.from(this.key, "base64")).update(toSign, "utf8").digest("base64");
+    return `SharedKey ${this.account}:${sig}`;
+  }
+
+  // path is relative to the account root ("/Tables"), sent as given (percent-encode it yourself).
+  raw(method, rel, { body, headers = {}, accept = MINIMAL, contentType, sign = true } = {}) {
+    const fullPath = this.basePath + rel;
+    let payload = null;
+    if (body !== undefined && body !== null) {
+      payload = Buffer.isBuffer(body) ? body : Buffer.from(typeof body === "string" ? body : JSON.stringify(body));
+      if (!contentType) contentType = "application/json";
+    }
+    const hdrs = {
+      "x-ms-date": new Date().toUTCString(),
+      "x-ms-version": "2019-02-02",
+      DataServiceVersion: "3.0",
+      MaxDataServiceVersion: "3.0;NetFx",
+    };
+    if (accept) hdrs.Accept = accept;
+    if (contentType) hdrs["Content-Type"] = contentType;
+    Object.assign(hdrs, headers);
+    if (payload) hdrs["Content-Length"] = String(payload.length);
+    else if (["POST", "PUT", "PATCH", "MERGE"].includes(method)) hdrs["Content-Length"] = "0";
+    if (sign) hdrs.Authorization = this.sign(method, fullPath, hdrs);
+    return new Promise((resolve, reject) => {
+      const req = http.request({ host: this.host, port: this.port, method, path: fullPath, headers: hdrs }, (res) => {
+        const chunks = [];
+        res.on("data", (c) => chunks.push(c));
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          resolve({
+            status: res.statusCode,
+            headers: res.headers, // lower-cased names
+            text,
+            json: () => JSON.parse(text),
+            errorCode: () => {
+              try {
+                return JSON.parse(text)["odata.error"].code;
+              } catch {
+                return undefined;
+              }
+            },
+          });
+        });
+      });
+      req.on("error", reject);
+      if (payload) req.write(payload);
+      req.end();
+    });
+  }
+}
+
+let tableCounter = 0;
+function uniqueTableName(prefix = "js") {
+  return `${prefix}${crypto.randomBytes(5).toString("hex")}${tableCounter++}`;
+}
+
+// Registers file-level hooks that start the target before the first test and stop it after the
+// last one. Returns a holder whose .t is the Target once the tests run.
+function useTarget() {
+  const holder = { t: null };
+  before(async () => {
+    holder.t = await new Target().init();
+  });
+  after(async () => {
+    if (!holder.t) return;
+    const code = await holder.t.close();
+    if (holder.t.managed) assert.equal(code, 0, `tablestone did not exit with 0 on SIGTERM (got ${code})`);
+  });
+  return holder;
+}
+
+// Test options that skip a test only when targeting Azurite, for behaviour Azurite gets wrong.
+function azuriteWrong(reason) {
+  return { skip: TARGET_KIND === "azurite" ? `Azurite deviation: ${reason}` : false };
+}
+
+// Runs fn with a fresh table; deletes the table afterwards.
+async function withTable(t, fn) {
+  const name = uniqueTableName();
+  const service = t.serviceClient();
+  await service.createTable(name);
+  try {
+    return await fn(t.tableClient(name), name);
+  } finally {
+    await service.deleteTable(name).catch(() => {});
+  }
+}
+
+// Expects promise to reject with a RestError of the given status (and code, when given).
+async function rejectsWith(promise, statusCode, code) {
+  let err;
+  try {
+    await promise;
+  } catch (e) {
+    err = e;
+  }
+  assert.ok(err, `expected a ${statusCode} error, got success`);
+  assert.equal(err.statusCode, statusCode, `status: ${err.statusCode} ${err.message}`);
+  if (code !== undefined) {
+    // @azure/data-tables 13 leaves err.code unset; the codes are in err.details: errorCode from the
+    // x-ms-error-code header, odataError.code from the JSON body. Both must name the error.
+    const d = err.details || {};
+    assert.equal(d.odataError && d.odataError.code, code, `body code: ${err.message}`);
+    assert.equal(d.errorCode, code, `x-ms-error-code: ${err.message}`);
+  }
+  return err;
+}
+
+function entityPath(table, pk, rk) {
+  const enc = (k) => encodeURIComponent(k.replace(/'/g, "''"));
+  return `/${table}(PartitionKey='${enc(pk)}',RowKey='${enc(rk)}')`;
+}
+
+module.exports = {
+  ACCOUNT, ACCOUNT_KEY, MINIMAL, NOMETA, FULL, TARGET_KIND,
+  Target, useTarget, azuriteWrong, uniqueTableName, withTable, rejectsWith, entityPath, sleep,
+};

@@ -1,0 +1,135 @@
+#include "protocol/odata_writer.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "storage/model/datetime.h"
+
+namespace tablestone::protocol {
+namespace {
+
+constexpr std::string_view kBase = "http://127.0.0.1:10002/devstoreaccount1/";
+
+model::Entity Sample() {
+  model::Entity e;
+  e.partition_key = "p";
+  e.row_key = "r";
+  e.timestamp = *model::ParseIsoDateTime("2021-06-09T01:17:08.3795894Z");
+  e.properties = {{"s", model::EdmValue::String("x\"y")},
+                  {"i", model::EdmValue::Int32(-3)},
+                  {"l", model::EdmValue::Int64(123456789012)},
+                  {"d", model::EdmValue::Double(6)},
+                  {"nan", model::EdmValue::Double(std::numeric_limits<double>::quiet_NaN())},
+                  {"b", model::EdmValue::Boolean(true)},
+                  {"dt", model::EdmValue::DateTime(*model::ParseIsoDateTime("2021-07-08T09:10:09Z"))},
+                  {"g", model::EdmValue::Guid("c9da6455-213d-42c9-9a79-3e9149a57833")},
+                  {"bin", model::EdmValue::Binary("Bar")}};
+  return e;
+}
+
+TEST(ODataWriterTest, FormatDouble) {
+  EXPECT_EQ(FormatDouble(6), "6.0");
+  EXPECT_EQ(FormatDouble(-2), "-2.0");
+  EXPECT_EQ(FormatDouble(1.5), "1.5");
+  EXPECT_EQ(FormatDouble(0.1), "0.1");
+  EXPECT_EQ(std::stod(FormatDouble(1e24)), 1e24);
+  EXPECT_NE(FormatDouble(1e24).find_first_of(".e"), std::string::npos);
+  EXPECT_EQ(FormatDouble(0), "0.0");
+}
+
+TEST(ODataWriterTest, MinimalMetadataSingleEntity) {
+  model::Entity e = Sample();
+  EntityWriteContext ctx{kBase, "devstoreaccount1", "mytable", MetadataLevel::kMinimalMetadata, nullptr};
+  std::string out = WriteEntity(e, ctx);
+  EXPECT_EQ(out.substr(0, 120),
+            std::string("{\"odata.metadata\":\"http://127.0.0.1:10002/devstoreaccount1/$metadata#mytable/@Element\","
+                        "\"odata.etag\":\"W/\\\"datetime'2021-06-09T01%3A17%3A08.3795894Z'\\\"\",")
+                .substr(0, 120));
+  auto j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["PartitionKey"], "p");
+  EXPECT_EQ(j["RowKey"], "r");
+  EXPECT_EQ(j["Timestamp"], "2021-06-09T01:17:08.3795894Z");
+  EXPECT_FALSE(j.contains("Timestamp@odata.type"));
+  EXPECT_EQ(j["s"], "x\"y");
+  EXPECT_FALSE(j.contains("s@odata.type"));
+  EXPECT_EQ(j["i"], -3);
+  EXPECT_EQ(j["l"], "123456789012");
+  EXPECT_EQ(j["l@odata.type"], "Edm.Int64");
+  EXPECT_TRUE(j["d"].is_number_float());
+  EXPECT_FALSE(j.contains("d@odata.type"));
+  EXPECT_NE(out.find("\"d\":6.0"), std::string::npos);
+  EXPECT_EQ(j["nan"], "NaN");
+  EXPECT_EQ(j["nan@odata.type"], "Edm.Double");
+  EXPECT_EQ(j["b"], true);
+  EXPECT_EQ(j["dt"], "2021-07-08T09:10:09Z");
+  EXPECT_EQ(j["dt@odata.type"], "Edm.DateTime");
+  EXPECT_EQ(j["g@odata.type"], "Edm.Guid");
+  EXPECT_EQ(j["bin"], "QmFy");
+  EXPECT_EQ(j["bin@odata.type"], "Edm.Binary");
+}
+
+TEST(ODataWriterTest, NoAndFullMetadata) {
+  model::Entity e = Sample();
+  EntityWriteContext none{kBase, "devstoreaccount1", "mytable", MetadataLevel::kNoMetadata, nullptr};
+  auto j = nlohmann::json::parse(WriteEntityFeed({e}, none));
+  ASSERT_EQ(j.size(), 1u);
+  auto item = j["value"][0];
+  EXPECT_FALSE(item.contains("odata.etag"));
+  EXPECT_FALSE(item.contains("l@odata.type"));
+  EXPECT_EQ(item["l"], "123456789012");
+
+  EntityWriteContext full{kBase, "devstoreaccount1", "mytable", MetadataLevel::kFullMetadata, nullptr};
+  auto f = nlohmann::json::parse(WriteEntityFeed({e}, full));
+  EXPECT_EQ(f["odata.metadata"], std::string(kBase) + "$metadata#mytable");
+  auto fi = f["value"][0];
+  EXPECT_EQ(fi["odata.type"], "devstoreaccount1.mytable");
+  EXPECT_EQ(fi["odata.id"], std::string(kBase) + "mytable(PartitionKey='p',RowKey='r')");
+  EXPECT_EQ(fi["odata.editLink"], "mytable(PartitionKey='p',RowKey='r')");
+  EXPECT_EQ(fi["Timestamp@odata.type"], "Edm.DateTime");
+  EXPECT_TRUE(fi.contains("odata.etag"));
+}
+
+TEST(ODataWriterTest, SelectProjection) {
+  model::Entity e = Sample();
+  std::vector<std::string> select = {"i", "missing", "RowKey"};
+  EntityWriteContext ctx{kBase, "acct", "t", MetadataLevel::kMinimalMetadata, &select};
+  auto j = nlohmann::json::parse(WriteEntityFeed({e}, ctx));
+  EXPECT_EQ(j["odata.metadata"], std::string(kBase) + "$metadata#t&$select=i,missing,RowKey");
+  auto item = j["value"][0];
+  EXPECT_TRUE(item.contains("odata.etag"));
+  EXPECT_EQ(item["i"], -3);
+  EXPECT_TRUE(item["missing"].is_null());
+  EXPECT_EQ(item["RowKey"], "r");
+  EXPECT_FALSE(item.contains("PartitionKey"));
+  EXPECT_FALSE(item.contains("Timestamp"));
+  EXPECT_FALSE(item.contains("s"));
+  auto single = nlohmann::json::parse(WriteEntity(e, ctx));
+  EXPECT_EQ(single["odata.metadata"], std::string(kBase) + "$metadata#t/@Element&$select=i,missing,RowKey");
+}
+
+TEST(ODataWriterTest, EmptyFeedAndTables) {
+  EntityWriteContext ctx{kBase, "acct", "t", MetadataLevel::kMinimalMetadata, nullptr};
+  EXPECT_EQ(WriteEntityFeed({}, ctx), "{\"odata.metadata\":\"" + std::string(kBase) + "$metadata#t\",\"value\":[]}");
+  EXPECT_EQ(WriteTableEntry("mytable", kBase, "acct", MetadataLevel::kMinimalMetadata),
+            "{\"odata.metadata\":\"" + std::string(kBase) + "$metadata#Tables/@Element\",\"TableName\":\"mytable\"}");
+  EXPECT_EQ(WriteTableEntry("mytable", kBase, "acct", MetadataLevel::kNoMetadata), "{\"TableName\":\"mytable\"}");
+  auto full = nlohmann::json::parse(WriteTableEntry("mytable", kBase, "acct", MetadataLevel::kFullMetadata));
+  EXPECT_EQ(full["odata.type"], "acct.Tables");
+  EXPECT_EQ(full["odata.id"], std::string(kBase) + "Tables('mytable')");
+  EXPECT_EQ(full["odata.editLink"], "Tables('mytable')");
+  EXPECT_EQ(WriteTableFeed({"a", "b"}, kBase, "acct", MetadataLevel::kNoMetadata),
+            "{\"value\":[{\"TableName\":\"a\"},{\"TableName\":\"b\"}]}");
+  EXPECT_EQ(WriteTableFeed({}, kBase, "acct", MetadataLevel::kMinimalMetadata),
+            "{\"odata.metadata\":\"" + std::string(kBase) + "$metadata#Tables\",\"value\":[]}");
+}
+
+TEST(ODataWriterTest, EntityKeyPathEncodesAndDoublesQuotes) {
+  EXPECT_EQ(EntityKeyPath("t", "a'b", "c:d e"), "t(PartitionKey='a''b',RowKey='c%3Ad%20e')");
+  EXPECT_EQ(EntityKeyPath("t", "", ""), "t(PartitionKey='',RowKey='')");
+}
+
+}  // namespace
+}  // namespace tablestone::protocol

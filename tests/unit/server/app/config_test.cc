@@ -1,0 +1,330 @@
+#include "server/app/config.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "server/app/settings.h"
+
+namespace tablestone::app {
+namespace {
+
+using Args = std::vector<std::string>;
+
+class TempFile {
+ public:
+  explicit TempFile(const std::string& content) {
+    char name[] = "/tmp/tablestone_config_XXXXXX";
+    int fd = mkstemp(name);
+    path_ = name;
+    ::write(fd, content.data(), content.size());
+    ::close(fd);
+  }
+  ~TempFile() { std::remove(path_.c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::string ReadSourceFile(const std::string& relative) {
+  std::ifstream in(std::string(TABLESTONE_SOURCE_DIR) + "/" + relative);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+LoadResult Load(const Args& args, const Environment& env = {}) { return LoadConfig(args, env); }
+
+void ExpectRefused(const LoadResult& r, const std::string& must_mention) {
+  EXPECT_EQ(r.action, LoadResult::Action::kExit);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find(must_mention), std::string::npos) << r.output;
+}
+
+TEST(ConfigTest, DefaultsWithoutAnySource) {
+  LoadResult r = Load({});
+  ASSERT_EQ(r.action, LoadResult::Action::kRun) << r.output;
+  const Config& c = r.config;
+  EXPECT_EQ(c.host, "127.0.0.1");
+  EXPECT_EQ(c.port, 10002);
+  EXPECT_EQ(c.location, "./data");
+  EXPECT_FALSE(c.in_memory);
+  EXPECT_EQ(c.durability, "default");
+  ASSERT_EQ(c.accounts.size(), 1u);
+  EXPECT_EQ(c.accounts[0].name, "devstoreaccount1");
+  EXPECT_EQ(c.accounts[0].keys, std::vector<std::string>{kDevAccountKey});
+  EXPECT_EQ(c.max_body_bytes, 4u * 1024 * 1024 + 64 * 1024);
+  EXPECT_EQ(c.max_header_bytes, 16u * 1024);
+  EXPECT_EQ(c.threads, 0u);
+  EXPECT_EQ(c.logging.level, "info");
+  EXPECT_TRUE(c.logging.access_log);
+  EXPECT_FALSE(c.allow_anonymous);
+  EXPECT_TRUE(c.config_file.empty());
+  EXPECT_TRUE(r.warnings.empty());
+}
+
+TEST(ConfigTest, PrecedenceIsFileThenEnvironmentThenFlags) {
+  TempFile file(R"({"listen": {"port": 1111, "host": "0.0.0.0"}, "threads": 3,
+                    "storage": {"location": "/from-file", "durability": "fsync"}})");
+  Environment env = {{"TABLESTONE_PORT", "2222"}, {"TABLESTONE_LOCATION", "/from-env"}};
+  LoadResult r = Load({"--config", file.path(), "--tablePort", "3333"}, env);
+  ASSERT_EQ(r.action, LoadResult::Action::kRun) << r.output;
+  EXPECT_EQ(r.config.port, 3333);               // flag beats env and file
+  EXPECT_EQ(r.config.location, "/from-env");    // env beats file
+  EXPECT_EQ(r.config.threads, 3u);              // file beats default
+  EXPECT_EQ(r.config.host, "0.0.0.0");
+  EXPECT_EQ(r.config.durability, "fsync");
+  EXPECT_EQ(r.config.config_file, file.path());
+}
+
+TEST(ConfigTest, ConfigFileFromEnvironmentAndFlagOrderLastWins) {
+  TempFile file(R"({"logging": {"level": "warn"}})");
+  LoadResult r = Load({"--logLevel", "debug", "--logLevel=ERROR"}, {{"TABLESTONE_CONFIG", file.path()}});
+  ASSERT_EQ(r.action, LoadResult::Action::kRun) << r.output;
+  EXPECT_EQ(r.config.logging.level, "error");  // case-insensitive, normalised
+  EXPECT_EQ(r.config.config_file, file.path());
+}
+
+TEST(ConfigTest, UnknownFileKeyIsRefusedWithItsName) {
+  TempFile nested(R"({"listen": {"prot": 1}})");
+  ExpectRefused(Load({"--config", nested.path()}), "unknown key 'listen.prot'");
+  TempFile top(R"({"listenPort": 1})");
+  ExpectRefused(Load({"--config", top.path()}), "unknown key 'listenPort'");
+  TempFile account(R"({"accounts": [{"name": "abc", "keys": ["a2V5"], "kind": "x"}]})");
+  ExpectRefused(Load({"--config", account.path()}), "unknown key 'kind'");
+}
+
+TEST(ConfigTest, BadFileValuesAreRefusedWithKeyAndExpectation) {
+  TempFile range(R"({"listen": {"port": 70000}})");
+  ExpectRefused(Load({"--config", range.path()}), "'listen.port' must be an integer between 0 and 65535");
+  TempFile type(R"({"listen": {"port": "10002"}})");
+  ExpectRefused(Load({"--config", type.path()}), "'listen.port'");
+  TempFile negative(R"({"threads": -1})");
+  ExpectRefused(Load({"--config", negative.path()}), "'threads'");
+  TempFile choice(R"({"storage": {"durability": "sometimes"}})");
+  ExpectRefused(Load({"--config", choice.path()}), "'storage.durability' must be one of 'default' or 'fsync'");
+  TempFile group(R"({"limits": 5})");
+  ExpectRefused(Load({"--config", group.path()}), "'limits' must be an object");
+  TempFile boolean(R"({"api": {"loose": "yes"}})");
+  ExpectRefused(Load({"--config", boolean.path()}), "'api.loose' must be true or false");
+  TempFile host(R"({"listen": {"host": "example.com"}})");
+  ExpectRefused(Load({"--config", host.path()}), "'listen.host' must be an IPv4 or IPv6 address");
+  TempFile broken(R"({"listen": )");
+  ExpectRefused(Load({"--config", broken.path()}), "is not valid JSON");
+  ExpectRefused(Load({"--config", "/nonexistent/tablestone.json"}), "cannot read config file");
+}
+
+TEST(ConfigTest, BadEnvironmentValuesNameTheVariable) {
+  ExpectRefused(Load({}, {{"TABLESTONE_DURABILITY", "sometimes"}}), "TABLESTONE_DURABILITY='sometimes'");
+  ExpectRefused(Load({}, {{"TABLESTONE_PORT", "-5"}}), "TABLESTONE_PORT");
+  ExpectRefused(Load({}, {{"TABLESTONE_ACCESS_LOG", "maybe"}}), "must be true or false");
+}
+
+TEST(ConfigTest, EmptyEnvironmentValuesCountAsUnset) {
+  LoadResult r = Load({}, {{"TABLESTONE_PORT", ""}, {"AZURITE_ACCOUNTS", ""}});
+  ASSERT_EQ(r.action, LoadResult::Action::kRun) << r.output;
+  EXPECT_EQ(r.config.port, 10002);
+  EXPECT_EQ(r.config.accounts.size(), 1u);
+}
+
+TEST(ConfigTest, UnknownTablestoneVariableIsAWarningOnly) {
+  LoadResult r = Load({}, {{"TABLESTONE_PROT", "1"}});
+  ASSERT_EQ(r.action, LoadResult::Action::kRun);
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_NE(r.warnings[0].find("TABLESTONE_PROT"), std::string::npos);
+}
+
+TEST(ConfigTest, BadFlagsAreRefused) {
+  ExpectRefused(Load({"--tablePrt", "1"}), "unknown flag '--tablePrt'");
+  ExpectRefused(Load({"--threads", "abc"}), "flag --threads 'abc' must be an integer between 0 and 1024");
+  ExpectRefused(Load({"--tablePort"}), "flag --tablePort needs a value");
+  ExpectRefused(Load({"--durability", "never"}), "must be one of 'default' or 'fsync'");
+  ExpectRefused(Load({"--silent=no"}), "takes no value");
+  ExpectRefused(Load({"stray"}), "unexpected argument 'stray'");
+  ExpectRefused(Load({"--maxBodyBytes", "12"}), "--maxBodyBytes");
+}
+
+TEST(ConfigTest, AzuriteFlagsMapOrAreIgnoredWithWarning) {
+  LoadResult r = Load({"--blobHost", "0.0.0.0", "--blobPort", "10000", "--disableTelemetry", "-l", "/tmp/x",
+                       "-L", "--inMemoryPersistence", "-s", "-d", "/tmp/debug.log", "--skipApiVersionCheck",
+                       "--disableProductStyleUrl", "--tableHost", "localhost", "--tableKeepAliveTimeout", "5"});
+  ASSERT_EQ(r.action, LoadResult::Action::kRun) << r.output;
+  EXPECT_EQ(r.warnings.size(), 3u);
+  EXPECT_EQ(r.config.location, "/tmp/x");
+  EXPECT_TRUE(r.config.loose);
+  EXPECT_TRUE(r.config.in_memory);
+  EXPECT_FALSE(r.config.logging.access_log);
+  EXPECT_EQ(r.config.logging.debug_file, "/tmp/debug.log");
+  EXPECT_TRUE(r.config.skip_api_version_check);
+  EXPECT_TRUE(r.config.disable_product_style_url);
+  EXPECT_EQ(r.config.host, "127.0.0.1");  // localhost normalised
+  EXPECT_EQ(r.config.idle_timeout_ms, 5000u);
+  EXPECT_EQ(r.config.port, 10002);  // --blobPort did not touch the table port
+}
+
+TEST(ConfigTest, BooleanFlagsTakeExplicitValuesOnlyWithEquals) {
+  LoadResult r = Load({"--loose=false", "--allowAnonymous", "--accessLog=false"}, {{"TABLESTONE_LOOSE", "true"}});
+  ASSERT_EQ(r.action, LoadResult::Action::kRun) << r.output;
+  EXPECT_FALSE(r.config.loose);
+  EXPECT_TRUE(r.config.allow_anonymous);
+  EXPECT_FALSE(r.config.logging.access_log);
+}
+
+TEST(ConfigTest, AzuriteAccountsReplacesTheDefaultList) {
+  LoadResult r = Load({}, {{"AZURITE_ACCOUNTS", "account1:a2V5MQ==:a2V5Mg==; account2:a2V5Mw==;"}});
+  ASSERT_EQ(r.action, LoadResult::Action::kRun) << r.output;
+  ASSERT_EQ(r.config.accounts.size(), 2u);
+  EXPECT_EQ(r.config.accounts[0].name, "account1");
+  EXPECT_EQ(r.config.accounts[0].keys, (std::vector<std::string>{"a2V5MQ==", "a2V5Mg=="}));
+  EXPECT_EQ(r.config.accounts[1].name, "account2");
+  EXPECT_EQ(r.config.accounts[1].keys, (std::vector<std::string>{"a2V5Mw=="}));
+}
+
+TEST(ConfigTest, AzuriteAccountsOverridesFileAccounts) {
+  TempFile file(R"({"accounts": [{"name": "fileaccount", "keys": ["a2V5"]}]})");
+  LoadResult from_file = Load({"--config", file.path()});
+  ASSERT_EQ(from_file.action, LoadResult::Action::kRun) << from_file.output;
+  ASSERT_EQ(from_file.config.accounts.size(), 1u);
+  EXPECT_EQ(from_file.config.accounts[0].name, "fileaccount");
+  LoadResult from_env = Load({"--config", file.path()}, {{"AZURITE_ACCOUNTS", "envaccount:a2V5"}});
+  ASSERT_EQ(from_env.action, LoadResult::Action::kRun) << from_env.output;
+  EXPECT_EQ(from_env.config.accounts[0].name, "envaccount");
+}
+
+TEST(ConfigTest, AzuriteAccountsErrors) {
+  std::vector<api::AccountKeys> accounts;
+  std::string error;
+  EXPECT_FALSE(ParseAccountsEnv("nokey", &accounts, &error));
+  EXPECT_NE(error.find("name:key1[:key2]"), std::string::npos) << error;
+  EXPECT_FALSE(ParseAccountsEnv("Bad_Name:a2V5", &accounts, &error));
+  EXPECT_NE(error.find("Bad_Name"), std::string::npos) << error;
+  EXPECT_FALSE(ParseAccountsEnv("acc:not*base64", &accounts, &error));
+  EXPECT_NE(error.find("base64"), std::string::npos) << error;
+  EXPECT_FALSE(ParseAccountsEnv("acc:a2V5;acc:a2V5", &accounts, &error));
+  EXPECT_NE(error.find("twice"), std::string::npos) << error;
+  EXPECT_FALSE(ParseAccountsEnv("acc:a2V5:a2V5:a2V5", &accounts, &error));
+  EXPECT_FALSE(ParseAccountsEnv(";;", &accounts, &error));  // no account at all
+  ExpectRefused(Load({}, {{"AZURITE_ACCOUNTS", "x"}}), "AZURITE_ACCOUNTS");
+}
+
+TEST(ConfigTest, HelpListsEveryFlagDefaultAndVariable) {
+  LoadResult r = Load({"--tablePort", "1", "--help"});
+  EXPECT_EQ(r.action, LoadResult::Action::kExit);
+  EXPECT_EQ(r.exit_code, 0);
+  const std::string& help = r.output;
+  for (const char* flag :
+       {"--tableHost", "--tablePort", "-l, --location", "--inMemoryPersistence", "-s, --silent", "-d, --debug",
+        "-L, --loose", "--skipApiVersionCheck", "--disableProductStyleUrl", "--config", "--durability", "--threads",
+        "--logLevel", "--logFormat", "--help", "--version", "--allowAnonymous", "--maxBodyBytes",
+        "--maxHeaderBytes", "--maxConnections", "--idleTimeoutMs", "--readTimeoutMs", "--drainTimeoutMs",
+        "--queryPageMs", "--accessLog", "--tableKeepAliveTimeout", "AZURITE_ACCOUNTS", "TABLESTONE_CONFIG",
+        "--disableTelemetry", "--blobHost"}) {
+    EXPECT_NE(help.find(flag), std::string::npos) << "missing " << flag;
+  }
+  for (const auto& setting : internal::Settings()) {
+    EXPECT_NE(help.find(std::string(setting.env)), std::string::npos) << setting.env;
+    EXPECT_NE(help.find("Config: " + std::string(setting.path)), std::string::npos) << setting.path;
+  }
+  EXPECT_NE(help.find("Default: 10002"), std::string::npos);
+  EXPECT_NE(help.find("Default: 127.0.0.1"), std::string::npos);
+
+  LoadResult v = Load({"--version"});
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_EQ(v.output.rfind("tablestone ", 0), 0u);
+}
+
+TEST(ConfigTest, ProjectionsCarryEveryValue) {
+  LoadResult r = Load({"--tableHost", "0.0.0.0", "--tablePort", "0", "--threads", "4", "--maxBodyBytes", "2048",
+                       "--maxHeaderBytes", "4096", "--maxConnections", "7", "--idleTimeoutMs", "11",
+                       "--readTimeoutMs", "12", "--drainTimeoutMs", "13", "--queryPageMs", "14", "-s",
+                       "--durability", "fsync", "-l", "/d", "--inMemoryPersistence", "-L", "--allowAnonymous",
+                       "--skipApiVersionCheck", "--disableProductStyleUrl"});
+  ASSERT_EQ(r.action, LoadResult::Action::kRun) << r.output;
+  http::HttpOptions h = r.config.ToHttpOptions();
+  EXPECT_EQ(h.address, "0.0.0.0");
+  EXPECT_EQ(h.port, 0);
+  EXPECT_EQ(h.threads, 4);
+  EXPECT_EQ(h.body_limit, 2048u);
+  EXPECT_EQ(h.header_limit, 4096u);
+  EXPECT_EQ(h.max_connections, 7u);
+  EXPECT_EQ(h.idle_timeout.count(), 11);
+  EXPECT_EQ(h.read_timeout.count(), 12);
+  EXPECT_EQ(h.drain_timeout.count(), 13);
+  EXPECT_FALSE(h.access_log);
+  api::ApiOptions a = r.config.ToApiOptions();
+  EXPECT_EQ(a.query_time_budget.count(), 14);
+  EXPECT_TRUE(a.loose);
+  EXPECT_TRUE(a.allow_anonymous);
+  EXPECT_TRUE(a.skip_api_version_check);
+  EXPECT_TRUE(a.disable_product_style_url);
+  EXPECT_EQ(a.accounts.size(), 1u);
+  storage::EngineOptions e = r.config.ToEngineOptions();
+  EXPECT_EQ(e.path, "/d");
+  EXPECT_TRUE(e.in_memory);
+  EXPECT_TRUE(e.sync_writes);
+}
+
+// The shipped default file must say exactly what the built-in defaults are.
+TEST(ConfigFilesTest, DefaultConfigFileEqualsBuiltInDefaults) {
+  LoadResult r = Load({"--config", std::string(TABLESTONE_SOURCE_DIR) + "/config/tablestone.json"});
+  ASSERT_EQ(r.action, LoadResult::Action::kRun) << r.output;
+  Config defaults;
+  for (const auto& setting : internal::Settings()) {
+    EXPECT_EQ(setting.show(r.config), setting.show(defaults)) << setting.path;
+  }
+  ASSERT_EQ(r.config.accounts.size(), 1u);
+  EXPECT_EQ(r.config.accounts[0].name, defaults.accounts[0].name);
+  EXPECT_EQ(r.config.accounts[0].keys, defaults.accounts[0].keys);
+}
+
+TEST(ConfigFilesTest, SchemaDescribesEveryKeyAndRefusesOthers) {
+  auto schema = nlohmann::json::parse(ReadSourceFile("config/tablestone.schema.json"));
+  EXPECT_EQ(schema.value("$schema", ""), "https://json-schema.org/draft/2020-12/schema");
+  EXPECT_EQ(schema["additionalProperties"], false);
+  for (const auto& setting : internal::Settings()) {
+    std::string path(setting.path);
+    const nlohmann::json* node = &schema;
+    size_t start = 0;
+    while (true) {
+      size_t dot = path.find('.', start);
+      std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+      ASSERT_TRUE((*node)["properties"].contains(part)) << path;
+      node = &(*node)["properties"][part];
+      if (dot == std::string::npos) break;
+      EXPECT_EQ((*node)["additionalProperties"], false) << path;
+      start = dot + 1;
+    }
+    EXPECT_TRUE(node->contains("default")) << path;
+    EXPECT_EQ(node->value("default", nlohmann::json()).dump(),
+              nlohmann::json::parse(setting.kind == internal::Kind::kString ||
+                                            setting.kind == internal::Kind::kChoice
+                                        ? nlohmann::json(setting.show(Config{})).dump()
+                                        : setting.show(Config{}))
+                  .dump())
+        << path;
+  }
+  EXPECT_TRUE(schema["properties"].contains("accounts"));
+}
+
+TEST(ConfigFilesTest, ReadmeDocumentsEveryKeyVariableAndFlag) {
+  std::string readme = ReadSourceFile("config/README.md");
+  ASSERT_FALSE(readme.empty());
+  for (const auto& setting : internal::Settings()) {
+    EXPECT_NE(readme.find("`" + std::string(setting.path) + "`"), std::string::npos) << setting.path;
+    EXPECT_NE(readme.find(std::string(setting.env)), std::string::npos) << setting.env;
+  }
+  for (const char* must : {"AZURITE_ACCOUNTS", "TABLESTONE_CONFIG", "--config", "`accounts`"}) {
+    EXPECT_NE(readme.find(must), std::string::npos) << must;
+  }
+}
+
+}  // namespace
+}  // namespace tablestone::app

@@ -1,0 +1,57 @@
+#include "server/app/logging.h"
+
+#include <gtest/gtest.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace tablestone::app {
+namespace {
+
+TEST(LoggingTest, NamedLoggersExistAndDebugFileReceivesDebugLines) {
+  char name[] = "/tmp/tablestone_debug_XXXXXX";
+  int fd = mkstemp(name);
+  ::close(fd);
+  LoggingConfig config;
+  config.level = "error";  // console quiet, file still at debug
+  config.debug_file = name;
+  std::string error;
+  ASSERT_TRUE(SetupLogging(config, &error)) << error;
+  for (const char* logger : {"app", "http", "api", "storage", "access"}) {
+    EXPECT_NE(spdlog::get(logger), nullptr) << logger;
+  }
+  spdlog::get("storage")->debug("storage debug line {}", 42);
+  ShutdownLogging();
+  std::ifstream in(name);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_NE(text.str().find("[storage] debug: storage debug line 42"), std::string::npos) << text.str();
+  std::remove(name);
+}
+
+TEST(LoggingTest, SilentMeansNoAccessLogger) {
+  LoggingConfig config;
+  config.access_log = false;
+  config.format = "json";
+  std::string error;
+  ASSERT_TRUE(SetupLogging(config, &error)) << error;
+  EXPECT_EQ(spdlog::get("access"), nullptr);
+  EXPECT_NE(spdlog::get("http"), nullptr);
+  ShutdownLogging();
+}
+
+TEST(LoggingTest, UnwritableDebugFileIsReported) {
+  LoggingConfig config;
+  config.debug_file = "/nonexistent-dir/debug.log";
+  std::string error;
+  EXPECT_FALSE(SetupLogging(config, &error));
+  EXPECT_NE(error.find("/nonexistent-dir/debug.log"), std::string::npos) << error;
+  ShutdownLogging();
+}
+
+}  // namespace
+}  // namespace tablestone::app

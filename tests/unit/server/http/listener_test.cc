@@ -1,0 +1,436 @@
+// End-to-end tests of the HTTP front end: a real Listener on 127.0.0.1:0 with
+// a small RequestHandler, driven through raw sockets.
+#include "server/http/listener.h"
+
+#include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/unit/server/http/raw_client.h"
+
+namespace tablestone::http {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::RawClient;
+using testing::RawResponse;
+
+// Echoes what it saw; a few targets trigger special behaviour.
+class TestHandler : public RequestHandler {
+ public:
+  void Handle(Request& request, const RequestContext& context, Response& response) override {
+    std::string target(request.target());
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      methods_.emplace_back(request.method_string());
+      remote_ips_.push_back(context.remote_ip);
+    }
+    ++in_handler_;
+    if (target == "/slow") std::this_thread::sleep_for(400ms);
+    --in_handler_;
+    if (target == "/throw") throw std::runtime_error("boom");
+    if (target == "/nocontent") {
+      response.result(boost::beast::http::status::no_content);
+      return;
+    }
+    response.result(boost::beast::http::status::ok);
+    response.set(boost::beast::http::field::content_type, "text/plain");
+    response.body() = std::string(request.method_string()) + " " + target + " " +
+                      std::to_string(request.body().size());
+  }
+
+  void RenderTransportError(TransportError error, const Request&, Response& response) override {
+    ++transport_errors_;
+    switch (error) {
+      case TransportError::kBodyTooLarge:
+        response.result(boost::beast::http::status::payload_too_large);
+        response.body() = "RequestBodyTooLarge";
+        break;
+      case TransportError::kHeaderTooLarge:
+        response.result(boost::beast::http::status::request_header_fields_too_large);
+        response.body() = "HeaderTooLarge";
+        break;
+      case TransportError::kBadRequest:
+        response.result(boost::beast::http::status::bad_request);
+        response.body() = "BadRequest";
+        break;
+      case TransportError::kInternalError:
+        response.result(boost::beast::http::status::internal_server_error);
+        response.body() = "InternalError";
+        break;
+    }
+  }
+
+  std::vector<std::string> methods() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return methods_;
+  }
+  std::vector<std::string> remote_ips() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return remote_ips_;
+  }
+  int transport_errors() const { return transport_errors_.load(); }
+  int in_handler() const { return in_handler_.load(); }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> methods_;
+  std::vector<std::string> remote_ips_;
+  std::atomic<int> transport_errors_{0};
+  std::atomic<int> in_handler_{0};
+};
+
+class ListenerTest : public ::testing::Test {
+ protected:
+  void StartServer(HttpOptions options = {}) {
+    options.address = "127.0.0.1";
+    options.port = 0;
+    options.threads = 2;
+    listener_ = std::make_unique<Listener>(options, handler_);
+    std::string error;
+    ASSERT_TRUE(listener_->Start(&error)) << error;
+    ASSERT_NE(listener_->port(), 0);
+  }
+  void TearDown() override {
+    if (listener_) listener_->Stop();
+  }
+
+  static std::string Get(const std::string& target, const std::string& extra = "") {
+    return "GET " + target + " HTTP/1.1\r\nHost: localhost\r\n" + extra + "\r\n";
+  }
+
+  TestHandler handler_;
+  std::unique_ptr<Listener> listener_;
+};
+
+TEST_F(ListenerTest, KeepAliveServesTwoRequestsOnOneConnection) {
+  StartServer();
+  RawClient client;
+  ASSERT_TRUE(client.Connect(listener_->port()));
+  ASSERT_TRUE(client.Send(Get("/a")));
+  RawResponse first = client.ReadResponse();
+  ASSERT_TRUE(first.ok);
+  EXPECT_EQ(first.status, 200);
+  EXPECT_EQ(first.body, "GET /a 0");
+  EXPECT_EQ(first.Header("content-length"), "8");
+  EXPECT_NE(first.Header("connection"), "close");
+
+  ASSERT_TRUE(client.Send(Get("/b")));
+  RawResponse second = client.ReadResponse();
+  ASSERT_TRUE(second.ok);
+  EXPECT_EQ(second.status, 200);
+  EXPECT_EQ(second.body, "GET /b 0");
+  EXPECT_EQ(listener_->connections(), 1u);
+  EXPECT_EQ(handler_.remote_ips().front(), "127.0.0.1");
+}
+
+TEST_F(ListenerTest, PipelinedRequestsAreAnsweredInOrder) {
+  StartServer();
+  RawClient client;
+  ASSERT_TRUE(client.Connect(listener_->port()));
+  ASSERT_TRUE(client.Send(Get("/one") + "POST /two HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc" + Get("/three")));
+  EXPECT_EQ(client.ReadResponse().body, "GET /one 0");
+  EXPECT_EQ(client.ReadResponse().body, "POST /two 3");
+  EXPECT_EQ(client.ReadResponse().body, "GET /three 0");
+}
+
+TEST_F(ListenerTest, MergeMethodReachesTheHandler) {
+  StartServer();
+  RawClient client;
+  ASSERT_TRUE(client.Connect(listener_->port()));
+  ASSERT_TRUE(client.Send("MERGE /acct/t(PartitionKey='p',RowKey='r') HTTP/1.1\r\nHost: x\r\n"
+                          "If-Match: *\r\nContent-Length: 2\r\n\r\n{}"));
+  RawResponse r = client.ReadResponse();
+  ASSERT_TRUE(r.ok);
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "MERGE /acct/t(PartitionKey='p',RowKey='r') 2");
+  ASSERT_EQ(handler_.methods().size(), 1u);
+  EXPECT_EQ(handler_.methods()[0], "MERGE");
+}
+
+TEST_F(ListenerTest, ExpectContinueGetsInterimResponseBeforeBody) {
+  StartServer();
+  RawClient client;
+  ASSERT_TRUE(client.Connect(listener_->port()));
+  ASSERT_TRUE(client.Send("PUT /x HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n"));
+  RawResponse interim = client.ReadResponse();
+  ASSERT_TRUE(interim.ok);
+  EXPECT_EQ(interim.status, 100);
+  EXPECT_TRUE(handler_.methods().empty());  // the handler waits for the body
+  ASSERT_TRUE(client.Send("hello"));
+  RawResponse final_response = client.ReadResponse();
+  ASSERT_TRUE(final_response.ok);
+  EXPECT_EQ(final_response.status, 200);
+  EXPECT_EQ(final_response.body, "PUT /x 5");
+}
+
+TEST_F(ListenerTest, BodyOverLimitGets413FromHandlerAndCloses) {
+  HttpOptions options;
+  options.body_limit = 1024;
+  StartServer(options);
+  RawClient client;
+  ASSERT_TRUE(client.Connect(listener_->port()));
+  ASSERT_TRUE(client.Send("POST /t HTTP/1.1\r\nHost: x\r\nContent-Length: 2048\r\n\r\n" + std::string(2048, 'a')));
+  RawResponse r = client.ReadResponse();
+  ASSERT_TRUE(r.ok);
+  EXPECT_EQ(r.status, 413);
+  EXPECT_EQ(r.body, "RequestBodyTooLarge");
+  EXPECT_EQ(r.Header("connection"), "close");
+  EXPECT_TRUE(client.WaitClosed(3s));
+  EXPECT_TRUE(handler_.methods().empty());
+  EXPECT_EQ(handler_.transport_errors(), 1);
+}
+
+TEST_F(ListenerTest, ChunkedBodyOverLimitGets413) {
+  HttpOptions options;
+  options.body_limit = 1024;
+  StartServer(options);
+  RawClient client;
+  ASSERT_TRUE(client.Connect(listener_->port()));
+  std::string chunk(800, 'b');
+  ASSERT_TRUE(client.Send("POST /t HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                          "320\r\n" + chunk + "\r\n320\r\n" + chunk + "\r\n0\r\n\r\n"));
+  RawResponse r = client.ReadResponse();
+  ASSERT_TRUE(r.ok);
+  EXPECT_EQ(r.status, 413);
+  EXPECT_TRUE(client.WaitClosed(3s));
+}
+
+TEST_F(ListenerTest, ChunkedBodyWithinLimitIsDelivered) {
+  StartServer();
+  RawClient client;
+  ASSERT_TRUE(client.Connect(listener_->port()));
+  ASSERT_TRUE(client.Send("POST /t HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                          "3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n"));
+  RawResponse r = client.ReadResponse();
+  ASSERT_TRUE(r.ok);
+  EXPECT_EQ(r.body, "POST /t 5");
+}
+
+TEST_F(ListenerTest, OversizedHeadersAreRefusedAndClosed) {
+  HttpOptions options;
+  options.header_limit = 1024;
+  StartServer(options);
+  RawClient client;
+  ASSERT_TRUE(client.Connect(listener_->port()));
+  ASSERT_TRUE(client.Send(Get("/t", "X-Big: " + std::string(4096, 'h') + "\r\n")));
+  RawResponse r = client.ReadResponse();
+  ASSERT_TRUE(r.ok);
+  EXPECT_GE(r.status, 400);
+  EXPECT_LT(r.status, 500);
+  EXPECT_EQ(r.body, "HeaderTooLarge");
+  EXPECT_TRUE(client.WaitClosed(3s));
+}
+
+TEST_F(ListenerTest, MalformedRequestGets400AndCloses) {
+  StartServer();
+  RawClient client;
+  ASSERT_TRUE(client.Connect(listener_->port()));
+  ASSERT_TRUE(client.Send("GET /t HTTP/1.1\r\nHost: x\r\nContent-Length: banana\r\n\r\n"));
+  RawResponse r = client.ReadResponse();
+  ASSERT_TRUE(r.ok);
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.body, "BadRequest");
+  EXPECT_TRUE(client.WaitClosed(3s));
+}
+
+TEST_F(ListenerTest, SlowlorisConnectionIsClosedAfterReadTimeout) {
+  HttpOptions options;
+  options.read_timeout = 300ms;
+  StartServer(options);
+  RawClient client;
+  ASSERT_TRUE(client.Connect(listener_->port()));
+  auto begin = std::chrono::steady_clock::now();
+  // Keep trickling header bytes faster than any per-read timeout would need.
+  ASSERT_TRUE(client.Send("GET /t HTTP/1.1\r\n"));
+  bool closed = false;
+  for (int i = 0; i < 30 && !closed; ++i) {
+    if (!client.Send("X-A: b\r\n")) {
+      closed = true;
+      break;
+    }
+    closed = client.WaitClosed(100ms);
+  }
+  auto elapsed = std::chrono::steady_clock::now() - begin;
+  EXPECT_TRUE(closed);
+  EXPECT_LT(elapsed, 2s);
+  EXPECT_TRUE(handler_.methods().empty());
+}
+
+TEST_F(ListenerTest, IdleConnectionIsClosedAfterIdleTimeout) {
+  HttpOptions options;
+  options.idle_timeout = 200ms;
+  StartServer(options);
+  RawClient client;
+  ASSERT_TRUE(client.Connect(listener_->port()));
+  ASSERT_TRUE(client.Send(Get("/a")));
+  ASSERT_TRUE(client.ReadResponse().ok);
+  EXPECT_TRUE(client.WaitClosed(2s));
+}
+
+TEST_F(ListenerTest, GracefulStopFinishesInFlightRequest) {
+  HttpOptions options;
+  options.drain_timeout = 5s;
+  StartServer(options);
+  RawClient busy;
+  RawClient idle;
+  ASSERT_TRUE(busy.Connect(listener_->port()));
+  ASSERT_TRUE(idle.Connect(listener_->port()));
+  ASSERT_TRUE(idle.Send(Get("/a")));
+  ASSERT_TRUE(idle.ReadResponse().ok);
+  ASSERT_TRUE(busy.Send(Get("/slow")));
+  for (int i = 0; i < 200 && handler_.in_handler() == 0; ++i) std::this_thread::sleep_for(1ms);
+  ASSERT_EQ(handler_.in_handler(), 1);
+
+  auto stopped = std::async(std::launch::async, [&] { listener_->Stop(); });
+  // The idle keep-alive connection is closed without waiting for the drain.
+  EXPECT_TRUE(idle.WaitClosed(300ms));
+  RawResponse r = busy.ReadResponse();
+  ASSERT_TRUE(r.ok);
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "GET /slow 0");
+  EXPECT_EQ(r.Header("connection"), "close");
+  EXPECT_TRUE(busy.WaitClosed(3s));
+  EXPECT_EQ(stopped.wait_for(3s), std::future_status::ready);
+  EXPECT_EQ(listener_->connections(), 0u);
+
+  RawClient late;
+  EXPECT_FALSE(late.Connect(listener_->port()));
+}
+
+TEST_F(ListenerTest, StopForceClosesAfterDrainTimeout) {
+  HttpOptions options;
+  options.drain_timeout = 100ms;
+  StartServer(options);
+  RawClient client;
+  ASSERT_TRUE(client.Connect(listener_->port()));
+  ASSERT_TRUE(client.Send("GET /t HTTP/1.1\r\n"));  // a request that never completes
+  std::this_thread::sleep_for(50ms);
+  auto begin = std::chrono::steady_clock::now();
+  listener_->Stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, 1500ms);
+  EXPECT_TRUE(client.WaitClosed(1s));
+}
+
+TEST_F(ListenerTest, HandlerExceptionBecomes500AndConnectionSurvives) {
+  StartServer();
+  RawClient client;
+  ASSERT_TRUE(client.Connect(listener_->port()));
+  ASSERT_TRUE(client.Send(Get("/throw")));
+  RawResponse r = client.ReadResponse();
+  ASSERT_TRUE(r.ok);
+  EXPECT_EQ(r.status, 500);
+  EXPECT_EQ(r.body, "InternalError");
+  ASSERT_TRUE(client.Send(Get("/after")));
+  EXPECT_EQ(client.ReadResponse().body, "GET /after 0");
+}
+
+TEST_F(ListenerTest, NoContentCarriesExplicitZeroLength) {
+  StartServer();
+  RawClient client;
+  ASSERT_TRUE(client.Connect(listener_->port()));
+  ASSERT_TRUE(client.Send(Get("/nocontent") + Get("/next")));
+  RawResponse r = client.ReadResponse();
+  ASSERT_TRUE(r.ok);
+  EXPECT_EQ(r.status, 204);
+  EXPECT_EQ(r.Header("content-length"), "0");
+  EXPECT_EQ(client.ReadResponse().body, "GET /next 0");
+}
+
+TEST_F(ListenerTest, Http10WithoutKeepAliveClosesAfterResponse) {
+  StartServer();
+  RawClient client;
+  ASSERT_TRUE(client.Connect(listener_->port()));
+  ASSERT_TRUE(client.Send("GET /old HTTP/1.0\r\n\r\n"));
+  RawResponse r = client.ReadResponse();
+  ASSERT_TRUE(r.ok);
+  EXPECT_EQ(r.body, "GET /old 0");
+  EXPECT_TRUE(client.WaitClosed(2s));
+}
+
+TEST_F(ListenerTest, ConnectionsOverTheLimitAreClosed) {
+  HttpOptions options;
+  options.max_connections = 1;
+  StartServer(options);
+  RawClient first;
+  ASSERT_TRUE(first.Connect(listener_->port()));
+  ASSERT_TRUE(first.Send(Get("/a")));
+  ASSERT_TRUE(first.ReadResponse().ok);
+  RawClient second;
+  ASSERT_TRUE(second.Connect(listener_->port()));  // the kernel accepts...
+  EXPECT_TRUE(second.WaitClosed(2s));              // ...and we close it at once
+  ASSERT_TRUE(first.Send(Get("/b")));
+  EXPECT_EQ(first.ReadResponse().body, "GET /b 0");
+}
+
+TEST_F(ListenerTest, AccessLogLineHasMethodTargetStatusBytesAndLatency) {
+  auto out = std::make_shared<std::ostringstream>();
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(*out);
+  auto logger = std::make_shared<spdlog::logger>("access", sink);
+  logger->set_pattern("%v");
+  spdlog::register_logger(logger);
+  StartServer();
+  RawClient client;
+  ASSERT_TRUE(client.Connect(listener_->port()));
+  ASSERT_TRUE(client.Send(Get("/logged?x=1")));
+  RawResponse r = client.ReadResponse();
+  ASSERT_TRUE(r.ok);
+  listener_->Stop();
+  spdlog::drop("access");
+  std::string line = out->str();
+  EXPECT_NE(line.find("127.0.0.1 \"GET /logged?x=1\" 200 "), std::string::npos) << line;
+  EXPECT_NE(line.find("us\n"), std::string::npos) << line;
+}
+
+TEST_F(ListenerTest, AccessLogDisabledWritesNothing) {
+  auto out = std::make_shared<std::ostringstream>();
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(*out);
+  spdlog::register_logger(std::make_shared<spdlog::logger>("access", sink));
+  HttpOptions options;
+  options.access_log = false;
+  StartServer(options);
+  RawClient client;
+  ASSERT_TRUE(client.Connect(listener_->port()));
+  ASSERT_TRUE(client.Send(Get("/quiet")));
+  ASSERT_TRUE(client.ReadResponse().ok);
+  listener_->Stop();
+  spdlog::drop("access");
+  EXPECT_TRUE(out->str().empty()) << out->str();
+}
+
+TEST(ListenerStartTest, PortInUseIsReportedNotThrown) {
+  TestHandler handler;
+  HttpOptions options;
+  options.port = 0;
+  options.threads = 1;
+  Listener first(options, handler);
+  std::string error;
+  ASSERT_TRUE(first.Start(&error)) << error;
+  options.port = first.port();
+  Listener second(options, handler);
+  EXPECT_FALSE(second.Start(&error));
+  EXPECT_NE(error.find("cannot listen on 127.0.0.1:"), std::string::npos) << error;
+}
+
+TEST(ListenerStartTest, BadAddressIsReported) {
+  TestHandler handler;
+  HttpOptions options;
+  options.address = "not-an-ip";
+  Listener listener(options, handler);
+  std::string error;
+  EXPECT_FALSE(listener.Start(&error));
+  EXPECT_NE(error.find("not-an-ip"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace tablestone::http

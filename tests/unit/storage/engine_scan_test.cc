@@ -1,0 +1,255 @@
+// Engine::Scan: ordering (spec §2.5.2), key ranges, resume tokens and page
+// limits (§2.5.3), snapshot consistency.
+#include <chrono>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "tests/unit/storage/engine_test_util.h"
+
+namespace tablestone::storage {
+namespace {
+
+using model::EdmValue;
+using model::Entity;
+using model::EntityKey;
+using model::KeyBound;
+using model::KeyRange;
+using model::ScanSpec;
+using model::WriteKind;
+using test_util::MakeEntity;
+using test_util::Op;
+
+using Keys = std::vector<std::pair<std::string, std::string>>;
+
+class EngineScanTest : public test_util::EngineTest {
+ protected:
+  void SetUp() override {
+    EngineTest::SetUp();
+    table_ = Create("scan");
+    // Insert in an order unrelated to the expected result order.
+    for (const char* pk : {"ab", "a", "b", "a0"}) {
+      for (const char* rk : {"9", "10", "1", "09", "2"}) {
+        Insert(pk, rk, {{"n", EdmValue::Int32(std::atoi(rk))}});
+      }
+    }
+    // A neighbouring table whose rows must never leak into scans of table_.
+    TableInfo other = Create("neighbour");
+    ASSERT_TRUE(test_util::WriteOne(*engine_, other, Op(WriteKind::kInsert, MakeEntity("a", "1"))).status.ok());
+  }
+
+  void Insert(const std::string& pk, const std::string& rk, std::vector<model::Property> props = {}) {
+    ASSERT_TRUE(test_util::WriteOne(*engine_, table_, Op(WriteKind::kInsert, MakeEntity(pk, rk, std::move(props))))
+                    .status.ok());
+  }
+
+  model::ScanResult Run(const ScanSpec& spec) {
+    auto r = engine_->Scan(table_, spec);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? std::move(r).value() : model::ScanResult{};
+  }
+
+  static Keys KeysOf(const std::vector<Entity>& es) {
+    Keys out;
+    for (const Entity& e : es) out.emplace_back(e.partition_key, e.row_key);
+    return out;
+  }
+
+  static Keys Rows(const std::string& pk) {
+    Keys out;
+    for (const char* rk : {"09", "1", "10", "2", "9"}) out.emplace_back(pk, rk);
+    return out;
+  }
+
+  static Keys Concat(std::initializer_list<Keys> parts) {
+    Keys out;
+    for (const Keys& p : parts) out.insert(out.end(), p.begin(), p.end());
+    return out;
+  }
+
+  // Follows continuations until the scan completes; returns all keys.
+  Keys Drain(ScanSpec spec, size_t* pages = nullptr) {
+    Keys all;
+    size_t n = 0;
+    while (true) {
+      model::ScanResult r = Run(spec);
+      ++n;
+      Keys k = KeysOf(r.entities);
+      all.insert(all.end(), k.begin(), k.end());
+      if (!r.next) break;
+      spec.resume_from = *r.next;
+      if (n > 10000) break;
+    }
+    if (pages) *pages = n;
+    return all;
+  }
+
+  static KeyBound Point(std::string pk, std::string rk, bool inclusive) { return {std::move(pk), std::move(rk), inclusive}; }
+  static KeyBound Partition(std::string pk, bool inclusive) { return {std::move(pk), std::nullopt, inclusive}; }
+
+  TableInfo table_;
+};
+
+TEST_P(EngineScanTest, FullScanIsInServiceOrder) {
+  model::ScanResult r = Run({});
+  EXPECT_EQ(KeysOf(r.entities), Concat({Rows("a"), Rows("a0"), Rows("ab"), Rows("b")}));
+  EXPECT_FALSE(r.next.has_value());
+  EXPECT_EQ(r.rows_examined, 20u);
+  EXPECT_EQ(r.entities[0].properties[0].value, EdmValue::Int32(9));  // "09"
+}
+
+TEST_P(EngineScanTest, PartitionRanges) {
+  ScanSpec spec;
+  spec.ranges = {KeyRange{Partition("a0", true), Partition("a0", true)}};
+  EXPECT_EQ(KeysOf(Run(spec).entities), Rows("a0"));
+  // (a, ab]: after all of "a" up to the end of "ab".
+  spec.ranges = {KeyRange{Partition("a", false), Partition("ab", true)}};
+  EXPECT_EQ(KeysOf(Run(spec).entities), Concat({Rows("a0"), Rows("ab")}));
+  // [a, ab): "a" and "a0" only.
+  spec.ranges = {KeyRange{Partition("a", true), Partition("ab", false)}};
+  EXPECT_EQ(KeysOf(Run(spec).entities), Concat({Rows("a"), Rows("a0")}));
+  // Unbounded sides.
+  spec.ranges = {KeyRange{std::nullopt, Partition("a0", false)}};
+  EXPECT_EQ(KeysOf(Run(spec).entities), Rows("a"));
+  spec.ranges = {KeyRange{Partition("ab", false), std::nullopt}};
+  EXPECT_EQ(KeysOf(Run(spec).entities), Rows("b"));
+  // A partition bound between existing partitions.
+  spec.ranges = {KeyRange{Partition("a1", true), Partition("az", true)}};
+  EXPECT_EQ(KeysOf(Run(spec).entities), Rows("ab"));
+}
+
+TEST_P(EngineScanTest, RowRangesAndPoints) {
+  ScanSpec spec;
+  spec.ranges = {KeyRange{Point("a", "1", true), Point("a", "1", true)}};
+  EXPECT_EQ(KeysOf(Run(spec).entities), (Keys{{"a", "1"}}));
+  // RowKey > "1" and <= "9" within "a0".
+  spec.ranges = {KeyRange{Point("a0", "1", false), Point("a0", "9", true)}};
+  EXPECT_EQ(KeysOf(Run(spec).entities), (Keys{{"a0", "10"}, {"a0", "2"}, {"a0", "9"}}));
+  // RowKey >= "10" and < "9".
+  spec.ranges = {KeyRange{Point("a0", "10", true), Point("a0", "9", false)}};
+  EXPECT_EQ(KeysOf(Run(spec).entities), (Keys{{"a0", "10"}, {"a0", "2"}}));
+  // A row range spanning partitions: (a, 9) .. (a0, 1].
+  spec.ranges = {KeyRange{Point("a", "2", false), Point("a0", "1", true)}};
+  EXPECT_EQ(KeysOf(Run(spec).entities), (Keys{{"a", "9"}, {"a0", "09"}, {"a0", "1"}}));
+  // Several disjoint ranges in order.
+  spec.ranges = {KeyRange{Point("a", "9", true), Point("a", "9", true)},
+                 KeyRange{Partition("ab", true), Partition("ab", true)},
+                 KeyRange{Point("b", "2", true), std::nullopt}};
+  EXPECT_EQ(KeysOf(Run(spec).entities), Concat({Keys{{"a", "9"}}, Rows("ab"), Keys{{"b", "2"}, {"b", "9"}}}));
+  // Empty ranges yield nothing.
+  spec.ranges = {KeyRange{Point("a", "5", true), Point("a", "5", true)}};
+  EXPECT_TRUE(Run(spec).entities.empty());
+}
+
+TEST_P(EngineScanTest, MatchNothingReadsNothing) {
+  ScanSpec spec;
+  spec.match_nothing = true;
+  model::ScanResult r = Run(spec);
+  EXPECT_TRUE(r.entities.empty());
+  EXPECT_EQ(r.rows_examined, 0u);
+  EXPECT_FALSE(r.next.has_value());
+}
+
+TEST_P(EngineScanTest, PredicateFiltersButRowsAreCounted) {
+  ScanSpec spec;
+  spec.predicate = [](const Entity& e) { return e.row_key == "2" || e.Find("n")->value.int_value == 10; };
+  model::ScanResult r = Run(spec);
+  EXPECT_EQ(KeysOf(r.entities), (Keys{{"a", "10"}, {"a", "2"}, {"a0", "10"}, {"a0", "2"}, {"ab", "10"}, {"ab", "2"},
+                                      {"b", "10"}, {"b", "2"}}));
+  EXPECT_EQ(r.rows_examined, 20u);
+}
+
+TEST_P(EngineScanTest, PagingWithMaxResultsVisitsEveryRowOnce) {
+  ScanSpec spec;
+  spec.max_results = 3;
+  model::ScanResult first = Run(spec);
+  ASSERT_EQ(first.entities.size(), 3u);
+  ASSERT_TRUE(first.next.has_value());
+  EXPECT_EQ(*first.next, (EntityKey{"a", "2"}));  // the first entity of the next page
+  size_t pages = 0;
+  EXPECT_EQ(Drain(spec, &pages), Concat({Rows("a"), Rows("a0"), Rows("ab"), Rows("b")}));
+  EXPECT_EQ(pages, 7u);  // 20 rows / 3: no empty trailing page
+  spec.max_results = 5;
+  Drain(spec, &pages);
+  EXPECT_EQ(pages, 4u);
+}
+
+TEST_P(EngineScanTest, PagingAcrossRangesAndWithPredicate) {
+  ScanSpec spec;
+  spec.ranges = {KeyRange{Partition("a", true), Partition("a", true)},
+                 KeyRange{Point("ab", "1", true), Point("ab", "2", true)},
+                 KeyRange{Partition("b", true), std::nullopt}};
+  spec.predicate = [](const Entity& e) { return e.row_key != "10"; };
+  spec.max_results = 2;
+  Keys want = {{"a", "09"}, {"a", "1"}, {"a", "2"}, {"a", "9"}, {"ab", "1"}, {"ab", "2"},
+               {"b", "09"}, {"b", "1"}, {"b", "2"}, {"b", "9"}};
+  EXPECT_EQ(Drain(spec), want);
+  // Resuming beyond the first two ranges skips them entirely.
+  spec.resume_from = EntityKey{"b", "1"};
+  spec.max_results = 100;
+  model::ScanResult r = Run(spec);
+  EXPECT_EQ(KeysOf(r.entities), (Keys{{"b", "1"}, {"b", "2"}, {"b", "9"}}));
+  EXPECT_EQ(r.rows_examined, 4u);  // b/1, b/10, b/2, b/9
+  // A resume key that falls between rows starts at the next row.
+  spec.resume_from = EntityKey{"a", "3"};
+  EXPECT_EQ(KeysOf(Run(spec).entities).front(), (std::pair<std::string, std::string>{"a", "9"}));
+}
+
+TEST_P(EngineScanTest, ByteLimitEndsThePage) {
+  ScanSpec spec;
+  spec.max_bytes = 1;  // every row passes it: one entity per page
+  model::ScanResult r = Run(spec);
+  EXPECT_EQ(r.entities.size(), 1u);
+  ASSERT_TRUE(r.next.has_value());
+  size_t pages = 0;
+  EXPECT_EQ(Drain(spec, &pages).size(), 20u);
+  EXPECT_EQ(pages, 20u);
+}
+
+TEST_P(EngineScanTest, DeadlineEndsThePageWithAContinuation) {
+  for (int i = 0; i < 1000; ++i) {
+    char rk[8];
+    std::snprintf(rk, sizeof rk, "%04d", i);
+    Insert("big", rk);
+  }
+  ScanSpec spec;
+  spec.ranges = {KeyRange{Partition("big", true), Partition("big", true)}};
+  spec.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  model::ScanResult r = Run(spec);
+  // The clock is read every 256 rows, so a page still makes progress: 255
+  // rows are examined, the 256th becomes the continuation.
+  EXPECT_EQ(r.entities.size(), 255u);
+  EXPECT_EQ(r.rows_examined, 255u);
+  ASSERT_TRUE(r.next.has_value());
+  EXPECT_EQ(*r.next, (EntityKey{"big", "0255"}));
+  size_t pages = 0;
+  EXPECT_EQ(Drain(spec, &pages).size(), 1000u);
+  EXPECT_GT(pages, 1u);
+}
+
+TEST_P(EngineScanTest, ScanReadsAConsistentSnapshot) {
+  ScanSpec spec;
+  bool wrote = false;
+  spec.predicate = [&](const Entity&) {
+    if (!wrote) {
+      wrote = true;
+      // A concurrent writer adds rows ahead of the scan position and deletes one.
+      std::thread writer([&] {
+        auto w1 = test_util::WriteOne(*engine_, table_, Op(WriteKind::kInsert, MakeEntity("a0", "5")));
+        auto w2 = test_util::WriteOne(*engine_, table_, Op(WriteKind::kDelete, MakeEntity("b", "9"), test_util::IfAny()));
+        EXPECT_TRUE(w1.status.ok());
+        EXPECT_TRUE(w2.status.ok());
+      });
+      writer.join();
+    }
+    return true;
+  };
+  model::ScanResult r = Run(spec);
+  EXPECT_EQ(KeysOf(r.entities), Concat({Rows("a"), Rows("a0"), Rows("ab"), Rows("b")}));
+  EXPECT_EQ(ScanAll(table_).size(), 20u);  // +1 -1 afterwards
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, EngineScanTest, ::testing::Bool(), test_util::ModeName);
+
+}  // namespace
+}  // namespace tablestone::storage
