@@ -43,9 +43,25 @@ for (let i = start; i < start + count; ) {
   i = j;
 }
 
+// Servers without $batch (501 NotImplemented) get single Insert Entity
+// requests instead; the output says so ("mode":"single").
+let mode = "batch";
+
+async function sendOne(e) {
+  const r = await request("POST", `/${ACCOUNT}/${args.table}?${sas}`, {
+    headers: { "Content-Type": "application/json", Accept: "application/json;odata=nometadata", Prefer: "return-no-content" },
+    body: JSON.stringify(e),
+  });
+  if (r.status !== 201 && r.status !== 204) throw new Error(`insert ${e.PartitionKey}/${e.RowKey}: HTTP ${r.status}: ${r.body.slice(0, 300)}`);
+}
+
 async function sendBatch([from, to]) {
   const ents = [];
   for (let i = from; i < to; i++) ents.push(entity(pkOf(i), rowKey(i), i));
+  if (mode === "single") {
+    for (const e of ents) await sendOne(e);
+    return;
+  }
   const { body, contentType } = batchBody(args.url, args.table, ents);
   let lastErr;
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -57,6 +73,12 @@ async function sendBatch([from, to]) {
       // A 202 with a failed changeset carries the failing sub-response.
       const inner = /HTTP\/1\.1 (\d{3})/.exec(r.body);
       if (r.status === 202 && inner && inner[1][0] === "2") return;
+      if (r.status === 501) {
+        if (mode !== "single") process.stderr.write("loader: $batch answered 501 NotImplemented; falling back to single inserts\n");
+        mode = "single";
+        for (const e of ents) await sendOne(e);
+        return;
+      }
       lastErr = new Error(`batch ${from}-${to}: HTTP ${r.status} / inner ${inner && inner[1]}: ${r.body.slice(0, 400)}`);
       // An already-existing entity (retry after a lost response) is not retryable.
       if (r.status < 500 && r.status !== 202) break;
@@ -92,5 +114,5 @@ try {
   process.exit(1);
 }
 const seconds = (nowMs() - t0) / 1000;
-console.log(JSON.stringify({ loaded, seconds: +seconds.toFixed(3), entities_per_s: Math.round(loaded / seconds), table: args.table, concurrency, batch: batchSize }));
+console.log(JSON.stringify({ loaded, seconds: +seconds.toFixed(3), entities_per_s: Math.round(loaded / seconds), table: args.table, concurrency, batch: batchSize, mode }));
 process.exit(0);

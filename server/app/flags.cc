@@ -32,33 +32,38 @@ struct Flag {
   std::string_view help;        // overrides the setting's help when not empty
 };
 
+Flag F(std::string_view name, std::string_view short_name, std::string_view path, std::string_view fixed = {},
+       uint64_t scale = 1, std::string_view help = {}) {
+  return Flag{name, short_name, path, fixed, scale, help};
+}
+
 // Flags that set settings. Order = order in --help.
 const std::vector<Flag>& Flags() {
   static const std::vector<Flag> kFlags = {
-      {"--tableHost", "", "listen.host"},
-      {"--tablePort", "", "listen.port"},
-      {"--location", "-l", "storage.location"},
-      {"--inMemoryPersistence", "", "storage.inMemory"},
-      {"--durability", "", "storage.durability"},
-      {"--maxBodyBytes", "", "limits.maxBodyBytes"},
-      {"--maxHeaderBytes", "", "limits.maxHeaderBytes"},
-      {"--maxConnections", "", "limits.maxConnections"},
-      {"--idleTimeoutMs", "", "timeouts.idleMs"},
-      {"--tableKeepAliveTimeout", "", "timeouts.idleMs", "", 1000,
-       "Azurite's keep-alive timeout in SECONDS; same setting as --idleTimeoutMs."},
-      {"--readTimeoutMs", "", "timeouts.readMs"},
-      {"--drainTimeoutMs", "", "timeouts.drainMs"},
-      {"--queryPageMs", "", "timeouts.queryPageMs"},
-      {"--threads", "", "threads"},
-      {"--logLevel", "", "logging.level"},
-      {"--logFormat", "", "logging.format"},
-      {"--accessLog", "", "logging.accessLog"},
-      {"--silent", "-s", "logging.accessLog", "false", 1, "No access log (same as --accessLog=false)."},
-      {"--debug", "-d", "logging.debugFile"},
-      {"--loose", "-L", "api.loose"},
-      {"--skipApiVersionCheck", "", "api.skipApiVersionCheck"},
-      {"--disableProductStyleUrl", "", "api.disableProductStyleUrl"},
-      {"--allowAnonymous", "", "api.allowAnonymous"},
+      F("--tableHost", "", "listen.host"),
+      F("--tablePort", "", "listen.port"),
+      F("--location", "-l", "storage.location"),
+      F("--inMemoryPersistence", "", "storage.inMemory"),
+      F("--durability", "", "storage.durability"),
+      F("--maxBodyBytes", "", "limits.maxBodyBytes"),
+      F("--maxHeaderBytes", "", "limits.maxHeaderBytes"),
+      F("--maxConnections", "", "limits.maxConnections"),
+      F("--idleTimeoutMs", "", "timeouts.idleMs"),
+      F("--tableKeepAliveTimeout", "", "timeouts.idleMs", "", 1000,
+       "Azurite's keep-alive timeout in SECONDS; same setting as --idleTimeoutMs."),
+      F("--readTimeoutMs", "", "timeouts.readMs"),
+      F("--drainTimeoutMs", "", "timeouts.drainMs"),
+      F("--queryPageMs", "", "timeouts.queryPageMs"),
+      F("--threads", "", "threads"),
+      F("--logLevel", "", "logging.level"),
+      F("--logFormat", "", "logging.format"),
+      F("--accessLog", "", "logging.accessLog"),
+      F("--silent", "-s", "logging.accessLog", "false", 1, "No access log (same as --accessLog=false)."),
+      F("--debug", "-d", "logging.debugFile"),
+      F("--loose", "-L", "api.loose"),
+      F("--skipApiVersionCheck", "", "api.skipApiVersionCheck"),
+      F("--disableProductStyleUrl", "", "api.disableProductStyleUrl"),
+      F("--allowAnonymous", "", "api.allowAnonymous"),
   };
   return kFlags;
 }
@@ -153,7 +158,14 @@ std::string HelpText() {
                                           : std::string(f.short_name) + ", " + std::string(f.name));
     if (f.fixed.empty()) left += f.scale != 1 ? " SECONDS" : ValuePlaceholder(*s);
     std::string text = f.help.empty() ? std::string(s->help) : std::string(f.help);
-    text += " Default: " + ShowDefault(*s) + ". Env: " + std::string(s->env) + ". Config: " + std::string(s->path);
+    if (!f.fixed.empty()) {
+      // A flag with an implied value has no default of its own.
+      text += " Env: " + std::string(s->env) + "=" + std::string(f.fixed) + ". Config: " + std::string(s->path) +
+              " = " + std::string(f.fixed);
+    } else {
+      std::string shown = f.scale != 1 ? std::to_string(std::stoull(ShowDefault(*s)) / f.scale) : ShowDefault(*s);
+      text += " Default: " + shown + ". Env: " + std::string(s->env) + ". Config: " + std::string(s->path);
+    }
     line(left, text);
   }
   line("--help, -h", "Print this help and exit.");

@@ -25,8 +25,9 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   LoadResult loaded = LoadConfig(args, ProcessEnvironment());
   if (loaded.action == LoadResult::Action::kExit) {
-    std::fputs(loaded.output.c_str(), loaded.exit_code == 0 ? stdout : stderr);
-    if (!loaded.output.empty() && loaded.output.back() != '\n') std::fputc('\n', stderr);
+    FILE* stream = loaded.exit_code == 0 ? stdout : stderr;
+    std::fputs(loaded.output.c_str(), stream);
+    if (!loaded.output.empty() && loaded.output.back() != '\n') std::fputc('\n', stream);
     return loaded.exit_code;
   }
 

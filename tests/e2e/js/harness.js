@@ -260,14 +260,17 @@ function uniqueTableName(prefix = "js") {
 }
 
 // Registers file-level hooks that start the target before the first test and stop it after the
-// last one. Returns a holder whose .t is the Target once the tests run.
-function useTarget() {
+// last one. Returns a holder whose .t is the Target once the tests run. Optional setup(t) /
+// teardown(t) run right after the start / before the stop (one hook each, so the order is fixed).
+function useTarget({ setup, teardown } = {}) {
   const holder = { t: null };
   before(async () => {
     holder.t = await new Target().init();
+    if (setup) await setup(holder.t);
   });
   after(async () => {
     if (!holder.t) return;
+    if (teardown) await teardown(holder.t).catch(() => {});
     const code = await holder.t.close();
     if (holder.t.managed) assert.equal(code, 0, `tablestone did not exit with 0 on SIGTERM (got ${code})`);
   });

@@ -296,7 +296,12 @@ class RawClient:
                 conn.putheader("Content-Length", str(len(body)))
             elif method in ("POST", "PUT", "PATCH", "MERGE"):
                 conn.putheader("Content-Length", "0")
-            conn.endheaders(body)
+            try:
+                conn.endheaders(body)
+            except (BrokenPipeError, ConnectionResetError):
+                # The server may answer early (e.g. 413) and close before the whole body is sent;
+                # its response is still waiting in the socket buffer.
+                pass
             resp = conn.getresponse()
             data = resp.read()
             headers_out = {}

@@ -1,6 +1,8 @@
 """ETags and optimistic concurrency (spec 5, 3.7)."""
 
+import random
 import threading
+import time
 import urllib.parse
 
 from azure.core import MatchConditions
@@ -25,6 +27,7 @@ def test_concurrent_counter_with_conditional_merge(target, table):
         client = TableClient.from_connection_string(target.connection_string, table.table_name)
         try:
             for _ in range(CYCLES):
+                attempt = 0
                 while True:
                     e = client.get_entity("c", "counter")
                     nxt = e["value"] + 1
@@ -34,6 +37,9 @@ def test_concurrent_counter_with_conditional_merge(target, table):
                                              match_condition=MatchConditions.IfNotModified)
                     except ResourceModifiedError:
                         conflicts[i] += 1
+                        attempt += 1
+                        # Randomised backoff, as a real client would do; keeps the run short.
+                        time.sleep(random.random() * min(0.002 * 2 ** attempt, 0.128))
                         continue
                     taken[i].append(nxt)
                     break

@@ -125,7 +125,8 @@ TEST_F(ApiTest, QueryTablesMetadataFilterAndPaging) {
     if (!token.empty()) target += "&NextTableName=" + token;
     auto r = Send("GET", target);
     ASSERT_EQ(r.result_int(), 200) << r.body();
-    for (auto& t : J(r)["value"]) seen.push_back(t["TableName"]);
+    auto body = J(r);
+    for (auto& t : body["value"]) seen.push_back(t["TableName"]);
     token = H(r, "x-ms-continuation-NextTableName");
     if (token.empty()) break;
   }
@@ -202,6 +203,24 @@ TEST_F(ApiTest, TransportErrorsUseServiceShape) {
   EXPECT_EQ(ErrorCode(resp), "RequestBodyTooLarge");
   EXPECT_EQ(J(resp)["odata.error"]["code"], "RequestBodyTooLarge");
   EXPECT_EQ(H(resp, "x-ms-client-request-id"), "c1");
+  EXPECT_FALSE(H(resp, "x-ms-request-id").empty());
+}
+
+TEST_F(ApiTest, UnsignedRequestRefusedWithoutAnonymousMode) {
+  ApiOptions options;
+  options.accounts = {{kAccount, {kKey}}};
+  options.allow_anonymous = false;
+  auto strict = MakeApiHandler(*engine_, options);
+  http::Request req;
+  req.method(boost::beast::http::verb::get);
+  req.target("/devstoreaccount1/Tables");
+  req.version(11);
+  req.set("Host", "127.0.0.1:10002");
+  req.set("x-ms-version", "2019-02-02");
+  http::Response resp;
+  strict->Handle(req, http::RequestContext{}, resp);
+  EXPECT_EQ(resp.result_int(), 403);
+  EXPECT_EQ(J(resp)["odata.error"]["code"], ErrorCode(resp));
   EXPECT_FALSE(H(resp, "x-ms-request-id").empty());
 }
 

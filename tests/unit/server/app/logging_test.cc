@@ -45,12 +45,17 @@ TEST(LoggingTest, SilentMeansNoAccessLogger) {
 }
 
 TEST(LoggingTest, UnwritableDebugFileIsReported) {
+  // A regular file used as a directory: cannot be created (spdlog would
+  // create a missing directory).
+  char name[] = "/tmp/tablestone_notadir_XXXXXX";
+  ::close(mkstemp(name));
   LoggingConfig config;
-  config.debug_file = "/nonexistent-dir/debug.log";
+  config.debug_file = std::string(name) + "/debug.log";
   std::string error;
   EXPECT_FALSE(SetupLogging(config, &error));
-  EXPECT_NE(error.find("/nonexistent-dir/debug.log"), std::string::npos) << error;
+  EXPECT_NE(error.find(config.debug_file), std::string::npos) << error;
   ShutdownLogging();
+  std::remove(name);
 }
 
 }  // namespace
