@@ -50,6 +50,7 @@ DRAIN_REPEAT=5
 DEEP_REPEAT=20
 LOAD_CONC=16         # connections of the bulk loader
 IDLE_MS=2000         # wait after the first 200 before reading the idle RSS
+SETTLE_S=2           # wait after a bulk load before reading the RSS
 
 usage() { sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 while [[ $# -gt 0 ]]; do
@@ -80,8 +81,8 @@ while [[ $# -gt 0 ]]; do
   shift
 done
 if [[ $SMOKE == 1 ]]; then
-  DURATION=1; REPS=1; SDK_DURATION=0.3; PT_N=2000; SCAN_N=5000; DRAIN_REPEAT=1; DEEP_REPEAT=3
-  BIG=20000; AZURITE_BIG=5000; CONNS=64; BATCH_CONNS=32; IDLE_MS=500
+  DURATION=1; REPS=1; SDK_DURATION=0.2; PT_N=1500; SCAN_N=3000; DRAIN_REPEAT=1; DEEP_REPEAT=3
+  BIG=20000; AZURITE_BIG=5000; CONNS=64; BATCH_CONNS=32; IDLE_MS=500; SETTLE_S=0.5
 fi
 
 STAMP="$(date +%Y%m%d-%H%M%S)"
@@ -224,8 +225,10 @@ run_wrk() {
   record kind=wrk server="$server" scenario="$scen" conns="$conns" rep="$rep" \
     cmd="${envs[*]} BENCH_SAS=\$(bench/make_sas.py) BENCH_WRK_DIR=bench/wrk $cmd" json="$line"
   WRK_OPS="$("$PY" -c 'import json,sys; r=json.loads(sys.argv[1]); print(int(r["requests"]*1e6/max(1,r["duration_us"])))' "$line")"
-  "$PY" -c 'import json,sys; r=json.loads(sys.argv[1]); sys.exit(1 if r["non2xx"] or r["socket_errors"] or not r["requests"] else 0)' "$line" \
+  "$PY" -c 'import json,sys; r=json.loads(sys.argv[1]); sys.exit(1 if r["non2xx"] or r["socket_errors"] else 0)' "$line" \
     || fail "$server $scen c$conns rep$rep: errors in $raw: $line"
+  # A slow server may complete nothing within a 1 s smoke run: not a failure.
+  [[ $WRK_OPS == 0 ]] && log "warning: $server $scen c$conns: no request completed within ${DURATION}s"
 }
 
 load() {  # load SERVER TABLE COUNT LOADER-ARGS... ; records the load rate
@@ -260,8 +263,9 @@ bench_server() {
     for rep in $(seq "$REPS"); do
       run_wrk "$s" get "$c" "$rep" BENCH_TABLE=bench BENCH_PK=pt BENCH_N="$PT_N"
       run_wrk "$s" insert "$c" "$rep" BENCH_TABLE=ins BENCH_PK="ins-$STAMP-c$c-r$rep"
-      # Delete needs pre-loaded keys: 1.5x what insert managed in the same time.
-      local need=$(( WRK_OPS * ${DURATION%.*} * 3 / 2 + 2000 ))
+      # Delete needs pre-loaded keys: 3x what insert managed in the same time
+      # (deletes run faster than inserts; running out shows up as 404s).
+      local need=$(( WRK_OPS * ${DURATION%.*} * 3 + 2000 ))
       (( need > 3000000 )) && need=3000000
       load "$s" del "$need" --pk "del-$STAMP-c$c-r$rep"
       run_wrk "$s" delete "$c" "$rep" BENCH_TABLE=del BENCH_PK="del-$STAMP-c$c-r$rep" BENCH_N="$need"
@@ -333,11 +337,11 @@ big_server() {
   mkdir -p "$dir"
   start_server "$s" "$dir" || return 1
   load "$s" big "$half" --partition-size 10000 --pk-prefix p || { stop_server; return 1; }
-  sleep 2
+  sleep "$SETTLE_S"
   record kind=rss server="$s" what=loaded entities="$half" rss_mb="$(rss_mb "$SERVER_PID")"
   local t0; t0=$(date +%s%N)
   stop_server
-  record kind=stop server="$s" entities="$half" stop_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  record kind=stop server="$s" entities="$half" cmd="kill -$(stop_signal "$s") <pid>; wait for exit" stop_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
   local bytes; bytes="$(du -sb "$dir" | cut -f1)"
   record kind=disk server="$s" entities="$half" bytes="$bytes" empty_bytes="$empty_bytes" cmd="du -sb <data dir> after a clean stop"
   startup "$s" "$dir" "$half"

@@ -18,7 +18,7 @@ set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-DEFAULT_STAGES=(unit e2e-python e2e-js)
+DEFAULT_STAGES=(unit e2e-python e2e-js image)
 
 BUILD_TYPE="${TABLESTONE_TEST_BUILD:-RelWithDebInfo}"
 BUILD_DIR="${TABLESTONE_TEST_BUILD_DIR:-$ROOT/build-test}"
@@ -145,6 +145,37 @@ stage_e2e_js() {
     (( rc != 0 && f == 0 )) && record_failure "node runner exited with $rc"
   else
     record_failure "node runner produced no summary (exit $rc)"
+  fi
+  (( rc == 0 ))
+}
+
+stage_image() {
+  # The container image, tested by docker/test-image.sh (owned by packaging). CI does not compile the
+  # project a second time inside the image build: it packs the binary built above into the .deb
+  # (CPack) and builds the Dockerfile's `runtime-prebuilt` target, which installs that .deb exactly
+  # as the default `runtime` target installs the one it compiles with scripts/build.sh.
+  if [[ -z "${CONTAINER_CLI:-}" ]] && ! command -v docker >/dev/null 2>&1 && ! command -v podman >/dev/null 2>&1 &&
+     [[ ! -f "$ROOT/../shared/tools/container-env.sh" ]]; then
+    if [[ "${CI:-}" == true ]]; then record_failure "no docker, podman or ../shared/tools/container-env.sh"; return 1; fi
+    note "skipped: no docker or podman"; return 0
+  fi
+  if ! ensure_build; then record_failure "build failed"; return 1; fi
+  local dist="$WORK/deb" log="$WORK/image.log" rc deb line
+  mkdir -p "$dist"
+  if ! (cd "$BUILD_DIR" && cpack -G DEB -B "$dist") >"$WORK/cpack.log" 2>&1; then
+    tail -20 "$WORK/cpack.log"; record_failure "cpack failed"; return 1
+  fi
+  deb="$(ls "$dist"/tablestone_*.deb 2>/dev/null | head -1)"
+  timeout 1500 bash "$ROOT/docker/test-image.sh" --prebuilt "$deb" 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  line="$(grep -E '^image-test: [0-9]+ passed, [0-9]+ failed' "$log" | tail -1)"
+  if [[ -n "$line" ]]; then
+    local p f
+    read -r p f < <(sed -E 's/^image-test: ([0-9]+) passed, ([0-9]+) failed.*/\1 \2/' <<<"$line")
+    record "$p" "$f"
+    (( rc != 0 && f == 0 )) && record_failure "test-image.sh exited with $rc"
+  else
+    record_failure "test-image.sh produced no summary (exit $rc)"
   fi
   (( rc == 0 ))
 }

@@ -8,6 +8,7 @@
 #include <functional>
 
 #include <rocksdb/convenience.h>
+#include <rocksdb/experimental.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
@@ -46,12 +47,13 @@ StatusOr<std::unique_ptr<Engine>> Engine::Open(const EngineOptions& options) {
 RocksEngine::RocksEngine(const EngineOptions& options) : options_(options) {
   stripe_count_ = std::max<size_t>(1, options_.lock_stripes);
   stripes_ = std::make_unique<std::mutex[]>(stripe_count_);
+  gate_.CloseAndDrain();  // nothing is admitted before OpenDb succeeds
 }
 
 RocksEngine::~RocksEngine() { Close().IgnoreError(); }
 
 Status RocksEngine::OpenDb() {
-  std::unique_lock life(lifecycle_mu_);
+  std::lock_guard lock(close_mu_);
   Status s = OpenLocked();
   if (!s.ok()) {
     for (rocksdb::ColumnFamilyHandle* h : cfs_) {
@@ -65,7 +67,7 @@ Status RocksEngine::OpenDb() {
     }
     return s;
   }
-  closed_ = false;
+  gate_.Reopen();
   return s;
 }
 
@@ -93,13 +95,25 @@ Status RocksEngine::OpenLocked() {
   db_options.max_log_file_size = 1u << 20;
   db_options.avoid_unnecessary_blocking_io = true;
 
-  block_cache_ = rocksdb::NewLRUCache(options_.block_cache_bytes);
+  rocksdb::LRUCacheOptions cache_options;
+  cache_options.capacity = options_.block_cache_bytes;
+  cache_options.high_pri_pool_ratio = 0.5;  // index/filter partitions outlive data blocks
+  block_cache_ = rocksdb::NewLRUCache(cache_options);
   rocksdb::BlockBasedTableOptions table_options;
   table_options.block_cache = block_cache_;
   // Index and filter blocks count against the cache, so memory stays bounded
-  // however much data there is.
+  // however much data there is. They are partitioned (4 KiB pieces under a
+  // small pinned top level): a monolithic filter of a large SST file (MBs)
+  // does not fit one cache shard and was re-read from disk on every point
+  // read, which made writes crawl once the table held a few million rows.
+  table_options.index_type = rocksdb::BlockBasedTableOptions::IndexType::kTwoLevelIndexSearch;
+  table_options.partition_filters = true;
+  table_options.metadata_block_size = 4096;
   table_options.cache_index_and_filter_blocks = true;
+  table_options.cache_index_and_filter_blocks_with_high_priority = true;
+  table_options.pin_top_level_index_and_filter = true;
   table_options.pin_l0_filter_and_index_blocks_in_cache = true;
+  table_options.optimize_filters_for_memory = true;
   table_options.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   table_options.block_size = 16u << 10;  // scans dominate; point reads use the bloom filter
   table_options.format_version = 5;
@@ -173,12 +187,9 @@ Status RocksEngine::LoadCatalog() {
 }
 
 Status RocksEngine::Close() {
-  std::unique_lock life(lifecycle_mu_);
-  if (closed_ || db_ == nullptr) {
-    closed_ = true;
-    return Status::Ok();
-  }
-  closed_ = true;
+  std::lock_guard lock(close_mu_);
+  gate_.CloseAndDrain();
+  if (db_ == nullptr) return Status::Ok();
   Status result;
   if (!options_.in_memory) {
     // Flushing makes the next start skip WAL replay.
@@ -224,8 +235,8 @@ rocksdb::WriteOptions RocksEngine::WriteOpts() const {
 // ---- Tables ----
 
 StatusOr<TableInfo> RocksEngine::CreateTable(std::string_view account, std::string_view name) {
-  std::shared_lock life(lifecycle_mu_);
-  if (closed_) return ShutDownStatus();
+  GatePass pass(gate_);
+  if (!pass.ok()) return ShutDownStatus();
   std::lock_guard ddl(ddl_mu_);
   const std::string key = CatalogKey(account, LowerAscii(name));
   {
@@ -246,8 +257,8 @@ StatusOr<TableInfo> RocksEngine::CreateTable(std::string_view account, std::stri
 }
 
 Status RocksEngine::DeleteTable(std::string_view account, std::string_view name) {
-  std::shared_lock life(lifecycle_mu_);
-  if (closed_) return ShutDownStatus();
+  GatePass pass(gate_);
+  if (!pass.ok()) return ShutDownStatus();
   std::lock_guard ddl(ddl_mu_);
   const std::string key = CatalogKey(account, LowerAscii(name));
   uint64_t id = 0;
@@ -259,14 +270,26 @@ Status RocksEngine::DeleteTable(std::string_view account, std::string_view name)
     id = it->second.id;
     state = live_tables_.at(id);
   }
-  // Waits for writes in flight on this table; later writes see `deleted`.
-  std::unique_lock table_lock(state->mu);
+  // Refuses new writes to the table and waits for those in flight, so the
+  // DeleteRange below covers every row ever written (no resurrection).
+  state->gate.CloseAndDrain();
   rocksdb::WriteBatch batch;
-  TABLESTONE_RETURN_IF_ERROR(FromRocks(batch.Delete(cf(kCatalogCf), key), "batch"));
-  TABLESTONE_RETURN_IF_ERROR(FromRocks(batch.DeleteRange(cf(kEntitiesCf), TableStart(id), TableEnd(id)), "batch"));
-  TABLESTONE_RETURN_IF_ERROR(FromRocks(batch.Delete(cf(kMetaCf), TableAclKey(id)), "batch"));
-  TABLESTONE_RETURN_IF_ERROR(FromRocks(db_->Write(WriteOpts(), &batch), "deleting table"));
-  state->deleted = true;
+  Status s = FromRocks(batch.Delete(cf(kCatalogCf), key), "batch");
+  if (s.ok()) s = FromRocks(batch.DeleteRange(cf(kEntitiesCf), TableStart(id), TableEnd(id)), "batch");
+  if (s.ok()) s = FromRocks(batch.Delete(cf(kMetaCf), TableAclKey(id)), "batch");
+  if (s.ok()) s = FromRocks(db_->Write(WriteOpts(), &batch), "deleting table");
+  if (!s.ok()) {
+    // The table stays; writes refused meanwhile got TableNotFound (a rare,
+    // disk-failure-only window).
+    state->gate.Reopen();
+    return s;
+  }
+  // Reclaim the space soon rather than whenever compaction reaches these
+  // files; only a hint (files are marked), so a failure is harmless.
+  const std::string begin = TableStart(id), end = TableEnd(id);
+  rocksdb::Slice begin_slice(begin), end_slice(end);
+  rocksdb::experimental::SuggestCompactRange(db_, cf(kEntitiesCf), &begin_slice, &end_slice)
+      .PermitUncheckedError();
   std::unique_lock lock(catalog_mu_);
   catalog_.erase(key);
   live_tables_.erase(id);
@@ -274,8 +297,8 @@ Status RocksEngine::DeleteTable(std::string_view account, std::string_view name)
 }
 
 StatusOr<TableInfo> RocksEngine::GetTable(std::string_view account, std::string_view name) {
-  std::shared_lock life(lifecycle_mu_);
-  if (closed_) return ShutDownStatus();
+  GatePass pass(gate_);
+  if (!pass.ok()) return ShutDownStatus();
   const std::string key = CatalogKey(account, LowerAscii(name));
   std::shared_lock lock(catalog_mu_);
   auto it = catalog_.find(key);
@@ -284,8 +307,8 @@ StatusOr<TableInfo> RocksEngine::GetTable(std::string_view account, std::string_
 }
 
 StatusOr<TableListResult> RocksEngine::ListTables(std::string_view account, const TableListSpec& spec) {
-  std::shared_lock life(lifecycle_mu_);
-  if (closed_) return ShutDownStatus();
+  GatePass pass(gate_);
+  if (!pass.ok()) return ShutDownStatus();
   const std::string prefix = CatalogAccountPrefix(account);
   TableListResult result;
   std::shared_lock lock(catalog_mu_);
@@ -305,14 +328,14 @@ StatusOr<TableListResult> RocksEngine::ListTables(std::string_view account, cons
 // ---- Metadata blobs ----
 
 Status RocksEngine::PutAccountMeta(std::string_view account, std::string_view key, std::string_view value) {
-  std::shared_lock life(lifecycle_mu_);
-  if (closed_) return ShutDownStatus();
+  GatePass pass(gate_);
+  if (!pass.ok()) return ShutDownStatus();
   return FromRocks(db_->Put(WriteOpts(), cf(kMetaCf), AccountMetaKey(account, key), value), "writing metadata");
 }
 
 StatusOr<std::optional<std::string>> RocksEngine::GetAccountMeta(std::string_view account, std::string_view key) {
-  std::shared_lock life(lifecycle_mu_);
-  if (closed_) return ShutDownStatus();
+  GatePass pass(gate_);
+  if (!pass.ok()) return ShutDownStatus();
   std::string value;
   rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), cf(kMetaCf), AccountMetaKey(account, key), &value);
   if (rs.IsNotFound()) return std::optional<std::string>();
@@ -321,18 +344,18 @@ StatusOr<std::optional<std::string>> RocksEngine::GetAccountMeta(std::string_vie
 }
 
 Status RocksEngine::PutTableAcl(const TableInfo& table, std::string_view value) {
-  std::shared_lock life(lifecycle_mu_);
-  if (closed_) return ShutDownStatus();
+  GatePass pass(gate_);
+  if (!pass.ok()) return ShutDownStatus();
   std::shared_ptr<TableState> state = FindLiveTable(table.id);
   if (!state) return Status::TableNotFound("table does not exist");
-  std::shared_lock table_lock(state->mu);
-  if (state->deleted) return Status::TableNotFound("table does not exist");
+  GatePass table_pass(state->gate);
+  if (!table_pass.ok()) return Status::TableNotFound("table does not exist");
   return FromRocks(db_->Put(WriteOpts(), cf(kMetaCf), TableAclKey(table.id), value), "writing table ACL");
 }
 
 StatusOr<std::string> RocksEngine::GetTableAcl(const TableInfo& table) {
-  std::shared_lock life(lifecycle_mu_);
-  if (closed_) return ShutDownStatus();
+  GatePass pass(gate_);
+  if (!pass.ok()) return ShutDownStatus();
   if (!FindLiveTable(table.id)) return Status::TableNotFound("table does not exist");
   std::string value;
   rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), cf(kMetaCf), TableAclKey(table.id), &value);
@@ -342,9 +365,9 @@ StatusOr<std::string> RocksEngine::GetTableAcl(const TableInfo& table) {
 }
 
 Engine::Stats RocksEngine::GetStats() {
-  std::shared_lock life(lifecycle_mu_);
   Stats stats;
-  if (closed_) return stats;
+  GatePass pass(gate_);
+  if (!pass.ok()) return stats;
   uint64_t v = 0;
   if (db_->GetIntProperty(cf(kEntitiesCf), "rocksdb.estimate-live-data-size", &v)) stats.live_data_bytes = v;
   if (db_->GetIntProperty(cf(kEntitiesCf), "rocksdb.cur-size-all-mem-tables", &v)) stats.live_data_bytes += v;

@@ -1,13 +1,14 @@
 // RocksEngine: the Engine implementation on RocksDB (internal to storage/;
 // callers use Engine::Open).
 //
-// Locking (outermost first; never taken in another order):
-//   lifecycle_mu_ (shared by every call, exclusive in Close)
-//   ddl_mu_       (CreateTable/DeleteTable, serializes catalog changes)
-//   TableState::mu (shared by writes/ACL puts on the table, exclusive in DeleteTable)
-//   stripe mutex  (hash of table id + PartitionKey; read-check-write in Write)
+// Concurrency (outermost first):
+//   gate_           every call passes it; Close() shuts it and waits for calls inside
+//   ddl_mu_         CreateTable/DeleteTable: serializes catalog changes
+//   TableState::gate writes and ACL puts pass it; DeleteTable shuts it and
+//                   waits, so no write lands after the table's DeleteRange
+//   stripe mutex    hash of (table id, PartitionKey): read-check-write in Write
 // catalog_mu_ guards catalog_/live_tables_ and is only held briefly, never
-// while waiting for another lock.
+// while waiting for anything else.
 #pragma once
 
 #include <atomic>
@@ -24,6 +25,7 @@
 #include <rocksdb/env.h>
 
 #include "storage/engine.h"
+#include "storage/op_gate.h"
 
 namespace tablestone::storage {
 
@@ -55,10 +57,9 @@ class RocksEngine final : public Engine {
   Stats GetStats() override;
 
  private:
-  // Liveness of one table id; shared by in-flight writes, exclusive in DeleteTable.
+  // Liveness of one table id: writes pass the gate, DeleteTable closes it.
   struct TableState {
-    std::shared_mutex mu;
-    bool deleted = false;  // guarded by mu
+    OpGate gate;
   };
 
   Status OpenLocked();
@@ -77,8 +78,8 @@ class RocksEngine final : public Engine {
   rocksdb::DB* db_ = nullptr;
   std::vector<rocksdb::ColumnFamilyHandle*> cfs_;  // kColumnFamilies order, then unknown extras
 
-  std::shared_mutex lifecycle_mu_;
-  bool closed_ = true;  // guarded by lifecycle_mu_
+  OpGate gate_;            // closed until OpenDb succeeds and after Close
+  std::mutex close_mu_;    // serializes OpenDb/Close
 
   std::mutex ddl_mu_;
   uint64_t next_table_id_ = 1;  // guarded by ddl_mu_

@@ -53,8 +53,8 @@ class SnapshotHolder {
 }  // namespace
 
 StatusOr<model::ScanResult> RocksEngine::Scan(const TableInfo& table, const model::ScanSpec& spec) {
-  std::shared_lock life(lifecycle_mu_);
-  if (closed_) return Status::ShuttingDown("storage engine is closed");
+  GatePass pass(gate_);
+  if (!pass.ok()) return Status::ShuttingDown("storage engine is closed");
   if (!FindLiveTable(table.id)) return Status::TableNotFound("the table specified does not exist");
   model::ScanResult result;
   if (spec.match_nothing) return result;

@@ -107,8 +107,8 @@ Status Apply(const WriteOp& op, Pending* p) {
 
 StatusOr<model::Entity> RocksEngine::GetEntity(const TableInfo& table, std::string_view partition_key,
                                                std::string_view row_key) {
-  std::shared_lock life(lifecycle_mu_);
-  if (closed_) return Status::ShuttingDown("storage engine is closed");
+  GatePass pass(gate_);
+  if (!pass.ok()) return Status::ShuttingDown("storage engine is closed");
   if (!FindLiveTable(table.id)) return Status::TableNotFound("the table specified does not exist");
   rocksdb::PinnableSlice value;
   rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), cf(kEntitiesCf),
@@ -137,12 +137,12 @@ WriteResult RocksEngine::Write(const TableInfo& table, std::span<const WriteOp> 
     }
   }
 
-  std::shared_lock life(lifecycle_mu_);
-  if (closed_) return fail(Status::ShuttingDown("storage engine is closed"), 0);
+  GatePass pass(gate_);
+  if (!pass.ok()) return fail(Status::ShuttingDown("storage engine is closed"), 0);
   std::shared_ptr<TableState> state = FindLiveTable(table.id);
   if (!state) return fail(Status::TableNotFound("the table specified does not exist"), 0);
-  std::shared_lock table_lock(state->mu);
-  if (state->deleted) return fail(Status::TableNotFound("the table specified does not exist"), 0);
+  GatePass table_pass(state->gate);
+  if (!table_pass.ok()) return fail(Status::TableNotFound("the table specified does not exist"), 0);
   std::lock_guard partition_lock(StripeFor(table.id, pk));
 
   std::vector<Pending> pending;

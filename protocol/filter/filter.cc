@@ -6,6 +6,7 @@
 #include "protocol/filter/evaluator.h"
 #include "protocol/filter/parser.h"
 #include "protocol/filter/planner.h"
+#include "protocol/url.h"
 
 namespace tablestone::protocol::filter {
 
@@ -13,6 +14,10 @@ Filter::Filter(std::unique_ptr<const Ast> ast) : ast_(std::move(ast)) {}
 Filter::~Filter() = default;
 
 ApiResult<std::shared_ptr<const Filter>> Filter::Parse(std::string_view text) {
+  // A percent-decoded $filter that is not UTF-8 (e.g. '%FF' in a literal) can never name a
+  // stored key or value (those are UTF-8); refuse it as bad input rather than silently
+  // matching nothing, so a client bug surfaces (docs/reliability.md, hostile clients).
+  if (!IsValidUtf8(text)) return ApiError::InvalidInput("The $filter is not valid UTF-8.");
   ApiResult<std::unique_ptr<Ast>> parsed = ParseFilter(text);
   if (!parsed.ok()) return parsed.error();
   return std::shared_ptr<const Filter>(new Filter(std::move(parsed).value()));

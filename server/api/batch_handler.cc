@@ -1,13 +1,189 @@
-// Placeholder until the $batch implementation lands: answers 501
-// NotImplemented with the service's error shape.
+// Entity group transactions (spec §6): parse the multipart body, validate the
+// whole changeset (batch_plan.h), apply it with ONE Engine::Write (one
+// partition lock, one RocksDB WriteBatch, one timestamp), and answer 202 with
+// one sub-response per operation, or with the single failing operation's
+// error. Batch-level problems (413, malformed multipart) are plain JSON errors.
 #include "server/api/batch_handler.h"
 
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "protocol/batch/multipart.h"
+#include "protocol/error_body.h"
+#include "server/api/batch_plan.h"
+#include "server/api/entity_ops.h"
+#include "server/api/handlers.h"
 #include "server/api/response.h"
+#include "storage/model/datetime.h"
+#include "storage/model/limits.h"
 
 namespace tablestone::api {
 
-void HandleBatch(const ApiContext&, const RequestInfo& info, http::Response& response) {
-  WriteError(info, protocol::ApiError::NotImplemented(), response);
+using protocol::ApiError;
+using protocol::Operation;
+using protocol::batch::SubResponse;
+
+namespace {
+
+void AddFramingHeaders(SubResponse* part) {
+  part->headers.emplace_back("X-Content-Type-Options", "nosniff");
+  part->headers.emplace_back("Cache-Control", "no-cache");
+}
+
+// The failing operation's part (spec §6.4): its real status, the OData JSON
+// error from the one error renderer, message prefixed with "<index>:".
+SubResponse ErrorPart(const ApiError& indexed, std::string_view request_id, bool prefer_applied_no_content) {
+  SubResponse part;
+  part.status = indexed.http_status;
+  AddFramingHeaders(&part);
+  if (prefer_applied_no_content) part.headers.emplace_back("Preference-Applied", "return-no-content");
+  part.headers.emplace_back("DataServiceVersion", "3.0;");
+  part.headers.emplace_back("Content-Type", protocol::JsonContentType(protocol::MetadataLevel::kMinimalMetadata));
+  part.body = protocol::RenderJsonError(indexed, request_id, model::NowTicks());
+  return part;
+}
+
+void WriteBatchParts(const std::vector<SubResponse>& parts, bool is_query, http::Response& response) {
+  std::string content_type;
+  response.result(202);
+  response.body() = protocol::batch::WriteBatchResponse(parts, is_query, &content_type);
+  response.set(boost::beast::http::field::content_type, content_type);
+  response.set(boost::beast::http::field::cache_control, "no-cache");
+  response.set("X-Content-Type-Options", "nosniff");
+  response.prepare_payload();
+}
+
+void WriteFailure(const RequestInfo& info, const ApiError& indexed, bool prefer_no_content,
+                  http::Response& response) {
+  WriteBatchParts({ErrorPart(indexed, info.request_id, prefer_no_content)}, false, response);
+}
+
+// The parser reports ">100 operations" with the index prefix already in the
+// message; the service answers that one inside the 202 envelope, like any
+// other per-operation failure, so SDKs can read the index.
+bool HasBatchIndex(const ApiError& error) {
+  size_t digits = 0;
+  while (digits < error.message.size() && error.message[digits] >= '0' && error.message[digits] <= '9') ++digits;
+  return digits > 0 && digits < error.message.size() && error.message[digits] == ':';
+}
+
+BatchAuthorizer MakeAuthorizer(const ApiContext& ctx, const RequestInfo& info) {
+  // SharedKey/SharedKeyLite/anonymous grants cover every operation; SAS
+  // grants are checked per operation (permission letter, table, key range).
+  if (info.grant.kind != AuthGrant::Kind::kAccountSas && info.grant.kind != AuthGrant::Kind::kServiceSas) {
+    return nullptr;
+  }
+  return [&ctx, &info](Operation op, std::string_view table, const model::EntityKey& key) {
+    return ctx.authenticator.AuthorizeBatchOperation(info.grant, op, table, key);
+  };
+}
+
+// A batch holding a single GET (spec §6.1): run it through the top-level
+// handler on a synthesised request and wrap its response as the only part.
+void RunQuery(const ApiContext& ctx, const RequestInfo& info, const protocol::batch::SubRequest& sub,
+              http::Response& response) {
+  auto single_part = [&](SubResponse part) { WriteBatchParts({std::move(part)}, true, response); };
+  auto resolved = ResolveSubRequest(sub, info.route.account.root_path);
+  if (!resolved.ok()) return single_part(ErrorPart(resolved.error(), info.request_id, false));
+  const Operation op = resolved->operation;
+  if (op != Operation::kGetEntity && op != Operation::kQueryEntities) {
+    return single_part(ErrorPart(ApiError::InvalidInput(), info.request_id, false));
+  }
+  if (BatchAuthorizer authorize = MakeAuthorizer(ctx, info)) {
+    model::EntityKey key = resolved->resource.key.value_or(model::EntityKey{});
+    auto allowed = authorize(op, resolved->resource.table, key);
+    if (!allowed.ok()) return single_part(ErrorPart(allowed.error(), info.request_id, false));
+  }
+
+  http::Request request;
+  request.method(boost::beast::http::verb::get);
+  request.target(sub.url);
+  request.version(11);
+  for (const auto& [name, value] : sub.headers) {
+    if (name == "authorization") continue;  // only the outer request is authenticated
+    request.insert(name, value);
+  }
+  protocol::Route route = info.route;
+  route.resource = resolved->resource;
+  route.query = resolved->query;
+  route.operation = op;
+  RequestInfo sub_info{request, info.connection, info.request_id, info.start_ticks, std::move(route), info.grant,
+                       info.base_url};
+  http::Response sub_response;
+  sub_response.version(11);
+  if (op == Operation::kGetEntity) {
+    HandleGetEntity(ctx, sub_info, sub_response);
+  } else {
+    HandleQueryEntities(ctx, sub_info, sub_response);
+  }
+  SubResponse part;
+  part.status = static_cast<int>(sub_response.result_int());
+  part.content_id = sub.content_id;
+  for (const auto& field : sub_response) {
+    if (field.name() == boost::beast::http::field::content_length) continue;
+    part.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+  }
+  part.body = std::move(sub_response.body());
+  single_part(std::move(part));
+}
+
+}  // namespace
+
+void HandleBatch(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
+  // Spec §6.2: more than 4 MiB is refused before parsing, as a plain error.
+  if (info.request.body().size() > model::kMaxBatchBodyBytes) {
+    return WriteError(info, ApiError::RequestBodyTooLarge(), response);
+  }
+  auto parsed = protocol::batch::ParseBatchRequest(info.Header("Content-Type"), info.request.body());
+  if (!parsed.ok()) {
+    if (HasBatchIndex(parsed.error())) return WriteFailure(info, parsed.error(), false, response);
+    return WriteError(info, parsed.error(), response);
+  }
+  if (parsed->is_query) return RunQuery(ctx, info, parsed->operations.front(), response);
+
+  // 1. Validate everything before touching the engine.
+  PlanResult planned = PlanChangeset(parsed->operations, info.route.account.root_path, MakeAuthorizer(ctx, info));
+  if (planned.failure) return WriteFailure(info, planned.failure->Indexed(), false, response);
+  BatchPlan& plan = planned.plan;
+
+  // 2. A missing table is the first operation's failure (spec §6.2).
+  auto table = ctx.engine.GetTable(info.account(), plan.table);
+  if (!table.ok()) return WriteFailure(info, protocol::FromStatus(table.status()).WithBatchIndex(0), false, response);
+
+  // 3. One atomic write: every op or none, one timestamp (storage/engine.h).
+  std::vector<model::WriteOp> ops;
+  ops.reserve(plan.operations.size());
+  for (PlannedOperation& p : plan.operations) ops.push_back(std::move(p.op));
+  storage::WriteResult result = ctx.engine.Write(*table, std::span<const model::WriteOp>(ops));
+  if (!result.status.ok()) {
+    size_t index = result.failed_index < ops.size() ? result.failed_index : 0;
+    const PlannedOperation& failed = plan.operations[index];
+    bool prefer_applied = failed.operation == Operation::kInsertEntity &&
+                          failed.prefer == protocol::PreferReturn::kReturnNoContent;
+    return WriteFailure(info, protocol::FromStatus(result.status).WithBatchIndex(index), prefer_applied, response);
+  }
+
+  // 4. One part per operation, in request order (spec §6.3).
+  std::vector<SubResponse> parts;
+  parts.reserve(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const PlannedOperation& p = plan.operations[i];
+    WriteResponseContext wctx{info.base_url, info.account(), plan.table, p.level, p.prefer};
+    EntityOpResponse out = RenderWriteSuccess(ops[i], result.timestamp, wctx);
+    SubResponse part;
+    part.status = static_cast<int>(out.status);
+    part.content_id = p.content_id;
+    AddFramingHeaders(&part);
+    for (auto& header : out.headers) part.headers.push_back(std::move(header));
+    if (!out.body.empty()) {
+      part.headers.emplace_back("Content-Type", protocol::JsonContentType(p.level));
+      part.body = std::move(out.body);
+    }
+    parts.push_back(std::move(part));
+  }
+  WriteBatchParts(parts, false, response);
 }
 
 }  // namespace tablestone::api

@@ -1,8 +1,17 @@
 // Entity group transactions (POST /$batch, spec §6). The dispatcher calls
 // HandleBatch for Operation::kBatch after routing and authenticating the
-// outer request. Sub-requests must be validated with entity_ops.h
-// (BuildWriteOp / RenderWriteSuccess) so they behave exactly like
-// top-level requests, and authorised with Authenticator::AuthorizeBatchOperation.
+// outer request.
+//
+// Flow: 4 MiB check -> protocol::batch::ParseBatchRequest -> PlanChangeset
+// (batch_plan.h: every sub-request validated with entity_ops.h BuildWriteOp,
+// plus the batch rules and per-operation SAS authorisation) -> table lookup
+// -> ONE Engine::Write (one partition lock, one RocksDB WriteBatch, one
+// timestamp/ETag for all entities) -> 202 multipart with one part per
+// operation (RenderWriteSuccess), or a single part with the failing
+// operation's error prefixed "<index>:". A batch holding one GET runs the
+// point query / query handler and answers with one unwrapped part.
+//
+// Thread safety: as every handler; the engine serialises writes per partition.
 #pragma once
 
 #include "server/api/api_context.h"
@@ -10,8 +19,10 @@
 
 namespace tablestone::api {
 
-// Writes the complete response (202 multipart, or a plain JSON error for
-// batch-level failures such as malformed multipart).
+// Writes the complete response: 202 multipart (success, or any failure
+// attributable to one operation, including a missing table and more than 100
+// operations), or a plain JSON error for batch-level failures (413
+// RequestBodyTooLarge, malformed multipart -> 400 InvalidInput).
 void HandleBatch(const ApiContext& ctx, const RequestInfo& info, http::Response& response);
 
 }  // namespace tablestone::api

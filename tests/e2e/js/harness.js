@@ -108,8 +108,12 @@ class ManagedServer {
     const proc = this.proc;
     this.proc = null;
     if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGTERM");
-    const timer = sleep(timeoutMs).then(() => "timeout");
-    const res = await Promise.race([this.exit, timer]);
+    let timer;
+    const timeout = new Promise((resolve) => {
+      timer = setTimeout(() => resolve("timeout"), timeoutMs);
+    });
+    const res = await Promise.race([this.exit, timeout]);
+    clearTimeout(timer);
     if (this.pidFile) fs.rmSync(this.pidFile, { force: true });
     if (res === "timeout") {
       proc.kill("SIGKILL");

@@ -72,10 +72,9 @@ def test_double_wire_form_raw(raw, table):
     assert body["inf"] == "Infinity" and body["inf@odata.type"] == "Edm.Double"
     assert body["ninf"] == "-Infinity" and body["ninf@odata.type"] == "Edm.Double"
     assert body["str"] == pytest.approx(1.23456789012346e+24)
-    # Whole doubles come back with a decimal point (6.0), so untyped readers infer Double.
+    # Whole doubles come back with a decimal point or exponent (6.0), so untyped readers infer
+    # Double; Python's json module reads such a number as float.
     assert isinstance(body["whole"], float) and body["whole"] == 6.0
-    text = raw.get_entity(table.table_name, "p", "dw").body.decode()
-    assert '"whole":6.0' in text.replace(" ", "") or '"whole":6.0E0' in text.replace(" ", "")
 
 
 def test_datetime_edges_python(table):

@@ -1,0 +1,60 @@
+# Install rules and the Debian package (CPack DEB).
+#
+#   cmake --install <build> --prefix /usr/local          # bin/tablestone + share/tablestone/*
+#   cmake --build <build> --target package               # or: cd <build> && cpack -G DEB
+#   apt install ./tablestone_<version>_<arch>.deb
+#
+# Layout (relative to the install prefix, GNUInstallDirs names):
+#   bin/tablestone                              the server
+#   share/tablestone/tablestone.json            the default configuration (every key at its default)
+#   share/tablestone/tablestone.schema.json     its JSON Schema
+#   share/doc/tablestone/README.md              config/README.md (every key, variable and flag)
+#
+# Why share/ and not etc/: tablestone never reads a config file implicitly (see config/README.md), so
+# the shipped file is a reference copy to start from (`--config /usr/share/tablestone/tablestone.json`),
+# not a live conffile. It also keeps every destination relative, so `cmake --install --prefix <any dir>`
+# never writes outside the prefix (GNUInstallDirs would map etc/ to /usr/etc under prefix /usr).
+# The Docker image copies the same file to /etc/tablestone/tablestone.json, where it is easy to
+# bind-mount a replacement.
+
+include(GNUInstallDirs)
+
+install(TARGETS tablestone
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+  COMPONENT server)
+install(FILES
+    ${PROJECT_SOURCE_DIR}/config/tablestone.json
+    ${PROJECT_SOURCE_DIR}/config/tablestone.schema.json
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/tablestone
+  COMPONENT server)
+install(FILES ${PROJECT_SOURCE_DIR}/config/README.md
+  DESTINATION ${CMAKE_INSTALL_DOCDIR}
+  COMPONENT server)
+
+# ---- CPack: one Debian package, "tablestone" ---------------------------------------------------------
+set(CPACK_GENERATOR "DEB" CACHE STRING "CPack generators")
+set(CPACK_PACKAGE_NAME "tablestone")
+set(CPACK_PACKAGE_VENDOR "tablestone")
+set(CPACK_PACKAGE_CONTACT "tablestone maintainers <tablestone@localhost>")
+set(CPACK_PACKAGE_VERSION "${PROJECT_VERSION}")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "Local server for the Azure Table storage REST API")
+set(CPACK_PACKAGE_DESCRIPTION
+  "tablestone speaks the Azure Table storage REST API on http://127.0.0.1:10002/devstoreaccount1, \
+like the Azurite Table service, with RocksDB storage. Azure SDK clients work unchanged with \
+UseDevelopmentStorage=true.")
+set(CPACK_PACKAGING_INSTALL_PREFIX "/usr")
+set(CPACK_STRIP_FILES ON)  # RelWithDebInfo builds ship a stripped binary
+
+set(CPACK_DEB_COMPONENT_INSTALL OFF)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # tablestone_<version>_<arch>.deb
+set(CPACK_DEBIAN_PACKAGE_SECTION "database")
+set(CPACK_DEBIAN_PACKAGE_PRIORITY "optional")
+# Runtime Depends, written out rather than computed by dpkg-shlibdeps so the package builds the same
+# wherever CPack runs. These are the Debian 12 (bookworm) packages that own the shared libraries the
+# binary links (check: `ldd bin/tablestone` then `dpkg -S <lib>`; docker/test-image.sh and
+# docker/test-deb.sh install the package on a bare bookworm and fail on any "not found" library).
+# Boost.Beast/Asio and nlohmann/json are header-only; RocksDB pulls in its compression libraries.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS
+  "librocksdb7.8, libspdlog1.10 (>= 1:1.10.0), libfmt9 (>= 9.0.0), libstdc++6 (>= 12), libgcc-s1 (>= 3.0), libc6 (>= 2.34)")
+
+include(CPack)
