@@ -49,12 +49,20 @@ set(CPACK_DEB_COMPONENT_INSTALL OFF)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # tablestone_<version>_<arch>.deb
 set(CPACK_DEBIAN_PACKAGE_SECTION "database")
 set(CPACK_DEBIAN_PACKAGE_PRIORITY "optional")
-# Runtime Depends, written out rather than computed by dpkg-shlibdeps so the package builds the same
-# wherever CPack runs. These are the Debian 12 (bookworm) packages that own the shared libraries the
-# binary links (check: `ldd bin/tablestone` then `dpkg -S <lib>`; docker/test-image.sh and
-# docker/test-deb.sh install the package on a bare bookworm and fail on any "not found" library).
-# Boost.Beast/Asio and nlohmann/json are header-only; RocksDB pulls in its compression libraries.
-set(CPACK_DEBIAN_PACKAGE_DEPENDS
-  "librocksdb7.8, libspdlog1.10 (>= 1:1.10.0), libfmt9 (>= 9.0.0), libstdc++6 (>= 12), libgcc-s1 (>= 3.0), libc6 (>= 2.34)")
+# Runtime Depends. dpkg-shlibdeps (from dpkg-dev, part of build-essential) computes them from the
+# libraries the binary really links, with their minimum versions; that is the Debian way, and it is
+# exact: RocksDB from librocksdb-dev is linked statically, so the package needs RocksDB's compression
+# libraries (snappy, zlib, bzip2, lz4, zstd), not librocksdb7.8. Boost.Beast/Asio and nlohmann/json
+# are header-only. Without dpkg-shlibdeps the same list is written out for Debian 12 (bookworm).
+# docker/test-deb.sh checks that every library `ldd` shows is covered, and docker/test-image.sh
+# installs the package on a bare bookworm-slim and runs it.
+find_program(TABLESTONE_DPKG_SHLIBDEPS dpkg-shlibdeps)
+if(TABLESTONE_DPKG_SHLIBDEPS)
+  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+else()
+  set(CPACK_DEBIAN_PACKAGE_DEPENDS
+    "libc6 (>= 2.34), libgcc-s1 (>= 3.0), libstdc++6 (>= 12), libspdlog1.10 (>= 1:1.10.0), libfmt9 (>= 9.0.0), \
+libsnappy1v5 (>= 1.1.9), zlib1g (>= 1:1.2.0), libbz2-1.0, liblz4-1 (>= 0.0~r130), libzstd1 (>= 1.5.2)")
+endif()
 
 include(CPack)

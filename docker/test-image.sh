@@ -137,7 +137,7 @@ from azure.data.tables import TableServiceClient, EdmType, EntityProperty
 conn, mode = sys.argv[1], sys.argv[2]
 table = TableServiceClient.from_connection_string(conn).get_table_client("imagepersistence")
 expected = {
-    "PartitionKey": "p'1", "RowKey": "r/ü 1",
+    "PartitionKey": "p'1", "RowKey": "r ü'1",
     "Text": "survives a restart", "Count": 42, "Big": EntityProperty(2**40, EdmType.INT64),
     "Ratio": 0.25, "Flag": True, "When": datetime.datetime(2024, 5, 6, 7, 8, 9, tzinfo=datetime.timezone.utc),
     "Id": uuid.UUID("01234567-89ab-cdef-0123-456789abcdef"), "Blob": b"\x00\x01\xfe",
@@ -148,7 +148,7 @@ if mode == "write":
     for i in range(200):
         table.upsert_entity({"PartitionKey": "bulk", "RowKey": "%04d" % i, "N": i})
     sys.exit(0)
-got = table.get_entity("p'1", "r/ü 1")
+got = table.get_entity("p'1", "r ü'1")
 problems = []
 for k, v in expected.items():
     want = v.value if isinstance(v, EntityProperty) else v

@@ -90,6 +90,30 @@ ApiResult<model::EntityKey> ParseKeyPredicate(std::string_view text) {
   return model::EntityKey{std::move(*pk), std::move(*rk)};
 }
 
+// Python (azure-data-tables 12.x) sends secondary-location requests on a
+// path-style endpoint by swapping the netloc for "<host>/<acct>-secondary"
+// while keeping the primary path, so the wire path is
+// "/<acct>-secondary/<acct>/<resource>" (e.g. get_service_stats:
+// "/devstoreaccount1-secondary/devstoreaccount1/?restype=service&comp=stats").
+// Treat the repeated account segment as part of the service root. It is only
+// ever the same account, so this cannot reach another account's data. The
+// bare "/<acct>-secondary/<acct>/" without restype stays the entity set
+// "<acct>" (a legal table name), which is what it means on the primary.
+void StripRepeatedSecondaryAccount(AccountResolution* account, const QueryParams& query) {
+  if (!account->secondary || !account->path_style) return;
+  std::string_view rest = account->resource_path;
+  if (rest.size() < 2 || rest.front() != '/') return;
+  size_t slash = rest.find('/', 1);
+  if (slash == std::string_view::npos) return;
+  std::string_view segment = rest.substr(1, slash - 1);
+  auto decoded = PercentDecodePath(segment);
+  if (!decoded || *decoded != account->account) return;
+  std::string_view after = rest.substr(slash);  // starts with '/'
+  if (after.size() == 1 && FindQueryParam(query, "restype") == nullptr) return;
+  account->root_path += std::string(segment) + "/";
+  account->resource_path = std::string(after);
+}
+
 }  // namespace
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
@@ -304,6 +328,7 @@ ApiResult<Route> ResolveRoute(const RouteInput& in) {
   auto account = ResolveAccount(in.host, path, in.is_known_account, in.disable_product_style);
   if (!account.ok()) return account.error();
   route.account = std::move(account).value();
+  StripRepeatedSecondaryAccount(&route.account, route.query);
   if (EqualsIgnoreCase(in.method, "OPTIONS")) {
     route.operation = Operation::kPreflight;
     return route;

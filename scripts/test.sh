@@ -36,7 +36,7 @@ cleanup() {
     [[ -f "$f" ]] || continue
     pid="$(cat "$f" 2>/dev/null || true)"
     if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then
-      echo "[test] stopping leftover server pid $pid"
+      echo "[test] stopping leftover server pid $pid" >&2
       kill -TERM "$pid" 2>/dev/null || true
       for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
       kill -KILL "$pid" 2>/dev/null || true
@@ -106,7 +106,7 @@ stage_unit() {
 stage_e2e_python() {
   ensure_e2e_target || return 1
   local xml="$WORK/pytest.xml" rc=0
-  timeout 900 "$PY" -m pytest -q -p no:cacheprovider --junitxml="$xml" "$ROOT/tests/e2e/python"
+  timeout 900 "$PY" -m pytest -q --junitxml="$xml" "$ROOT/tests/e2e/python"
   rc=$?
   if [[ -f "$xml" ]]; then
     local counts

@@ -4,6 +4,7 @@
 #include "storage/rocks_engine.h"
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <functional>
 
@@ -232,6 +233,24 @@ rocksdb::WriteOptions RocksEngine::WriteOpts() const {
   return wo;
 }
 
+// A failed WAL append or flush (ENOSPC, EROFS, EIO) makes RocksDB latch a background error
+// and refuse every later write, even once the cause is gone. DB::Resume() clears it when the
+// disk accepts writes again (it flushes the memtables, so the WAL holding the failed
+// record is no longer needed). Try that at most every 500 ms and retry the write once: the
+// failed attempt applied nothing, so retrying it cannot apply it twice. This is what lets
+// the server recover when space returns without a restart (docs/reliability.md).
+rocksdb::Status RocksEngine::CommitBatch(rocksdb::WriteBatch* batch) {
+  rocksdb::Status rs = db_->Write(WriteOpts(), batch);
+  if (rs.ok() || options_.in_memory || !(rs.IsIOError() || rs.IsNoSpace())) return rs;
+  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count();
+  int64_t last = last_resume_ns_.load(std::memory_order_relaxed);
+  if (now - last < 500'000'000 || !last_resume_ns_.compare_exchange_strong(last, now)) return rs;
+  if (!db_->Resume().ok()) return rs;
+  return db_->Write(WriteOpts(), batch);
+}
+
 // ---- Tables ----
 
 StatusOr<TableInfo> RocksEngine::CreateTable(std::string_view account, std::string_view name) {
@@ -248,7 +267,7 @@ StatusOr<TableInfo> RocksEngine::CreateTable(std::string_view account, std::stri
   TABLESTONE_RETURN_IF_ERROR(FromRocks(batch.Put(cf(kCatalogCf), key, EncodeCatalogValue(info.id, name)), "batch"));
   TABLESTONE_RETURN_IF_ERROR(
       FromRocks(batch.Put(cf(kMetaCf), NextTableIdKey(), EncodeFixed64Be(info.id + 1)), "batch"));
-  TABLESTONE_RETURN_IF_ERROR(FromRocks(db_->Write(WriteOpts(), &batch), "creating table"));
+  TABLESTONE_RETURN_IF_ERROR(FromRocks(CommitBatch(&batch), "creating table"));
   ++next_table_id_;
   std::unique_lock lock(catalog_mu_);
   live_tables_.emplace(info.id, std::make_shared<TableState>());
@@ -277,7 +296,7 @@ Status RocksEngine::DeleteTable(std::string_view account, std::string_view name)
   Status s = FromRocks(batch.Delete(cf(kCatalogCf), key), "batch");
   if (s.ok()) s = FromRocks(batch.DeleteRange(cf(kEntitiesCf), TableStart(id), TableEnd(id)), "batch");
   if (s.ok()) s = FromRocks(batch.Delete(cf(kMetaCf), TableAclKey(id)), "batch");
-  if (s.ok()) s = FromRocks(db_->Write(WriteOpts(), &batch), "deleting table");
+  if (s.ok()) s = FromRocks(CommitBatch(&batch), "deleting table");
   if (!s.ok()) {
     // The table stays; writes refused meanwhile got TableNotFound (a rare,
     // disk-failure-only window).

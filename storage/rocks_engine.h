@@ -23,6 +23,7 @@
 #include <rocksdb/cache.h>
 #include <rocksdb/db.h>
 #include <rocksdb/env.h>
+#include <rocksdb/write_batch.h>
 
 #include "storage/engine.h"
 #include "storage/op_gate.h"
@@ -71,6 +72,9 @@ class RocksEngine final : public Engine {
   // A commit timestamp > every one handed out before and >= floor.
   int64_t NextTimestamp(int64_t floor);
   rocksdb::WriteOptions WriteOpts() const;
+  // db_->Write, recovering from a latched background error (disk full, read-only
+  // volume) once the disk accepts writes again; see the definition.
+  rocksdb::Status CommitBatch(rocksdb::WriteBatch* batch);
 
   const EngineOptions options_;
   std::unique_ptr<rocksdb::Env> mem_env_;  // outlives db_ (in-memory mode)
@@ -93,6 +97,7 @@ class RocksEngine final : public Engine {
   size_t stripe_count_ = 1;
 
   std::atomic<int64_t> last_timestamp_{0};
+  std::atomic<int64_t> last_resume_ns_{0};  // steady clock of the last DB::Resume() attempt
 };
 
 }  // namespace tablestone::storage

@@ -202,7 +202,7 @@ WriteResult RocksEngine::Write(const TableInfo& table, std::span<const WriteOp> 
     }
     if (!bs.ok()) return fail(FromRocks(bs, "building write batch"), 0);
   }
-  Status ws = FromRocks(db_->Write(WriteOpts(), &batch), "writing entities");
+  Status ws = FromRocks(CommitBatch(&batch), "writing entities");
   if (!ws.ok()) return fail(std::move(ws), 0);
   WriteResult result;
   result.timestamp = ts;

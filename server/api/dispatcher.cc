@@ -104,6 +104,7 @@ Dispatcher::Dispatcher(storage::Engine& engine, ApiOptions options)
 void Dispatcher::Handle(http::Request& request, const http::RequestContext& context, http::Response& response) {
   const std::string request_id = NewRequestId();
   response.version(request.version());
+  std::optional<std::string> cors_account;
   try {
     std::string_view target = ToView(request.target());
     if (request.method() == boost::beast::http::verb::get &&
@@ -113,7 +114,7 @@ void Dispatcher::Handle(http::Request& request, const http::RequestContext& cont
       response.body() = "{\"status\":\"ok\"}";
       response.prepare_payload();
     } else {
-      HandleRouted(request, context, request_id, response);
+      HandleRouted(request, context, request_id, response, &cors_account);
     }
   } catch (const std::exception&) {
     response = http::Response();
@@ -125,10 +126,19 @@ void Dispatcher::Handle(http::Request& request, const http::RequestContext& cont
     WriteErrorRaw(request_id, {}, ApiError::InternalError(), response);
   }
   SetCommonHeaders(request, request_id, response);
+  // After the common headers, so Access-Control-Expose-Headers lists them (spec §9.3).
+  if (cors_account && request.find("Origin") != request.end()) {
+    try {
+      ApplyCorsHeaders(engine_, *cors_account, request, response);
+    } catch (const std::exception&) {
+      // CORS headers are an addition; the response itself stands.
+    }
+  }
 }
 
 void Dispatcher::HandleRouted(http::Request& request, const http::RequestContext& context,
-                              const std::string& request_id, http::Response& response) {
+                              const std::string& request_id, http::Response& response,
+                              std::optional<std::string>* cors_account) {
   const std::string_view target = ToView(request.target());
   const std::string_view accept = HeaderOf(request, "Accept");
 
@@ -145,6 +155,7 @@ void Dispatcher::HandleRouted(http::Request& request, const http::RequestContext
   if (!route.ok()) return WriteErrorRaw(request_id, accept, route.error(), response, LooksLikeXmlRequest(target));
 
   RequestInfo info{request, context, request_id, model::NowTicks(), std::move(route).value(), AuthGrant{}, {}};
+  if (info.route.operation != Operation::kPreflight) *cors_account = info.route.account.account;
   const bool xml = IsXmlOperation(info.route.operation);
   std::string host(HeaderOf(request, "Host"));
   if (host.empty()) host = "127.0.0.1";
@@ -180,9 +191,6 @@ void Dispatcher::HandleRouted(http::Request& request, const http::RequestContext
   }
 
   Dispatch(context_, info, response);
-  if (info.route.operation != Operation::kPreflight && request.find("Origin") != request.end()) {
-    ApplyCorsHeaders(context_, info, response);
-  }
 }
 
 void Dispatcher::RenderTransportError(http::TransportError error, const http::Request& partial_request,

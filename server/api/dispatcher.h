@@ -8,6 +8,8 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "server/api/api_context.h"
 #include "server/api/api_options.h"
@@ -27,8 +29,10 @@ class Dispatcher : public http::RequestHandler {
                             http::Response& response) override;
 
  private:
+  // Sets *cors_account once the request's account is known, so Handle() can
+  // add CORS headers to whatever response follows (errors included).
   void HandleRouted(http::Request& request, const http::RequestContext& context, const std::string& request_id,
-                    http::Response& response);
+                    http::Response& response, std::optional<std::string>* cors_account);
 
   storage::Engine& engine_;
   ApiOptions options_;

@@ -1,23 +1,176 @@
-// Placeholders until the service-level operations land: 501 NotImplemented
-// in the XML error shape these operations use (spec §7.1).
+// Get/Set Table ACL (spec §9.2), Get/Set Table Service Properties (§9.1),
+// Get Table Service Stats (§9.4), CORS preflight and actual-request headers
+// (§9.3).
 #include "server/api/service_handlers.h"
 
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "protocol/acl_blob.h"
+#include "protocol/xml/acl_xml.h"
+#include "server/api/cors.h"
 #include "server/api/response.h"
+#include "storage/model/datetime.h"
 
 namespace tablestone::api {
-
 namespace {
-void NotYet(const RequestInfo& info, http::Response& response) {
-  WriteError(info, protocol::ApiError::NotImplemented(), response, /*xml=*/true);
+
+namespace http_ns = boost::beast::http;
+using protocol::ApiError;
+using protocol::ApiResult;
+namespace pxml = protocol::xml;
+
+// Set Table Service Properties is a read-modify-write of one account-meta
+// value (sections left out keep their values); serialise it so two
+// concurrent updates of different sections cannot lose one another.
+std::mutex& PropertiesWriteMutex() {
+  static std::mutex mu;
+  return mu;
 }
+
+void WriteXmlError(const RequestInfo& info, const ApiError& error, http::Response& response) {
+  WriteError(info, error, response, /*xml=*/true);
+}
+
+void WriteXmlBody(http::Response& response, unsigned status, std::string body) {
+  response.result(status);
+  response.set(http_ns::field::content_type, "application/xml");
+  response.body() = std::move(body);
+  response.prepare_payload();
+}
+
+// 202/204 without a body: the XML writes answer with Content-Length: 0.
+void WriteEmpty(http::Response& response, unsigned status) {
+  response.result(status);
+  response.erase(http_ns::field::content_type);
+  response.body().clear();
+  response.content_length(0);
+}
+
+std::vector<pxml::SignedIdentifier> ToIdentifiers(const std::vector<protocol::AclEntry>& entries) {
+  std::vector<pxml::SignedIdentifier> out;
+  out.reserve(entries.size());
+  for (const protocol::AclEntry& e : entries) {
+    pxml::SignedIdentifier si;
+    si.id = e.id;
+    si.start = e.start;
+    si.expiry = e.expiry;
+    si.permission = e.permission;
+    out.push_back(std::move(si));
+  }
+  return out;
+}
+
+std::vector<protocol::AclEntry> ToEntries(const std::vector<pxml::SignedIdentifier>& identifiers) {
+  std::vector<protocol::AclEntry> out;
+  out.reserve(identifiers.size());
+  for (const pxml::SignedIdentifier& si : identifiers) {
+    protocol::AclEntry e;
+    e.id = si.id;
+    e.has_policy = si.start.has_value() || si.expiry.has_value() || si.permission.has_value();
+    e.start = si.start;
+    e.expiry = si.expiry;
+    e.permission = si.permission;
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::string_view HeaderOf(const http::Request& request, std::string_view name) {
+  auto it = request.find(boost::beast::string_view(name.data(), name.size()));
+  if (it == request.end()) return {};
+  return std::string_view(it->value().data(), it->value().size());
+}
+
 }  // namespace
 
-void HandleGetTableAcl(const ApiContext&, const RequestInfo& info, http::Response& r) { NotYet(info, r); }
-void HandleSetTableAcl(const ApiContext&, const RequestInfo& info, http::Response& r) { NotYet(info, r); }
-void HandleGetServiceProperties(const ApiContext&, const RequestInfo& info, http::Response& r) { NotYet(info, r); }
-void HandleSetServiceProperties(const ApiContext&, const RequestInfo& info, http::Response& r) { NotYet(info, r); }
-void HandleGetServiceStats(const ApiContext&, const RequestInfo& info, http::Response& r) { NotYet(info, r); }
-void HandlePreflight(const ApiContext&, const RequestInfo& info, http::Response& r) { NotYet(info, r); }
-void ApplyCorsHeaders(const ApiContext&, const RequestInfo&, http::Response&) {}
+ApiResult<pxml::ServiceProperties> LoadServiceProperties(storage::Engine& engine, std::string_view account) {
+  auto stored = engine.GetAccountMeta(account, kServicePropertiesKey);
+  if (!stored.ok()) return protocol::FromStatus(stored.status());
+  pxml::ServiceProperties defaults;
+  if (!stored->has_value()) return defaults;
+  auto parsed = pxml::ParseServiceProperties(**stored);
+  // What we stored was written by WriteServiceProperties; failing to read it
+  // back means the value is damaged, not that the client erred.
+  if (!parsed.ok()) return ApiError::InternalError();
+  return pxml::MergeServiceProperties(defaults, *parsed);
+}
+
+void HandleGetTableAcl(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
+  auto table = ctx.engine.GetTable(info.account(), info.route.resource.table);
+  if (!table.ok()) return WriteXmlError(info, protocol::FromStatus(table.status()), response);
+  auto blob = ctx.engine.GetTableAcl(*table);
+  if (!blob.ok()) return WriteXmlError(info, protocol::FromStatus(blob.status()), response);
+  auto entries = protocol::DecodeAclBlob(*blob);
+  if (!entries) return WriteXmlError(info, ApiError::InternalError(), response);
+  WriteXmlBody(response, 200, pxml::WriteSignedIdentifiers(ToIdentifiers(*entries)));
+}
+
+void HandleSetTableAcl(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
+  // Parse first: a malformed body is a 400 even for a missing table, and a
+  // table lookup is not worth doing for it.
+  auto identifiers = pxml::ParseSignedIdentifiers(info.request.body());
+  if (!identifiers.ok()) return WriteXmlError(info, identifiers.error(), response);
+  auto table = ctx.engine.GetTable(info.account(), info.route.resource.table);
+  if (!table.ok()) return WriteXmlError(info, protocol::FromStatus(table.status()), response);
+  Status put = ctx.engine.PutTableAcl(*table, protocol::EncodeAclBlob(ToEntries(*identifiers)));
+  if (!put.ok()) return WriteXmlError(info, protocol::FromStatus(put), response);
+  WriteEmpty(response, 204);
+}
+
+void HandleGetServiceProperties(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
+  auto properties = LoadServiceProperties(ctx.engine, info.account());
+  if (!properties.ok()) return WriteXmlError(info, properties.error(), response);
+  WriteXmlBody(response, 200, pxml::WriteServiceProperties(*properties));
+}
+
+void HandleSetServiceProperties(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
+  auto update = pxml::ParseServiceProperties(info.request.body());
+  if (!update.ok()) return WriteXmlError(info, update.error(), response);
+  std::lock_guard<std::mutex> lock(PropertiesWriteMutex());
+  auto current = LoadServiceProperties(ctx.engine, info.account());
+  if (!current.ok()) return WriteXmlError(info, current.error(), response);
+  pxml::ServiceProperties merged = pxml::MergeServiceProperties(*current, *update);
+  Status put =
+      ctx.engine.PutAccountMeta(info.account(), kServicePropertiesKey, pxml::WriteServiceProperties(merged));
+  if (!put.ok()) return WriteXmlError(info, protocol::FromStatus(put), response);
+  WriteEmpty(response, 202);
+}
+
+void HandleGetServiceStats(const ApiContext&, const RequestInfo& info, http::Response& response) {
+  // Only the secondary endpoint answers stats (spec §9.4).
+  if (!info.route.account.secondary) {
+    return WriteXmlError(info, ApiError::InvalidQueryParameterValue(), response);
+  }
+  // One process holds both "locations", so replication is always current.
+  WriteXmlBody(response, 200, pxml::WriteServiceStats("live", model::NowTicks()));
+}
+
+void HandlePreflight(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
+  std::string_view origin = info.Header("Origin");
+  std::string_view method = info.Header("Access-Control-Request-Method");
+  if (origin.empty() || method.empty()) {
+    return WriteXmlError(info, ApiError::InvalidHeaderValue("A required CORS header is not present."), response);
+  }
+  std::string_view requested_headers = info.Header("Access-Control-Request-Headers");
+  auto properties = LoadServiceProperties(ctx.engine, info.account());
+  if (!properties.ok()) return WriteXmlError(info, properties.error(), response);
+  CorsRuleMatch match = FindPreflightRule(properties->cors, origin, method, requested_headers);
+  if (match.rule == nullptr) return WriteXmlError(info, ApiError::CorsPreflightFailure(), response);
+  SetPreflightHeaders(match, origin, method, requested_headers, response);
+  WriteEmpty(response, 200);
+}
+
+void ApplyCorsHeaders(storage::Engine& engine, std::string_view account, const http::Request& request,
+                      http::Response& response) {
+  std::string_view origin = HeaderOf(request, "Origin");
+  if (origin.empty()) return;
+  auto properties = LoadServiceProperties(engine, account);
+  if (!properties.ok()) return;
+  std::string_view method(request.method_string().data(), request.method_string().size());
+  SetActualRequestHeaders(properties->cors, origin, method, response);
+}
 
 }  // namespace tablestone::api

@@ -36,8 +36,11 @@ bool Server::Start(std::string* error) {
   if (!engine.ok()) {
     const std::string& message = engine.status().message();
     if (!config_.in_memory && LooksLikeLockError(message)) {
-      *error = "data directory '" + config_.location +
-               "' is in use by another process (is another tablestone running?): " + message;
+      // The storage layer may already have phrased it for operators.
+      *error = message.find("in use") != std::string::npos
+                   ? message
+                   : "data directory '" + config_.location +
+                         "' is in use by another process (is another tablestone running?): " + message;
     } else {
       *error = "cannot open data directory '" + (config_.in_memory ? std::string("(in memory)") : config_.location) +
                "': " + engine.status().ToString();

@@ -121,6 +121,23 @@ void Session::DoReadHeader() {
   parser_->body_limit(env_.options->body_limit);
   // One deadline for headers + body: a client trickling bytes is cut off.
   stream_.expires_after(env_.options->read_timeout);
+  // Fast path: a typical request arrives whole in the read that ended the
+  // idle wait. Parsing it here, synchronously, saves the completion post
+  // (and possible thread wake-up) an async read would cost for data that is
+  // already buffered. Anything incomplete falls back to the async reads.
+  parser_->eager(true);
+  beast::error_code ec;
+  while (buffer_.size() > 0 && !parser_->is_done()) {
+    size_t used = parser_->put(buffer_.data(), ec);
+    buffer_.consume(used);
+    if (ec == bhttp::error::need_more) {
+      ec = {};
+      break;
+    }
+    if (ec || used == 0) break;
+  }
+  if (ec) return OnReadError(ec);
+  if (parser_->is_header_done()) return OnHeader(ec, 0);
   bhttp::async_read_header(stream_, buffer_, *parser_,
                            beast::bind_front_handler(&Session::OnHeader, shared_from_this()));
 }

@@ -65,10 +65,12 @@ def free_port():
 class ManagedServer:
     """One tablestone process owned by the test session."""
 
-    def __init__(self, binary, data_dir, port):
+    def __init__(self, binary, data_dir, port, extra_env=None):
         self.binary = binary
         self.data_dir = data_dir
         self.port = port
+        # Extra environment variables for the server process (e.g. AZURITE_ACCOUNTS).
+        self.extra_env = dict(extra_env or {})
         self.proc = None
         self.log_path = os.path.join(os.path.dirname(data_dir), "server-%d.log" % port)
         self._pidfile = None
@@ -77,8 +79,12 @@ class ManagedServer:
         args = [self.binary, "--tableHost", "127.0.0.1", "--tablePort", str(self.port),
                 "-l", self.data_dir, "-s"]
         log = open(self.log_path, "ab")
+        env = None
+        if self.extra_env:
+            env = dict(os.environ)
+            env.update(self.extra_env)
         self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL)
+                                     stdin=subprocess.DEVNULL, env=env)
         log.close()
         piddir = os.environ.get("TABLESTONE_E2E_PIDDIR")
         if piddir:

@@ -6,7 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from azure.core.exceptions import HttpResponseError
+from azure.core.exceptions import HttpResponseError, ServiceResponseError
 from azure.data.tables import EdmType, EntityProperty
 
 from conftest import unique_name
@@ -27,16 +27,27 @@ def _load(client, entities):
     for e in entities:
         by_pk.setdefault(e["PartitionKey"], []).append(e)
     chunks = [rows[i:i + 100] for rows in by_pk.values() for i in range(0, len(rows), 100)]
+
+    def retry(fn, arg):
+        # Upserts are idempotent; retry a dropped keep-alive connection (seen with Azurite).
+        for attempt in range(3):
+            try:
+                return fn(arg)
+            except ServiceResponseError:
+                if attempt == 2:
+                    raise
+
+    def send_chunk(chunk):
+        return client.submit_transaction([("upsert", e) for e in chunk])
+
     try:
-        client.submit_transaction([("upsert", e) for e in chunks[0]])
-        rest = [e for c in chunks[1:] for e in c]
-        with ThreadPoolExecutor(4) as pool:
-            list(pool.map(lambda c: client.submit_transaction([("upsert", e) for e in c]), chunks[1:]))
-        return
+        retry(send_chunk, chunks[0])
     except HttpResponseError:
-        rest = entities
-    with ThreadPoolExecutor(8) as pool:
-        list(pool.map(client.upsert_entity, rest))
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(lambda e: retry(client.upsert_entity, e), entities))
+        return
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(lambda c: retry(send_chunk, c), chunks[1:]))
 
 
 @pytest.fixture(scope="module")

@@ -125,3 +125,94 @@ test("SAS-authorised transactions are checked per operation", async (t) => {
     assert.deepEqual((await rowKeys(client)).sort(), ["a", "victim"]);
   });
 });
+
+// Raw multipart in the JS SDK's own framing (lower-case part headers, three CRLFs after headers),
+// so the server-side rules are exercised even where the SDK checks client-side.
+function jsStyleBody(t, table, ops) {
+  const b = "batch_jsraw";
+  const c = "changeset_jsraw";
+  const base = `http://${t.host}:${t.port}${t.basePath}`;
+  let out = `--${b}\r\ncontent-type: multipart/mixed; boundary=${c}\r\n\r\n\r\n`;
+  for (const op of ops) {
+    out += `--${c}\r\ncontent-type: application/http\r\ncontent-transfer-encoding: binary\r\n\r\n`;
+    out += `${op.method} ${base}${op.path} HTTP/1.1\r\n`;
+    for (const [k, v] of Object.entries(op.headers || {})) out += `${k}: ${v}\r\n`;
+    out += `\r\n\r\n${op.body ? JSON.stringify(op.body) : ""}\r\n`;
+  }
+  out += `--${c}--\r\n--${b}--\r\n`;
+  return { boundary: b, body: out };
+}
+
+function parseParts(text) {
+  const pieces = text.split("--changesetresponse_").slice(1, -1);
+  return pieces.map((p) => {
+    const status = Number(p.match(/HTTP\/1.1 ([0-9]*)/)[1]);
+    const body = p.match(/\{(.*)\}/);
+    return { status, error: body ? JSON.parse(body[0])["odata.error"] : undefined, etag: (p.match(/ETag: (.*)/) || [])[1] };
+  });
+}
+
+test("raw JS-framed batch: partitions checked server-side; MERGE verb and X-HTTP-Method", async () => {
+  await withTable(target.t, async (client, name) => {
+    const t = target.t;
+    const insert = (pk, rowKey) => ({
+      method: "POST", path: `/${name}`, body: { PartitionKey: pk, RowKey: rowKey },
+      headers: { "content-type": "application/json", prefer: "return-no-content" },
+    });
+    const mixed = jsStyleBody(t, name, [insert("a", "1"), insert("a", "2"), insert("b", "3")]);
+    const r = await t.raw("POST", "/$batch", {
+      body: Buffer.from(mixed.body), contentType: `multipart/mixed; boundary=${mixed.boundary}`, accept: "application/json",
+    });
+    assert.equal(r.status, 202, r.text);
+    const [failed, ...rest] = parseParts(r.text);
+    assert.equal(rest.length, 0);
+    assert.equal(failed.status, 400);
+    assert.equal(failed.error.code, "CommandsInBatchActOnDifferentPartitions");
+    assert.match(failed.error.message.value, /^2:All commands in a batch must operate on same entity group\./);
+    assert.deepEqual(await rowKeys(client), []);
+
+    await client.createEntity({ partitionKey: "a", rowKey: "m", keep: 1 });
+    const updates = [
+      { method: "MERGE", path: `/${name}(PartitionKey='a',RowKey='m')`, body: { x: 1 },
+        headers: { "content-type": "application/json", "if-match": "*" } },
+      { method: "POST", path: `/${name}(PartitionKey='a',RowKey='n')`, body: { y: 2 },
+        headers: { "content-type": "application/json", "x-http-method": "MERGE" } },
+    ];
+    // The same row (a,1) inserted then deleted: InvalidDuplicateRow at index 3, nothing applied.
+    const dup = jsStyleBody(t, name, [insert("a", "1"), ...updates,
+      { method: "DELETE", path: `/${name}(PartitionKey='a',RowKey='1')`, headers: { "if-match": "*" } }]);
+    const r2 = await t.raw("POST", "/$batch", {
+      body: Buffer.from(dup.body), contentType: `multipart/mixed; boundary=${dup.boundary}`, accept: "application/json",
+    });
+    assert.equal(r2.status, 202, r2.text);
+    const parts = parseParts(r2.text);
+    assert.equal(parts.length, 1);
+    assert.equal(parts[0].error.code, "InvalidDuplicateRow");
+    assert.match(parts[0].error.message.value, /^3:/);
+    assert.deepEqual(await rowKeys(client), ["m"]);
+
+    const good = jsStyleBody(t, name, [insert("a", "1"), ...updates]);
+    const r3 = await t.raw("POST", "/$batch", {
+      body: Buffer.from(good.body), contentType: `multipart/mixed; boundary=${good.boundary}`, accept: "application/json",
+    });
+    assert.equal(r3.status, 202, r3.text);
+    const goodParts = parseParts(r3.text);
+    assert.deepEqual(goodParts.map((p) => p.status), [204, 204, 204]);
+    assert.ok(goodParts.every((p) => p.error === undefined && p.etag === goodParts[0].etag));
+    assert.deepEqual(await rowKeys(client), ["1", "m", "n"]);
+    const m = await client.getEntity("a", "m");
+    assert.equal(m.keep, 1);
+    assert.equal(m.x, 1);
+    assert.equal((await client.getEntity("a", "n")).y, 2);
+  });
+});
+
+test("the SDK refuses mixed partitions before sending", async () => {
+  await withTable(target.t, async (client) => {
+    const err = await txFails(client.submitTransaction([
+      ["create", { partitionKey: "a", rowKey: "1" }], ["create", { partitionKey: "b", rowKey: "1" }]]));
+    assert.equal(err.statusCode, undefined);
+    assert.match(err.message, /same partitionKey/);
+    assert.deepEqual(await rowKeys(client), []);
+  });
+});

@@ -294,7 +294,7 @@ TEST_F(ListenerTest, GracefulStopFinishesInFlightRequest) {
 
   auto stopped = std::async(std::launch::async, [&] { listener_->Stop(); });
   // The idle keep-alive connection is closed without waiting for the drain.
-  EXPECT_TRUE(idle.WaitClosed(300ms));
+  EXPECT_TRUE(idle.WaitClosed(2s));
   RawResponse r = busy.ReadResponse();
   ASSERT_TRUE(r.ok);
   EXPECT_EQ(r.status, 200);
