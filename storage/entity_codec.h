@@ -26,6 +26,7 @@ std::string EncodeEntityValue(const model::Entity& entity);
 // keys alone. Reuses the capacity of *entity's vectors and strings (decode
 // into the same Entity in a loop to avoid heap allocation). Malformed or
 // truncated input yields Status::Corruption; never crashes or over-reads.
+// After an error *entity holds partial data and must not be used as a result.
 Status DecodeEntityValue(std::string_view value, model::Entity* entity);
 
 // Reads only the timestamp (for If-Match checks without a full decode).

@@ -109,7 +109,8 @@ void Session::DoReadIdle() {
 void Session::OnIdleRead(beast::error_code ec, size_t bytes) {
   buffer_.commit(bytes);
   if (ec) return CloseNow();  // EOF, idle timeout, reset or a graceful stop
-  if (shutting_down_) return CloseNow();
+  // Bytes that raced with a graceful stop are a request the client already
+  // sent: serve it (the response says "Connection: close").
   DoReadHeader();
 }
 
