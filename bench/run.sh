@@ -49,6 +49,7 @@ SCAN_N=50000         # entities of table scan (filtered scan)
 DRAIN_REPEAT=5
 DEEP_REPEAT=20
 LOAD_CONC=16         # connections of the bulk loader
+FLOOR_BODY=""        # body bytes of the floor's answer: set from tablestone's entity GET
 IDLE_MS=2000         # wait after the first 200 before reading the idle RSS
 SETTLE_S=2           # wait after a bulk load before reading the RSS
 
@@ -121,6 +122,7 @@ if [[ -z "$BUILD_DIR" ]]; then
     [[ -x "$d/server/app/tablestone" || -x "$d/bench/bench_floor_server" ]] && { BUILD_DIR="$d"; break; }
   done
 fi
+[[ -n "$BUILD_DIR" && -d "$BUILD_DIR" ]] && BUILD_DIR="$(cd "$BUILD_DIR" && pwd)"
 TS_BIN="${TS_BIN:-$BUILD_DIR/server/app/tablestone}"
 FLOOR_BIN="$BUILD_DIR/bench/bench_floor_server"
 NCPU_SERVER=$(taskset -c "$SERVER_CPUS" nproc)
@@ -165,7 +167,7 @@ server_cmd() {  # server_cmd NAME DATADIR|"" -> prints the command words, one pe
       printf '%s\n' taskset -c "$SERVER_CPUS" "$AZURITE_BIN" --tableHost 127.0.0.1 --tablePort "$port" --disableTelemetry
       if [[ -n "$dir" ]]; then printf '%s\n' --location "$dir"; else printf '%s\n' --inMemoryPersistence; fi ;;
     floor)
-      printf '%s\n' taskset -c "$SERVER_CPUS" "$FLOOR_BIN" --port "$port" --threads "$FLOOR_THREADS" --body-bytes "${FLOOR_BODY:-300}" ;;
+      printf '%s\n' taskset -c "$SERVER_CPUS" "$FLOOR_BIN" --port "$port" --threads "$FLOOR_THREADS" --body-bytes "$FLOOR_BODY" ;;
   esac
 }
 
@@ -256,7 +258,7 @@ bench_server() {
     "$url/devstoreaccount1/bench(PartitionKey='pt',RowKey='r0000001')?$SAS")"
   record kind=getsize server="$s" body_bytes="${sizes%% *}" header_bytes="$(cut -d' ' -f2 <<<"$sizes")" status="${sizes##* }" \
     cmd="curl -H 'Accept: application/json;odata=nometadata' '$url/devstoreaccount1/bench(PartitionKey=''pt'',RowKey=''r0000001'')?\$SAS'"
-  if [[ ${sizes##* } == 200 && ( $s == tablestone || -z "${FLOOR_BODY:-}" ) ]]; then FLOOR_BODY="${sizes%% *}"; fi
+  if [[ ${sizes##* } == 200 && ( $s == tablestone || -z "$FLOOR_BODY" ) ]]; then FLOOR_BODY="${sizes%% *}"; fi
 
   local c rep ops
   for c in ${CONNS//,/ }; do
@@ -365,6 +367,8 @@ big_server() {
 }
 
 bench_floor() {
+  # Without a measured entity GET (tablestone and Azurite not run), ~300 bytes.
+  FLOOR_BODY="${FLOOR_BODY:-300}"
   log "=== floor (body $FLOOR_BODY bytes, $FLOOR_THREADS threads)"
   [[ -x "$FLOOR_BIN" ]] || { fail "floor: $FLOOR_BIN not built (ninja -C <build> bench_floor_server)"; return 1; }
   start_server floor "" || return 1
@@ -377,6 +381,9 @@ bench_floor() {
 }
 
 # ---- main ------------------------------------------------------------------------------
+# One function, read whole before it runs, so editing this file during a run
+# cannot derail the run.
+main() {
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "host: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -r)"
@@ -401,8 +408,10 @@ for s in tablestone azurite; do
   if [[ $DO_BIG == 1 ]]; then big_server "$s" "$( [[ $s == tablestone ]] && echo "$BIG" || echo "$AZURITE_BIG" )"; fi
 done
 [[ ",$SERVERS," == *,floor,* ]] && bench_floor
-record kind=meta_end seconds=$(( $(date +%s) - T_START )) failures="$FAILURES"
+record kind=meta_end seconds=$(( $(date +%s) - T_START )) failures="$FAILURES" load_end="$(cut -d" " -f1-3 /proc/loadavg)"
 
 "$PY" "$BENCH_DIR/report.py" "$RESULTS" | tee "$OUT/report.md"
 log "report: $OUT/report.md ($(( $(date +%s) - T_START )) s, $FAILURES failures)"
 [[ $FAILURES == 0 ]]
+}
+main; exit $?

@@ -11,6 +11,7 @@
 #   TABLESTONE_TEST_BUILD    build type for the test build (default RelWithDebInfo)
 #   TABLESTONE_TEST_BUILD_DIR  build directory (default build-test/)
 #   TABLESTONE_E2E_CONNECTION_STRING  run the e2e suites against that endpoint instead of a fresh server
+#   TABLESTONE_BIN           run the e2e suites against this binary instead of building one
 #   TABLESTONE_E2E_TARGET    "azurite" to skip tests of behaviour Azurite is known to get wrong
 #   TABLESTONE_SKIP_DEPS=1   do not run scripts/install-deps.sh
 set -uo pipefail
@@ -18,8 +19,9 @@ set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-DEFAULT_STAGES=(unit e2e-python e2e-js image)
+DEFAULT_STAGES=(unit e2e-python e2e-js image reliability fuzz asan)
 
+USER_BIN="${TABLESTONE_BIN:-}"  # e2e against an existing binary (skips the build for those stages)
 BUILD_TYPE="${TABLESTONE_TEST_BUILD:-RelWithDebInfo}"
 BUILD_DIR="${TABLESTONE_TEST_BUILD_DIR:-$ROOT/build-test}"
 SERVER_BIN="$BUILD_DIR/server/app/tablestone"
@@ -73,10 +75,15 @@ ensure_build() {
   [[ "$BUILD_DONE" == ok ]]
 }
 
-# Makes sure an e2e stage has a target: an external endpoint, or the freshly built server binary.
+# Makes sure an e2e stage has a target: an external endpoint, a binary given in TABLESTONE_BIN,
+# or the freshly built server binary.
 ensure_e2e_target() {
   if [[ -n "${TABLESTONE_E2E_CONNECTION_STRING:-}" ]]; then
     return 0
+  fi
+  if [[ -n "${USER_BIN:-}" ]]; then
+    [[ -x "$USER_BIN" ]] && return 0
+    record_failure "TABLESTONE_BIN is not executable: $USER_BIN"; return 1
   fi
   if ! ensure_build; then record_failure "build failed"; return 1; fi
   if [[ ! -x "$SERVER_BIN" ]]; then record_failure "server binary missing: $SERVER_BIN"; return 1; fi
@@ -176,6 +183,115 @@ stage_image() {
     (( rc != 0 && f == 0 )) && record_failure "test-image.sh exited with $rc"
   else
     record_failure "test-image.sh produced no summary (exit $rc)"
+  fi
+  (( rc == 0 ))
+}
+
+# ---- reliability stages (owned by reliability; see docs/reliability.md) --------------------------
+# reliability: crash harness (kill -9 and SIGTERM, short CI run), hostile clients, concurrency and
+#              disk trouble, against the test build's binary.
+# fuzz:        builds the libFuzzer targets with clang + ASan/UBSan and runs each for a bounded time.
+# asan:        builds everything with -DTABLESTONE_SANITIZE=address,undefined, runs the unit tests and
+#              the Python e2e suite against that binary; any sanitizer report fails the stage.
+# Environment: TABLESTONE_FUZZ_SECONDS (per target, default 20), TABLESTONE_FUZZ_BUILD_DIR
+# (default build-fuzz/), TABLESTONE_ASAN_BUILD_DIR (default build-asan/), TABLESTONE_ASAN_E2E
+# ("python" default, "none" to skip the e2e part).
+
+# Runs pytest on the given paths with a JUnit report and records its counts. Returns pytest's rc.
+rel_pytest() {
+  local name="$1"; shift
+  local xml="$WORK/$name.xml" rc=0
+  timeout 1200 "$PY" -m pytest -q -p no:cacheprovider --junitxml="$xml" "$@"
+  rc=$?
+  if [[ -f "$xml" ]]; then
+    local p f s
+    read -r p f s < <("$PY" - "$xml" <<'PYEOF'
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
+t = f = e = s = 0
+for su in suites:
+    t += int(su.get("tests", 0)); f += int(su.get("failures", 0))
+    e += int(su.get("errors", 0)); s += int(su.get("skipped", 0))
+print(t - f - e - s, f + e, s)
+PYEOF
+)
+    record "$p" "$f"
+    (( s > 0 )) && note "$name: $s skipped"
+  else
+    record_failure "$name: pytest produced no report (exit $rc)"
+  fi
+  return $rc
+}
+
+stage_reliability() {
+  if ! ensure_build; then record_failure "build failed"; return 1; fi
+  export TABLESTONE_BIN="$SERVER_BIN"
+  local ok=0 mode
+  for mode in kill9 sigterm; do
+    if timeout 600 "$PY" "$ROOT/tests/reliability/crash_harness.py" --ci --mode "$mode" 2>&1 |
+        tee "$WORK/crash-$mode.log"; then
+      record 1 0
+    else
+      record_failure "crash harness ($mode) failed"; ok=1
+    fi
+  done
+  rel_pytest reliability "$ROOT/tests/reliability/hostile_test.py" \
+    "$ROOT/tests/reliability/concurrency_test.py" "$ROOT/tests/reliability/disk_test.py" || ok=1
+  return $ok
+}
+
+stage_fuzz() {
+  local dir="${TABLESTONE_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}" secs="${TABLESTONE_FUZZ_SECONDS:-20}"
+  if ! command -v clang++ >/dev/null 2>&1 || [[ ! -d /usr/lib/llvm-14/lib/clang ]]; then
+    if [[ "${TABLESTONE_SKIP_DEPS:-0}" == 1 ]] || ! bash "$ROOT/scripts/install-deps.sh" --fuzz --no-npm; then
+      record_failure "clang/libFuzzer not installed (scripts/install-deps.sh --fuzz)"; return 1
+    fi
+  fi
+  if ! CC=clang CXX=clang++ cmake -S "$ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DTABLESTONE_BUILD_FUZZERS=ON -DTABLESTONE_SANITIZE=address,undefined \
+      -DTABLESTONE_BUILD_TESTS=OFF -DTABLESTONE_BUILD_BENCH=OFF >"$WORK/fuzz-cmake.log" 2>&1 ||
+     ! timeout 1800 cmake --build "$dir" --parallel "${TABLESTONE_JOBS:-$(nproc)}" --target fuzzers; then
+    tail -20 "$WORK/fuzz-cmake.log"; record_failure "fuzz build failed"; return 1
+  fi
+  local log="$WORK/fuzz.log" rc
+  bash "$ROOT/tests/fuzz/run_fuzzers.sh" "$dir" "$secs" 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  record "$(grep -c '^fuzz: .* ok ' "$log")" "$(grep -cE '^fuzz: .* (FAIL|MISSING)' "$log")"
+  (( rc == 0 ))
+}
+
+stage_asan() {
+  local dir="${TABLESTONE_ASAN_BUILD_DIR:-$ROOT/build-asan}" rc=0
+  if ! timeout 2400 bash "$ROOT/scripts/build.sh" RelWithDebInfo "$dir" -- \
+      -DTABLESTONE_SANITIZE=address,undefined -DTABLESTONE_BUILD_BENCH=OFF; then
+    record_failure "ASan/UBSan build failed"; return 1
+  fi
+  # Reports go to files (one per process) so a server that logs a finding and keeps going, or a
+  # report swallowed by a test harness, still fails the stage.
+  local reports="$WORK/sanitizer"
+  mkdir -p "$reports"
+  export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:log_path=$reports/asan"
+  export UBSAN_OPTIONS="halt_on_error=0:print_stacktrace=1:log_path=$reports/ubsan"
+  local log="$WORK/asan-ctest.log" line
+  (cd "$dir" && timeout 1500 ctest --output-on-failure --timeout 600 -j2) 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  line="$(grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -1)"
+  if [[ -n "$line" ]]; then
+    local failed total
+    failed="$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$line")"
+    total="$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\2/' <<<"$line")"
+    record $((total - failed)) "$failed"
+  elif (( rc != 0 )); then
+    record_failure "ctest (asan) exited with $rc"
+  fi
+  if [[ "${TABLESTONE_ASAN_E2E:-python}" == python && -z "${TABLESTONE_E2E_CONNECTION_STRING:-}" ]]; then
+    TABLESTONE_BIN="$dir/server/app/tablestone" rel_pytest asan-e2e-python "$ROOT/tests/e2e/python" || rc=1
+  fi
+  unset ASAN_OPTIONS UBSAN_OPTIONS
+  if compgen -G "$reports/*" >/dev/null; then
+    echo "[test] sanitizer reports:"; head -40 "$reports"/* 
+    record_failure "sanitizer reports in $(ls "$reports" | wc -l) process(es)"; rc=1
   fi
   (( rc == 0 ))
 }

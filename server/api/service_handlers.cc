@@ -133,8 +133,7 @@ void HandleSetServiceProperties(const ApiContext& ctx, const RequestInfo& info, 
   auto current = LoadServiceProperties(ctx.engine, info.account());
   if (!current.ok()) return WriteXmlError(info, current.error(), response);
   pxml::ServiceProperties merged = pxml::MergeServiceProperties(*current, *update);
-  Status put =
-      ctx.engine.PutAccountMeta(info.account(), kServicePropertiesKey, pxml::WriteServiceProperties(merged));
+  Status put = ctx.engine.PutAccountMeta(info.account(), kServicePropertiesKey, pxml::WriteServiceProperties(merged));
   if (!put.ok()) return WriteXmlError(info, protocol::FromStatus(put), response);
   WriteEmpty(response, 202);
 }

@@ -1,10 +1,10 @@
 // ConnectionRegistry: the set of live connections, so that a stop can reach
 // each of them.
 //
-// Closing a socket from a thread other than the one running its strand is an
+// Closing a socket from a thread other than the one running its handlers is an
 // Asio thread-safety violation (Ceph RGW crashed on exactly this), so the
 // registry never touches sockets: it asks each connection to close itself,
-// and a connection implements that by posting onto its own strand, where it
+// and a connection implements that by posting onto its own executor, where it
 // cancels pending operations and shuts the socket down.
 //
 // Thread safety: every method may be called from any thread.

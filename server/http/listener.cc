@@ -4,13 +4,11 @@
 
 #include <algorithm>
 #include <atomic>
-#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
 #include <cerrno>
 #include <mutex>
 #include <optional>
@@ -54,10 +52,9 @@ class Listener::Impl {
       : options_(std::move(options)),
         thread_count_(options_.threads > 0 ? options_.threads
                                            : std::max(1, static_cast<int>(std::thread::hardware_concurrency()))),
-        ioc_(thread_count_),
-        accept_strand_(net::make_strand(ioc_)),
-        acceptor_(accept_strand_),
-        backoff_timer_(accept_strand_) {
+        contexts_(MakeContexts(thread_count_)),
+        acceptor_(*contexts_[0]),
+        backoff_timer_(*contexts_[0]) {
     env_.options = &options_;
     env_.handler = &handler;
     env_.registry = &registry_;
@@ -93,13 +90,13 @@ class Listener::Impl {
     if (ec) return fail("listen");
     port_.store(acceptor_.local_endpoint(ec).port());
 
-    work_.emplace(ioc_.get_executor());
     threads_.reserve(thread_count_);
-    for (int i = 0; i < thread_count_; ++i) {
-      threads_.emplace_back([this] { RunLoop(); });
+    for (auto& context : contexts_) {
+      work_.emplace_back(context->get_executor());
+      threads_.emplace_back([this, ctx = context.get()] { RunLoop(*ctx); });
     }
     started_ = true;
-    net::post(accept_strand_, [this] { DoAccept(); });
+    net::post(*contexts_[0], [this] { DoAccept(); });
     return true;
   }
 
@@ -108,7 +105,7 @@ class Listener::Impl {
     if (!started_ || stopped_) return;
     stopped_ = true;
     stopping_.store(true);
-    net::post(accept_strand_, [this] {
+    net::post(*contexts_[0], [this] {
       error_code ec;
       acceptor_.close(ec);
       backoff_timer_.cancel();
@@ -119,8 +116,8 @@ class Listener::Impl {
       registry_.CloseAll(CloseMode::kForce);
       registry_.WaitUntilEmpty(kForceCloseWait);
     }
-    work_.reset();
-    ioc_.stop();
+    work_.clear();
+    for (auto& context : contexts_) context->stop();
     for (auto& t : threads_) t.join();
     threads_.clear();
   }
@@ -130,12 +127,19 @@ class Listener::Impl {
   int threads() const { return started_ ? thread_count_ : 0; }
 
  private:
-  void RunLoop() {
+  static std::vector<std::unique_ptr<net::io_context>> MakeContexts(int count) {
+    std::vector<std::unique_ptr<net::io_context>> contexts;
+    // Concurrency hint 1: each context is run by exactly one thread.
+    for (int i = 0; i < count; ++i) contexts.push_back(std::make_unique<net::io_context>(1));
+    return contexts;
+  }
+
+  void RunLoop(net::io_context& context) {
     // A handler that escapes an exception must not take the whole server
     // down; sessions already guard the RequestHandler, this is the backstop.
     for (;;) {
       try {
-        ioc_.run();
+        context.run();
         return;
       } catch (const std::exception& e) {
         env_.log->error("uncaught exception on an I/O thread: {}", e.what());
@@ -147,10 +151,11 @@ class Listener::Impl {
 
   void DoAccept() {
     if (stopping_.load()) return;
-    acceptor_.async_accept(net::make_strand(ioc_),
-                           net::bind_executor(accept_strand_, [this](error_code ec, tcp::socket socket) {
-                             OnAccept(ec, std::move(socket));
-                           }));
+    // Connections are dealt round-robin over the contexts; the accept
+    // handler itself runs on context 0.
+    net::io_context& target = *contexts_[next_context_];
+    next_context_ = (next_context_ + 1) % contexts_.size();
+    acceptor_.async_accept(target, [this](error_code ec, tcp::socket socket) { OnAccept(ec, std::move(socket)); });
   }
 
   void OnAccept(error_code ec, tcp::socket socket) {
@@ -186,19 +191,19 @@ class Listener::Impl {
     DoAccept();
   }
 
-  // Order matters for destruction: sessions (destroyed with ioc_'s pending
-  // handlers) refer to options_, env_ and registry_.
+  // Order matters for destruction: sessions (destroyed with the contexts'
+  // pending handlers) refer to options_, env_ and registry_.
   HttpOptions options_;
   int thread_count_;
   ConnectionRegistry registry_;
   std::atomic<bool> stopping_{false};
   SessionEnv env_;
-  net::io_context ioc_;
-  net::strand<net::io_context::executor_type> accept_strand_;
-  tcp::acceptor acceptor_;
-  net::steady_timer backoff_timer_;
+  std::vector<std::unique_ptr<net::io_context>> contexts_;
+  tcp::acceptor acceptor_;           // on contexts_[0]
+  net::steady_timer backoff_timer_;  // on contexts_[0]
+  size_t next_context_ = 0;          // accept handler only
   std::chrono::milliseconds backoff_{0};
-  std::optional<net::executor_work_guard<net::io_context::executor_type>> work_;
+  std::vector<net::executor_work_guard<net::io_context::executor_type>> work_;
   std::vector<std::thread> threads_;
   std::atomic<uint16_t> port_{0};
   std::mutex stop_mu_;

@@ -81,7 +81,7 @@ void Session::OnCloseRequested(CloseMode mode) {
   shutting_down_ = true;
   if (state_ == State::kClosed) return;
   if (mode == CloseMode::kForce) {
-    // Cancel + shutdown on our own strand; the pending operation completes
+    // Cancel + shutdown on our own executor; the pending operation completes
     // with an error and the session ends (the socket closes with it).
     beast::error_code ec;
     stream_.socket().cancel(ec);
@@ -251,7 +251,7 @@ void Session::FinishResponse() {
   if (!(body_empty && head && response_.has_content_length())) {
     response_.content_length(response_.body().size());
   }
-  // The listener-wide flag is read too: a stop posted to our strand cannot
+  // The listener-wide flag is read too: a stop posted to our executor cannot
   // run while the handler runs, but the response must already say "close".
   const bool stopping = env_.stopping != nullptr && env_.stopping->load(std::memory_order_relaxed);
   const bool keep = !close_after_write_ && !shutting_down_ && !stopping && request_.keep_alive();

@@ -1,6 +1,6 @@
 // Session: one HTTP/1.1 connection, from accept to close.
 //
-// Per request (all on the connection's strand, no thread hand-offs):
+// Per request (all on the connection's executor, no thread hand-offs):
 //   wait for the first byte (idle timeout) -> read headers and body with a
 //   FRESH parser (header/body limits; one deadline for the whole request) ->
 //   "100 Continue" if the client asked -> RequestHandler::Handle -> settle
@@ -16,7 +16,7 @@
 // misses a deadline is closed quietly.
 //
 // Thread safety: the public methods may be called from any thread; the rest
-// runs on the strand.
+// runs on the connection's executor.
 #pragma once
 
 #include <boost/asio/ip/tcp.hpp>
@@ -52,7 +52,8 @@ struct SessionEnv {
 
 class Session : public Closable, public std::enable_shared_from_this<Session> {
  public:
-  // `socket` must have been accepted on its own strand (make_strand).
+  // `socket`'s executor must run its handlers one at a time (an io_context
+  // run by one thread, or a strand).
   Session(boost::asio::ip::tcp::socket socket, const SessionEnv& env);
   ~Session() override;
 
@@ -60,7 +61,7 @@ class Session : public Closable, public std::enable_shared_from_this<Session> {
   // which the session removes when it ends.
   void Start(ConnectionRegistry::Id id);
 
-  // Closable: posts onto the strand (never touches the socket directly).
+  // Closable: posts onto the connection's executor (never touches the socket directly).
   void RequestClose(CloseMode mode) override;
 
  private:
