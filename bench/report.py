@@ -299,9 +299,12 @@ def report(res):
         rs = [r for r in res.rows if r.get("kind") == "load" and r["server"] == s and r.get("table") == "big"]
         if not rs:
             return "n/m", ""
-        r = rs[0]
-        how = "" if r.get("mode", "batch") == "batch" else ", single inserts: no $batch"
-        return f"{r['entities_per_s']:,} entities/s ({r['loaded']:,} in {r['seconds']:.1f} s{how})", r["cmd"]
+        loaded = sum(r["loaded"] for r in rs)
+        seconds = sum(r["seconds"] for r in rs)
+        how = "" if all(r.get("mode", "batch") == "batch" for r in rs) else ", single inserts: no $batch"
+        parts = " + ".join(f"{r['entities_per_s']:,}/s" for r in rs)
+        return (f"{loaded / seconds:,.0f} entities/s ({loaded:,} in {seconds:.1f} s{how}"
+                + (f"; parts {parts}" if len(rs) > 1 else "") + ")"), rs[0]["cmd"]
 
     def deep(key):
         def f(s):

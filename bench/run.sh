@@ -264,10 +264,13 @@ bench_server() {
   for c in ${CONNS//,/ }; do
     for rep in $(seq "$REPS"); do
       run_wrk "$s" get "$c" "$rep" BENCH_TABLE=bench BENCH_PK=pt BENCH_N="$PT_N"
+      local get_ops=$WRK_OPS
       run_wrk "$s" insert "$c" "$rep" BENCH_TABLE=ins BENCH_PK="ins-$STAMP-c$c-r$rep"
-      # Delete needs pre-loaded keys: 3x what insert managed in the same time
-      # (deletes run faster than inserts; running out shows up as 404s).
-      local need=$(( WRK_OPS * ${DURATION%.*} * 3 + 2000 ))
+      # Delete needs pre-loaded keys: 3x what insert, or 2x what point GET,
+      # managed in the same time, whichever is more (deletes can run faster
+      # than inserts; running out shows up as 404s, and the run as failed).
+      local rate=$(( WRK_OPS * 3 > get_ops * 2 ? WRK_OPS * 3 : get_ops * 2 ))
+      local need=$(( rate * ${DURATION%.*} + 2000 ))
       (( need > 3000000 )) && need=3000000
       load "$s" del "$need" --pk "del-$STAMP-c$c-r$rep"
       run_wrk "$s" delete "$c" "$rep" BENCH_TABLE=del BENCH_PK="del-$STAMP-c$c-r$rep" BENCH_N="$need"

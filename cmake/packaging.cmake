@@ -53,11 +53,14 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY "optional")
 # libraries the binary really links, with their minimum versions; that is the Debian way, and it is
 # exact: RocksDB from librocksdb-dev is linked statically, so the package needs RocksDB's compression
 # libraries (snappy, zlib, bzip2, lz4, zstd), not librocksdb7.8. Boost.Beast/Asio and nlohmann/json
-# are header-only. Without dpkg-shlibdeps the same list is written out for Debian 12 (bookworm).
+# are header-only. Without dpkg-shlibdeps the same list is written out for Debian 12 (bookworm)
+# (shlibdeps names spdlog through its virtual package libspdlog1.10-fmt9, provided by libspdlog1.10).
 # docker/test-deb.sh checks that every library `ldd` shows is covered, and docker/test-image.sh
 # installs the package on a bare bookworm-slim and runs it.
+# CPack also needs `file` for it (the Dockerfile's build stage installs it; bookworm-slim lacks it).
 find_program(TABLESTONE_DPKG_SHLIBDEPS dpkg-shlibdeps)
-if(TABLESTONE_DPKG_SHLIBDEPS)
+find_program(TABLESTONE_FILE_PROGRAM file)
+if(TABLESTONE_DPKG_SHLIBDEPS AND TABLESTONE_FILE_PROGRAM)
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 else()
   set(CPACK_DEBIAN_PACKAGE_DEPENDS

@@ -5,8 +5,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdarg>
+#include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <functional>
+#include <mutex>
 
 #include <rocksdb/convenience.h>
 #include <rocksdb/experimental.h>
@@ -72,11 +76,62 @@ Status RocksEngine::OpenDb() {
   return s;
 }
 
+namespace {
+
+// RocksDB's own diagnostic LOG, written with stdio and with write errors ignored. RocksDB's
+// default logger appends through a WritableFileWriter that, after one failed append (a full
+// disk), aborts the process on the next log line: an assertion that Debian's librocksdb 7.8
+// keeps enabled (found by tests/reliability/disk_test.py). A diagnostic log must never take
+// the server down. Rotates to LOG.old once it passes max_bytes.
+class TolerantInfoLog final : public rocksdb::Logger {
+ public:
+  TolerantInfoLog(std::string path, size_t max_bytes, rocksdb::InfoLogLevel level)
+      : rocksdb::Logger(level), path_(std::move(path)), max_bytes_(max_bytes) {
+    file_ = std::fopen(path_.c_str(), "a");
+  }
+  ~TolerantInfoLog() override {
+    if (file_ != nullptr) std::fclose(file_);
+  }
+  using rocksdb::Logger::Logv;
+  void Logv(const char* format, va_list ap) override {
+    std::lock_guard lock(mu_);
+    if (file_ == nullptr) return;
+    const auto now = std::chrono::system_clock::now();
+    const std::time_t secs = std::chrono::system_clock::to_time_t(now);
+    const auto micros =
+        std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() % 1000000;
+    std::tm tm{};
+    localtime_r(&secs, &tm);
+    std::fprintf(file_, "%04d/%02d/%02d-%02d:%02d:%02d.%06lld ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                 tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<long long>(micros));
+    std::vfprintf(file_, format, ap);
+    std::fputc('\n', file_);
+    std::fflush(file_);
+    std::clearerr(file_);  // a full disk loses log lines, nothing else
+    long size = std::ftell(file_);
+    if (size > 0 && static_cast<size_t>(size) > max_bytes_) {
+      std::fclose(file_);
+      std::rename(path_.c_str(), (path_ + ".old").c_str());
+      file_ = std::fopen(path_.c_str(), "a");
+    }
+  }
+
+ private:
+  std::mutex mu_;
+  const std::string path_;
+  const size_t max_bytes_;
+  std::FILE* file_ = nullptr;
+};
+
+}  // namespace
+
 Status RocksEngine::OpenLocked() {
   std::string path = options_.path;
   rocksdb::Options db_options;
   if (options_.in_memory) {
-    if (path.empty()) path = "/tablestone-in-memory";
+    // The memory Env cannot resolve relative paths (GetAbsolutePath is not
+    // implemented), and nothing touches disk anyway: use a fixed absolute name.
+    path = "/tablestone-in-memory";
     mem_env_.reset(rocksdb::NewMemEnv(rocksdb::Env::Default()));
     db_options.env = mem_env_.get();
   } else {
@@ -94,6 +149,10 @@ Status RocksEngine::OpenLocked() {
   db_options.max_open_files = 512;
   db_options.keep_log_file_num = 3;
   db_options.max_log_file_size = 1u << 20;
+  if (!options_.in_memory) {
+    db_options.info_log =
+        std::make_shared<TolerantInfoLog>(path + "/LOG", db_options.max_log_file_size, db_options.info_log_level);
+  }
   db_options.avoid_unnecessary_blocking_io = true;
 
   rocksdb::LRUCacheOptions cache_options;
@@ -233,12 +292,11 @@ rocksdb::WriteOptions RocksEngine::WriteOpts() const {
   return wo;
 }
 
-// A failed WAL append or flush (ENOSPC, EROFS, EIO) makes RocksDB latch a background error
-// and refuse every later write, even once the cause is gone. DB::Resume() clears it when the
-// disk accepts writes again (it flushes the memtables, so the WAL holding the failed
-// record is no longer needed). Try that at most every 500 ms and retry the write once: the
-// failed attempt applied nothing, so retrying it cannot apply it twice. This is what lets
-// the server recover when space returns without a restart (docs/reliability.md).
+// A failed write (ENOSPC, EROFS, EIO) makes RocksDB latch a background error and refuse every
+// later write, even once the cause is gone. DB::Resume() clears it when the disk accepts writes
+// again (it flushes the memtables first); we try that at most every 500 ms and retry the write
+// once: the failed attempt applied nothing, so the retry cannot apply it twice. This lets the
+// server recover from a full or read-only volume without a restart (tests/reliability/disk_test.py).
 rocksdb::Status RocksEngine::CommitBatch(rocksdb::WriteBatch* batch) {
   rocksdb::Status rs = db_->Write(WriteOpts(), batch);
   if (rs.ok() || options_.in_memory || !(rs.IsIOError() || rs.IsNoSpace())) return rs;
