@@ -396,7 +396,7 @@ def report(res):
            f"{worst:.1f} MB ({loaded['entities']:,})" if worst is not None and loaded else "n/m",
            None if worst is None or not loaded or loaded["entities"] < 1_000_000 else worst <= 300)
     d = res.of("deep", TS)
-    target("deep page (90%) < 2x first page, 2M table", f"{d['deep_over_first']:.2f}x ({d['entities'] if 'entities' in d else ''})" if d else "n/m",
+    target("deep page (90%) < 2x first page (2M-entity table)", f"{d['deep_over_first']:.2f}x ({d.get('entities', 0):,} entities)" if d else "n/m",
            None if not d else d["deep_over_first"] < 2)
     bs = res.of("drain", TS, what="bigscan")
     cores = int(m.get("server_ncpu", 1))
