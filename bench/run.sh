@@ -53,7 +53,7 @@ FLOOR_BODY=""        # body bytes of the floor's answer: set from tablestone's e
 IDLE_MS=2000         # wait after the first 200 before reading the idle RSS
 SETTLE_S=2           # wait after a bulk load before reading the RSS
 
-usage() { sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --smoke) SMOKE=1 ;;
