@@ -4,11 +4,28 @@
 
 namespace tablestone::protocol {
 
+namespace {
+
+// True for bytes that JSON strings carry as-is (everything but '"', '\\',
+// control characters and DEL, which the switch below escapes).
+constexpr bool PlainJsonByte(unsigned char c) { return c >= 0x20 && c != '"' && c != '\\' && c != 0x7F; }
+
+}  // namespace
+
 void AppendJsonString(std::string& out, std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
   out += '"';
-  for (char ch : text) {
-    unsigned char c = static_cast<unsigned char>(ch);
+  // Appends runs of plain bytes in one go: per-character appends were a third
+  // of the instructions of a 1000-entity query page.
+  size_t i = 0;
+  const size_t n = text.size();
+  while (i < n) {
+    size_t run = i;
+    while (run < n && PlainJsonByte(static_cast<unsigned char>(text[run]))) ++run;
+    if (run > i) out.append(text.data() + i, run - i);
+    if (run == n) break;
+    unsigned char c = static_cast<unsigned char>(text[run]);
+    i = run + 1;
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -17,14 +34,10 @@ void AppendJsonString(std::string& out, std::string_view text) {
       case '\t': out += "\\t"; break;
       case '\b': out += "\\b"; break;
       case '\f': out += "\\f"; break;
-      default:
-        if (c < 0x20 || c == 0x7F) {
-          out += "\\u00";
-          out += kHex[c >> 4];
-          out += kHex[c & 15];
-        } else {
-          out += ch;
-        }
+      default: {
+        const char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
+        out.append(esc, 6);
+      }
     }
   }
   out += '"';

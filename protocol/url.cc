@@ -13,23 +13,27 @@ int HexValue(char c) {
 }
 
 std::optional<std::string> Decode(std::string_view text, bool plus_is_space) {
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
+  // Writes through a raw pointer into a buffer sized for the worst case (no
+  // escapes): per-character push_back was ~6% of a point GET (the SAS query).
+  std::string out(text.size(), '\0');
+  char* o = out.data();
+  const char* p = text.data();
+  const char* const end = p + text.size();
+  while (p < end) {
+    char c = *p;
     if (c == '%') {
-      if (i + 2 >= text.size()) return std::nullopt;
-      int hi = HexValue(text[i + 1]);
-      int lo = HexValue(text[i + 2]);
+      if (end - p < 3) return std::nullopt;
+      int hi = HexValue(p[1]);
+      int lo = HexValue(p[2]);
       if (hi < 0 || lo < 0) return std::nullopt;
-      out += static_cast<char>(hi * 16 + lo);
-      i += 2;
-    } else if (c == '+' && plus_is_space) {
-      out += ' ';
+      *o++ = static_cast<char>(hi * 16 + lo);
+      p += 3;
     } else {
-      out += c;
+      *o++ = (c == '+' && plus_is_space) ? ' ' : c;
+      ++p;
     }
   }
+  out.resize(static_cast<size_t>(o - out.data()));
   return out;
 }
 

@@ -10,7 +10,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 bash scripts/install-deps.sh --no-tests
-bash scripts/build.sh Release "$ROOT/build"
+# Only the server: the tests are built by scripts/test.sh.
+TABLESTONE_TARGETS=tablestone bash scripts/build.sh Release "$ROOT/build"
 
 host="${TABLESTONE_HOST:-127.0.0.1}"
 port="${TABLESTONE_PORT:-10002}"

@@ -188,23 +188,34 @@ Status RocksEngine::OpenLocked() {
   entities_options.write_buffer_size = std::max<size_t>(options_.write_buffer_bytes / 2, 1u << 20);
   entities_options.level_compaction_dynamic_level_bytes = true;
 
-  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
-  for (size_t i = 0; i < kColumnFamilyCount; ++i) {
-    descriptors.emplace_back(std::string(kColumnFamilies[i]), i == kEntitiesCf ? entities_options : base);
-  }
-  // Column families written by a newer version must be opened too.
+  // Open with the column families that exist, then create the missing ones in
+  // ONE CreateColumnFamilies call. DB::Open's create_missing_column_families
+  // creates them one at a time, and each creation rewrites and re-parses the
+  // OPTIONS file (and syncs it): on a fresh data directory that was ~2/3 of
+  // the startup CPU. Column families written by a newer version are opened too.
   std::vector<std::string> existing;
-  if (rocksdb::DB::ListColumnFamilies(db_options, path, &existing).ok()) {
-    for (const std::string& name : existing) {
-      if (std::find(kColumnFamilies.begin(), kColumnFamilies.end(), name) == kColumnFamilies.end()) {
-        descriptors.emplace_back(name, base);
-      }
+  if (!rocksdb::DB::ListColumnFamilies(db_options, path, &existing).ok()) existing = {"default"};
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  std::vector<size_t> slot;  // descriptors[i] goes to cfs_[slot[i]]
+  std::vector<rocksdb::ColumnFamilyDescriptor> missing;
+  std::vector<size_t> missing_slot;
+  for (size_t i = 0; i < kColumnFamilyCount; ++i) {
+    rocksdb::ColumnFamilyDescriptor d(std::string(kColumnFamilies[i]), i == kEntitiesCf ? entities_options : base);
+    const bool exists = i == 0 || std::find(existing.begin(), existing.end(), d.name) != existing.end();
+    (exists ? descriptors : missing).push_back(std::move(d));
+    (exists ? slot : missing_slot).push_back(i);
+  }
+  size_t next_slot = kColumnFamilyCount;
+  for (const std::string& name : existing) {
+    if (std::find(kColumnFamilies.begin(), kColumnFamilies.end(), name) == kColumnFamilies.end()) {
+      descriptors.emplace_back(name, base);
+      slot.push_back(next_slot++);
     }
   }
 
-  rocksdb::Status rs = rocksdb::DB::Open(db_options, path, descriptors, &cfs_, &db_);
+  std::vector<rocksdb::ColumnFamilyHandle*> opened;
+  rocksdb::Status rs = rocksdb::DB::Open(db_options, path, descriptors, &opened, &db_);
   if (!rs.ok()) {
-    cfs_.clear();
     db_ = nullptr;
     const std::string text = rs.ToString();
     if (rs.IsIOError() && (text.find("lock") != std::string::npos || text.find("LOCK") != std::string::npos)) {
@@ -212,6 +223,17 @@ Status RocksEngine::OpenLocked() {
                              ")");
     }
     return FromRocks(rs, "opening data directory " + path);
+  }
+  cfs_.assign(next_slot, nullptr);
+  for (size_t i = 0; i < opened.size(); ++i) cfs_[slot[i]] = opened[i];
+  if (!missing.empty()) {
+    std::vector<rocksdb::ColumnFamilyHandle*> created;
+    rs = db_->CreateColumnFamilies(missing, &created);
+    for (size_t i = 0; i < created.size(); ++i) cfs_[missing_slot[i]] = created[i];
+    if (!rs.ok()) {
+      std::erase(cfs_, nullptr);  // OpenDb destroys the handles that exist
+      return FromRocks(rs, "creating column families in " + path);
+    }
   }
   return LoadCatalog();
 }

@@ -5,7 +5,7 @@
 
 namespace tablestone::protocol::auth {
 
-std::string HmacSha256(std::string_view key, std::string_view message) {
+HmacKey::HmacKey(std::string_view key) {
   std::string block_key(Sha256::kBlockSize, '\0');
   if (key.size() > Sha256::kBlockSize) {
     std::string hashed = Sha256Digest(key);
@@ -19,16 +19,23 @@ std::string HmacSha256(std::string_view key, std::string_view message) {
     ipad[i] = static_cast<char>(block_key[i] ^ 0x36);
     opad[i] = static_cast<char>(block_key[i] ^ 0x5c);
   }
-  Sha256 inner;
-  inner.Update(ipad);
+  inner_.Update(ipad);
+  outer_.Update(opad);
+}
+
+std::string HmacKey::Mac(std::string_view message) const {
+  Sha256 inner = inner_;
   inner.Update(message);
   auto inner_digest = inner.Final();
-  Sha256 outer;
-  outer.Update(opad);
+  Sha256 outer = outer_;
   outer.Update(std::string_view(reinterpret_cast<const char*>(inner_digest.data()), inner_digest.size()));
   auto d = outer.Final();
   return std::string(reinterpret_cast<const char*>(d.data()), d.size());
 }
+
+std::string HmacKey::SignBase64(std::string_view message) const { return Base64Encode(Mac(message)); }
+
+std::string HmacSha256(std::string_view key, std::string_view message) { return HmacKey(key).Mac(message); }
 
 std::string SignBase64(std::string_view key, std::string_view message) {
   return Base64Encode(HmacSha256(key, message));

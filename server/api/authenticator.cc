@@ -1,5 +1,7 @@
 #include "server/api/authenticator.h"
 
+#include <array>
+#include <atomic>
 #include <cstdlib>
 #include <utility>
 
@@ -40,14 +42,45 @@ std::optional<std::string_view> QueryValue(const AuthRequest& r, const char* nam
 }
 
 // True if `signature` equals base64(HMAC(key, string_to_sign)) for any key.
-bool AnyKeySigns(const std::vector<std::string>& keys, std::string_view string_to_sign,
+bool AnyKeySigns(const std::vector<pauth::HmacKey>& keys, std::string_view string_to_sign,
                  std::string_view signature) {
   bool match = false;
   // No early exit: the work done does not depend on which key matched.
-  for (const std::string& key : keys) {
-    match |= pauth::ConstantTimeEquals(pauth::SignBase64(key, string_to_sign), signature);
+  for (const pauth::HmacKey& key : keys) {
+    match |= pauth::ConstantTimeEquals(key.SignBase64(string_to_sign), signature);
   }
   return match;
+}
+
+// A SAS token is sent unchanged on every request of a client (the SDKs reuse
+// it), so re-deriving its HMAC each time is repeated work (~12% of a point
+// GET). Each I/O thread remembers the last few (authenticator, string-to-sign,
+// signature) triples it verified; a hit is exactly as valid as recomputing,
+// since keys never change during an Authenticator's life. Only successes are
+// remembered; the signature itself is compared in constant time.
+bool SasSignatureValid(uint64_t authenticator_id, const std::vector<pauth::HmacKey>& keys,
+                       std::string_view string_to_sign, std::string_view signature) {
+  struct Entry {
+    uint64_t authenticator_id = 0;
+    std::string string_to_sign;
+    std::string signature;
+  };
+  constexpr size_t kEntries = 8;
+  thread_local std::array<Entry, kEntries> cache;
+  thread_local size_t next = 0;
+  for (const Entry& e : cache) {
+    if (e.authenticator_id == authenticator_id && e.string_to_sign == string_to_sign &&
+        pauth::ConstantTimeEquals(e.signature, signature)) {
+      return true;
+    }
+  }
+  if (!AnyKeySigns(keys, string_to_sign, signature)) return false;
+  Entry& slot = cache[next];
+  next = (next + 1) % kEntries;
+  slot.authenticator_id = authenticator_id;
+  slot.string_to_sign.assign(string_to_sign);
+  slot.signature.assign(signature);
+  return true;
 }
 
 bool IsEntityOperation(Operation op) {
@@ -84,11 +117,13 @@ Authenticator::Authenticator(std::vector<AccountKeys> accounts, bool allow_anony
       allow_anonymous_(allow_anonymous),
       policies_(std::move(policies)),
       now_(&model::NowTicks) {
+  static std::atomic<uint64_t> next_instance_id{1};
+  instance_id_ = next_instance_id.fetch_add(1, std::memory_order_relaxed);
   decoded_keys_.reserve(accounts_.size());
   for (const AccountKeys& account : accounts_) {
-    std::vector<std::string> keys;
+    std::vector<pauth::HmacKey> keys;
     for (const std::string& key : account.keys) {
-      if (auto raw = protocol::Base64Decode(key)) keys.push_back(std::move(*raw));
+      if (auto raw = protocol::Base64Decode(key)) keys.emplace_back(*raw);
     }
     decoded_keys_.push_back(std::move(keys));
   }
@@ -98,7 +133,7 @@ void Authenticator::SetClockForTesting(std::function<int64_t()> now_ticks) { now
 
 bool Authenticator::IsKnownAccount(std::string_view name) const { return KeysFor(name) != nullptr; }
 
-const std::vector<std::string>* Authenticator::KeysFor(std::string_view account) const {
+const std::vector<pauth::HmacKey>* Authenticator::KeysFor(std::string_view account) const {
   for (size_t i = 0; i < accounts_.size(); ++i) {
     if (accounts_[i].name == account) return &decoded_keys_[i];
   }
@@ -144,7 +179,7 @@ ApiResult<AuthGrant> Authenticator::AuthenticateSharedKey(const AuthRequest& req
     return ApiError::AuthenticationFailed("The account " + parsed->account +
                                           " in the Authorization header does not match the request.");
   }
-  const std::vector<std::string>* keys = KeysFor(request.account);
+  const std::vector<pauth::HmacKey>* keys = KeysFor(request.account);
   if (keys == nullptr) return ApiError::AuthenticationFailed("The account is not configured.");
 
   // x-ms-date wins over Date (spec §8.2; Azurite differs).
@@ -180,9 +215,9 @@ ApiResult<AuthGrant> Authenticator::AuthenticateSharedKey(const AuthRequest& req
 ApiResult<AuthGrant> Authenticator::AuthenticateAccountSas(const AuthRequest& request) const {
   auto sas = pauth::ParseAccountSas(*request.query);
   if (!sas.ok()) return sas.error();
-  const std::vector<std::string>* keys = KeysFor(request.account);
+  const std::vector<pauth::HmacKey>* keys = KeysFor(request.account);
   if (keys == nullptr) return ApiError::AuthenticationFailed("The account is not configured.");
-  if (!AnyKeySigns(*keys, pauth::AccountSasStringToSign(*sas, request.account), sas->sig)) {
+  if (!SasSignatureValid(instance_id_, *keys, pauth::AccountSasStringToSign(*sas, request.account), sas->sig)) {
     return ApiError::AuthenticationFailed("Signature did not match.");
   }
   if (auto e = pauth::CheckSasTimeWindow(sas->st, sas->se, now_())) return *e;
@@ -200,9 +235,9 @@ ApiResult<AuthGrant> Authenticator::AuthenticateServiceSas(const AuthRequest& re
   auto sas = pauth::ParseServiceSas(*request.query);
   if (!sas.ok()) return sas.error();
   if (sas->tn.empty()) return ApiError::AuthenticationFailed("The signed table name (tn) is missing.");
-  const std::vector<std::string>* keys = KeysFor(request.account);
+  const std::vector<pauth::HmacKey>* keys = KeysFor(request.account);
   if (keys == nullptr) return ApiError::AuthenticationFailed("The account is not configured.");
-  if (!AnyKeySigns(*keys, pauth::ServiceSasStringToSign(*sas, request.account), sas->sig)) {
+  if (!SasSignatureValid(instance_id_, *keys, pauth::ServiceSasStringToSign(*sas, request.account), sas->sig)) {
     return ApiError::AuthenticationFailed("Signature did not match.");
   }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "protocol/api_error.h"
+#include "protocol/auth/hmac.h"
 #include "protocol/operation.h"
 #include "server/api/api_options.h"
 #include "storage/model/scan_spec.h"
@@ -93,11 +94,14 @@ class Authenticator {
   std::vector<AccountKeys> accounts_;
   bool allow_anonymous_;
   PolicyLookup policies_;
-  // Base64-decoded keys, parallel to accounts_ (undecodable keys are dropped).
-  std::vector<std::vector<std::string>> decoded_keys_;
+  // Base64-decoded keys, prepared for HMAC, parallel to accounts_ (undecodable
+  // keys are dropped).
+  std::vector<std::vector<protocol::auth::HmacKey>> decoded_keys_;
   std::function<int64_t()> now_;
+  // Unique per Authenticator object (never reused), keys the SAS cache.
+  uint64_t instance_id_ = 0;
 
-  const std::vector<std::string>* KeysFor(std::string_view account) const;
+  const std::vector<protocol::auth::HmacKey>* KeysFor(std::string_view account) const;
   protocol::ApiResult<AuthGrant> AuthenticateSharedKey(const AuthRequest& request,
                                                        std::string_view authorization) const;
   protocol::ApiResult<AuthGrant> AuthenticateAccountSas(const AuthRequest& request) const;

@@ -82,11 +82,23 @@ std::string NewRequestId() {
   uint64_t b = rng();
   a = (a & 0xFFFFFFFFFFFF0FFFull) | 0x0000000000004000ull;  // version 4
   b = (b & 0x3FFFFFFFFFFFFFFFull) | 0x8000000000000000ull;  // variant 1
-  char buf[40];
-  std::snprintf(buf, sizeof(buf), "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(a >> 32),
-                static_cast<unsigned>((a >> 16) & 0xFFFF), static_cast<unsigned>(a & 0xFFFF),
-                static_cast<unsigned>(b >> 48), static_cast<unsigned long long>(b & 0xFFFFFFFFFFFFull));
-  return buf;
+  // Hex digits written directly: snprintf was ~2% of a point GET.
+  static constexpr char kHex[] = "0123456789abcdef";
+  char buf[36];
+  char* p = buf;
+  auto put = [&p](uint64_t v, int digits) {
+    for (int i = digits - 1; i >= 0; --i) *p++ = kHex[(v >> (4 * i)) & 0xF];
+  };
+  put(a >> 32, 8);
+  *p++ = '-';
+  put((a >> 16) & 0xFFFF, 4);
+  *p++ = '-';
+  put(a & 0xFFFF, 4);
+  *p++ = '-';
+  put(b >> 48, 4);
+  *p++ = '-';
+  put(b & 0xFFFFFFFFFFFFull, 12);
+  return std::string(buf, sizeof buf);
 }
 
 }  // namespace tablestone::api

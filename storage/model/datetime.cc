@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 
 namespace tablestone::model {
 namespace {
@@ -85,9 +86,45 @@ int64_t NowTicks() {
   return kUnixEpochTicks + ticks.count();
 }
 
+namespace {
+
+// Writes `value` as exactly `width` decimal digits (zero-padded) at `p`.
+char* PutDigits(char* p, uint64_t value, int width) {
+  for (int i = width - 1; i >= 0; --i) {
+    p[i] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  }
+  return p + width;
+}
+
+// "yyyy-MM-ddTHH:mm:ss.fffffffZ" into buf (28 chars); false if the year does
+// not have 4 digits (then the caller falls back to snprintf). Hand-written
+// because snprintf was ~8% of a point GET's instructions (ETag + Timestamp).
+bool FormatDateTime7Fast(const Civil& c, char* buf) {
+  if (c.year < 0 || c.year > 9999 || c.fraction < 0 || c.fraction > 9999999) return false;
+  char* p = PutDigits(buf, static_cast<uint64_t>(c.year), 4);
+  *p++ = '-';
+  p = PutDigits(p, c.month, 2);
+  *p++ = '-';
+  p = PutDigits(p, c.day, 2);
+  *p++ = 'T';
+  p = PutDigits(p, c.hour, 2);
+  *p++ = ':';
+  p = PutDigits(p, c.minute, 2);
+  *p++ = ':';
+  p = PutDigits(p, c.second, 2);
+  *p++ = '.';
+  p = PutDigits(p, static_cast<uint64_t>(c.fraction), 7);
+  *p = 'Z';
+  return true;
+}
+
+}  // namespace
+
 std::string FormatDateTime7(int64_t ticks) {
   Civil c = ToCivil(ticks);
   char buf[40];
+  if (FormatDateTime7Fast(c, buf)) return std::string(buf, 28);
   std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02u:%02u:%02u.%07lldZ", static_cast<long long>(c.year),
                 c.month, c.day, c.hour, c.minute, c.second, static_cast<long long>(c.fraction));
   return buf;
@@ -109,6 +146,28 @@ std::string FormatRfc1123(int64_t ticks) {
                                             "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
   Civil c = ToCivil(ticks);
   char buf[40];
+  if (c.year >= 0 && c.year <= 9999) {  // "Sun, 06 Nov 1994 08:49:37 GMT" (29 chars), no snprintf
+    char* p = buf;
+    std::memcpy(p, kDays[c.weekday], 3);
+    p += 3;
+    *p++ = ',';
+    *p++ = ' ';
+    p = PutDigits(p, c.day, 2);
+    *p++ = ' ';
+    std::memcpy(p, kMonths[c.month - 1], 3);
+    p += 3;
+    *p++ = ' ';
+    p = PutDigits(p, static_cast<uint64_t>(c.year), 4);
+    *p++ = ' ';
+    p = PutDigits(p, c.hour, 2);
+    *p++ = ':';
+    p = PutDigits(p, c.minute, 2);
+    *p++ = ':';
+    p = PutDigits(p, c.second, 2);
+    std::memcpy(p, " GMT", 4);
+    p += 4;
+    return std::string(buf, p);
+  }
   std::snprintf(buf, sizeof buf, "%s, %02u %s %04lld %02u:%02u:%02u GMT", kDays[c.weekday], c.day,
                 kMonths[c.month - 1], static_cast<long long>(c.year), c.hour, c.minute, c.second);
   return buf;

@@ -6,7 +6,9 @@ namespace tablestone::model {
 
 std::string FormatETag(int64_t ticks) {
   std::string time = FormatDateTimeTrimmed(ticks);
-  std::string out = "W/\"datetime'";
+  std::string out;
+  out.reserve(time.size() + 24);
+  out += "W/\"datetime'";
   for (char c : time) {
     if (c == ':') {
       out += "%3A";

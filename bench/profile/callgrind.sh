@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Instruction counts per request of tablestone under callgrind (repeatable on a
+# noisy machine). Usage: bench/profile/callgrind.sh BINARY OUTDIR [N]
+# Loads 1000 entities natively, restarts the server under callgrind with one
+# I/O thread, then for each kind (get, insert, page, scan) zeroes the counters,
+# runs N requests (page/scan: N/20) over one keep-alive connection and dumps.
+# Prints Ir per request; annotate with callgrind_annotate --inclusive=yes.
+set -euo pipefail
+BIN=$1; OUT=$2; N=${3:-2000}; PORT=20102
+HERE=$(cd "$(dirname "$0")" && pwd)
+PY=/usr/bin/python3
+rm -rf "$OUT"; mkdir -p "$OUT"
+"$BIN" --tableHost 127.0.0.1 --tablePort $PORT -s -l "$OUT/data" >/dev/null 2>&1 & pid=$!
+for _ in $(seq 100); do curl -s -o /dev/null http://127.0.0.1:$PORT/ && break; sleep 0.1; done
+$PY "$HERE/load.py" setup --n 1000 --port $PORT >/dev/null
+$PY "$HERE/load.py" setup --n 0 --port $PORT --table scan >/dev/null
+kill -TERM $pid; wait $pid || true
+valgrind --tool=callgrind --callgrind-out-file="$OUT/cg.out" "$BIN" --tableHost 127.0.0.1 --tablePort $PORT -s \
+  -l "$OUT/data" --threads 1 >"$OUT/valgrind.log" 2>&1 & vg=$!
+for _ in $(seq 300); do curl -s -o /dev/null http://127.0.0.1:$PORT/ && break; sleep 0.2; done
+$PY "$HERE/load.py" get --n 20 --port $PORT >/dev/null
+for kind in get insert page; do
+  n=$N; [ $kind = page ] && n=$((N / 20))
+  callgrind_control -z $vg >/dev/null
+  $PY "$HERE/load.py" $kind --n $n --port $PORT >/dev/null
+  callgrind_control -d $kind $vg >/dev/null
+  f=$(ls -t "$OUT"/cg.out.* | head -1); mv "$f" "$OUT/$kind.out"
+  ir=$(grep '^summary:' "$OUT/$kind.out" | awk '{print $2}')
+  echo "$kind: $n requests, $ir Ir, $((ir / n)) Ir/request"
+done
+kill -TERM $vg; wait $vg || true

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Fixed-count keep-alive load for profiling (callgrind/perf) tablestone.
+
+Sends N requests of one kind over one keep-alive connection and checks every
+status. Kinds: setup (create table `prof`, partition `pt` with --n entities),
+get (point GET of existing keys), insert (POST with unique keys, return-no-
+content), page (GET a 1000-entity page of partition pt), scan (filter on Num).
+Authentication: the account SAS of bench/make_sas.py in the query string.
+Standard library only.
+"""
+import argparse
+import http.client
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from make_sas import make_sas  # noqa: E402
+
+ACCOUNT = "devstoreaccount1"
+KEY = ("Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/"
+       "K1SZFPTOtr/KBHBeksoGMGw==")
+HEADERS = {"Accept": "application/json;odata=nometadata", "Content-Type": "application/json",
+           "DataServiceVersion": "3.0", "x-ms-version": "2019-02-02"}
+
+
+def entity(pk, rk, i):
+    return {"PartitionKey": pk, "RowKey": rk, "Name": f"name-{rk}-abcdefghijklmnopqrstuvwxyz0123456789",
+            "Num": i, "Big": str(i * 1000003), "Big@odata.type": "Edm.Int64", "Score": i / 7,
+            "Active": i % 2 == 0, "When": "2024-01-01T00:00:00.000Z", "When@odata.type": "Edm.DateTime"}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("kind", choices=["setup", "get", "insert", "page", "scan"])
+    ap.add_argument("--port", type=int, default=20102)
+    ap.add_argument("--n", type=int, default=2000)
+    ap.add_argument("--table", default="prof")
+    args = ap.parse_args()
+    sas = make_sas(ACCOUNT, KEY)
+    conn = http.client.HTTPConnection("127.0.0.1", args.port, timeout=120)
+    t = args.table
+
+    def req(method, path, body=None, extra=None, want=(200, 201, 204)):
+        h = dict(HEADERS)
+        h.update(extra or {})
+        sep = "&" if "?" in path else "?"
+        conn.request(method, f"/{ACCOUNT}/{path}{sep}{sas}", body=body, headers=h)
+        r = conn.getresponse()
+        data = r.read()
+        if r.status not in want:
+            sys.exit(f"{method} {path}: {r.status} {data[:200]!r}")
+        return data
+
+    start = time.perf_counter()
+    if args.kind == "setup":
+        req("POST", "Tables", json.dumps({"TableName": t}), want=(201, 204, 409))
+        for i in range(args.n):
+            req("PUT", f"{t}(PartitionKey='pt',RowKey='r{i:07d}')", json.dumps(entity("pt", f"r{i:07d}", i)))
+    elif args.kind == "get":
+        for i in range(args.n):
+            req("GET", f"{t}(PartitionKey='pt',RowKey='r{i % 1000:07d}')")
+    elif args.kind == "insert":
+        tag = int(time.time() * 1000)
+        for i in range(args.n):
+            pk = f"ins{tag}"
+            req("POST", t, json.dumps(entity(pk, f"r{i:07d}", i)), {"Prefer": "return-no-content"})
+    elif args.kind == "page":
+        for _ in range(args.n):
+            req("GET", f"{t}()?$filter=PartitionKey%20eq%20'pt'&$top=1000")
+    elif args.kind == "scan":
+        for _ in range(args.n):
+            req("GET", f"{t}()?$filter=Num%20ge%2049990")
+    el = time.perf_counter() - start
+    print(f"{args.kind}: {args.n} requests in {el:.3f} s = {args.n / el:.0f}/s")
+
+
+if __name__ == "__main__":
+    main()
