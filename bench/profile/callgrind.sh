@@ -2,8 +2,8 @@
 # Instruction counts per request of tablestone under callgrind (repeatable on a
 # noisy machine). Usage: bench/profile/callgrind.sh BINARY OUTDIR [N]
 # Loads 1000 entities natively, restarts the server under callgrind with one
-# I/O thread, then for each kind (get, insert, page, scan) zeroes the counters,
-# runs N requests (page/scan: N/20) over one keep-alive connection and dumps.
+# I/O thread, then for each kind (get, insert, page) zeroes the counters,
+# runs N requests (page: N/20) over one keep-alive connection and dumps.
 # Prints Ir per request; annotate with callgrind_annotate --inclusive=yes.
 set -euo pipefail
 BIN=$1; OUT=$2; N=${3:-2000}; PORT=20102

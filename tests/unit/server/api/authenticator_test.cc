@@ -248,6 +248,27 @@ TEST_F(AuthenticatorTest, AccountSas) {
   ExpectError(auth_.Authenticate(t.Build(Operation::kQueryTables)), 403, "AuthenticationFailed");
 }
 
+// Verified SAS signatures are remembered per thread (a hit skips the HMAC):
+// the memory must not accept a changed signature, nor carry over to another
+// Authenticator whose keys differ.
+TEST_F(AuthenticatorTest, RememberedSasSignatureStaysExact) {
+  SetNow(Iso("2024-01-01T00:00:00Z"));
+  TestRequest t = PythonAccountSas();
+  ASSERT_TRUE(auth_.Authenticate(t.Build(Operation::kQueryTables)).ok());
+  ASSERT_TRUE(auth_.Authenticate(t.Build(Operation::kQueryTables)).ok());  // remembered
+  TestRequest forged = t;
+  forged.query.find("sig")->second = "M2PbQhN1tAiqlOTfIUBu0Xe7s79+ZB0OMVjxplKSNCw=";
+  ExpectError(auth_.Authenticate(forged.Build(Operation::kQueryTables)), 403, "AuthenticationFailed");
+
+  Authenticator other({{"devstoreaccount1", {kOtherKey}}}, /*allow_anonymous=*/false,
+                      [](std::string_view, std::string_view, std::string_view) -> std::optional<AccessPolicy> {
+                        return std::nullopt;
+                      });
+  other.SetClockForTesting([] { return Iso("2024-01-01T00:00:00Z"); });
+  ExpectError(other.Authenticate(t.Build(Operation::kQueryTables)), 403, "AuthenticationFailed");
+  EXPECT_TRUE(auth_.Authenticate(t.Build(Operation::kQueryTables)).ok());
+}
+
 TEST_F(AuthenticatorTest, AccountSasProtocolIpAndPermission) {
   SetNow(Iso("2024-01-01T00:00:00Z"));
   const std::string key = *protocol::Base64Decode(kDevKey);
