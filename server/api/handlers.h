@@ -4,6 +4,10 @@
 // x-ms-* headers afterwards. None throws for expected failures.
 #pragma once
 
+#include <memory>
+
+#include "protocol/api_error.h"
+#include "protocol/filter/filter.h"
 #include "server/api/api_context.h"
 #include "server/http/handler.h"
 
@@ -19,5 +23,9 @@ void HandleGetEntity(const ApiContext& ctx, const RequestInfo& info, http::Respo
 void HandleEntityWrite(const ApiContext& ctx, const RequestInfo& info, http::Response& response);
 
 void HandleQueryEntities(const ApiContext& ctx, const RequestInfo& info, http::Response& response);
+
+// The $filter query option shared by Query Tables and Query Entities: null
+// when absent, else the parsed filter or its 400/501 error.
+protocol::ApiResult<std::shared_ptr<const protocol::filter::Filter>> ParseFilterOption(const RequestInfo& info);
 
 }  // namespace tablestone::api

@@ -15,6 +15,12 @@ namespace tablestone::api {
 
 using protocol::ApiError;
 
+protocol::ApiResult<std::shared_ptr<const protocol::filter::Filter>> ParseFilterOption(const RequestInfo& info) {
+  const std::string* text = info.Query("$filter");
+  if (text == nullptr) return std::shared_ptr<const protocol::filter::Filter>();
+  return protocol::filter::Filter::Parse(*text);
+}
+
 void HandleQueryEntities(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
   auto level = protocol::NegotiateMetadata(info.Query("$format"), info.Header("Accept"));
   if (!level.ok()) return WriteError(info, level.error(), response);
@@ -23,12 +29,9 @@ void HandleQueryEntities(const ApiContext& ctx, const RequestInfo& info, http::R
   auto top = protocol::ParseTop(info.Query("$top"));
   if (!top.ok()) return WriteError(info, top.error(), response);
 
-  std::shared_ptr<const protocol::filter::Filter> filter;
-  if (const std::string* text = info.Query("$filter")) {
-    auto parsed = protocol::filter::Filter::Parse(*text);
-    if (!parsed.ok()) return WriteError(info, parsed.error(), response);
-    filter = std::move(parsed).value();
-  }
+  auto parsed_filter = ParseFilterOption(info);
+  if (!parsed_filter.ok()) return WriteError(info, parsed_filter.error(), response);
+  std::shared_ptr<const protocol::filter::Filter> filter = std::move(parsed_filter).value();
 
   model::ScanSpec spec;
   const std::string* next_pk = info.Query("NextPartitionKey");

@@ -21,12 +21,9 @@ void HandleQueryTables(const ApiContext& ctx, const RequestInfo& info, http::Res
   auto top = protocol::ParseTop(info.Query("$top"));
   if (!top.ok()) return WriteError(info, top.error(), response);
 
-  std::shared_ptr<const protocol::filter::Filter> filter;
-  if (const std::string* text = info.Query("$filter")) {
-    auto parsed = protocol::filter::Filter::Parse(*text);
-    if (!parsed.ok()) return WriteError(info, parsed.error(), response);
-    filter = std::move(parsed).value();
-  }
+  auto parsed_filter = ParseFilterOption(info);
+  if (!parsed_filter.ok()) return WriteError(info, parsed_filter.error(), response);
+  std::shared_ptr<const protocol::filter::Filter> filter = std::move(parsed_filter).value();
   storage::TableListSpec spec;
   if (const std::string* token = info.Query("NextTableName")) {
     auto resume = protocol::DecodeContinuation(*token);
