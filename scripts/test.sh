@@ -110,14 +110,15 @@ stage_unit() {
   (( rc == 0 ))
 }
 
-stage_e2e_python() {
-  ensure_e2e_target || return 1
-  local xml="$WORK/pytest.xml" rc=0
-  timeout 900 "$PY" -m pytest -q --junitxml="$xml" "$ROOT/tests/e2e/python"
+# run_pytest NAME TIMEOUT PATHS...: runs pytest with a JUnit report, records its counts, returns pytest's rc.
+run_pytest() {
+  local name="$1" limit="$2"; shift 2
+  local xml="$WORK/$name.xml" rc=0
+  timeout "$limit" "$PY" -m pytest -q -p no:cacheprovider --junitxml="$xml" "$@"
   rc=$?
   if [[ -f "$xml" ]]; then
-    local counts
-    counts="$("$PY" - "$xml" <<'PYEOF'
+    local p f s
+    read -r p f s < <("$PY" - "$xml" <<'PYEOF'
 import sys, xml.etree.ElementTree as ET
 root = ET.parse(sys.argv[1]).getroot()
 suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
@@ -127,14 +128,18 @@ for su in suites:
     e += int(su.get("errors", 0)); s += int(su.get("skipped", 0))
 print(t - f - e - s, f + e, s)
 PYEOF
-)"
-    read -r p f s <<<"$counts"
+)
     record "$p" "$f"
-    (( s > 0 )) && note "$s skipped"
+    (( s > 0 )) && note "$name: $s skipped"
   else
-    record_failure "pytest produced no report (exit $rc)"
+    record_failure "$name: pytest produced no report (exit $rc)"
   fi
-  (( rc == 0 ))
+  return $rc
+}
+
+stage_e2e_python() {
+  ensure_e2e_target || return 1
+  run_pytest e2e-python 900 "$ROOT/tests/e2e/python"
 }
 
 stage_e2e_js() {
@@ -200,32 +205,6 @@ stage_image() {
 # (default build-fuzz/), TABLESTONE_ASAN_BUILD_DIR (default build-asan/), TABLESTONE_ASAN_UNIT (0/1),
 # TABLESTONE_ASAN_E2E ("python" default, "none" to skip the e2e part).
 
-# Runs pytest on the given paths with a JUnit report and records its counts. Returns pytest's rc.
-rel_pytest() {
-  local name="$1"; shift
-  local xml="$WORK/$name.xml" rc=0
-  timeout 1200 "$PY" -m pytest -q -p no:cacheprovider --junitxml="$xml" "$@"
-  rc=$?
-  if [[ -f "$xml" ]]; then
-    local p f s
-    read -r p f s < <("$PY" - "$xml" <<'PYEOF'
-import sys, xml.etree.ElementTree as ET
-root = ET.parse(sys.argv[1]).getroot()
-suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
-t = f = e = s = 0
-for su in suites:
-    t += int(su.get("tests", 0)); f += int(su.get("failures", 0))
-    e += int(su.get("errors", 0)); s += int(su.get("skipped", 0))
-print(t - f - e - s, f + e, s)
-PYEOF
-)
-    record "$p" "$f"
-    (( s > 0 )) && note "$name: $s skipped"
-  else
-    record_failure "$name: pytest produced no report (exit $rc)"
-  fi
-  return $rc
-}
 
 stage_reliability() {
   if ! ensure_build; then record_failure "build failed"; return 1; fi
@@ -239,7 +218,7 @@ stage_reliability() {
       record_failure "crash harness ($mode) failed"; ok=1
     fi
   done
-  rel_pytest reliability "$ROOT/tests/reliability/hostile_test.py" \
+  run_pytest reliability 1200 "$ROOT/tests/reliability/hostile_test.py" \
     "$ROOT/tests/reliability/concurrency_test.py" "$ROOT/tests/reliability/disk_test.py" || ok=1
   return $ok
 }
@@ -296,9 +275,9 @@ stage_asan() {
   fi
   local bin="$dir/server/app/tablestone"
   if [[ "${TABLESTONE_ASAN_E2E:-python}" == python && -z "${TABLESTONE_E2E_CONNECTION_STRING:-}" ]]; then
-    TABLESTONE_BIN="$bin" rel_pytest asan-e2e-python "$ROOT/tests/e2e/python" || rc=1
+    TABLESTONE_BIN="$bin" run_pytest asan-e2e-python 1200 "$ROOT/tests/e2e/python" || rc=1
   fi
-  TABLESTONE_BIN="$bin" rel_pytest asan-hostile "$ROOT/tests/reliability/hostile_test.py" \
+  TABLESTONE_BIN="$bin" run_pytest asan-hostile 1200 "$ROOT/tests/reliability/hostile_test.py" \
     "$ROOT/tests/reliability/concurrency_test.py" || rc=1
   unset ASAN_OPTIONS UBSAN_OPTIONS
   if compgen -G "$reports/*" >/dev/null; then
