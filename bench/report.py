@@ -236,7 +236,9 @@ def report(res):
     p("| query | tablestone ms | Azurite ms | Azurite/tablestone (speed-up) | command |")
     p("|---|---:|---:|---:|---|")
     for what, text in (("partition", f"drain a {m.get('pt_n', '?')}-entity partition"),
-                       ("scan", f"filtered scan over {m.get('scan_n', '?')} entities (10 match)")):
+                       ("scan", f"filtered scan over {m.get('scan_n', '?')} entities (10 match)"),
+                       ("partition_cold", f"first drain of the {m.get('pt_n', '?')}-entity partition after loading (once)"),
+                       ("scan_cold", "first filtered scan after loading (once)")):
         t, a = res.of("drain", TS, what=what), res.of("drain", AZ, what=what)
         g = lambda s: s["median_ms"] if s else None
         p(f"| {text} | {fmt(g(t), 2)} | {fmt(g(a), 2)} | {ratio(g(a), g(t), 1)} | `{(t or a or {}).get('cmd', '')}` |")

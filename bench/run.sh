@@ -244,6 +244,16 @@ load() {  # load SERVER TABLE COUNT LOADER-ARGS... ; records the load rate
 }
 
 # ---- one server: load, wrk, drains, SDK ------------------------------------------
+drains() {  # drains SERVER URL REPEAT SUFFIX: the partition drain and the filtered scan, recorded as what=partition/scan+SUFFIX
+  local s="$1" url="$2" repeat="$3" suffix="$4" out
+  out="$(node_tool drain.mjs --url "$url" --table bench --mode drain --filter "PartitionKey eq 'pt'" --repeat "$repeat")" \
+    && record kind=drain server="$s" what="partition$suffix" cmd="node bench/js/drain.mjs --url $url --table bench --mode drain --filter \"PartitionKey eq 'pt'\" --repeat $repeat" json="$out" \
+    || fail "$s: partition drain$suffix"
+  out="$(node_tool drain.mjs --url "$url" --table scan --mode drain --filter "Num ge $((SCAN_N - 10))" --repeat "$repeat")" \
+    && record kind=drain server="$s" what="scan$suffix" scanned="$SCAN_N" cmd="node bench/js/drain.mjs --url $url --table scan --mode drain --filter \"Num ge $((SCAN_N - 10))\" --repeat $repeat" json="$out" \
+    || fail "$s: filtered scan drain$suffix"
+}
+
 bench_server() {
   local s="$1" url="http://127.0.0.1:${PORT[$1]}"
   log "=== $s: load scenarios"
@@ -251,6 +261,7 @@ bench_server() {
   load "$s" bench "$PT_N" --pk pt || { stop_server; return 1; }
   load "$s" scan "$SCAN_N" --partition-size 1000 --pk-prefix s || { stop_server; return 1; }
   for t in ins del bat; do load "$s" "$t" 0 || { stop_server; return 1; }; done
+  drains "$s" "$url" 1 _cold  # the first query of each kind after loading (tablestone: scan cache empty)
 
   # The entity GET answer (its body size sizes the floor's answer).
   local sizes
@@ -293,13 +304,7 @@ bench_server() {
   record kind=scancheck server="$s" continuation_headers="$hdrs"
 
   log "=== $s: drains"
-  local out
-  out="$(node_tool drain.mjs --url "$url" --table bench --mode drain --filter "PartitionKey eq 'pt'" --repeat "$DRAIN_REPEAT")" \
-    && record kind=drain server="$s" what=partition cmd="node bench/js/drain.mjs --url $url --table bench --mode drain --filter \"PartitionKey eq 'pt'\" --repeat $DRAIN_REPEAT" json="$out" \
-    || fail "$s: partition drain"
-  out="$(node_tool drain.mjs --url "$url" --table scan --mode drain --filter "Num ge $((SCAN_N - 10))" --repeat "$DRAIN_REPEAT")" \
-    && record kind=drain server="$s" what=scan scanned="$SCAN_N" cmd="node bench/js/drain.mjs --url $url --table scan --mode drain --filter \"Num ge $((SCAN_N - 10))\" --repeat $DRAIN_REPEAT" json="$out" \
-    || fail "$s: filtered scan drain"
+  drains "$s" "$url" "$DRAIN_REPEAT" ""
 
   if [[ $DO_SDK == 1 ]]; then
     log "=== $s: JS SDK"

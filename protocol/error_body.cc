@@ -1,5 +1,8 @@
 #include "protocol/error_body.h"
 
+#include <cstdint>
+#include <cstring>
+
 #include "storage/model/datetime.h"
 
 namespace tablestone::protocol {
@@ -9,6 +12,27 @@ namespace {
 // True for bytes that JSON strings carry as-is (everything but '"', '\\',
 // control characters and DEL, which the switch below escapes).
 constexpr bool PlainJsonByte(unsigned char c) { return c >= 0x20 && c != '"' && c != '\\' && c != 0x7F; }
+
+// Length of the leading run of plain bytes. Tests 8 bytes per step with the
+// usual bit tricks ("has a byte < n", "has a zero byte" after XOR with the
+// byte looked for); a word that may hold a special byte is finished bytewise,
+// so the answer is exact. Strings are most of a query page's JSON, and the
+// bytewise loop alone was ~7 instructions per byte.
+size_t PlainPrefix(const char* p, size_t n) {
+  constexpr uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr uint64_t kHigh = 0x8080808080808080ULL;
+  auto has_zero = [](uint64_t v) { return (v - kOnes) & ~v; };
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t x;
+    std::memcpy(&x, p + i, 8);
+    const uint64_t special = ((x - kOnes * 0x20) & ~x) | has_zero(x ^ (kOnes * '"')) |
+                             has_zero(x ^ (kOnes * '\\')) | has_zero(x ^ (kOnes * 0x7F));
+    if ((special & kHigh) != 0) break;
+  }
+  while (i < n && PlainJsonByte(static_cast<unsigned char>(p[i]))) ++i;
+  return i;
+}
 
 }  // namespace
 
@@ -20,8 +44,7 @@ void AppendJsonString(std::string& out, std::string_view text) {
   size_t i = 0;
   const size_t n = text.size();
   while (i < n) {
-    size_t run = i;
-    while (run < n && PlainJsonByte(static_cast<unsigned char>(text[run]))) ++run;
+    const size_t run = i + PlainPrefix(text.data() + i, n - i);
     if (run > i) out.append(text.data() + i, run - i);
     if (run == n) break;
     unsigned char c = static_cast<unsigned char>(text[run]);

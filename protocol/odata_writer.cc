@@ -21,14 +21,39 @@ void AppendKey(std::string& out, std::string_view name) {
 }
 
 void AppendTypeAnnotation(std::string& out, std::string_view name, std::string_view type) {
-  out += '"';
-  // Property names are identifiers; escape anyway for safety.
-  std::string quoted;
-  AppendJsonString(quoted, name);
-  out.append(quoted, 1, quoted.size() - 2);
+  // Property names are identifiers; escape anyway for safety. The closing
+  // quote of the escaped name gives way to the annotation suffix.
+  AppendJsonString(out, name);
+  out.pop_back();
   out += "@odata.type\":\"";
   out += type;
   out += "\",";
+}
+
+template <typename Int>
+void AppendInt(std::string& out, Int value) {
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
+  out.append(buf, ec == std::errc() ? end : buf);
+}
+
+// FormatDouble's text, appended without a temporary string.
+void AppendDouble(std::string& out, double value) {
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf) - 2, value);
+  if (ec != std::errc()) end = buf;
+  if (std::string_view(buf, static_cast<size_t>(end - buf)).find_first_of(".eEn") == std::string_view::npos) {
+    *end++ = '.';
+    *end++ = '0';
+  }
+  out.append(buf, end);
+}
+
+void AppendDateTime(std::string& out, int64_t ticks) {
+  char buf[model::kDateTimeBufferSize];
+  out += '"';
+  out.append(buf, model::FormatDateTimeTrimmedTo(ticks, buf));
+  out += '"';
 }
 
 // Does a value of this type need an annotation in minimal/full metadata?
@@ -46,10 +71,10 @@ bool NeedsAnnotation(const EdmValue& v) {
 void AppendValue(std::string& out, const EdmValue& v) {
   switch (v.type) {
     case EdmType::kString: AppendJsonString(out, v.text); break;
-    case EdmType::kInt32: out += std::to_string(v.int_value); break;
+    case EdmType::kInt32: AppendInt(out, v.int_value); break;
     case EdmType::kInt64:
       out += '"';
-      out += std::to_string(v.int_value);
+      AppendInt(out, v.int_value);
       out += '"';
       break;
     case EdmType::kBoolean: out += v.int_value != 0 ? "true" : "false"; break;
@@ -59,14 +84,10 @@ void AppendValue(std::string& out, const EdmValue& v) {
       } else if (std::isinf(v.double_value)) {
         out += v.double_value > 0 ? "\"Infinity\"" : "\"-Infinity\"";
       } else {
-        out += FormatDouble(v.double_value);
+        AppendDouble(out, v.double_value);
       }
       break;
-    case EdmType::kDateTime:
-      out += '"';
-      out += model::FormatDateTimeTrimmed(v.int_value);
-      out += '"';
-      break;
+    case EdmType::kDateTime: AppendDateTime(out, v.int_value); break;
     case EdmType::kGuid: AppendJsonString(out, v.text); break;
     case EdmType::kBinary:
       out += '"';
@@ -119,7 +140,11 @@ void AppendEntityMembers(std::string& out, const model::Entity& e, const EntityW
   }
   if (ctx.level != MetadataLevel::kNoMetadata) {
     out += "\"odata.etag\":";
-    AppendJsonString(out, model::FormatETag(e.timestamp));
+    // One scratch string per thread: an ETag per entity of a page, no allocation.
+    static thread_local std::string etag;
+    etag.clear();
+    model::AppendETag(etag, e.timestamp);
+    AppendJsonString(out, etag);
     out += ',';
   }
   if (full) {
@@ -139,9 +164,9 @@ void AppendEntityMembers(std::string& out, const model::Entity& e, const EntityW
   }
   if (Selected(ctx, "Timestamp")) {
     if (full) out += "\"Timestamp@odata.type\":\"Edm.DateTime\",";
-    out += "\"Timestamp\":\"";
-    out += model::FormatDateTimeTrimmed(e.timestamp);
-    out += "\",";
+    out += "\"Timestamp\":";
+    AppendDateTime(out, e.timestamp);
+    out += ',';
   }
   if (ctx.select == nullptr || ctx.select->empty()) {
     for (const model::Property& p : e.properties) AppendProperty(out, p, ctx.level);
@@ -186,10 +211,8 @@ void AppendTableMembers(std::string& out, std::string_view table, std::string_vi
 }  // namespace
 
 std::string FormatDouble(double value) {
-  char buf[64];
-  auto [ptr, ec] = std::to_chars(buf, buf + sizeof(buf), value);
-  std::string s(buf, ec == std::errc() ? ptr : buf);
-  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+  std::string s;
+  AppendDouble(s, value);
   return s;
 }
 

@@ -6,7 +6,7 @@
 # runs N requests (page: N/20) over one keep-alive connection and dumps.
 # Prints Ir per request; annotate with callgrind_annotate --inclusive=yes.
 set -euo pipefail
-BIN=$1; OUT=$2; N=${3:-2000}; PORT=20102
+BIN=$1; OUT=$2; N=${3:-2000}; PORT=${PROFILE_PORT:-20102}  # PROFILE_PORT: run two at once
 HERE=$(cd "$(dirname "$0")" && pwd)
 PY=/usr/bin/python3
 rm -rf "$OUT"; mkdir -p "$OUT"

@@ -1,5 +1,6 @@
 #include "storage/model/datetime.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -88,56 +89,74 @@ int64_t NowTicks() {
 
 namespace {
 
-// Writes `value` as exactly `width` decimal digits (zero-padded) at `p`.
-char* PutDigits(char* p, uint64_t value, int width) {
-  for (int i = width - 1; i >= 0; --i) {
-    p[i] = static_cast<char>('0' + value % 10);
-    value /= 10;
-  }
-  return p + width;
+// "00".."99": two digits per table lookup halve the divisions of a timestamp
+// (three are formatted per entity of a query page: Timestamp, ETag, DateTime).
+constexpr char kDigitPairs[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+char* Put2(char* p, unsigned value) {
+  std::memcpy(p, kDigitPairs + 2 * value, 2);
+  return p + 2;
 }
 
-// "yyyy-MM-ddTHH:mm:ss.fffffffZ" into buf (28 chars); false if the year does
-// not have 4 digits (then the caller falls back to snprintf). Hand-written
-// because snprintf was ~8% of a point GET's instructions (ETag + Timestamp).
 bool FormatDateTime7Fast(const Civil& c, char* buf) {
   if (c.year < 0 || c.year > 9999 || c.fraction < 0 || c.fraction > 9999999) return false;
-  char* p = PutDigits(buf, static_cast<uint64_t>(c.year), 4);
+  const auto year = static_cast<unsigned>(c.year);
+  const auto fraction = static_cast<unsigned>(c.fraction);
+  char* p = Put2(buf, year / 100);
+  p = Put2(p, year % 100);
   *p++ = '-';
-  p = PutDigits(p, c.month, 2);
+  p = Put2(p, c.month);
   *p++ = '-';
-  p = PutDigits(p, c.day, 2);
+  p = Put2(p, c.day);
   *p++ = 'T';
-  p = PutDigits(p, c.hour, 2);
+  p = Put2(p, c.hour);
   *p++ = ':';
-  p = PutDigits(p, c.minute, 2);
+  p = Put2(p, c.minute);
   *p++ = ':';
-  p = PutDigits(p, c.second, 2);
+  p = Put2(p, c.second);
   *p++ = '.';
-  p = PutDigits(p, static_cast<uint64_t>(c.fraction), 7);
+  *p++ = static_cast<char>('0' + fraction / 1000000);
+  p = Put2(p, fraction / 10000 % 100);
+  p = Put2(p, fraction / 100 % 100);
+  p = Put2(p, fraction % 100);
   *p = 'Z';
   return true;
+}
+
+// FormatDateTime7's text into buf (kDateTimeBufferSize bytes); returns its length.
+size_t FormatDateTime7To(int64_t ticks, char* buf) {
+  Civil c = ToCivil(ticks);
+  if (FormatDateTime7Fast(c, buf)) return 28;
+  int n = std::snprintf(buf, kDateTimeBufferSize, "%04lld-%02u-%02uT%02u:%02u:%02u.%07lldZ",
+                        static_cast<long long>(c.year), c.month, c.day, c.hour, c.minute, c.second,
+                        static_cast<long long>(c.fraction));
+  return n < 0 ? 0 : std::min(static_cast<size_t>(n), kDateTimeBufferSize - 1);
 }
 
 }  // namespace
 
 std::string FormatDateTime7(int64_t ticks) {
-  Civil c = ToCivil(ticks);
-  char buf[40];
-  if (FormatDateTime7Fast(c, buf)) return std::string(buf, 28);
-  std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02u:%02u:%02u.%07lldZ", static_cast<long long>(c.year),
-                c.month, c.day, c.hour, c.minute, c.second, static_cast<long long>(c.fraction));
-  return buf;
+  char buf[kDateTimeBufferSize];
+  return std::string(buf, FormatDateTime7To(ticks, buf));
+}
+
+size_t FormatDateTimeTrimmedTo(int64_t ticks, char* buf) {
+  size_t n = FormatDateTime7To(ticks, buf);  // ...ss.fffffffZ
+  if (n < 9) return n;
+  const size_t dot = n - 9;
+  size_t end = n - 1;  // position of 'Z'
+  while (end > dot + 1 && buf[end - 1] == '0') --end;
+  if (end == dot + 1) end = dot;  // whole second: drop the '.'
+  buf[end] = 'Z';
+  return end + 1;
 }
 
 std::string FormatDateTimeTrimmed(int64_t ticks) {
-  std::string s = FormatDateTime7(ticks);  // ...ss.fffffffZ
-  size_t dot = s.size() - 9;
-  size_t end = s.size() - 1;  // position of 'Z'
-  while (end > dot + 1 && s[end - 1] == '0') --end;
-  if (end == dot + 1) end = dot;  // whole second: drop the '.'
-  s.erase(end, s.size() - 1 - end);
-  return s;
+  char buf[kDateTimeBufferSize];
+  return std::string(buf, FormatDateTimeTrimmedTo(ticks, buf));
 }
 
 std::string FormatRfc1123(int64_t ticks) {
@@ -152,18 +171,19 @@ std::string FormatRfc1123(int64_t ticks) {
     p += 3;
     *p++ = ',';
     *p++ = ' ';
-    p = PutDigits(p, c.day, 2);
+    p = Put2(p, c.day);
     *p++ = ' ';
     std::memcpy(p, kMonths[c.month - 1], 3);
     p += 3;
     *p++ = ' ';
-    p = PutDigits(p, static_cast<uint64_t>(c.year), 4);
+    p = Put2(p, static_cast<unsigned>(c.year / 100));
+    p = Put2(p, static_cast<unsigned>(c.year % 100));
     *p++ = ' ';
-    p = PutDigits(p, c.hour, 2);
+    p = Put2(p, c.hour);
     *p++ = ':';
-    p = PutDigits(p, c.minute, 2);
+    p = Put2(p, c.minute);
     *p++ = ':';
-    p = PutDigits(p, c.second, 2);
+    p = Put2(p, c.second);
     std::memcpy(p, " GMT", 4);
     p += 4;
     return std::string(buf, p);

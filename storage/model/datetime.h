@@ -5,6 +5,7 @@
 // 9999-12-31T23:59:59.9999999Z (kMinDateTimeTicks..kMaxDateTimeTicks).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -28,6 +29,11 @@ int64_t NowTicks();
 // '.' dropped when the fraction is zero, as the service prints Timestamp and
 // Edm.DateTime values (.NET "yyyy-MM-ddTHH:mm:ss.FFFFFFFZ").
 std::string FormatDateTimeTrimmed(int64_t ticks);
+// The same text written into `buf` (at least kDateTimeBufferSize bytes, no
+// terminator); returns its length. For hot paths that append to a larger
+// buffer (query pages format three date-times per entity).
+inline constexpr size_t kDateTimeBufferSize = 40;
+size_t FormatDateTimeTrimmedTo(int64_t ticks, char* buf);
 // Always 7 fraction digits (error bodies, ACL Start/Expiry).
 std::string FormatDateTime7(int64_t ticks);
 // RFC 1123, e.g. "Tue, 09 Nov 2021 01:43:40 GMT" (HTTP Date headers).

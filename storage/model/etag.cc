@@ -4,19 +4,25 @@
 
 namespace tablestone::model {
 
-std::string FormatETag(int64_t ticks) {
-  std::string time = FormatDateTimeTrimmed(ticks);
-  std::string out;
-  out.reserve(time.size() + 24);
+void AppendETag(std::string& out, int64_t ticks) {
+  char time[kDateTimeBufferSize];
+  const size_t n = FormatDateTimeTrimmedTo(ticks, time);
   out += "W/\"datetime'";
-  for (char c : time) {
-    if (c == ':') {
-      out += "%3A";
-    } else {
-      out += c;
-    }
+  size_t run = 0;  // append between the colons in runs, each ':' as %3A
+  for (size_t i = 0; i < n; ++i) {
+    if (time[i] != ':') continue;
+    out.append(time + run, i - run);
+    out += "%3A";
+    run = i + 1;
   }
+  out.append(time + run, n - run);
   out += "'\"";
+}
+
+std::string FormatETag(int64_t ticks) {
+  std::string out;
+  out.reserve(48);
+  AppendETag(out, ticks);
   return out;
 }
 

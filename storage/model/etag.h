@@ -10,6 +10,8 @@
 namespace tablestone::model {
 
 std::string FormatETag(int64_t timestamp_ticks);
+// Appends the same text to `out` (no temporary; query pages write one per entity).
+void AppendETag(std::string& out, int64_t timestamp_ticks);
 
 // What an If-Match header asks for.
 struct IfMatch {

@@ -87,3 +87,37 @@ TEST(DateTimeTest, NowIsRecentAndAdvances) {
 
 }  // namespace
 }  // namespace tablestone::model
+
+namespace tablestone::model {
+namespace {
+
+// The digit-pair formatter against the (independently written) parser over the
+// whole calendar: every formatted text parses back to the same ticks, and the
+// trimmed and buffer forms agree with the 7-digit one.
+TEST(DateTimeFormatTest, RoundTripsThroughTheParserAcrossTheCalendar) {
+  uint64_t state = 0x9E3779B97F4A7C15ULL;
+  auto next = [&state] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  const int64_t max_ticks = kMaxDateTimeTicks;
+  for (int i = 0; i < 20000; ++i) {
+    int64_t ticks = static_cast<int64_t>(next() % static_cast<uint64_t>(max_ticks));
+    if (i % 3 == 0) ticks -= ticks % kTicksPerSecond;      // whole seconds: no fraction
+    if (i % 7 == 0) ticks -= ticks % 100'000;              // short fractions
+    const std::string seven = FormatDateTime7(ticks);
+    ASSERT_EQ(seven.size(), 28u) << ticks;
+    ASSERT_EQ(ParseIsoDateTime(seven), ticks) << seven;
+    const std::string trimmed = FormatDateTimeTrimmed(ticks);
+    ASSERT_EQ(ParseIsoDateTime(trimmed), ticks) << trimmed;
+    char buf[kDateTimeBufferSize];
+    ASSERT_EQ(std::string(buf, FormatDateTimeTrimmedTo(ticks, buf)), trimmed);
+  }
+  EXPECT_EQ(FormatDateTime7(0), "0001-01-01T00:00:00.0000000Z");
+  EXPECT_EQ(FormatDateTimeTrimmed(kMaxDateTimeTicks), "9999-12-31T23:59:59.9999999Z");
+}
+
+}  // namespace
+}  // namespace tablestone::model

@@ -14,6 +14,9 @@ int64_t Sample() { return *ParseIsoDateTime("2021-06-09T01:17:08.3795894Z"); }
 TEST(ETagTest, FormatMatchesTheServiceShape) {
   EXPECT_EQ(FormatETag(Sample()), kSampleETag);
   EXPECT_EQ(FormatETag(Sample() - 3'795'894), "W/\"datetime'2021-06-09T01%3A17%3A08Z'\"");
+  std::string appended = "x";
+  AppendETag(appended, Sample());
+  EXPECT_EQ(appended, std::string("x") + kSampleETag);
 }
 
 TEST(ETagTest, ParseAcceptsStarAndWellFormedETags) {

@@ -1,0 +1,67 @@
+#include "protocol/error_body.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+
+namespace tablestone::protocol {
+namespace {
+
+// The obvious byte-at-a-time JSON string escaper, as the reference for the
+// word-at-a-time scan in AppendJsonString.
+std::string ReferenceJsonString(std::string_view text) {
+  std::string out = "\"";
+  for (char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      default:
+        if (c < 0x20 || c == 0x7F) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += ch;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+// Every byte value at every offset of strings long enough to cross several
+// 8-byte words, including the bytes right next to the special ones
+// (0x1F/0x20, '!'/'#' around '"', '['/']' around '\\', 0x7E/0x80 around DEL).
+TEST(AppendJsonStringTest, MatchesBytewiseReferenceForEveryByteAtEveryOffset) {
+  for (size_t len : {1u, 7u, 8u, 9u, 16u, 23u}) {
+    for (size_t pos = 0; pos < len; ++pos) {
+      for (int b = 0; b < 256; ++b) {
+        std::string text(len, 'a');
+        text[pos] = static_cast<char>(b);
+        std::string out = "prefix";
+        AppendJsonString(out, text);
+        ASSERT_EQ(out, "prefix" + ReferenceJsonString(text)) << "len " << len << " pos " << pos << " byte " << b;
+      }
+    }
+  }
+}
+
+TEST(AppendJsonStringTest, EscapesRunsAndKeepsUtf8) {
+  const std::string text = "caf\xC3\xA9 \"quoted\"\\path\x01\x7F end of a longer plain tail";
+  std::string out;
+  AppendJsonString(out, text);
+  EXPECT_EQ(out, ReferenceJsonString(text));
+  EXPECT_EQ(out.substr(0, 8), "\"caf\xC3\xA9 \\");
+  std::string empty;
+  AppendJsonString(empty, "");
+  EXPECT_EQ(empty, "\"\"");
+}
+
+}  // namespace
+}  // namespace tablestone::protocol
