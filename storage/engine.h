@@ -38,6 +38,9 @@ struct EngineOptions {
   size_t block_cache_bytes = 32u << 20;
   size_t write_buffer_bytes = 32u << 20;
   size_t lock_stripes = 1024;
+  // Columnar copies of recently scanned partitions for filtered scans
+  // (storage/partition_cache.h), bounded by this many bytes; 0 disables.
+  size_t scan_cache_bytes = 64u << 20;
 };
 
 struct TableInfo {

@@ -52,6 +52,9 @@ StatusOr<std::unique_ptr<Engine>> Engine::Open(const EngineOptions& options) {
 RocksEngine::RocksEngine(const EngineOptions& options) : options_(options) {
   stripe_count_ = std::max<size_t>(1, options_.lock_stripes);
   stripes_ = std::make_unique<std::mutex[]>(stripe_count_);
+  if (options_.scan_cache_bytes > 0) {
+    scan_cache_ = std::make_unique<PartitionCache>(options_.scan_cache_bytes, stripe_count_);
+  }
   gate_.CloseAndDrain();  // nothing is admitted before OpenDb succeeds
 }
 
@@ -187,6 +190,11 @@ Status RocksEngine::OpenLocked() {
   rocksdb::ColumnFamilyOptions entities_options = base;
   entities_options.write_buffer_size = std::max<size_t>(options_.write_buffer_bytes / 2, 1u << 20);
   entities_options.level_compaction_dynamic_level_bytes = true;
+  // A bloom filter over whole keys in the memtable too: every insert first
+  // checks that its key does not exist, and for a new key the filter answers
+  // without walking the memtable's skip list.
+  entities_options.memtable_prefix_bloom_size_ratio = 0.02;
+  entities_options.memtable_whole_key_filtering = true;
 
   // Open with the column families that exist, then create the missing ones in
   // ONE CreateColumnFamilies call. DB::Open's create_missing_column_families
@@ -294,9 +302,13 @@ std::shared_ptr<RocksEngine::TableState> RocksEngine::FindLiveTable(uint64_t tab
   return it == live_tables_.end() ? nullptr : it->second;
 }
 
-std::mutex& RocksEngine::StripeFor(uint64_t table_id, std::string_view partition_key) {
+size_t RocksEngine::StripeIndex(uint64_t table_id, std::string_view partition_key) const {
   size_t h = std::hash<std::string_view>()(partition_key) ^ (table_id * 0x9E3779B97F4A7C15ull);
-  return stripes_[h % stripe_count_];
+  return h % stripe_count_;
+}
+
+std::mutex& RocksEngine::StripeFor(uint64_t table_id, std::string_view partition_key) {
+  return stripes_[StripeIndex(table_id, partition_key)];
 }
 
 int64_t RocksEngine::NextTimestamp(int64_t floor) {
@@ -389,6 +401,7 @@ Status RocksEngine::DeleteTable(std::string_view account, std::string_view name)
   rocksdb::Slice begin_slice(begin), end_slice(end);
   rocksdb::experimental::SuggestCompactRange(db_, cf(kEntitiesCf), &begin_slice, &end_slice)
       .PermitUncheckedError();
+  if (scan_cache_) scan_cache_->DropTable(id);
   std::unique_lock lock(catalog_mu_);
   catalog_.erase(key);
   live_tables_.erase(id);

@@ -27,6 +27,7 @@
 
 #include "storage/engine.h"
 #include "storage/op_gate.h"
+#include "storage/partition_cache.h"
 
 namespace tablestone::storage {
 
@@ -68,6 +69,7 @@ class RocksEngine final : public Engine {
   rocksdb::ColumnFamilyHandle* cf(size_t index) const { return cfs_[index]; }
   // The live state of `table_id`, or null if no such table exists now.
   std::shared_ptr<TableState> FindLiveTable(uint64_t table_id);
+  size_t StripeIndex(uint64_t table_id, std::string_view partition_key) const;
   std::mutex& StripeFor(uint64_t table_id, std::string_view partition_key);
   // A commit timestamp > every one handed out before and >= floor.
   int64_t NextTimestamp(int64_t floor);
@@ -95,6 +97,9 @@ class RocksEngine final : public Engine {
 
   std::unique_ptr<std::mutex[]> stripes_;
   size_t stripe_count_ = 1;
+  // Null when EngineOptions::scan_cache_bytes is 0. Write() stamps a stripe
+  // after each commit under its lock; see partition_cache.h for the argument.
+  std::unique_ptr<PartitionCache> scan_cache_;
 
   std::atomic<int64_t> last_timestamp_{0};
   std::atomic<int64_t> last_resume_ns_{0};  // steady clock of the last DB::Resume() attempt

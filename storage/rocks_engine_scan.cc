@@ -1,5 +1,7 @@
 // RocksEngine::Scan: one page of a query from a consistent snapshot
-// (spec §2.5.2 ordering, §2.5.3 paging).
+// (spec §2.5.2 ordering, §2.5.3 paging), reading cached partitions from the
+// PartitionCache (partition_cache.h) and everything else from RocksDB.
+#include <algorithm>
 #include <chrono>
 
 #include "storage/column_families.h"
@@ -36,6 +38,9 @@ std::string UpperKey(uint64_t id, const std::optional<KeyBound>& b) {
 // How often (in rows) the deadline is checked; reading the clock per row
 // would cost more than decoding the row.
 constexpr size_t kClockCheckInterval = 256;
+// Rows of a cached partition filtered per MatchBlock call: big enough for
+// tight loops, small enough that a page ending early wastes little.
+constexpr size_t kBlockChunkRows = 512;
 
 class SnapshotHolder {
  public:
@@ -49,6 +54,138 @@ class SnapshotHolder {
   rocksdb::DB* db_;
   const rocksdb::Snapshot* snapshot_;
 };
+
+std::string_view View(const rocksdb::Slice& s) { return std::string_view(s.data(), s.size()); }
+
+// The page rules, shared by rows read from RocksDB and rows served from the
+// cache so that both paths page identically.
+class Page {
+ public:
+  Page(const model::ScanSpec& spec, model::ScanResult* result)
+      : spec_(spec), result_(result), full_(spec.max_results == 0) {}
+
+  // Called for each row in key order before it is examined. False = the page
+  // is full (a limit, or the deadline just passed): this row is the
+  // continuation and the scan ends.
+  bool Admit() {
+    if (!full_ && spec_.deadline && ++since_clock_check_ >= kClockCheckInterval) {
+      since_clock_check_ = 0;
+      if (std::chrono::steady_clock::now() >= *spec_.deadline) full_ = deadline_passed_ = true;
+    }
+    if (full_) return false;
+    ++result_->rows_examined;
+    return true;
+  }
+  // A kept row whose encoded value has `value_bytes` bytes.
+  void Keep(model::Entity entity, size_t value_bytes) {
+    result_->entities.push_back(std::move(entity));
+    kept_bytes_ += value_bytes;
+    if (result_->entities.size() >= spec_.max_results || kept_bytes_ >= spec_.max_bytes) full_ = true;
+  }
+  bool deadline_passed() const { return deadline_passed_; }
+
+ private:
+  const model::ScanSpec& spec_;
+  model::ScanResult* result_;
+  size_t kept_bytes_ = 0;
+  size_t since_clock_check_ = 0;
+  // Once a limit is hit, the next row found (in any later range) becomes the
+  // continuation; if there is none, the scan is complete.
+  bool full_;
+  bool deadline_passed_ = false;
+};
+
+// Serves the rows of a cached partition inside [lower, upper). Sets *ended
+// when the page ended inside it (result->next is then set).
+Status ServeCached(const CachedPartition& entry, std::string_view lower, std::string_view upper,
+                   const model::ScanSpec& spec, Page* page, model::ScanResult* result, bool* ended) {
+  const model::RowBlock& block = entry.block;
+  const size_t begin = entry.LowerBound(lower);
+  const size_t end = entry.LowerBound(upper);
+  uint8_t keep[kBlockChunkRows];
+  for (size_t chunk = begin; chunk < end; chunk += kBlockChunkRows) {
+    const size_t chunk_end = std::min(end, chunk + kBlockChunkRows);
+    if (spec.predicate) {
+      spec.predicate->MatchBlock(block, chunk, chunk_end, keep);
+    } else {
+      std::fill(keep, keep + (chunk_end - chunk), uint8_t{1});
+    }
+    for (size_t i = chunk; i < chunk_end; ++i) {
+      if (!page->Admit()) {
+        result->next = model::EntityKey{std::string(block.partition_key), std::string(block.row_keys[i])};
+        *ended = true;
+        return Status::Ok();
+      }
+      if (keep[i - chunk] == 0) continue;
+      model::Entity row;
+      TABLESTONE_RETURN_IF_ERROR(DecodeEntityValue(entry.values[i], &row));
+      row.partition_key.assign(block.partition_key);
+      row.row_key.assign(block.row_keys[i]);
+      page->Keep(std::move(row), entry.values[i].size());
+    }
+  }
+  return Status::Ok();
+}
+
+// The partition the iterator is in, and the cache entry being built for it
+// while the scan reads it from its first row.
+struct ScanPartition {
+  std::string partition_key;
+  std::string prefix;  // PartitionStart(table, partition_key)
+  std::string end;     // PartitionEnd(table, partition_key)
+  size_t stripe = 0;
+  std::optional<PartitionBuilder> builder;
+};
+
+void EnterPartition(uint64_t table_id, std::string_view partition_key, size_t stripe, ScanPartition* part) {
+  part->partition_key.assign(partition_key);
+  part->prefix = PartitionStart(table_id, partition_key);
+  part->end = PartitionEnd(table_id, partition_key);
+  part->stripe = stripe;
+  part->builder.reset();
+}
+
+void AddToBuilder(const PartitionCache& cache, std::string_view key, const model::Entity& row,
+                  std::string_view value, ScanPartition* part) {
+  part->builder->Add(key.substr(part->prefix.size()), row, value);
+  // Larger than the whole cache: it could never be inserted.
+  if (part->builder->approx_bytes() > cache.capacity_bytes()) part->builder.reset();
+}
+
+// The G0 and use clock of one scan (partition_cache.h).
+struct ScanClocks {
+  uint64_t g0 = 0;
+  uint64_t use = 0;
+};
+
+// The partition was read whole: offer it to the cache.
+void CacheBuilt(PartitionCache* cache, uint64_t table_id, const ScanClocks& clocks, ScanPartition* part) {
+  if (part->builder && part->builder->row_count() >= kMinCachedRows) {
+    cache->Insert(table_id, part->partition_key, part->stripe, clocks.g0, clocks.use, part->builder->Finish());
+  }
+  part->builder.reset();
+}
+
+// After the page filled up inside a partition being built: reads the rest of
+// it (not examined, not returned) so that the next page finds it cached.
+Status DrainIntoBuilder(PartitionCache* cache, uint64_t table_id, const ScanClocks& clocks, rocksdb::Iterator* it,
+                        std::string_view upper, model::Entity* row, ScanPartition* part) {
+  uint64_t row_table = 0;
+  for (; it->Valid() && part->builder; it->Next()) {
+    const std::string_view k = View(it->key());
+    if (!k.starts_with(part->prefix)) break;  // the next partition: this one is complete
+    if (!DecodeEntityKey(k, &row_table, &row->partition_key, &row->row_key)) {
+      return Status::Corruption("entity key is malformed");
+    }
+    const std::string_view v = View(it->value());
+    TABLESTONE_RETURN_IF_ERROR(DecodeEntityValue(v, row));
+    AddToBuilder(*cache, k, *row, v, part);
+  }
+  TABLESTONE_RETURN_IF_ERROR(FromRocks(it->status(), "scanning entities"));
+  // Stopped by the range's upper bound: complete only if that is past the partition.
+  if (it->Valid() || upper >= std::string_view(part->end)) CacheBuilt(cache, table_id, clocks, part);
+  return Status::Ok();
+}
 
 }  // namespace
 
@@ -73,17 +210,17 @@ StatusOr<model::ScanResult> RocksEngine::Scan(const TableInfo& table, const mode
     EncodeEntityKey(table.id, spec.resume_from->partition_key, spec.resume_from->row_key, &resume);
   }
 
+  // G0 before the snapshot: the order partition_cache.h's argument rests on.
+  ScanClocks clocks;
+  if (scan_cache_) clocks = {scan_cache_->Sequence(), scan_cache_->UseClock()};
   SnapshotHolder snapshot(db_);
   rocksdb::ReadOptions ro;
   ro.snapshot = snapshot.get();
 
   model::Entity row;
   uint64_t row_table = 0;
-  size_t kept_bytes = 0;
-  size_t since_clock_check = 0;
-  // Once a page limit is hit, the next row found (in any later range) becomes
-  // the continuation; if there is none, the scan is complete.
-  bool page_full = spec.max_results == 0;
+  Page page(spec, &result);
+  ScanPartition part;
   for (auto& [lower, upper] : ranges) {
     if (!resume.empty()) {
       if (resume >= upper) continue;  // range entirely before the resume point
@@ -93,28 +230,51 @@ StatusOr<model::ScanResult> RocksEngine::Scan(const TableInfo& table, const mode
     rocksdb::Slice upper_bound(upper);
     ro.iterate_upper_bound = &upper_bound;
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cf(kEntitiesCf)));
-    for (it->Seek(lower); it->Valid(); it->Next()) {
-      rocksdb::Slice k = it->key();
-      if (!DecodeEntityKey(std::string_view(k.data(), k.size()), &row_table, &row.partition_key, &row.row_key)) {
+    bool in_partition = false;  // part describes the iterator's partition
+    it->Seek(lower);
+    while (it->Valid()) {
+      const std::string_view k = View(it->key());
+      if (!DecodeEntityKey(k, &row_table, &row.partition_key, &row.row_key)) {
         return Status::Corruption("entity key is malformed");
       }
-      if (!page_full && spec.deadline && ++since_clock_check >= kClockCheckInterval) {
-        since_clock_check = 0;
-        if (std::chrono::steady_clock::now() >= *spec.deadline) page_full = true;
+      if (scan_cache_ && (!in_partition || row.partition_key != part.partition_key)) {
+        // The previous partition was read to its end: cache it if it was read whole.
+        if (in_partition) CacheBuilt(scan_cache_.get(), table.id, clocks, &part);
+        EnterPartition(table.id, row.partition_key, StripeIndex(table.id, row.partition_key), &part);
+        in_partition = true;
+        if (auto entry = scan_cache_->Lookup(table.id, part.partition_key, part.stripe, clocks.g0)) {
+          bool ended = false;
+          TABLESTONE_RETURN_IF_ERROR(ServeCached(*entry, lower, upper, spec, &page, &result, &ended));
+          if (ended) return result;
+          it->Seek(part.end);
+          continue;
+        }
+        // Only a partition entered at its first row can be cached whole.
+        if (std::string_view(lower) <= std::string_view(part.prefix) &&
+            scan_cache_->ShouldBuild(table.id, part.partition_key, part.stripe, clocks.use)) {
+          part.builder.emplace(part.prefix, part.partition_key);
+        }
       }
-      if (page_full) {
+      if (!page.Admit()) {
         result.next = model::EntityKey{row.partition_key, row.row_key};
+        // Finish reading the partition for the cache, unless time is up.
+        if (part.builder && !page.deadline_passed()) {
+          TABLESTONE_RETURN_IF_ERROR(DrainIntoBuilder(scan_cache_.get(), table.id, clocks, it.get(), upper, &row, &part));
+        }
         return result;
       }
-      ++result.rows_examined;
-      rocksdb::Slice v = it->value();
-      TABLESTONE_RETURN_IF_ERROR(DecodeEntityValue(std::string_view(v.data(), v.size()), &row));
-      if (spec.predicate && !spec.predicate(row)) continue;
-      result.entities.push_back(row);
-      kept_bytes += v.size();
-      if (result.entities.size() >= spec.max_results || kept_bytes >= spec.max_bytes) page_full = true;
+      const std::string_view v = View(it->value());
+      TABLESTONE_RETURN_IF_ERROR(DecodeEntityValue(v, &row));
+      if (part.builder) AddToBuilder(*scan_cache_, k, row, v, &part);
+      if (!spec.predicate || spec.predicate->Matches(row)) page.Keep(row, v.size());
+      it->Next();
     }
     TABLESTONE_RETURN_IF_ERROR(FromRocks(it->status(), "scanning entities"));
+    // The range ended: the partition was read whole iff the range covers its end.
+    if (in_partition && std::string_view(upper) >= std::string_view(part.end)) {
+      CacheBuilt(scan_cache_.get(), table.id, clocks, &part);
+    }
+    part.builder.reset();
   }
   return result;
 }

@@ -143,7 +143,8 @@ WriteResult RocksEngine::Write(const TableInfo& table, std::span<const WriteOp> 
   if (!state) return fail(Status::TableNotFound("the table specified does not exist"), 0);
   GatePass table_pass(state->gate);
   if (!table_pass.ok()) return fail(Status::TableNotFound("the table specified does not exist"), 0);
-  std::lock_guard partition_lock(StripeFor(table.id, pk));
+  const size_t stripe = StripeIndex(table.id, pk);
+  std::lock_guard partition_lock(stripes_[stripe]);
 
   std::vector<Pending> pending;
   pending.reserve(ops.size());
@@ -203,6 +204,10 @@ WriteResult RocksEngine::Write(const TableInfo& table, std::span<const WriteOp> 
     if (!bs.ok()) return fail(FromRocks(bs, "building write batch"), 0);
   }
   Status ws = FromRocks(CommitBatch(&batch), "writing entities");
+  // Invalidates cached copies of the partition before the caller can be
+  // acknowledged, still under the stripe lock (partition_cache.h). Also after
+  // a failed commit: cheap, and no reasoning about partial failures needed.
+  if (scan_cache_) scan_cache_->NoteWrite(stripe);
   if (!ws.ok()) return fail(std::move(ws), 0);
   WriteResult result;
   result.timestamp = ts;

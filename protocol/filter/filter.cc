@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "protocol/filter/ast.h"
+#include "protocol/filter/block_evaluator.h"
 #include "protocol/filter/evaluator.h"
 #include "protocol/filter/parser.h"
 #include "protocol/filter/planner.h"
@@ -24,6 +25,10 @@ ApiResult<std::shared_ptr<const Filter>> Filter::Parse(std::string_view text) {
 }
 
 bool Filter::Matches(const model::Entity& entity) const { return EvaluateEntity(*ast_, entity); }
+
+void Filter::MatchBlock(const model::RowBlock& block, size_t begin, size_t end, uint8_t* keep) const {
+  EvaluateBlock(*ast_, block, begin, end, keep);
+}
 
 bool Filter::MatchesTableName(std::string_view table_name) const { return EvaluateTableName(*ast_, table_name); }
 

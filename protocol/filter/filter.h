@@ -17,13 +17,17 @@
 
 #include "protocol/api_error.h"
 #include "storage/model/entity.h"
+#include "storage/model/row_block.h"
 #include "storage/model/scan_spec.h"
 
 namespace tablestone::protocol::filter {
 
 struct Ast;  // ast.h
 
-class Filter {
+// A Filter is the scan predicate of a query (model::RowPredicate): Matches()
+// per row, MatchBlock() over a columnar block of a cached partition
+// (block_evaluator.h); both give the same answer for every row.
+class Filter final : public model::RowPredicate {
  public:
   // Parses an OData v3 $filter expression (already percent-decoded, '+' already turned into spaces by the
   // caller). Errors: 400 InvalidInput "Syntax error at position N in '<filter>'." for syntax errors;
@@ -44,7 +48,10 @@ class Filter {
   // Evaluates against an entity; PartitionKey, RowKey (strings) and Timestamp (Edm.DateTime from
   // entity.timestamp) are properties like any other. Must not allocate on the hot path: a filtered
   // scan must evaluate >= several million simple comparisons per second per core.
-  bool Matches(const model::Entity& entity) const;
+  bool Matches(const model::Entity& entity) const override;
+
+  // Matches() for rows [begin, end) of `block` at once: keep[i - begin] = 1 or 0.
+  void MatchBlock(const model::RowBlock& block, size_t begin, size_t end, uint8_t* keep) const override;
 
   // Query Tables: evaluates with `TableName` (a string) as the only property.
   bool MatchesTableName(std::string_view table_name) const;
@@ -58,7 +65,7 @@ class Filter {
   // result sets match_nothing and clears ranges. spec->predicate is untouched.
   void PlanScan(model::ScanSpec* spec) const;
 
-  ~Filter();
+  ~Filter() override;
   Filter(const Filter&) = delete;
   Filter& operator=(const Filter&) = delete;
 

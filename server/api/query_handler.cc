@@ -1,5 +1,7 @@
 // Query Entities (spec §2.5): $filter, $select, $top, continuation.
+#include <algorithm>
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +16,38 @@
 namespace tablestone::api {
 
 using protocol::ApiError;
+
+namespace {
+
+// The rows a service SAS with a key range (spk/srk/epk/erk) may read, and-ed
+// with the $filter if there is one. `grant` is the request's, which outlives
+// the scan that uses this predicate.
+class SasRangePredicate final : public model::RowPredicate {
+ public:
+  SasRangePredicate(const AuthGrant* grant, std::shared_ptr<const protocol::filter::Filter> filter)
+      : grant_(grant), filter_(std::move(filter)) {}
+
+  bool Matches(const model::Entity& e) const override {
+    return grant_->InRange(e.partition_key, e.row_key) && (filter_ == nullptr || filter_->Matches(e));
+  }
+
+  void MatchBlock(const model::RowBlock& block, size_t begin, size_t end, uint8_t* keep) const override {
+    if (filter_ != nullptr) {
+      filter_->MatchBlock(block, begin, end, keep);
+    } else {
+      std::fill(keep, keep + (end - begin), uint8_t{1});
+    }
+    for (size_t i = begin; i < end; ++i) {
+      if (keep[i - begin] != 0 && !grant_->InRange(block.partition_key, block.row_keys[i])) keep[i - begin] = 0;
+    }
+  }
+
+ private:
+  const AuthGrant* grant_;
+  std::shared_ptr<const protocol::filter::Filter> filter_;
+};
+
+}  // namespace
 
 protocol::ApiResult<std::shared_ptr<const protocol::filter::Filter>> ParseFilterOption(const RequestInfo& info) {
   const std::string* text = info.Query("$filter");
@@ -59,12 +93,10 @@ void HandleQueryEntities(const ApiContext& ctx, const RequestInfo& info, http::R
     if (filter) filter->PlanScan(&spec);
     const bool sas_range = info.grant.kind == AuthGrant::Kind::kServiceSas &&
                            (info.grant.sas_start.has_value() || info.grant.sas_end.has_value());
-    if (filter || sas_range) {
-      const AuthGrant* grant = sas_range ? &info.grant : nullptr;
-      spec.predicate = [filter, grant](const model::Entity& e) {
-        if (grant != nullptr && !grant->InRange(e.partition_key, e.row_key)) return false;
-        return filter == nullptr || filter->Matches(e);
-      };
+    if (sas_range) {
+      spec.predicate = std::make_shared<SasRangePredicate>(&info.grant, filter);
+    } else {
+      spec.predicate = filter;
     }
     spec.max_results = top->has_value() ? static_cast<size_t>(**top) : model::kMaxPageEntities;
     spec.max_bytes = model::kMaxPageBytes;

@@ -75,6 +75,12 @@ std::vector<Setting> BuildSettings() {
        .choices = "default|fsync",
        .set = [](Config& c, const Value& v) { c.durability = Str(v); },
        .show = [](const Config& c) { return c.durability; }});
+  add({.path = "storage.scanCacheMB", .env = "TABLESTONE_SCAN_CACHE_MB", .kind = Kind::kUint,
+       .help = "Memory (MiB) for columnar copies of recently scanned partitions, which makes repeated "
+               "filtered queries much faster; 0 turns the cache off.",
+       .min = 0, .max = 1ull << 20,
+       .set = [](Config& c, const Value& v) { c.scan_cache_mb = Uint(v); },
+       .show = [](const Config& c) { return std::to_string(c.scan_cache_mb); }});
   add({.path = "limits.maxBodyBytes", .env = "TABLESTONE_MAX_BODY_BYTES", .kind = Kind::kUint,
        .help = "Largest request body; beyond it 413 RequestBodyTooLarge and the connection closes.",
        .min = 1024, .max = 1ull << 30,
@@ -510,6 +516,7 @@ storage::EngineOptions Config::ToEngineOptions() const {
   o.path = location;
   o.in_memory = in_memory;
   o.sync_writes = durability == "fsync";
+  o.scan_cache_bytes = static_cast<size_t>(scan_cache_mb) << 20;
   return o;
 }
 

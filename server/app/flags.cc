@@ -45,6 +45,7 @@ const std::vector<Flag>& Flags() {
       F("--location", "-l", "storage.location"),
       F("--inMemoryPersistence", "", "storage.inMemory"),
       F("--durability", "", "storage.durability"),
+      F("--scanCacheMB", "", "storage.scanCacheMB"),
       F("--maxBodyBytes", "", "limits.maxBodyBytes"),
       F("--maxHeaderBytes", "", "limits.maxHeaderBytes"),
       F("--maxConnections", "", "limits.maxConnections"),

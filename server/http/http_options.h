@@ -17,7 +17,8 @@ struct HttpOptions {
   // 0 asks the kernel for a free port (tests); Listener::port() tells which.
   uint16_t port = 10002;
 
-  // I/O threads running the io_context. 0 = std::thread::hardware_concurrency.
+  // I/O threads running the io_context. 0 = DefaultThreadCount() (listener.h):
+  // the CPUs the process may run on.
   // Request handlers run on these threads (the handler interface is synchronous).
   int threads = 0;
 

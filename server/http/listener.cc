@@ -9,6 +9,8 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <sched.h>
+
 #include <cerrno>
 #include <mutex>
 #include <optional>
@@ -46,12 +48,21 @@ std::shared_ptr<spdlog::logger> LoggerOrDefault(const char* name) {
 
 }  // namespace
 
+int DefaultThreadCount() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    int n = CPU_COUNT(&set);
+    if (n > 0) return n;
+  }
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
 class Listener::Impl {
  public:
   Impl(HttpOptions options, RequestHandler& handler)
       : options_(std::move(options)),
-        thread_count_(options_.threads > 0 ? options_.threads
-                                           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()))),
+        thread_count_(options_.threads > 0 ? options_.threads : DefaultThreadCount()),
         contexts_(MakeContexts(thread_count_)),
         acceptor_(*contexts_[0]),
         backoff_timer_(*contexts_[0]) {

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
@@ -59,6 +60,42 @@ bool IsQuietReadError(const beast::error_code& ec) {
 }
 
 }  // namespace
+
+void SerializeResponseHead(const Response& response, std::string* out) {
+  // The start line as basic_fields::writer builds it: "HTTP/X.Y ### reason\r\n".
+  const unsigned version = response.version();
+  const unsigned code = response.result_int();
+  char start[13] = {'H',
+                    'T',
+                    'T',
+                    'P',
+                    '/',
+                    static_cast<char>('0' + version / 10),
+                    '.',
+                    static_cast<char>('0' + version % 10),
+                    ' ',
+                    static_cast<char>('0' + code / 100),
+                    static_cast<char>('0' + (code / 10) % 10),
+                    static_cast<char>('0' + code % 10),
+                    ' '};
+  beast::string_view reason = response.reason();
+  if (reason.empty()) reason = bhttp::obsolete_reason(static_cast<bhttp::status>(code));
+  size_t size = sizeof start + reason.size() + 4;
+  for (const auto& field : response) size += field.name_string().size() + field.value().size() + 4;
+  out->reserve(out->size() + size);
+  out->append(start, sizeof start);
+  out->append(reason.data(), reason.size());
+  out->append("\r\n", 2);
+  for (const auto& field : response) {
+    beast::string_view name = field.name_string();
+    beast::string_view value = field.value();
+    out->append(name.data(), name.size());
+    out->append(": ", 2);
+    out->append(value.data(), value.size());
+    out->append("\r\n", 2);
+  }
+  out->append("\r\n", 2);
+}
 
 Session::Session(net::ip::tcp::socket socket, const SessionEnv& env) : stream_(std::move(socket)), env_(env) {
   beast::error_code ec;
@@ -261,7 +298,15 @@ void Session::FinishResponse() {
 void Session::DoWrite() {
   state_ = State::kWriting;
   stream_.expires_after(env_.options->read_timeout);
-  bhttp::async_write(stream_, response_, beast::bind_front_handler(&Session::OnWrite, shared_from_this()));
+  if (response_.chunked()) {  // never set by FinishResponse's callers today; Beast knows the framing
+    bhttp::async_write(stream_, response_, beast::bind_front_handler(&Session::OnWrite, shared_from_this()));
+    return;
+  }
+  // Head and body in one gather write (one sendmsg for a small response).
+  head_.clear();
+  SerializeResponseHead(response_, &head_);
+  std::array<net::const_buffer, 2> buffers{net::buffer(head_), net::buffer(response_.body())};
+  net::async_write(stream_, buffers, beast::bind_front_handler(&Session::OnWrite, shared_from_this()));
 }
 
 void Session::OnWrite(beast::error_code ec, size_t bytes) {

@@ -39,6 +39,12 @@ class logger;
 
 namespace tablestone::http {
 
+// Appends the status line and header block of `response` (through the blank
+// line) to `*out`, byte for byte what Beast's serializer sends for it: Beast's
+// buffer-sequence machinery cost more than the rest of the write. Not for
+// chunked messages (the session never sends those; it falls back to Beast).
+void SerializeResponseHead(const Response& response, std::string* out);
+
 // What every session of one listener shares. Owned by the Listener, which
 // outlives its sessions.
 struct SessionEnv {
@@ -94,6 +100,7 @@ class Session : public Closable, public std::enable_shared_from_this<Session> {
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   Request request_;
   Response response_;
+  std::string head_;  // serialized status line + headers, reused per request
   State state_ = State::kStarting;
   bool shutting_down_ = false;     // a stop was requested: close after this request
   bool close_after_write_ = false; // transport error: the stream state is unknown

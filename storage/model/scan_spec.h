@@ -5,13 +5,14 @@
 
 #include <chrono>
 #include <cstddef>
-#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "storage/model/entity.h"
 #include "storage/model/limits.h"
+#include "storage/model/row_block.h"
 
 namespace tablestone::model {
 
@@ -49,8 +50,9 @@ struct ScanSpec {
   bool match_nothing = false;
   // Continue at this key (inclusive): the first entity of the next page.
   std::optional<EntityKey> resume_from;
-  // Rows for which this returns false are skipped. Null = keep every row.
-  std::function<bool(const Entity&)> predicate;
+  // Rows it rejects are skipped (tested per Entity, or per block of a cached
+  // partition; see row_block.h). Null = keep every row.
+  std::shared_ptr<const RowPredicate> predicate;
   // Page limits: stop after this many kept entities, or once the kept
   // entities' encoded size passes max_bytes, or at the deadline (a page may
   // then be short or even empty, with a continuation).

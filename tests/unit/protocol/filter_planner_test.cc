@@ -157,11 +157,11 @@ TEST(PlannerTest, LeavesPredicateAndPagingAlone) {
   ScanSpec spec;
   spec.max_results = 7;
   spec.resume_from = model::EntityKey{"a", "x"};
-  spec.predicate = [](const model::Entity&) { return true; };
+  spec.predicate = *f;
   (*f)->PlanScan(&spec);
   EXPECT_EQ(spec.max_results, 7u);
   EXPECT_TRUE(spec.resume_from.has_value());
-  EXPECT_TRUE(static_cast<bool>(spec.predicate));
+  EXPECT_EQ(spec.predicate, *f);
 }
 
 // ---- planned scan == full scan ----

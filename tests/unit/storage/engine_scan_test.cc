@@ -152,7 +152,7 @@ TEST_P(EngineScanTest, MatchNothingReadsNothing) {
 
 TEST_P(EngineScanTest, PredicateFiltersButRowsAreCounted) {
   ScanSpec spec;
-  spec.predicate = [](const Entity& e) { return e.row_key == "2" || e.Find("n")->value.int_value == 10; };
+  spec.predicate = test_util::Where([](const Entity& e) { return e.row_key == "2" || e.Find("n")->value.int_value == 10; });
   model::ScanResult r = Run(spec);
   EXPECT_EQ(KeysOf(r.entities), (Keys{{"a", "10"}, {"a", "2"}, {"a0", "10"}, {"a0", "2"}, {"ab", "10"}, {"ab", "2"},
                                       {"b", "10"}, {"b", "2"}}));
@@ -179,7 +179,7 @@ TEST_P(EngineScanTest, PagingAcrossRangesAndWithPredicate) {
   spec.ranges = {KeyRange{Partition("a", true), Partition("a", true)},
                  KeyRange{Point("ab", "1", true), Point("ab", "2", true)},
                  KeyRange{Partition("b", true), std::nullopt}};
-  spec.predicate = [](const Entity& e) { return e.row_key != "10"; };
+  spec.predicate = test_util::Where([](const Entity& e) { return e.row_key != "10"; });
   spec.max_results = 2;
   Keys want = {{"a", "09"}, {"a", "1"}, {"a", "2"}, {"a", "9"}, {"ab", "1"}, {"ab", "2"},
                {"b", "09"}, {"b", "1"}, {"b", "2"}, {"b", "9"}};
@@ -230,7 +230,7 @@ TEST_P(EngineScanTest, DeadlineEndsThePageWithAContinuation) {
 TEST_P(EngineScanTest, ScanReadsAConsistentSnapshot) {
   ScanSpec spec;
   bool wrote = false;
-  spec.predicate = [&](const Entity&) {
+  spec.predicate = test_util::Where([&](const Entity&) {
     if (!wrote) {
       wrote = true;
       // A concurrent writer adds rows ahead of the scan position and deletes one.
@@ -243,7 +243,7 @@ TEST_P(EngineScanTest, ScanReadsAConsistentSnapshot) {
       writer.join();
     }
     return true;
-  };
+  });
   model::ScanResult r = Run(spec);
   EXPECT_EQ(KeysOf(r.entities), Concat({Rows("a"), Rows("a0"), Rows("ab"), Rows("b")}));
   EXPECT_EQ(ScanAll(table_).size(), 20u);  // +1 -1 afterwards

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include "storage/engine.h"
 #include "storage/model/entity.h"
+#include "storage/model/row_block.h"
 #include "storage/model/write_op.h"
 
 namespace tablestone::storage::test_util {
@@ -35,6 +37,21 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// A scan predicate from a function of the entity; blocks of cached
+// partitions are tested row by row (RowPredicate's default MatchBlock).
+class FunctionPredicate final : public model::RowPredicate {
+ public:
+  explicit FunctionPredicate(std::function<bool(const model::Entity&)> fn) : fn_(std::move(fn)) {}
+  bool Matches(const model::Entity& entity) const override { return fn_(entity); }
+
+ private:
+  std::function<bool(const model::Entity&)> fn_;
+};
+
+inline std::shared_ptr<const model::RowPredicate> Where(std::function<bool(const model::Entity&)> fn) {
+  return std::make_shared<FunctionPredicate>(std::move(fn));
+}
 
 inline model::Entity MakeEntity(std::string pk, std::string rk, std::vector<model::Property> props = {}) {
   model::Entity e;

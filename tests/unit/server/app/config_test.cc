@@ -58,6 +58,8 @@ TEST(ConfigTest, DefaultsWithoutAnySource) {
   EXPECT_EQ(c.location, "./data");
   EXPECT_FALSE(c.in_memory);
   EXPECT_EQ(c.durability, "default");
+  EXPECT_EQ(c.scan_cache_mb, 64u);
+  EXPECT_EQ(c.ToEngineOptions().scan_cache_bytes, 64u << 20);
   ASSERT_EQ(c.accounts.size(), 1u);
   EXPECT_EQ(c.accounts[0].name, "devstoreaccount1");
   EXPECT_EQ(c.accounts[0].keys, std::vector<std::string>{kDevAccountKey});
@@ -147,6 +149,8 @@ TEST(ConfigTest, BadFlagsAreRefused) {
   ExpectRefused(Load({"--threads", "abc"}), "flag --threads 'abc' must be an integer between 0 and 1024");
   ExpectRefused(Load({"--tablePort"}), "flag --tablePort needs a value");
   ExpectRefused(Load({"--durability", "never"}), "must be one of 'default' or 'fsync'");
+  ExpectRefused(Load({"--scanCacheMB", "-1"}), "--scanCacheMB");
+  ExpectRefused(Load({"--scanCacheMB", "2000000"}), "must be an integer between 0 and 1048576");
   ExpectRefused(Load({"--silent=no"}), "takes no value");
   ExpectRefused(Load({"stray"}), "unexpected argument 'stray'");
   ExpectRefused(Load({"--maxBodyBytes", "12"}), "--maxBodyBytes");
@@ -226,6 +230,7 @@ TEST(ConfigTest, HelpListsEveryFlagDefaultAndVariable) {
         "--logLevel", "--logFormat", "--help", "--version", "--allowAnonymous", "--maxBodyBytes",
         "--maxHeaderBytes", "--maxConnections", "--idleTimeoutMs", "--readTimeoutMs", "--drainTimeoutMs",
         "--queryPageMs", "--accessLog", "--tableKeepAliveTimeout", "AZURITE_ACCOUNTS", "TABLESTONE_CONFIG",
+        "--scanCacheMB",
         "--disableTelemetry", "--blobHost"}) {
     EXPECT_NE(help.find(flag), std::string::npos) << "missing " << flag;
   }
@@ -246,6 +251,7 @@ TEST(ConfigTest, ProjectionsCarryEveryValue) {
                        "--maxHeaderBytes", "4096", "--maxConnections", "7", "--idleTimeoutMs", "11",
                        "--readTimeoutMs", "12", "--drainTimeoutMs", "13", "--queryPageMs", "14", "-s",
                        "--durability", "fsync", "-l", "/d", "--inMemoryPersistence", "-L", "--allowAnonymous",
+                       "--scanCacheMB", "0",
                        "--skipApiVersionCheck", "--disableProductStyleUrl"});
   ASSERT_EQ(r.action, LoadResult::Action::kRun) << r.output;
   http::HttpOptions h = r.config.ToHttpOptions();
@@ -270,6 +276,22 @@ TEST(ConfigTest, ProjectionsCarryEveryValue) {
   EXPECT_EQ(e.path, "/d");
   EXPECT_TRUE(e.in_memory);
   EXPECT_TRUE(e.sync_writes);
+  EXPECT_EQ(e.scan_cache_bytes, 0u);
+}
+
+TEST(ConfigTest, ScanCacheSizeFromEveryLayer) {
+  TempFile file(R"({"storage": {"scanCacheMB": 8}})");
+  LoadResult r = Load({"--config", file.path()});
+  ASSERT_EQ(r.action, LoadResult::Action::kRun) << r.output;
+  EXPECT_EQ(r.config.ToEngineOptions().scan_cache_bytes, 8u << 20);
+  r = Load({"--config", file.path()}, {{"TABLESTONE_SCAN_CACHE_MB", "16"}});
+  ASSERT_EQ(r.action, LoadResult::Action::kRun) << r.output;
+  EXPECT_EQ(r.config.scan_cache_mb, 16u);
+  r = Load({"--config", file.path(), "--scanCacheMB", "32"}, {{"TABLESTONE_SCAN_CACHE_MB", "16"}});
+  ASSERT_EQ(r.action, LoadResult::Action::kRun) << r.output;
+  EXPECT_EQ(r.config.ToEngineOptions().scan_cache_bytes, 32u << 20);
+  TempFile bad(R"({"storage": {"scanCacheMB": "big"}})");
+  ExpectRefused(Load({"--config", bad.path()}), "'storage.scanCacheMB'");
 }
 
 // The shipped default file must say exactly what the built-in defaults are.

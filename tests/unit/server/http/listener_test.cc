@@ -3,8 +3,11 @@
 #include "server/http/listener.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
+
+#include <boost/beast/http/write.hpp>
 
 #include <atomic>
 #include <future>
@@ -16,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "server/http/session.h"
 #include "tests/unit/server/http/raw_client.h"
 
 namespace tablestone::http {
@@ -430,6 +434,121 @@ TEST(ListenerStartTest, BadAddressIsReported) {
   std::string error;
   EXPECT_FALSE(listener.Start(&error));
   EXPECT_NE(error.find("not-an-ip"), std::string::npos) << error;
+}
+
+// The session writes head + body itself; the bytes must be Beast's.
+std::string BeastBytes(const Response& response) {
+  std::ostringstream os;
+  os << response;  // Beast's serializer
+  return os.str();
+}
+
+std::string OurBytes(const Response& response) {
+  std::string out = "prefix:";  // appends, never overwrites
+  SerializeResponseHead(response, &out);
+  EXPECT_EQ(out.substr(0, 7), "prefix:");
+  return out.substr(7) + response.body();
+}
+
+TEST(SerializeResponseHeadTest, MatchesBeastSerializer) {
+  std::vector<Response> cases;
+  Response get;
+  get.version(11);
+  get.result(200);
+  get.set(boost::beast::http::field::content_type, "application/json;odata=minimalmetadata;streaming=true;charset=utf-8");
+  get.set("X-Content-Type-Options", "nosniff");
+  get.set("ETag", "W/\"datetime'2024-01-01T00%3A00%3A00.0000000Z'\"");
+  get.set("x-ms-request-id", "0f5e6d4c-1b2a-4c3d-8e9f-0a1b2c3d4e5f");
+  get.set(boost::beast::http::field::date, "Sat, 21 Nov 2026 13:55:00 GMT");
+  get.body() = R"({"PartitionKey":"p","RowKey":"r"})";
+  get.content_length(get.body().size());
+  get.keep_alive(true);
+  cases.push_back(get);
+
+  Response no_content;
+  no_content.version(11);
+  no_content.result(204);
+  no_content.content_length(0);
+  no_content.keep_alive(false);
+  cases.push_back(no_content);
+
+  Response old_client = get;  // HTTP/1.0 keep-alive adds "Connection: keep-alive"
+  old_client.version(10);
+  old_client.keep_alive(true);
+  cases.push_back(old_client);
+
+  Response custom_reason;
+  custom_reason.version(11);
+  custom_reason.result(404);
+  custom_reason.reason("The specified resource does not exist.");
+  custom_reason.set("x-ms-error-code", "ResourceNotFound");
+  custom_reason.body() = "{}";
+  custom_reason.content_length(2);
+  cases.push_back(custom_reason);
+
+  Response unknown_status;  // no standard reason phrase
+  unknown_status.version(11);
+  unknown_status.result(599);
+  unknown_status.content_length(0);
+  cases.push_back(unknown_status);
+
+  Response no_headers;
+  no_headers.version(11);
+  no_headers.result(500);
+  cases.push_back(no_headers);
+
+  Response repeated;  // same name twice, empty value, insertion order kept
+  repeated.version(11);
+  repeated.result(201);
+  repeated.insert("Vary", "Origin");
+  repeated.insert("vary", "Accept");
+  repeated.insert("X-Empty", "");
+  repeated.body() = std::string(5000, 'x');
+  repeated.content_length(5000);
+  cases.push_back(repeated);
+
+  for (const Response& r : cases) EXPECT_EQ(OurBytes(r), BeastBytes(r));
+}
+
+// DefaultThreadCount follows the affinity mask, as `taskset` sets it. The
+// mask is the calling thread's, so the test narrows a helper thread's mask.
+TEST(DefaultThreadCountTest, CountsTheCpusOfTheAffinityMask) {
+  cpu_set_t all;
+  CPU_ZERO(&all);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(all), &all), 0);
+  EXPECT_EQ(DefaultThreadCount(), CPU_COUNT(&all));
+
+  int first_cpu = -1;
+  for (int cpu = 0; cpu < CPU_SETSIZE && first_cpu < 0; ++cpu) {
+    if (CPU_ISSET(cpu, &all)) first_cpu = cpu;
+  }
+  ASSERT_GE(first_cpu, 0);
+  int pinned_count = 0;
+  std::thread pinned([&] {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(first_cpu, &one);
+    if (sched_setaffinity(0, sizeof(one), &one) == 0) pinned_count = DefaultThreadCount();
+  });
+  pinned.join();
+  EXPECT_EQ(pinned_count, 1);
+}
+
+TEST(DefaultThreadCountTest, ListenerUsesItWhenThreadsIsZero) {
+  class NoopHandler : public RequestHandler {
+   public:
+    void Handle(Request&, const RequestContext&, Response&) override {}
+    void RenderTransportError(TransportError, const Request&, Response&) override {}
+  } handler;
+  HttpOptions options;
+  options.address = "127.0.0.1";
+  options.port = 0;
+  options.threads = 0;
+  Listener listener(options, handler);
+  std::string error;
+  ASSERT_TRUE(listener.Start(&error)) << error;
+  EXPECT_EQ(listener.threads(), DefaultThreadCount());
+  listener.Stop();
 }
 
 }  // namespace

@@ -1,0 +1,174 @@
+#include "protocol/filter/block_evaluator.h"
+
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+#include "protocol/filter/evaluator.h"
+#include "protocol/filter/ordinal.h"
+
+namespace tablestone::protocol::filter {
+namespace {
+
+using model::EdmType;
+using model::RowBlock;
+using model::RowColumn;
+
+// out[i] = (get(i) op lit) for i in [0, n): the operator is chosen once, the
+// loop body is a plain comparison the compiler can vectorize. For doubles the
+// built-in operators are IEEE's, as in CompareValue (NaN: only ne is true).
+template <typename T, typename Get>
+void CompareLoop(size_t n, CompareOp op, Get get, T lit, uint8_t* out) {
+  switch (op) {
+    case CompareOp::kEq: for (size_t i = 0; i < n; ++i) out[i] = get(i) == lit; break;
+    case CompareOp::kNe: for (size_t i = 0; i < n; ++i) out[i] = get(i) != lit; break;
+    case CompareOp::kLt: for (size_t i = 0; i < n; ++i) out[i] = get(i) < lit; break;
+    case CompareOp::kLe: for (size_t i = 0; i < n; ++i) out[i] = get(i) <= lit; break;
+    case CompareOp::kGt: for (size_t i = 0; i < n; ++i) out[i] = get(i) > lit; break;
+    case CompareOp::kGe: for (size_t i = 0; i < n; ++i) out[i] = get(i) >= lit; break;
+  }
+}
+
+// Ordinal UTF-16 string order (ordinal.h) against a string literal.
+void CompareStrings(const std::string_view* v, size_t n, CompareOp op, std::string_view lit, uint8_t* out) {
+  CompareLoop(n, op, [v, lit](size_t i) { return CompareUtf16Ordinal(v[i], lit); }, 0, out);
+}
+
+void Fill(uint8_t* out, size_t n, bool value) { std::memset(out, value ? 1 : 0, n); }
+
+// Row `row` of a column as the evaluator's view (the row has the property).
+ValueView ViewOf(const RowColumn& c, size_t row) {
+  ValueView v;
+  v.type = static_cast<EdmType>(c.tags[row]);
+  switch (v.type) {
+    case EdmType::kDouble: v.double_value = c.doubles[row]; break;
+    case EdmType::kString:
+    case EdmType::kGuid:
+    case EdmType::kBinary: v.text = c.texts[row]; break;
+    default: v.int_value = c.ints[row]; break;
+  }
+  return v;
+}
+
+// A column whose rows all have type `tag`, compared with `lit`: a tight loop
+// for the type pairs CompareValue orders by value; false when the pair needs
+// the general path (Guid, Binary, and type mismatches, whose answer is fixed).
+bool CompareUniform(const RowColumn& c, EdmType tag, size_t begin, size_t n, CompareOp op,
+                    const model::EdmValue& lit, uint8_t* out) {
+  const int64_t* ints = c.ints.data() + (c.ints.empty() ? 0 : begin);
+  const double* doubles = c.doubles.data() + (c.doubles.empty() ? 0 : begin);
+  auto int_at = [ints](size_t i) { return ints[i]; };
+  auto double_at = [doubles](size_t i) { return doubles[i]; };
+  switch (lit.type) {
+    case EdmType::kInt32:  // widens to an Int64 or Double property
+      if (tag == EdmType::kInt32 || tag == EdmType::kInt64) return CompareLoop(n, op, int_at, lit.int_value, out), true;
+      if (tag == EdmType::kDouble) return CompareLoop(n, op, double_at, static_cast<double>(lit.int_value), out), true;
+      return false;
+    case EdmType::kInt64:  // never compared with an Int32 property (mismatch)
+      if (tag == EdmType::kInt64) return CompareLoop(n, op, int_at, lit.int_value, out), true;
+      if (tag == EdmType::kDouble) return CompareLoop(n, op, double_at, static_cast<double>(lit.int_value), out), true;
+      return false;
+    case EdmType::kDouble:
+      if (tag == EdmType::kDouble) return CompareLoop(n, op, double_at, lit.double_value, out), true;
+      return false;
+    case EdmType::kDateTime:
+      if (tag == EdmType::kDateTime) return CompareLoop(n, op, int_at, lit.int_value, out), true;
+      return false;
+    case EdmType::kBoolean:
+      if (tag != EdmType::kBoolean) return false;
+      CompareLoop(n, op, [ints](size_t i) { return ints[i] != 0; }, lit.int_value != 0, out);
+      return true;
+    case EdmType::kString:
+      if (tag != EdmType::kString) return false;
+      CompareStrings(c.texts.data() + begin, n, op, lit.text, out);
+      return true;
+    case EdmType::kGuid:
+    case EdmType::kBinary:
+      return false;
+  }
+  return false;
+}
+
+void CompareColumn(const RowColumn& c, size_t begin, size_t n, CompareOp op, const model::EdmValue& lit,
+                   uint8_t* out) {
+  if (c.uniform_tag != model::kMixedTag && c.uniform_tag != model::kAbsentTag &&
+      CompareUniform(c, static_cast<EdmType>(c.uniform_tag), begin, n, op, lit, out)) {
+    return;
+  }
+  // Mixed types, absent rows, or a pair with no tight loop: row by row.
+  for (size_t i = 0; i < n; ++i) {
+    const size_t row = begin + i;
+    out[i] = c.tags[row] != model::kAbsentTag && CompareValue(ViewOf(c, row), op, lit);
+  }
+}
+
+void Compare(const Node& node, const RowBlock& block, size_t begin, size_t n, uint8_t* out) {
+  const model::EdmValue& lit = node.literal;
+  switch (node.property.system) {
+    case SystemProperty::kPartitionKey:  // one partition per block: one answer
+      return Fill(out, n, CompareValue(ValueView::String(block.partition_key), node.op, lit));
+    case SystemProperty::kRowKey:
+      if (lit.type == EdmType::kString) return CompareStrings(block.row_keys.data() + begin, n, node.op, lit.text, out);
+      return Fill(out, n, CompareValue(ValueView::String({}), node.op, lit));  // type mismatch: fixed answer
+    case SystemProperty::kTimestamp: {
+      if (lit.type == EdmType::kDateTime) {
+        const int64_t* ts = block.timestamps.data() + begin;
+        return CompareLoop(n, node.op, [ts](size_t i) { return ts[i]; }, lit.int_value, out);
+      }
+      return Fill(out, n, CompareValue(ValueView::DateTime(0), node.op, lit));  // type mismatch: fixed answer
+    }
+    case SystemProperty::kNone: break;
+  }
+  const RowColumn* column = block.FindColumn(node.property.name);
+  if (column == nullptr) return Fill(out, n, false);  // missing: false for every operator
+  CompareColumn(*column, begin, n, node.op, lit, out);
+}
+
+// A bare property: true only where it is Boolean true. Keys and Timestamp are
+// never Boolean.
+void BoolProperty(const Node& node, const RowBlock& block, size_t begin, size_t n, uint8_t* out) {
+  const RowColumn* c = node.property.system == SystemProperty::kNone ? block.FindColumn(node.property.name) : nullptr;
+  if (c == nullptr) return Fill(out, n, false);
+  const uint8_t* tags = c->tags.data() + begin;
+  const int64_t* ints = c->ints.data() + (c->ints.empty() ? 0 : begin);
+  for (size_t i = 0; i < n; ++i) {
+    out[i] = tags[i] == static_cast<uint8_t>(EdmType::kBoolean) && ints[i] != 0;
+  }
+}
+
+void Eval(const Ast& ast, int index, const RowBlock& block, size_t begin, size_t n, uint8_t* out) {
+  const Node& node = ast.nodes[static_cast<size_t>(index)];
+  switch (node.kind) {
+    case NodeKind::kAnd:
+    case NodeKind::kOr: {
+      Eval(ast, node.children[0], block, begin, n, out);
+      std::vector<uint8_t> other(n);
+      const bool is_and = node.kind == NodeKind::kAnd;
+      for (size_t c = 1; c < node.children.size(); ++c) {
+        Eval(ast, node.children[c], block, begin, n, other.data());
+        if (is_and) {
+          for (size_t i = 0; i < n; ++i) out[i] &= other[i];
+        } else {
+          for (size_t i = 0; i < n; ++i) out[i] |= other[i];
+        }
+      }
+      return;
+    }
+    case NodeKind::kNot:
+      Eval(ast, node.children[0], block, begin, n, out);
+      for (size_t i = 0; i < n; ++i) out[i] ^= 1;
+      return;
+    case NodeKind::kConstant: return Fill(out, n, node.constant);
+    case NodeKind::kBoolProperty: return BoolProperty(node, block, begin, n, out);
+    case NodeKind::kCompare: return Compare(node, block, begin, n, out);
+  }
+}
+
+}  // namespace
+
+void EvaluateBlock(const Ast& ast, const model::RowBlock& block, size_t begin, size_t end, uint8_t* keep) {
+  if (end <= begin) return;
+  Eval(ast, ast.root, block, begin, end - begin, keep);
+}
+
+}  // namespace tablestone::protocol::filter

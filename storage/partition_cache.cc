@@ -1,0 +1,222 @@
+#include "storage/partition_cache.h"
+
+#include <algorithm>
+
+namespace tablestone::storage {
+namespace {
+
+using model::EdmType;
+
+template <typename T>
+size_t VectorBytes(const std::vector<T>& v) {
+  return v.capacity() * sizeof(T);
+}
+
+bool IsText(EdmType t) { return t == EdmType::kString || t == EdmType::kGuid || t == EdmType::kBinary; }
+
+}  // namespace
+
+size_t CachedPartition::LowerBound(std::string_view key) const {
+  const std::string_view p(prefix);
+  if (key <= p) return 0;  // at or before the partition's first possible key
+  // A key above the prefix that does not extend it differs from it at some
+  // byte where it is greater: above every row of the partition.
+  if (key.substr(0, p.size()) != p) return row_suffixes.size();
+  const std::string_view suffix = key.substr(p.size());
+  return static_cast<size_t>(std::lower_bound(row_suffixes.begin(), row_suffixes.end(), suffix) -
+                             row_suffixes.begin());
+}
+
+PartitionBuilder::PartitionBuilder(std::string prefix, std::string_view partition_key)
+    : prefix_(std::move(prefix)) {
+  partition_key_ = Append(partition_key);
+}
+
+PartitionBuilder::Span PartitionBuilder::Append(std::string_view bytes) {
+  Span s{static_cast<uint32_t>(arena_.size()), static_cast<uint32_t>(bytes.size())};
+  arena_.append(bytes);
+  return s;
+}
+
+void PartitionBuilder::Add(std::string_view key_suffix, const model::Entity& row, std::string_view value) {
+  const size_t r = rows_.size();
+  rows_.push_back(Row{Append(key_suffix), Append(row.row_key), Append(value), row.timestamp});
+  for (const model::Property& p : row.properties) {
+    auto [it, added] = column_index_.try_emplace(p.name, columns_.size());
+    if (added) columns_.emplace_back().name = Append(p.name);
+    ColumnBuilder& c = columns_[it->second];
+    c.tags.resize(r, model::kAbsentTag);  // rows since the column's last value lack it
+    const EdmType type = p.value.type;
+    c.tags.push_back(static_cast<uint8_t>(type));
+    if (type == EdmType::kDouble) {
+      c.doubles.resize(r + 1);
+      c.doubles[r] = p.value.double_value;
+    } else if (IsText(type)) {
+      c.texts.resize(r + 1);
+      c.texts[r] = Append(p.value.text);
+    } else {
+      c.ints.resize(r + 1);
+      c.ints[r] = p.value.int_value;
+    }
+  }
+}
+
+std::shared_ptr<const CachedPartition> PartitionBuilder::Finish() {
+  auto out = std::make_shared<CachedPartition>();
+  const size_t n = rows_.size();
+  out->prefix = std::move(prefix_);
+  arena_.shrink_to_fit();
+  out->arena = std::move(arena_);
+  // Views are made only now: the arena no longer moves (the entry is heap
+  // allocated and never moved again).
+  const char* base = out->arena.data();
+  auto view = [base](Span s) { return std::string_view(base + s.offset, s.size); };
+  model::RowBlock& block = out->block;
+  block.partition_key = view(partition_key_);
+  block.row_keys.reserve(n);
+  block.timestamps.reserve(n);
+  out->row_suffixes.reserve(n);
+  out->values.reserve(n);
+  for (const Row& row : rows_) {
+    out->row_suffixes.push_back(view(row.suffix));
+    block.row_keys.push_back(view(row.row_key));
+    block.timestamps.push_back(row.timestamp);
+    out->values.push_back(view(row.value));
+  }
+  size_t column_bytes = 0;
+  block.columns.reserve(columns_.size());
+  for (ColumnBuilder& c : columns_) {
+    model::RowColumn& col = block.columns.emplace_back();
+    col.name = view(c.name);
+    c.tags.resize(n, model::kAbsentTag);
+    col.tags = std::move(c.tags);
+    col.tags.shrink_to_fit();
+    const bool uniform = std::all_of(col.tags.begin(), col.tags.end(), [&](uint8_t t) { return t == col.tags[0]; });
+    col.uniform_tag = uniform && n > 0 ? col.tags[0] : model::kMixedTag;
+    if (!c.ints.empty()) {
+      c.ints.resize(n);
+      col.ints = std::move(c.ints);
+      col.ints.shrink_to_fit();
+    }
+    if (!c.doubles.empty()) {
+      c.doubles.resize(n);
+      col.doubles = std::move(c.doubles);
+      col.doubles.shrink_to_fit();
+    }
+    if (!c.texts.empty()) {
+      col.texts.reserve(n);
+      for (const Span& s : c.texts) col.texts.push_back(view(s));
+      col.texts.resize(n);
+    }
+    column_bytes += sizeof(model::RowColumn) + VectorBytes(col.tags) + VectorBytes(col.ints) +
+                    VectorBytes(col.doubles) + VectorBytes(col.texts);
+  }
+  out->memory_bytes = sizeof(CachedPartition) + out->prefix.capacity() + out->arena.capacity() +
+                      VectorBytes(block.row_keys) + VectorBytes(block.timestamps) + VectorBytes(out->row_suffixes) +
+                      VectorBytes(out->values) + column_bytes;
+  rows_.clear();
+  columns_.clear();
+  column_index_.clear();
+  return out;
+}
+
+PartitionCache::PartitionCache(size_t capacity_bytes, size_t stripe_count)
+    : capacity_bytes_(capacity_bytes), stamps_(std::make_unique<std::atomic<uint64_t>[]>(stripe_count)) {}
+
+std::string PartitionCache::CacheKey(uint64_t table_id, std::string_view partition_key) {
+  std::string key(reinterpret_cast<const char*>(&table_id), sizeof table_id);
+  key.append(partition_key);
+  return key;
+}
+
+void PartitionCache::EraseLocked(std::list<Entry>::iterator it) {
+  total_bytes_ -= it->partition->memory_bytes;
+  index_.erase(it->key);
+  lru_.erase(it);
+}
+
+std::shared_ptr<const CachedPartition> PartitionCache::Lookup(uint64_t table_id, std::string_view partition_key,
+                                                              size_t stripe, uint64_t g0) {
+  const std::string key = CacheKey(table_id, partition_key);
+  std::lock_guard lock(mu_);
+  auto found = index_.find(key);
+  if (found == index_.end()) return nullptr;
+  auto it = found->second;
+  if (it->stamp != stamps_[stripe].load()) {  // a write to the stripe since the entry was built
+    EraseLocked(it);
+    return nullptr;
+  }
+  if (it->stamp > g0) return nullptr;  // newer than the caller's snapshot
+  it->last_use = use_clock_.fetch_add(1) + 1;
+  lru_.splice(lru_.begin(), lru_, it);
+  return it->partition;
+}
+
+bool PartitionCache::CanFitLocked(size_t bytes, uint64_t scan_clock) const {
+  if (bytes > capacity_bytes_) return false;
+  size_t total = total_bytes_;
+  for (auto it = lru_.rbegin(); total + bytes > capacity_bytes_ && it != lru_.rend(); ++it) {
+    if (it->last_use > scan_clock) return false;  // used since the scan started: keep it
+    total -= it->partition->memory_bytes;
+  }
+  return true;
+}
+
+bool PartitionCache::ShouldBuild(uint64_t table_id, std::string_view partition_key, size_t stripe,
+                                 uint64_t scan_clock) {
+  std::string key = CacheKey(table_id, partition_key);
+  std::lock_guard lock(mu_);
+  // Room for at least a minimal entry; the real size is checked again on Insert.
+  if (!CanFitLocked(kMinCachedRows * 64, scan_clock)) return false;
+  const uint64_t stamp = stamps_[stripe].load();
+  if (auto ghost = ghosts_.find(key); ghost != ghosts_.end()) {
+    if (ghost->second == stamp) return true;  // second read, unchanged: build (the ghost ages out)
+    ghost->second = stamp;
+    return false;
+  }
+  if (ghosts_.size() >= kMaxGhosts) {
+    ghosts_.erase(ghost_order_.front());
+    ghost_order_.pop_front();
+  }
+  ghosts_.emplace(key, stamp);
+  ghost_order_.push_back(std::move(key));
+  return false;
+}
+
+void PartitionCache::Insert(uint64_t table_id, std::string_view partition_key, size_t stripe, uint64_t g0,
+                            uint64_t scan_clock, std::shared_ptr<const CachedPartition> entry) {
+  if (entry->memory_bytes > capacity_bytes_) return;
+  std::string key = CacheKey(table_id, partition_key);
+  std::lock_guard lock(mu_);
+  // Read under mu_ so that an entry replaced below is never newer than this one.
+  const uint64_t stamp = stamps_[stripe].load();
+  if (stamp > g0) return;  // a write the snapshot may miss: see the header
+  if (auto found = index_.find(key); found != index_.end()) EraseLocked(found->second);
+  if (!CanFitLocked(entry->memory_bytes, scan_clock)) return;
+  total_bytes_ += entry->memory_bytes;
+  lru_.push_front(Entry{key, table_id, stamp, use_clock_.fetch_add(1) + 1, std::move(entry)});
+  index_.emplace(std::move(key), lru_.begin());
+  while (total_bytes_ > capacity_bytes_) EraseLocked(std::prev(lru_.end()));
+}
+
+void PartitionCache::DropTable(uint64_t table_id) {
+  std::lock_guard lock(mu_);
+  // Ghosts of the table age out of the FIFO; ids are never reused.
+  for (auto it = lru_.begin(); it != lru_.end();) {
+    auto next = std::next(it);
+    if (it->table_id == table_id) EraseLocked(it);
+    it = next;
+  }
+}
+
+size_t PartitionCache::memory_bytes() const {
+  std::lock_guard lock(mu_);
+  return total_bytes_;
+}
+
+size_t PartitionCache::entry_count() const {
+  std::lock_guard lock(mu_);
+  return lru_.size();
+}
+
+}  // namespace tablestone::storage

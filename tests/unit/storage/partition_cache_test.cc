@@ -1,0 +1,389 @@
+// The scan cache (storage/partition_cache.h): its rules in isolation, then
+// the engine with the cache against the engine without it on random scan
+// specs (cold, warm, after writes), and scans racing writers.
+#include "storage/partition_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "storage/engine.h"
+#include "storage/entity_codec.h"
+#include "storage/key_codec.h"
+#include "tests/unit/storage/engine_test_util.h"
+
+namespace tablestone::storage {
+namespace {
+
+using model::EdmValue;
+using model::Entity;
+using model::EntityKey;
+using model::KeyBound;
+using model::KeyRange;
+using model::ScanSpec;
+using model::WriteKind;
+using test_util::MakeEntity;
+using test_util::Op;
+
+std::string RowKey(int i) {
+  char rk[16];
+  std::snprintf(rk, sizeof rk, "r%04d", i);
+  return rk;
+}
+
+// A finished entry of `rows` rows of partition `pk` of table 1.
+std::shared_ptr<const CachedPartition> BuildEntry(const std::string& pk, int rows) {
+  PartitionBuilder builder(PartitionStart(1, pk), pk);
+  const std::string prefix = PartitionStart(1, pk);
+  for (int i = 0; i < rows; ++i) {
+    Entity e = MakeEntity(pk, RowKey(i), {{"n", EdmValue::Int32(i)}});
+    if (i % 2 == 0) e.properties.push_back({"s", EdmValue::String("x" + std::to_string(i))});
+    e.timestamp = 1000 + i;
+    const std::string key = EncodeEntityKey(1, pk, e.row_key);
+    builder.Add(std::string_view(key).substr(prefix.size()), e, EncodeEntityValue(e));
+  }
+  return builder.Finish();
+}
+
+TEST(PartitionCacheTest, BuilderLaysOutColumnsAndFindsRows) {
+  auto entry = BuildEntry("p", 10);
+  const model::RowBlock& block = entry->block;
+  ASSERT_EQ(block.row_count(), 10u);
+  EXPECT_EQ(block.partition_key, "p");
+  const model::RowColumn* n = block.FindColumn("n");
+  const model::RowColumn* s = block.FindColumn("s");
+  ASSERT_NE(n, nullptr);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(n->uniform_tag, static_cast<uint8_t>(model::EdmType::kInt32));
+  EXPECT_EQ(s->uniform_tag, model::kMixedTag);  // absent in odd rows
+  EXPECT_EQ(n->ints[7], 7);
+  EXPECT_EQ(s->tags[3], model::kAbsentTag);
+  EXPECT_EQ(s->texts[4], "x4");
+  Entity row = block.RowEntity(4);
+  EXPECT_EQ(row.row_key, "r0004");
+  EXPECT_EQ(row.timestamp, 1004);
+  EXPECT_EQ(row.properties.size(), 2u);
+  EXPECT_GT(entry->memory_bytes, entry->arena.size());
+  // LowerBound over full encoded keys.
+  EXPECT_EQ(entry->LowerBound(PartitionStart(1, "p")), 0u);
+  EXPECT_EQ(entry->LowerBound(TableStart(1)), 0u);
+  EXPECT_EQ(entry->LowerBound(EncodeEntityKey(1, "p", "r0003")), 3u);
+  EXPECT_EQ(entry->LowerBound(KeySuccessor(EncodeEntityKey(1, "p", "r0003"))), 4u);
+  EXPECT_EQ(entry->LowerBound(EncodeEntityKey(1, "p", "r00035")), 4u);
+  EXPECT_EQ(entry->LowerBound(PartitionEnd(1, "p")), 10u);
+  EXPECT_EQ(entry->LowerBound(PartitionStart(1, "q")), 10u);
+  EXPECT_EQ(entry->LowerBound(TableEnd(1)), 10u);
+}
+
+TEST(PartitionCacheTest, WritesInvalidateAndSnapshotsMustNotBeOlderThanTheStamp) {
+  PartitionCache cache(1u << 20, 4);
+  auto entry = BuildEntry("p", 10);
+  const uint64_t g0 = cache.Sequence();
+  cache.Insert(1, "p", 2, g0, cache.UseClock(), entry);
+  EXPECT_EQ(cache.Lookup(1, "p", 2, g0), entry);
+  EXPECT_EQ(cache.Lookup(1, "q", 2, g0), nullptr);
+  EXPECT_EQ(cache.Lookup(2, "p", 2, g0), nullptr);
+  cache.NoteWrite(3);  // another stripe: still valid
+  EXPECT_EQ(cache.Lookup(1, "p", 2, cache.Sequence()), entry);
+  cache.NoteWrite(2);
+  EXPECT_EQ(cache.Lookup(1, "p", 2, cache.Sequence()), nullptr);
+  EXPECT_EQ(cache.entry_count(), 0u);  // dropped on sight
+  // Built from a snapshot older than the stripe's last write: refused.
+  cache.Insert(1, "p", 2, g0, cache.UseClock(), entry);
+  EXPECT_EQ(cache.entry_count(), 0u);
+  // Built after that write: kept, but not served to a scan whose snapshot
+  // predates the write.
+  const uint64_t g1 = cache.Sequence();
+  cache.Insert(1, "p", 2, g1, cache.UseClock(), entry);
+  EXPECT_EQ(cache.Lookup(1, "p", 2, g0), nullptr);
+  EXPECT_EQ(cache.Lookup(1, "p", 2, g1), entry);
+  cache.DropTable(1);
+  EXPECT_EQ(cache.Lookup(1, "p", 2, g1), nullptr);
+  EXPECT_EQ(cache.memory_bytes(), 0u);
+}
+
+TEST(PartitionCacheTest, EvictsLeastRecentlyUsedByBytes) {
+  auto a = BuildEntry("a", 100);
+  PartitionCache cache(a->memory_bytes * 2 + a->memory_bytes / 2, 1);
+  const uint64_t g = cache.Sequence();
+  // Each insert comes from a scan of its own (scan clock read just before).
+  cache.Insert(1, "a", 0, g, cache.UseClock(), a);
+  cache.Insert(1, "b", 0, g, cache.UseClock(), BuildEntry("b", 100));
+  EXPECT_NE(cache.Lookup(1, "a", 0, g), nullptr);  // a is now the most recent
+  cache.Insert(1, "c", 0, g, cache.UseClock(), BuildEntry("c", 100));
+  EXPECT_EQ(cache.entry_count(), 2u);
+  EXPECT_NE(cache.Lookup(1, "a", 0, g), nullptr);
+  EXPECT_EQ(cache.Lookup(1, "b", 0, g), nullptr);
+  EXPECT_NE(cache.Lookup(1, "c", 0, g), nullptr);
+  EXPECT_LE(cache.memory_bytes(), cache.capacity_bytes());
+  PartitionCache tiny(a->memory_bytes - 1, 1);
+  tiny.Insert(1, "a", 0, g, tiny.UseClock(), a);  // larger than the whole cache
+  EXPECT_EQ(tiny.entry_count(), 0u);
+}
+
+// A scan must not evict what it used itself: with room for two entries, a
+// scan that used a and b cannot make room for c; a later scan can.
+TEST(PartitionCacheTest, AScanNeverEvictsEntriesUsedSinceItStarted) {
+  auto a = BuildEntry("a", 100);
+  PartitionCache cache(a->memory_bytes * 2 + a->memory_bytes / 2, 1);
+  const uint64_t g = cache.Sequence();
+  const uint64_t scan = cache.UseClock();
+  cache.Insert(1, "a", 0, g, scan, a);
+  cache.Insert(1, "b", 0, g, scan, BuildEntry("b", 100));
+  EXPECT_FALSE(cache.ShouldBuild(1, "c", 0, scan));  // full of this scan's entries
+  cache.Insert(1, "c", 0, g, scan, BuildEntry("c", 100));
+  EXPECT_EQ(cache.Lookup(1, "c", 0, g), nullptr);
+  EXPECT_NE(cache.Lookup(1, "a", 0, g), nullptr);
+  const uint64_t later = cache.UseClock();
+  EXPECT_NE(cache.Lookup(1, "a", 0, g), nullptr);  // the later scan uses a, not b
+  cache.Insert(1, "c", 0, g, later, BuildEntry("c", 100));
+  EXPECT_NE(cache.Lookup(1, "c", 0, g), nullptr);
+  EXPECT_EQ(cache.Lookup(1, "b", 0, g), nullptr);  // b was the one to go
+}
+
+// Builds only on the second read from the first row with no write between.
+TEST(PartitionCacheTest, BuildsOnTheSecondUnchangedRead) {
+  PartitionCache cache(1u << 20, 4);
+  EXPECT_FALSE(cache.ShouldBuild(1, "p", 2, cache.UseClock()));
+  EXPECT_TRUE(cache.ShouldBuild(1, "p", 2, cache.UseClock()));
+  EXPECT_FALSE(cache.ShouldBuild(1, "q", 2, cache.UseClock()));  // per partition
+  EXPECT_FALSE(cache.ShouldBuild(2, "p", 2, cache.UseClock()));  // per table
+  cache.NoteWrite(2);
+  EXPECT_FALSE(cache.ShouldBuild(1, "q", 2, cache.UseClock()));  // written since the first read
+  EXPECT_TRUE(cache.ShouldBuild(1, "q", 2, cache.UseClock()));
+}
+
+// ---- the engine with the cache == the engine without it ----
+
+struct Page {
+  std::vector<Entity> entities;
+  std::optional<EntityKey> next;
+  size_t rows_examined = 0;
+  friend bool operator==(const Page&, const Page&) = default;
+};
+
+class CachedScanTest : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    for (int i = 0; i < 2; ++i) {
+      EngineOptions o;
+      o.path = dir_.path() + (i == 0 ? "/cached" : "/plain");
+      o.in_memory = GetParam();
+      o.block_cache_bytes = 8u << 20;
+      o.write_buffer_bytes = 8u << 20;
+      o.scan_cache_bytes = i == 0 ? (64u << 20) : 0;
+      auto e = Engine::Open(o);
+      ASSERT_TRUE(e.ok()) << e.status().ToString();
+      engines_[i] = std::move(e).value();
+      auto t = engines_[i]->CreateTable("devstoreaccount1", "t");
+      ASSERT_TRUE(t.ok());
+      tables_[i] = *t;
+    }
+  }
+
+  // Applies the same batch to both engines; returns whether it succeeded.
+  bool WriteBoth(const std::vector<model::WriteOp>& ops) {
+    WriteResult a = engines_[0]->Write(tables_[0], ops);
+    WriteResult b = engines_[1]->Write(tables_[1], ops);
+    EXPECT_EQ(a.status.code(), b.status.code());
+    return a.status.ok();
+  }
+
+  // Every page of `spec` from engine i (timestamps zeroed: the engines commit
+  // at different times; the "v" property is unique per write instead).
+  std::vector<Page> Drain(int i, ScanSpec spec) {
+    std::vector<Page> pages;
+    for (int guard = 0; guard < 10000; ++guard) {
+      auto r = engines_[i]->Scan(tables_[i], spec);
+      EXPECT_TRUE(r.ok()) << r.status().ToString();
+      if (!r.ok()) break;
+      Page p{std::move(r->entities), r->next, r->rows_examined};
+      for (Entity& e : p.entities) e.timestamp = 0;
+      pages.push_back(std::move(p));
+      if (!r->next) break;
+      spec.resume_from = *r->next;
+    }
+    return pages;
+  }
+
+  test_util::TempDir dir_;
+  std::unique_ptr<Engine> engines_[2];
+  TableInfo tables_[2];
+};
+
+class SpecGenerator {
+ public:
+  SpecGenerator(uint32_t seed, std::vector<std::string> pks) : rng_(seed), pks_(std::move(pks)) {}
+  int Pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng_); }
+
+  KeyBound Bound(size_t pk) {
+    KeyBound b;
+    b.partition_key = pks_[pk];
+    if (Pick(2)) b.row_key = RowKey(Pick(320));
+    b.inclusive = Pick(2) == 0;
+    return b;
+  }
+
+  ScanSpec Make() {
+    ScanSpec spec;
+    const int nranges = Pick(3);
+    if (nranges > 0) {
+      // Ranges over increasing, distinct partitions: sorted and disjoint.
+      std::vector<size_t> at;
+      while (at.size() < static_cast<size_t>(2 * nranges)) at.push_back(static_cast<size_t>(Pick(static_cast<int>(pks_.size()))));
+      std::sort(at.begin(), at.end());
+      bool disjoint = nranges == 1 || at[1] < at[2];
+      for (int r = 0; r < nranges && disjoint; ++r) {
+        KeyRange range;
+        if (Pick(6) != 0) range.lower = Bound(at[2 * r]);
+        if (Pick(6) != 0) range.upper = Bound(at[2 * r + 1]);
+        spec.ranges.push_back(range);
+      }
+    }
+    if (Pick(3) == 0) spec.resume_from = EntityKey{pks_[static_cast<size_t>(Pick(static_cast<int>(pks_.size())))], RowKey(Pick(320))};
+    static const size_t kMaxResults[] = {1, 7, 100, 1000, 5000};
+    spec.max_results = kMaxResults[Pick(5)];
+    if (Pick(4) == 0) spec.max_bytes = static_cast<size_t>(200 + Pick(5000));
+    switch (Pick(4)) {
+      case 0: break;  // no predicate
+      case 1: {
+        const int64_t m = 2 + Pick(5);
+        spec.predicate = test_util::Where([m](const Entity& e) {
+          const model::Property* n = e.Find("n");
+          return n != nullptr && n->value.int_value % m == 0;
+        });
+        break;
+      }
+      case 2: spec.predicate = test_util::Where([](const Entity& e) { return e.Find("s") == nullptr; }); break;
+      default: {
+        const std::string rk = RowKey(Pick(320));
+        spec.predicate = test_util::Where([rk](const Entity& e) { return e.row_key >= rk; });
+      }
+    }
+    return spec;
+  }
+
+ private:
+  std::mt19937 rng_;
+  std::vector<std::string> pks_;
+};
+
+TEST_P(CachedScanTest, RandomScansMatchTheUncachedEngineColdWarmAndAfterWrites) {
+  const std::vector<std::string> pks = {"a", "b", "big", "c", "d", "tiny"};
+  const int sizes[] = {70, 64, 300, 63, 150, 3};
+  std::mt19937 rng(99);
+  int version = 0;
+  auto entity = [&](const std::string& pk, int row) {
+    std::vector<model::Property> props = {{"n", EdmValue::Int32(static_cast<int32_t>(rng() % 100))},
+                                          {"v", EdmValue::Int64(++version)}};
+    if (rng() % 3 == 0) props.push_back({"s", EdmValue::String(std::string(rng() % 40, 'x'))});
+    return MakeEntity(pk, RowKey(row), std::move(props));
+  };
+  for (size_t p = 0; p < pks.size(); ++p) {
+    for (int i = 0; i < sizes[p]; i += 50) {
+      std::vector<model::WriteOp> ops;
+      for (int r = i; r < std::min(sizes[p], i + 50); ++r) ops.push_back(Op(WriteKind::kInsert, entity(pks[p], r * 3)));
+      ASSERT_TRUE(WriteBoth(ops));
+    }
+  }
+  SpecGenerator gen(7, pks);
+  int compared_pages = 0;
+  for (int round = 0; round < 300; ++round) {
+    ScanSpec spec = gen.Make();
+    const std::vector<Page> want = Drain(1, spec);
+    // First read: at most a ghost; second: builds; third: served from the cache.
+    ASSERT_EQ(Drain(0, spec), want) << "round " << round << " (cold or warm)";
+    ASSERT_EQ(Drain(0, spec), want) << "round " << round << " (building or warm)";
+    ASSERT_EQ(Drain(0, spec), want) << "round " << round << " (warm)";
+    compared_pages += static_cast<int>(want.size());
+    if (round % 3 == 0) {
+      // Interleaved writes: a batch of mixed ops in one partition.
+      const std::string& pk = pks[rng() % pks.size()];
+      std::vector<model::WriteOp> ops;
+      std::vector<int> used;
+      for (int k = 0; k < 1 + static_cast<int>(rng() % 4); ++k) {
+        int row = static_cast<int>(rng() % 320);
+        if (std::find(used.begin(), used.end(), row) != used.end()) continue;
+        used.push_back(row);
+        static const WriteKind kKinds[] = {WriteKind::kInsertOrReplace, WriteKind::kInsertOrMerge,
+                                           WriteKind::kDelete};
+        WriteKind kind = kKinds[rng() % 3];
+        ops.push_back(Op(kind, entity(pk, row), kind == WriteKind::kDelete ? test_util::IfAny() : model::IfMatch{}));
+      }
+      WriteBoth(ops);  // a delete of a missing row fails in both: fine
+    }
+  }
+  EXPECT_GT(compared_pages, 600);
+  // Deleting and recreating the table: nothing cached survives.
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(engines_[i]->DeleteTable("devstoreaccount1", "t").ok());
+    tables_[i] = *engines_[i]->CreateTable("devstoreaccount1", "t");
+  }
+  ScanSpec all;
+  EXPECT_EQ(Drain(0, all), Drain(1, all));
+  EXPECT_TRUE(Drain(0, all).front().entities.empty());
+}
+
+TEST_P(CachedScanTest, ScansSeeEveryWriteAcknowledgedBeforeTheyStarted) {
+  constexpr int kWriters = 3, kRows = 100;
+  Engine& engine = *engines_[0];
+  const TableInfo table = tables_[0];
+  std::atomic<int64_t> acked[kWriters];
+  for (int w = 0; w < kWriters; ++w) {
+    std::vector<model::WriteOp> ops;
+    for (int r = 0; r < kRows; ++r) {
+      ops.push_back(Op(WriteKind::kInsert, MakeEntity("w" + std::to_string(w), RowKey(r), {{"v", EdmValue::Int64(r)}})));
+    }
+    ASSERT_TRUE(engine.Write(table, ops).status.ok());
+    acked[w] = kRows - 1;
+  }
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> writers;
+  for (int w = 0; w < kWriters; ++w) {
+    writers.emplace_back([&, w] {
+      // Write k goes to row k % kRows with v = k: per row, v only grows.
+      for (int64_t k = kRows; !stop; ++k) {
+        auto op = Op(WriteKind::kInsertOrReplace,
+                     MakeEntity("w" + std::to_string(w), RowKey(static_cast<int>(k % kRows)), {{"v", EdmValue::Int64(k)}}));
+        ASSERT_TRUE(test_util::WriteOne(engine, table, std::move(op)).status.ok());
+        acked[w] = k;
+      }
+    });
+  }
+  ScanSpec spec;
+  spec.predicate = test_util::Where([](const Entity& e) { return e.Find("v") != nullptr; });
+  // Scan until every writer has made real progress (and at least 400 times).
+  auto progressed = [&] {
+    for (int w = 0; w < kWriters; ++w) {
+      if (acked[w] < 20 * kRows) return false;
+    }
+    return true;
+  };
+  int scans = 0;
+  for (; scans < 400 || !progressed(); ++scans) {
+    int64_t before[kWriters];
+    for (int w = 0; w < kWriters; ++w) before[w] = acked[w];
+    auto r = engine.Scan(table, spec);
+    ASSERT_TRUE(r.ok());
+    ASSERT_EQ(r->entities.size(), static_cast<size_t>(kWriters * kRows));
+    for (int w = 0; w < kWriters; ++w) {
+      const Entity& e = r->entities[static_cast<size_t>(w * kRows + before[w] % kRows)];
+      ASSERT_EQ(e.row_key, RowKey(static_cast<int>(before[w] % kRows)));
+      ASSERT_GE(e.Find("v")->value.int_value, before[w]) << "scan " << scans << " missed an acknowledged write";
+    }
+  }
+  stop = true;
+  for (std::thread& t : writers) t.join();
+  EXPECT_GE(scans, 400);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, CachedScanTest, ::testing::Bool(), test_util::ModeName);
+
+}  // namespace
+}  // namespace tablestone::storage
