@@ -120,7 +120,8 @@ if [[ "${TABLESTONE_DEB_CONTAINER:-0}" == 1 ]]; then
   if [[ -z "$CLI" ]]; then
     if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then CLI=docker; else CLI=podman; fi
   fi
-  ENV_SH="$ROOT/../shared/tools/container-env.sh"
+  ENV_SH="${TABLESTONE_CONTAINER_ENV:-$ROOT/../shared/tools/container-env.sh}"
+  [[ -f "$ENV_SH" ]] || ENV_SH=/work/shared/tools/container-env.sh
   if [[ "$(basename "$CLI")" == podman && -z "${CONTAINERS_CONF:-}" && -f "$ENV_SH" ]]; then
     eval "$(sh "$ENV_SH")"
   fi

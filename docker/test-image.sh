@@ -51,7 +51,10 @@ CLI="${CONTAINER_CLI:-}"
 if [[ -z "$CLI" ]]; then
   if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then CLI=docker; else CLI=podman; fi
 fi
-ENV_SH="$ROOT/../shared/tools/container-env.sh"
+# Beside the checkout; a clone elsewhere (a CI scratch directory) falls back to
+# the workspace's copy, or TABLESTONE_CONTAINER_ENV names it.
+ENV_SH="${TABLESTONE_CONTAINER_ENV:-$ROOT/../shared/tools/container-env.sh}"
+[[ -f "$ENV_SH" ]] || ENV_SH=/work/shared/tools/container-env.sh
 if [[ "$(basename "$CLI")" == podman && -z "${CONTAINERS_CONF:-}" && -f "$ENV_SH" ]]; then
   log "setting up podman with $ENV_SH"
   env_out="$(sh "$ENV_SH")" || { fail "container-env.sh failed"; finish; }

@@ -167,7 +167,7 @@ stage_image() {
   # (CPack) and builds the Dockerfile's `runtime-prebuilt` target, which installs that .deb exactly
   # as the default `runtime` target installs the one it compiles with scripts/build.sh.
   if [[ -z "${CONTAINER_CLI:-}" ]] && ! command -v docker >/dev/null 2>&1 && ! command -v podman >/dev/null 2>&1 &&
-     [[ ! -f "$ROOT/../shared/tools/container-env.sh" ]]; then
+     [[ ! -f "$ROOT/../shared/tools/container-env.sh" && ! -f /work/shared/tools/container-env.sh ]]; then
     if [[ "${CI:-}" == true ]]; then record_failure "no docker, podman or ../shared/tools/container-env.sh"; return 1; fi
     note "skipped: no docker or podman"; return 0
   fi

@@ -61,7 +61,7 @@ void PartitionBuilder::Add(std::string_view key_suffix, const model::Entity& row
   }
 }
 
-std::shared_ptr<const CachedPartition> PartitionBuilder::Finish() {
+std::shared_ptr<const CachedPartition> PartitionBuilder::Finish(std::string next_key, uint64_t built_g0) {
   auto out = std::make_shared<CachedPartition>();
   const size_t n = rows_.size();
   out->prefix = std::move(prefix_);
@@ -111,7 +111,10 @@ std::shared_ptr<const CachedPartition> PartitionBuilder::Finish() {
     column_bytes += sizeof(model::RowColumn) + VectorBytes(col.tags) + VectorBytes(col.ints) +
                     VectorBytes(col.doubles) + VectorBytes(col.texts);
   }
-  out->memory_bytes = sizeof(CachedPartition) + out->prefix.capacity() + out->arena.capacity() +
+  out->next_key = std::move(next_key);
+  out->built_g0 = built_g0;
+  out->memory_bytes = sizeof(CachedPartition) + out->prefix.capacity() + out->next_key.capacity() +
+                      out->arena.capacity() +
                       VectorBytes(block.row_keys) + VectorBytes(block.timestamps) + VectorBytes(out->row_suffixes) +
                       VectorBytes(out->values) + column_bytes;
   rows_.clear();

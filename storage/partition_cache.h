@@ -75,6 +75,13 @@ struct CachedPartition {
   std::vector<std::string_view> row_suffixes;  // encoded keys after `prefix`, ascending
   std::vector<std::string_view> values;        // encoded entity values (entity_codec.h)
   size_t memory_bytes = 0;                     // everything above, allocated capacity
+  // The first key after the partition in the snapshot the entry was built
+  // from (TableEnd when no row followed; empty = not known), and that scan's
+  // G0. While no write to the TABLE is stamped after built_g0, the next
+  // partition starts exactly at next_key, and a scan may go there without
+  // seeking RocksDB (see RocksEngine::Scan).
+  std::string next_key;
+  uint64_t built_g0 = 0;
 
   // Index of the first row whose full encoded key is >= `encoded_key` (any
   // key of the keyspace; row_count() if every row is below it).
@@ -93,8 +100,9 @@ class PartitionBuilder {
   // Bytes collected so far (a lower bound of the finished entry's size).
   size_t approx_bytes() const { return arena_.size() + rows_.size() * sizeof(Row); }
 
-  // The finished, immutable entry. The builder is left empty.
-  std::shared_ptr<const CachedPartition> Finish();
+  // The finished, immutable entry (next_key, built_g0: see CachedPartition).
+  // The builder is left empty.
+  std::shared_ptr<const CachedPartition> Finish(std::string next_key, uint64_t built_g0);
 
  private:
   struct Span {
@@ -135,7 +143,12 @@ class PartitionCache {
   // its first row: true = build an entry while reading it (see Admission).
   bool ShouldBuild(uint64_t table_id, std::string_view partition_key, size_t stripe, uint64_t scan_clock);
   // After a write to `stripe` committed (or failed), under the stripe lock.
-  void NoteWrite(size_t stripe) { stamps_[stripe].store(sequence_.fetch_add(1) + 1); }
+  // Returns the write's stamp (the engine also keeps it per table).
+  uint64_t NoteWrite(size_t stripe) {
+    const uint64_t stamp = sequence_.fetch_add(1) + 1;
+    stamps_[stripe].store(stamp);
+    return stamp;
+  }
 
   // The valid entry of (table_id, partition_key) usable by a scan with `g0`,
   // or null. Drops the entry if a write invalidated it.

@@ -62,6 +62,9 @@ class RocksEngine final : public Engine {
   // Liveness of one table id: writes pass the gate, DeleteTable closes it.
   struct TableState {
     OpGate gate;
+    // The scan-cache stamp of the table's latest write (0 = none since open
+    // or without a cache); set like the stripe stamps, see partition_cache.h.
+    std::atomic<uint64_t> last_write_stamp{0};
   };
 
   Status OpenLocked();

@@ -3,6 +3,7 @@
 // PartitionCache (partition_cache.h) and everything else from RocksDB.
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 
 #include "storage/column_families.h"
 #include "storage/entity_codec.h"
@@ -76,6 +77,28 @@ class Page {
     ++result_->rows_examined;
     return true;
   }
+  // Admit() for the next `n` rows, none of which is kept: returns how many
+  // were admitted (n, or fewer when the deadline passed at a row). Checks the
+  // clock at exactly the rows Admit() would, so both paths page identically;
+  // a cached partition skips most rows this way at a few instructions per run.
+  size_t AdmitMany(size_t n) {
+    if (full_) return 0;
+    size_t done = 0;
+    if (spec_.deadline) {
+      for (;;) {
+        const size_t before_check = kClockCheckInterval - 1 - since_clock_check_;  // rows admitted unchecked
+        if (n - done <= before_check) break;
+        since_clock_check_ += before_check;
+        result_->rows_examined += before_check;
+        done += before_check;
+        if (!Admit()) return done;
+        ++done;
+      }
+      since_clock_check_ += n - done;
+    }
+    result_->rows_examined += n - done;
+    return n;
+  }
   // A kept row whose encoded value has `value_bytes` bytes.
   void Keep(model::Entity entity, size_t value_bytes) {
     result_->entities.push_back(std::move(entity));
@@ -111,12 +134,17 @@ Status ServeCached(const CachedPartition& entry, std::string_view lower, std::st
       std::fill(keep, keep + (chunk_end - chunk), uint8_t{1});
     }
     for (size_t i = chunk; i < chunk_end; ++i) {
-      if (!page->Admit()) {
+      // The run of rows not kept up to the next kept one, admitted at once.
+      const void* kept = std::memchr(keep + (i - chunk), 1, chunk_end - i);
+      const size_t next_kept = kept == nullptr ? chunk_end : chunk + (static_cast<const uint8_t*>(kept) - keep);
+      const size_t admitted = page->AdmitMany(next_kept - i);
+      i += admitted;
+      if (i < next_kept || (i < chunk_end && !page->Admit())) {
         result->next = model::EntityKey{std::string(block.partition_key), std::string(block.row_keys[i])};
         *ended = true;
         return Status::Ok();
       }
-      if (keep[i - chunk] == 0) continue;
+      if (i == chunk_end) break;
       model::Entity row;
       TABLESTONE_RETURN_IF_ERROR(DecodeEntityValue(entry.values[i], &row));
       row.partition_key.assign(block.partition_key);
@@ -158,12 +186,22 @@ struct ScanClocks {
   uint64_t use = 0;
 };
 
-// The partition was read whole: offer it to the cache.
-void CacheBuilt(PartitionCache* cache, uint64_t table_id, const ScanClocks& clocks, ScanPartition* part) {
+// The partition was read whole: offer it to the cache. `next_key` is the key
+// the iterator found after it (CachedPartition::next_key).
+void CacheBuilt(PartitionCache* cache, uint64_t table_id, const ScanClocks& clocks, std::string_view next_key,
+                ScanPartition* part) {
   if (part->builder && part->builder->row_count() >= kMinCachedRows) {
-    cache->Insert(table_id, part->partition_key, part->stripe, clocks.g0, clocks.use, part->builder->Finish());
+    cache->Insert(table_id, part->partition_key, part->stripe, clocks.g0, clocks.use,
+                  part->builder->Finish(std::string(next_key), clocks.g0));
   }
   part->builder.reset();
+}
+
+// CachedPartition::next_key when the iterator ran out at the range's upper
+// bound: only the end of the table says that no row follows.
+std::string NextKeyAtRangeEnd(uint64_t table_id, std::string_view upper) {
+  std::string table_end = TableEnd(table_id);
+  return upper >= std::string_view(table_end) ? table_end : std::string();
 }
 
 // After the page filled up inside a partition being built: reads the rest of
@@ -183,7 +221,11 @@ Status DrainIntoBuilder(PartitionCache* cache, uint64_t table_id, const ScanCloc
   }
   TABLESTONE_RETURN_IF_ERROR(FromRocks(it->status(), "scanning entities"));
   // Stopped by the range's upper bound: complete only if that is past the partition.
-  if (it->Valid() || upper >= std::string_view(part->end)) CacheBuilt(cache, table_id, clocks, part);
+  if (it->Valid()) {
+    CacheBuilt(cache, table_id, clocks, View(it->key()), part);
+  } else if (upper >= std::string_view(part->end)) {
+    CacheBuilt(cache, table_id, clocks, NextKeyAtRangeEnd(table_id, upper), part);
+  }
   return Status::Ok();
 }
 
@@ -192,7 +234,8 @@ Status DrainIntoBuilder(PartitionCache* cache, uint64_t table_id, const ScanCloc
 StatusOr<model::ScanResult> RocksEngine::Scan(const TableInfo& table, const model::ScanSpec& spec) {
   GatePass pass(gate_);
   if (!pass.ok()) return Status::ShuttingDown("storage engine is closed");
-  if (!FindLiveTable(table.id)) return Status::TableNotFound("the table specified does not exist");
+  const std::shared_ptr<TableState> state = FindLiveTable(table.id);
+  if (!state) return Status::TableNotFound("the table specified does not exist");
   model::ScanResult result;
   if (spec.match_nothing) return result;
 
@@ -239,14 +282,35 @@ StatusOr<model::ScanResult> RocksEngine::Scan(const TableInfo& table, const mode
       }
       if (scan_cache_ && (!in_partition || row.partition_key != part.partition_key)) {
         // The previous partition was read to its end: cache it if it was read whole.
-        if (in_partition) CacheBuilt(scan_cache_.get(), table.id, clocks, &part);
+        if (in_partition) CacheBuilt(scan_cache_.get(), table.id, clocks, k, &part);
         EnterPartition(table.id, row.partition_key, StripeIndex(table.id, row.partition_key), &part);
         in_partition = true;
         if (auto entry = scan_cache_->Lookup(table.id, part.partition_key, part.stripe, clocks.g0)) {
-          bool ended = false;
-          TABLESTONE_RETURN_IF_ERROR(ServeCached(*entry, lower, upper, spec, &page, &result, &ended));
-          if (ended) return result;
-          it->Seek(part.end);
+          // Serve cached partitions one after another. An entry's next_key
+          // names the next partition while the table has had no write since
+          // the entry's snapshot (CachedPartition): then a cached next
+          // partition is served without seeking RocksDB (a seek costs more
+          // than filtering a thousand cached rows).
+          std::string resume_at;  // a copy: part and entry change below
+          while (entry) {
+            bool ended = false;
+            TABLESTONE_RETURN_IF_ERROR(ServeCached(*entry, lower, upper, spec, &page, &result, &ended));
+            if (ended) return result;
+            resume_at = part.end;
+            if (entry->next_key.empty() || state->last_write_stamp.load() > entry->built_g0) break;
+            resume_at = entry->next_key;
+            if (resume_at >= upper) break;
+            if (!DecodeEntityKey(resume_at, &row_table, &row.partition_key, &row.row_key)) {
+              return Status::Corruption("entity key is malformed");
+            }
+            auto next = scan_cache_->Lookup(table.id, row.partition_key, StripeIndex(table.id, row.partition_key),
+                                            clocks.g0);
+            if (!next) break;
+            EnterPartition(table.id, row.partition_key, StripeIndex(table.id, row.partition_key), &part);
+            entry = std::move(next);
+          }
+          if (resume_at >= upper) break;  // the range is done
+          it->Seek(resume_at);
           continue;
         }
         // Only a partition entered at its first row can be cached whole.
@@ -272,7 +336,7 @@ StatusOr<model::ScanResult> RocksEngine::Scan(const TableInfo& table, const mode
     TABLESTONE_RETURN_IF_ERROR(FromRocks(it->status(), "scanning entities"));
     // The range ended: the partition was read whole iff the range covers its end.
     if (in_partition && std::string_view(upper) >= std::string_view(part.end)) {
-      CacheBuilt(scan_cache_.get(), table.id, clocks, &part);
+      CacheBuilt(scan_cache_.get(), table.id, clocks, NextKeyAtRangeEnd(table.id, upper), &part);
     }
     part.builder.reset();
   }

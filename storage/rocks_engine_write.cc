@@ -207,7 +207,7 @@ WriteResult RocksEngine::Write(const TableInfo& table, std::span<const WriteOp> 
   // Invalidates cached copies of the partition before the caller can be
   // acknowledged, still under the stripe lock (partition_cache.h). Also after
   // a failed commit: cheap, and no reasoning about partial failures needed.
-  if (scan_cache_) scan_cache_->NoteWrite(stripe);
+  if (scan_cache_) state->last_write_stamp.store(scan_cache_->NoteWrite(stripe));
   if (!ws.ok()) return fail(std::move(ws), 0);
   WriteResult result;
   result.timestamp = ts;

@@ -94,7 +94,8 @@ struct RowBlock {
 
 // Which rows a scan keeps. Matches() and MatchBlock() must agree on every row:
 // MatchBlock(block, b, e, keep) sets keep[i - b] to 1 exactly when
-// Matches(block.RowEntity(i)) is true, for i in [b, e).
+// Matches(block.RowEntity(i)) is true, for i in [b, e), and to 0 otherwise
+// (no other values: the scanner looks for the kept rows with memchr).
 //
 // Thread safety: implementations must be immutable (scans run concurrently).
 class RowPredicate {
