@@ -36,6 +36,7 @@ struct EngineOptions {
   bool in_memory = false;         // RocksDB on rocksdb::NewMemEnv; nothing touches disk
   bool sync_writes = false;       // fsync the WAL on every acknowledged write
   size_t block_cache_bytes = 32u << 20;
+  size_t row_cache_bytes = 8u << 20;  // RocksDB row cache for point reads; 0 = none
   size_t write_buffer_bytes = 32u << 20;
   size_t lock_stripes = 1024;
   // Columnar copies of recently scanned partitions for filtered scans

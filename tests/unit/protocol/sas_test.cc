@@ -107,6 +107,23 @@ TEST(SasTest, ParseErrors) {
   EXPECT_FALSE(ParseServiceSas({{"sig", "x"}, {"sv", "v"}, {"si", std::string(65, 'a')}}).ok());  // long si
   EXPECT_TRUE(ParseServiceSas({{"sig", "x"}, {"sv", "v"}, {"si", std::string(64, 'a')}}).ok());
   EXPECT_FALSE(ParseAccountSas({{"sig", "x"}, {"sv", "v"}, {"ss", "t"}, {"srt", "o"}, {"sp", "r"}}).ok());  // no se
+  // Any repeated SAS field fails, wherever it sits among other parameters;
+  // other repeated parameters are not the SAS parser's business.
+  const QueryParams account = {{"$filter", "a"}, {"$filter", "b"}, {"se", "2099-01-01"}, {"sig", "x"},
+                               {"sp", "r"},      {"srt", "o"},      {"ss", "t"},          {"sv", "v"}};
+  auto ok = ParseAccountSas(account);
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->se, "2099-01-01");
+  EXPECT_EQ(ok->srt, "o");
+  EXPECT_TRUE(ok->sip.empty());
+  for (const char* field : {"se", "sig", "sp", "srt", "ss", "sv", "sip", "spr", "st", "ses"}) {
+    QueryParams twice = account;
+    twice.emplace(field, "r");
+    twice.emplace(field, "w");
+    EXPECT_FALSE(ParseAccountSas(twice).ok()) << field;
+  }
+  QueryParams service = {{"sig", "x"}, {"sv", "v"}, {"tn", "t"}, {"tn", "u"}};
+  EXPECT_FALSE(ParseServiceSas(service).ok());
 }
 
 TEST(SasTest, TimeWindow) {

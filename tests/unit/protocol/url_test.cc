@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 namespace tablestone::protocol {
 namespace {
 
@@ -36,6 +38,37 @@ TEST(UrlTest, Utf8Validation) {
   EXPECT_FALSE(IsValidUtf8("\xED\xA0\x80"));      // surrogate
   EXPECT_FALSE(IsValidUtf8("\xF4\x90\x80\x80"));  // > U+10FFFF
   EXPECT_FALSE(IsValidUtf8("\xFF"));
+}
+
+// The word-at-a-time run scan against a bytewise reference: '%' and '+' at
+// every offset of strings that cross several 8-byte words.
+TEST(UrlTest, PercentDecodeFindsEscapesAtEveryOffset) {
+  auto reference = [](std::string_view in, bool plus_is_space) {
+    std::string out;
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (in[i] == '%') {
+        out += static_cast<char>(std::stoi(std::string(in.substr(i + 1, 2)), nullptr, 16));
+        i += 2;
+      } else {
+        out += (plus_is_space && in[i] == '+') ? ' ' : in[i];
+      }
+    }
+    return out;
+  };
+  for (size_t len : {3u, 8u, 11u, 17u, 26u}) {
+    for (size_t pos = 0; pos + 3 <= len; ++pos) {
+      for (const char* esc : {"%41", "+xy", "%2B", "%25"}) {
+        std::string text(len, 'q');
+        text.replace(pos, 3, esc);
+        if (pos + 6 <= len) text.replace(pos + 3, 3, "%7e");  // two in a row
+        EXPECT_EQ(PercentDecodeQuery(text).value(), reference(text, true)) << text;
+        EXPECT_EQ(PercentDecodePath(text).value(), reference(text, false)) << text;
+      }
+    }
+    std::string bad(len, 'q');
+    bad[len - 1] = '%';
+    EXPECT_FALSE(PercentDecodeQuery(bad).has_value()) << bad;
+  }
 }
 
 TEST(UrlTest, PercentEncodeKeepsUnreservedAndRequested) {
