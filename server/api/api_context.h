@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -13,6 +14,21 @@
 #include "storage/engine.h"
 
 namespace tablestone::api {
+
+// The first value of a request header by case-insensitive name, or nullopt.
+// A linear scan with a length check first: a request carries a dozen headers
+// at most, and the dispatcher looks up ~15 names per request, for which the
+// ordered lookup of Beast's fields (case-insensitive compares at every tree
+// step) cost ~5% of a point GET.
+inline std::optional<std::string_view> FindRequestHeader(const http::Request& request, std::string_view name) {
+  for (const auto& field : request) {
+    const boost::beast::string_view n = field.name_string();
+    if (n.size() == name.size() && boost::beast::iequals(n, boost::beast::string_view(name.data(), name.size()))) {
+      return std::string_view(field.value().data(), field.value().size());
+    }
+  }
+  return std::nullopt;
+}
 
 // Shared by all requests; thread-safe (the engine and authenticator are).
 struct ApiContext {
@@ -32,14 +48,8 @@ struct RequestInfo {
   std::string base_url;     // service root URL with trailing '/', e.g. "http://127.0.0.1:10002/devstoreaccount1/"
 
   // Header value by case-insensitive name; empty when absent.
-  std::string_view Header(std::string_view name) const {
-    auto it = request.find(boost::beast::string_view(name.data(), name.size()));
-    if (it == request.end()) return {};
-    return std::string_view(it->value().data(), it->value().size());
-  }
-  bool HasHeader(std::string_view name) const {
-    return request.find(boost::beast::string_view(name.data(), name.size())) != request.end();
-  }
+  std::string_view Header(std::string_view name) const { return FindRequestHeader(request, name).value_or(""); }
+  bool HasHeader(std::string_view name) const { return FindRequestHeader(request, name).has_value(); }
   // First value of a query parameter (exact name), or nullptr.
   const std::string* Query(std::string_view name) const { return protocol::FindQueryParam(route.query, name); }
   const std::string& account() const { return route.account.account; }

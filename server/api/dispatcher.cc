@@ -25,8 +25,7 @@ constexpr std::string_view kHealthPath = "/_tablestone/health";
 std::string_view ToView(boost::beast::string_view v) { return std::string_view(v.data(), v.size()); }
 
 std::string_view HeaderOf(const http::Request& request, std::string_view name) {
-  auto it = request.find(boost::beast::string_view(name.data(), name.size()));
-  return it == request.end() ? std::string_view() : ToView(it->value());
+  return FindRequestHeader(request, name).value_or("");
 }
 
 // XML-only operations answer errors in XML (spec §7.1).
@@ -127,7 +126,7 @@ void Dispatcher::Handle(http::Request& request, const http::RequestContext& cont
   }
   SetCommonHeaders(request, request_id, response);
   // After the common headers, so Access-Control-Expose-Headers lists them (spec §9.3).
-  if (cors_account && request.find("Origin") != request.end()) {
+  if (cors_account && FindRequestHeader(request, "Origin").has_value()) {
     try {
       ApplyCorsHeaders(engine_, *cors_account, request, response);
     } catch (const std::exception&) {
@@ -148,7 +147,7 @@ void Dispatcher::HandleRouted(http::Request& request, const http::RequestContext
   in.target = target;
   auto [xb, xe] = request.equal_range("X-HTTP-Method");
   for (auto it = xb; it != xe; ++it) in.x_http_method.push_back(ToView(it->value()));
-  in.has_if_match = request.find("If-Match") != request.end();
+  in.has_if_match = FindRequestHeader(request, "If-Match").has_value();
   in.is_known_account = [this](std::string_view name) { return authenticator_.IsKnownAccount(name); };
   in.disable_product_style = options_.disable_product_style_url;
   auto route = protocol::ResolveRoute(in);
@@ -163,7 +162,7 @@ void Dispatcher::HandleRouted(http::Request& request, const http::RequestContext
 
   if (!options_.skip_api_version_check) {
     auto version = protocol::CheckApiVersion(HeaderOf(request, "x-ms-version"),
-                                             request.find("x-ms-version") != request.end());
+                                             FindRequestHeader(request, "x-ms-version").has_value());
     if (!version.ok()) return WriteError(info, version.error(), response, xml);
   }
 

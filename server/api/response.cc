@@ -64,16 +64,15 @@ void WriteNoContent(http::Response& response, std::string_view data_service_vers
 
 void SetCommonHeaders(const http::Request& request, std::string_view request_id, http::Response& response) {
   response.set("x-ms-request-id", request_id);
-  auto version = request.find("x-ms-version");
-  if (version != request.end() && !version->value().empty()) {
-    response.set("x-ms-version", ToView(version->value()));
+  const std::optional<std::string_view> version = FindRequestHeader(request, "x-ms-version");
+  if (version && !version->empty()) {
+    response.set("x-ms-version", *version);
   } else {
     response.set("x-ms-version", protocol::kDefaultApiVersion);
   }
   response.set(http_ns::field::date, model::FormatRfc1123(model::NowTicks()));
   response.set(http_ns::field::server, kServerHeader);
-  auto client_id = request.find("x-ms-client-request-id");
-  if (client_id != request.end()) response.set("x-ms-client-request-id", ToView(client_id->value()));
+  if (auto client_id = FindRequestHeader(request, "x-ms-client-request-id")) response.set("x-ms-client-request-id", *client_id);
 }
 
 std::string NewRequestId() {
