@@ -36,34 +36,49 @@ size_t PlainPrefix(const char* p, size_t n) {
 
 }  // namespace
 
-void AppendJsonString(std::string& out, std::string_view text) {
+char* WriteJsonString(char* out, std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
-  out += '"';
-  // Appends runs of plain bytes in one go: per-character appends were a third
+  *out++ = '"';
+  // Copies runs of plain bytes in one go: per-character appends were a third
   // of the instructions of a 1000-entity query page.
   size_t i = 0;
   const size_t n = text.size();
   while (i < n) {
     const size_t run = i + PlainPrefix(text.data() + i, n - i);
-    if (run > i) out.append(text.data() + i, run - i);
+    std::memcpy(out, text.data() + i, run - i);
+    out += run - i;
     if (run == n) break;
     unsigned char c = static_cast<unsigned char>(text[run]);
     i = run + 1;
+    char short_escape = 0;
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      default: {
-        const char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
-        out.append(esc, 6);
-      }
+      case '"': short_escape = '"'; break;
+      case '\\': short_escape = '\\'; break;
+      case '\n': short_escape = 'n'; break;
+      case '\r': short_escape = 'r'; break;
+      case '\t': short_escape = 't'; break;
+      case '\b': short_escape = 'b'; break;
+      case '\f': short_escape = 'f'; break;
+      default: break;
+    }
+    *out++ = '\\';
+    if (short_escape != 0) {
+      *out++ = short_escape;
+    } else {
+      const char esc[5] = {'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
+      std::memcpy(out, esc, 5);
+      out += 5;
     }
   }
-  out += '"';
+  *out++ = '"';
+  return out;
+}
+
+void AppendJsonString(std::string& out, std::string_view text) {
+  const size_t old_size = out.size();
+  out.resize(old_size + JsonStringMaxSize(text.size()));
+  char* end = WriteJsonString(out.data() + old_size, text);
+  out.resize(static_cast<size_t>(end - out.data()));
 }
 
 void AppendXmlEscaped(std::string& out, std::string_view text) {

@@ -2,6 +2,7 @@
 // written here, so the shape stays identical across handlers and batch parts.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -22,6 +23,11 @@ std::string RenderXmlError(const ApiError& error, std::string_view request_id, i
 
 // Appends `text` as a JSON string literal (with quotes) to `out`.
 void AppendJsonString(std::string& out, std::string_view text);
+// The most bytes the literal of a `size`-byte text takes (every byte \u00XX).
+constexpr size_t JsonStringMaxSize(size_t size) { return 6 * size + 2; }
+// Writes the literal at `out`, which has room for JsonStringMaxSize(text.size())
+// bytes; returns one past its last byte. For writers that manage their buffer.
+char* WriteJsonString(char* out, std::string_view text);
 // Appends `text` with XML special characters escaped.
 void AppendXmlEscaped(std::string& out, std::string_view text);
 
