@@ -170,7 +170,7 @@ bool PartitionCache::ShouldBuild(uint64_t table_id, std::string_view partition_k
   std::string key = CacheKey(table_id, partition_key);
   std::lock_guard lock(mu_);
   // Room for at least a minimal entry; the real size is checked again on Insert.
-  if (!CanFitLocked(kMinCachedRows * 64, scan_clock)) return false;
+  if (scan_clock == refused_scan_ || !CanFitLocked(kMinCachedRows * 64, scan_clock)) return false;
   const uint64_t stamp = stamps_[stripe].load();
   if (auto ghost = ghosts_.find(key); ghost != ghosts_.end()) {
     if (ghost->second == stamp) return true;  // second read, unchanged: build (the ghost ages out)
@@ -195,7 +195,10 @@ void PartitionCache::Insert(uint64_t table_id, std::string_view partition_key, s
   const uint64_t stamp = stamps_[stripe].load();
   if (stamp > g0) return;  // a write the snapshot may miss: see the header
   if (auto found = index_.find(key); found != index_.end()) EraseLocked(found->second);
-  if (!CanFitLocked(entry->memory_bytes, scan_clock)) return;
+  if (!CanFitLocked(entry->memory_bytes, scan_clock)) {
+    refused_scan_ = scan_clock;
+    return;
+  }
   total_bytes_ += entry->memory_bytes;
   lru_.push_front(Entry{key, table_id, stamp, use_clock_.fetch_add(1) + 1, std::move(entry)});
   index_.emplace(std::move(key), lru_.begin());

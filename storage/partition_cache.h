@@ -190,6 +190,9 @@ class PartitionCache {
   std::unordered_map<std::string, std::list<Entry>::iterator> index_;  // guarded by mu_
   size_t total_bytes_ = 0;  // guarded by mu_
   std::atomic<uint64_t> use_clock_{0};  // advanced under mu_
+  // The scan clock of the last scan whose entry was refused for want of room:
+  // that scan builds nothing more (it would only be refused again).
+  uint64_t refused_scan_ = UINT64_MAX;  // guarded by mu_
   // Partitions read once from their first row: cache key -> stripe stamp then.
   std::unordered_map<std::string, uint64_t> ghosts_;  // guarded by mu_
   std::list<std::string> ghost_order_;                // oldest first; guarded by mu_

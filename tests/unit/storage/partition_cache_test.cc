@@ -141,6 +141,13 @@ TEST(PartitionCacheTest, AScanNeverEvictsEntriesUsedSinceItStarted) {
   EXPECT_FALSE(cache.ShouldBuild(1, "c", 0, scan));  // full of this scan's entries
   cache.Insert(1, "c", 0, g, scan, BuildEntry("c", 100));
   EXPECT_EQ(cache.Lookup(1, "c", 0, g), nullptr);
+  // Refused once for want of room: that scan builds nothing more, even where
+  // a small entry would still fit.
+  EXPECT_FALSE(cache.ShouldBuild(1, "d", 0, scan));
+  EXPECT_FALSE(cache.ShouldBuild(1, "d", 0, scan));
+  const uint64_t next_scan = cache.UseClock();  // a later scan may: ghost first, then build
+  EXPECT_FALSE(cache.ShouldBuild(1, "d", 0, next_scan));
+  EXPECT_TRUE(cache.ShouldBuild(1, "d", 0, next_scan));
   EXPECT_NE(cache.Lookup(1, "a", 0, g), nullptr);
   const uint64_t later = cache.UseClock();
   EXPECT_NE(cache.Lookup(1, "a", 0, g), nullptr);  // the later scan uses a, not b
