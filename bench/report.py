@@ -242,6 +242,11 @@ def report(res):
         t, a = res.of("drain", TS, what=what), res.of("drain", AZ, what=what)
         g = lambda s: s["median_ms"] if s else None
         p(f"| {text} | {fmt(g(t), 2)} | {fmt(g(a), 2)} | {ratio(g(a), g(t), 1)} | `{(t or a or {}).get('cmd', '')}` |")
+    fl = res.of("drain", "floor", what="scan")
+    if fl:
+        p(f"\nThe same filtered-scan command against the floor server (one request, its fixed answer): "
+          f"{fl['median_ms']:.2f} ms: the Node client's and HTTP's own cost, included in every query time above "
+          f"(`{fl['cmd']}`).")
     for s in (TS, AZ):
         sc = res.of("scancheck", s)
         if sc:
