@@ -5,6 +5,7 @@
 // Pure functions; thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -30,6 +31,9 @@ const std::string* FindQueryParam(const QueryParams& params, std::string_view na
 
 // True when `text` is well-formed UTF-8 (no overlongs, no surrogates, <= U+10FFFF).
 bool IsValidUtf8(std::string_view text);
+// Appends the UTF-8 encoding of a Unicode code point (< 0x110000) to *out
+// (JSON \u escapes and XML character references both decode through it).
+void AppendUtf8(uint32_t code_point, std::string* out);
 
 // Percent-encodes everything except RFC 3986 unreserved characters and the
 // bytes in `keep` (e.g. "'" when writing key predicates whose quotes are doubled).

@@ -2,6 +2,8 @@
 
 #include <cstdint>
 
+#include "protocol/url.h"
+
 namespace tablestone::protocol::xml {
 namespace {
 
@@ -12,24 +14,6 @@ bool IsNameStart(unsigned char c) {
 }
 bool IsNameChar(unsigned char c) {
   return IsNameStart(c) || (c >= '0' && c <= '9') || c == '-' || c == '.';
-}
-
-void AppendUtf8(std::string* out, uint32_t cp) {
-  if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
 }
 
 class Parser {
@@ -125,7 +109,7 @@ class Parser {
         if (cp > 0x10FFFF) return false;
       }
       if (cp == 0 || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-      AppendUtf8(out, cp);
+      AppendUtf8(cp, out);
     } else {
       return false;  // no DTD, so no other entities exist
     }
