@@ -197,8 +197,8 @@ stage_image() {
 #              disk trouble, against the test build's binary.
 # fuzz:        builds the libFuzzer targets with clang + ASan/UBSan and runs each for a bounded time.
 # asan:        builds the server with -DTABLESTONE_SANITIZE=address,undefined and runs the Python e2e
-#              suite plus the hostile-client and concurrency tests against it, and the unit tests
-#              of model, storage and protocol under ASan/UBSan too (TABLESTONE_ASAN_UNIT=0 skips them).
+#              suite plus the hostile-client and concurrency tests against it, and every unit test
+#              under ASan/UBSan too (TABLESTONE_ASAN_UNIT=0 skips them).
 #              Any sanitizer report fails the stage.
 # Environment: TABLESTONE_FUZZ_SECONDS (per target, default 12), TABLESTONE_FUZZ_BUILD_DIR
 # (default build-fuzz/), TABLESTONE_ASAN_BUILD_DIR (default build-asan/), TABLESTONE_ASAN_UNIT (0/1),
@@ -246,11 +246,10 @@ stage_asan() {
   local dir="${TABLESTONE_ASAN_BUILD_DIR:-$ROOT/build-asan}" rc=0 unit="${TABLESTONE_ASAN_UNIT:-1}"
   local tests=ON targets="tablestone"
   if [[ "$unit" != 1 ]]; then tests=OFF; fi
-  # The unit tests of the layers whose code handles raw bytes and memory (codecs, parsers, the
-  # scan cache); the server layers above run instrumented under the e2e and hostile suites below.
-  # All six binaries instrumented took CI past 30 minutes.
-  if [[ "$unit" == 1 ]]; then targets="tablestone unit_model unit_storage unit_protocol"; fi
-  # -O1: instrumented code needs no more optimization to find bugs, and compiles faster.
+  if [[ "$unit" == 1 ]]; then targets=""; fi  # everything: server + every unit test binary
+  # -O1 and line tables only (-g1, CMakeLists.txt): instrumented code needs no more to find bugs
+  # and report them, and this build went from 22 to about 6 minutes (with -O2 -g it took CI past
+  # 30 minutes).
   if ! TABLESTONE_TARGETS="$targets" timeout 3600 bash "$ROOT/scripts/build.sh" RelWithDebInfo "$dir" -- \
       -DTABLESTONE_SANITIZE=address,undefined -DTABLESTONE_BUILD_BENCH=OFF -DTABLESTONE_BUILD_TESTS=$tests \
       "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -DNDEBUG"; then
@@ -264,8 +263,7 @@ stage_asan() {
   export UBSAN_OPTIONS="halt_on_error=0:print_stacktrace=1:log_path=$reports/ubsan"
   if [[ "$unit" == 1 ]]; then
     local log="$WORK/asan-ctest.log" line
-    # Binaries not built above register a placeholder test named <binary>_NOT_BUILT.
-    (cd "$dir" && timeout 1500 ctest --output-on-failure --timeout 600 -j2 -E '_NOT_BUILT$') 2>&1 | tee "$log"
+    (cd "$dir" && timeout 1500 ctest --output-on-failure --timeout 600 -j2) 2>&1 | tee "$log"
     local crc=${PIPESTATUS[0]}
     line="$(grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -1)"
     if [[ -n "$line" ]]; then
