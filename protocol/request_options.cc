@@ -105,6 +105,11 @@ ApiResult<MetadataLevel> NegotiateMetadata(const std::string* format_param, std:
   }
   accept = Trim(accept);
   if (accept.empty()) return MetadataLevel::kMinimalMetadata;
+  // The exact values the SDKs (and most clients) send, answered without
+  // parsing: this runs on every entity request.
+  if (accept == "application/json;odata=nometadata") return MetadataLevel::kNoMetadata;
+  if (accept == "application/json;odata=minimalmetadata") return MetadataLevel::kMinimalMetadata;
+  if (accept == "application/json;odata=fullmetadata") return MetadataLevel::kFullMetadata;
   bool saw_atom = false;
   bool saw_verbose = false;
   while (!accept.empty()) {

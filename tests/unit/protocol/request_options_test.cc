@@ -16,6 +16,12 @@ TEST(RequestOptionsTest, MetadataNegotiation) {
   EXPECT_EQ(NegotiateMetadata(nullptr, "application/json;odata=nometadata").value(), MetadataLevel::kNoMetadata);
   EXPECT_EQ(NegotiateMetadata(nullptr, "Application/JSON; odata=FullMetadata").value(),
             MetadataLevel::kFullMetadata);
+  // The exact SDK values (answered without parsing) agree with the parser's answers.
+  for (const char* level : {"nometadata", "minimalmetadata", "fullmetadata"}) {
+    const std::string exact = std::string("application/json;odata=") + level;
+    const std::string spaced = std::string("application/json; odata=") + level;
+    EXPECT_EQ(NegotiateMetadata(nullptr, exact).value(), NegotiateMetadata(nullptr, spaced).value()) << level;
+  }
   std::string fmt = "application/json;odata=nometadata";
   EXPECT_EQ(NegotiateMetadata(&fmt, "application/json;odata=fullmetadata").value(), MetadataLevel::kNoMetadata);
   EXPECT_EQ(NegotiateMetadata(nullptr, "application/atom+xml").error().code, "AtomFormatNotSupported");
