@@ -303,10 +303,10 @@ StatusOr<model::ScanResult> RocksEngine::Scan(const TableInfo& table, const mode
             if (!DecodeEntityKey(resume_at, &row_table, &row.partition_key, &row.row_key)) {
               return Status::Corruption("entity key is malformed");
             }
-            auto next = scan_cache_->Lookup(table.id, row.partition_key, StripeIndex(table.id, row.partition_key),
-                                            clocks.g0);
+            const size_t next_stripe = StripeIndex(table.id, row.partition_key);
+            auto next = scan_cache_->Lookup(table.id, row.partition_key, next_stripe, clocks.g0);
             if (!next) break;
-            EnterPartition(table.id, row.partition_key, StripeIndex(table.id, row.partition_key), &part);
+            EnterPartition(table.id, row.partition_key, next_stripe, &part);
             entry = std::move(next);
           }
           if (resume_at >= upper) break;  // the range is done
