@@ -255,29 +255,21 @@ void CloseObject(JsonOut& out) {
   }
 }
 
-void CloseObject(std::string& out) {
-  if (!out.empty() && out.back() == ',') {
-    out.back() = '}';
-  } else {
-    out += '}';
-  }
-}
-
-void AppendTableMembers(std::string& out, std::string_view table, std::string_view base_url,
-                        std::string_view account, MetadataLevel level) {
+void AppendTableMembers(JsonOut& out, std::string_view table, std::string_view base_url, std::string_view account,
+                        MetadataLevel level) {
   if (level == MetadataLevel::kFullMetadata) {
     std::string path = "Tables('" + std::string(table) + "')";
-    out += "\"odata.type\":";
-    AppendJsonString(out, std::string(account) + ".Tables");
-    out += ",\"odata.id\":";
-    AppendJsonString(out, std::string(base_url) + path);
-    out += ",\"odata.editLink\":";
-    AppendJsonString(out, path);
-    out += ',';
+    out.Lit("\"odata.type\":");
+    out.String(std::string(account) + ".Tables");
+    out.Lit(",\"odata.id\":");
+    out.String(std::string(base_url) + path);
+    out.Lit(",\"odata.editLink\":");
+    out.String(path);
+    out.Char(',');
   }
-  out += "\"TableName\":";
-  AppendJsonString(out, table);
-  out += ',';
+  out.Lit("\"TableName\":");
+  out.String(table);
+  out.Char(',');
 }
 
 }  // namespace
@@ -347,34 +339,42 @@ std::string WriteEntityFeed(const std::vector<model::Entity>& entities, const En
 
 std::string WriteTableEntry(std::string_view table, std::string_view base_url, std::string_view account,
                             MetadataLevel level) {
-  std::string out = "{";
-  if (level != MetadataLevel::kNoMetadata) {
-    out += "\"odata.metadata\":";
-    AppendJsonString(out, std::string(base_url) + "$metadata#Tables/@Element");
-    out += ',';
+  std::string body;
+  {
+    JsonOut out(body);
+    out.Char('{');
+    if (level != MetadataLevel::kNoMetadata) {
+      out.Lit("\"odata.metadata\":");
+      out.String(std::string(base_url) + "$metadata#Tables/@Element");
+      out.Char(',');
+    }
+    AppendTableMembers(out, table, base_url, account, level);
+    CloseObject(out);
   }
-  AppendTableMembers(out, table, base_url, account, level);
-  CloseObject(out);
-  return out;
+  return body;
 }
 
 std::string WriteTableFeed(const std::vector<std::string>& tables, std::string_view base_url,
                            std::string_view account, MetadataLevel level) {
-  std::string out = "{";
-  if (level != MetadataLevel::kNoMetadata) {
-    out += "\"odata.metadata\":";
-    AppendJsonString(out, std::string(base_url) + "$metadata#Tables");
-    out += ',';
+  std::string body;
+  {
+    JsonOut out(body);
+    out.Char('{');
+    if (level != MetadataLevel::kNoMetadata) {
+      out.Lit("\"odata.metadata\":");
+      out.String(std::string(base_url) + "$metadata#Tables");
+      out.Char(',');
+    }
+    out.Lit("\"value\":[");
+    for (size_t i = 0; i < tables.size(); ++i) {
+      if (i > 0) out.Char(',');
+      out.Char('{');
+      AppendTableMembers(out, tables[i], base_url, account, level);
+      CloseObject(out);
+    }
+    out.Lit("]}");
   }
-  out += "\"value\":[";
-  for (size_t i = 0; i < tables.size(); ++i) {
-    if (i > 0) out += ',';
-    out += '{';
-    AppendTableMembers(out, tables[i], base_url, account, level);
-    CloseObject(out);
-  }
-  out += "]}";
-  return out;
+  return body;
 }
 
 }  // namespace tablestone::protocol
