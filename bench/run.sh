@@ -48,6 +48,7 @@ PT_N=10000           # entities of partition bench/pt (GET, PUT, MERGE, page, dr
 SCAN_N=50000         # entities of table scan (filtered scan)
 DRAIN_REPEAT=11     # drains measured (median), after DRAIN_WARMUP unmeasured ones
 DRAIN_WARMUP=2
+DRAIN_WARMUP_MS=1000  # ...and unmeasured drains continue until this much time has passed (Node's JIT)
 DEEP_REPEAT=20
 LOAD_CONC=16         # connections of the bulk loader
 FLOOR_BODY=""        # body bytes of the floor's answer: set from tablestone's entity GET
@@ -83,7 +84,7 @@ while [[ $# -gt 0 ]]; do
   shift
 done
 if [[ $SMOKE == 1 ]]; then
-  DURATION=1; REPS=1; SDK_DURATION=0.2; PT_N=1500; SCAN_N=3000; DRAIN_REPEAT=1; DRAIN_WARMUP=0; DEEP_REPEAT=3
+  DURATION=1; REPS=1; SDK_DURATION=0.2; PT_N=1500; SCAN_N=3000; DRAIN_REPEAT=1; DRAIN_WARMUP=0; DRAIN_WARMUP_MS=0; DEEP_REPEAT=3
   BIG=20000; AZURITE_BIG=5000; CONNS=64; BATCH_CONNS=32; IDLE_MS=500; SETTLE_S=0.5
 fi
 
@@ -245,13 +246,16 @@ load() {  # load SERVER TABLE COUNT LOADER-ARGS... ; records the load rate
 }
 
 # ---- one server: load, wrk, drains, SDK ------------------------------------------
-drains() {  # drains SERVER URL REPEAT WARMUP SUFFIX: the partition drain and the filtered scan, recorded as what=partition/scan+SUFFIX
-  local s="$1" url="$2" repeat="$3" warmup="$4" suffix="$5" out
-  out="$(node_tool drain.mjs --url "$url" --table bench --mode drain --filter "PartitionKey eq 'pt'" --repeat "$repeat" --warmup "$warmup")" \
-    && record kind=drain server="$s" what="partition$suffix" cmd="node bench/js/drain.mjs --url $url --table bench --mode drain --filter \"PartitionKey eq 'pt'\" --repeat $repeat --warmup $warmup" json="$out" \
+drains() {  # drains SERVER URL REPEAT WARMUP WARMUP_MS SUFFIX: the partition drain and the filtered scan, recorded as what=partition/scan+SUFFIX
+  local s="$1" url="$2" repeat="$3" warmup="$4" warmup_ms="$5" suffix="$6" out
+  local opts="--repeat $repeat --warmup $warmup --warmup-ms $warmup_ms"
+  # shellcheck disable=SC2086  # $opts is a list of flags
+  out="$(node_tool drain.mjs --url "$url" --table bench --mode drain --filter "PartitionKey eq 'pt'" $opts)" \
+    && record kind=drain server="$s" what="partition$suffix" cmd="node bench/js/drain.mjs --url $url --table bench --mode drain --filter \"PartitionKey eq 'pt'\" $opts" json="$out" \
     || fail "$s: partition drain$suffix"
-  out="$(node_tool drain.mjs --url "$url" --table scan --mode drain --filter "Num ge $((SCAN_N - 10))" --repeat "$repeat" --warmup "$warmup")" \
-    && record kind=drain server="$s" what="scan$suffix" scanned="$SCAN_N" cmd="node bench/js/drain.mjs --url $url --table scan --mode drain --filter \"Num ge $((SCAN_N - 10))\" --repeat $repeat --warmup $warmup" json="$out" \
+  # shellcheck disable=SC2086
+  out="$(node_tool drain.mjs --url "$url" --table scan --mode drain --filter "Num ge $((SCAN_N - 10))" $opts)" \
+    && record kind=drain server="$s" what="scan$suffix" scanned="$SCAN_N" cmd="node bench/js/drain.mjs --url $url --table scan --mode drain --filter \"Num ge $((SCAN_N - 10))\" $opts" json="$out" \
     || fail "$s: filtered scan drain$suffix"
 }
 
@@ -262,7 +266,7 @@ bench_server() {
   load "$s" bench "$PT_N" --pk pt || { stop_server; return 1; }
   load "$s" scan "$SCAN_N" --partition-size 1000 --pk-prefix s || { stop_server; return 1; }
   for t in ins del bat; do load "$s" "$t" 0 || { stop_server; return 1; }; done
-  drains "$s" "$url" 1 0 _cold  # the first query of each kind after loading (tablestone: scan cache empty)
+  drains "$s" "$url" 1 0 0 _cold  # the first query of each kind after loading (tablestone: scan cache empty)
 
   # The entity GET answer (its body size sizes the floor's answer).
   local sizes
@@ -305,7 +309,7 @@ bench_server() {
   record kind=scancheck server="$s" continuation_headers="$hdrs"
 
   log "=== $s: drains"
-  drains "$s" "$url" "$DRAIN_REPEAT" "$DRAIN_WARMUP" ""
+  drains "$s" "$url" "$DRAIN_REPEAT" "$DRAIN_WARMUP" "$DRAIN_WARMUP_MS" ""
 
   if [[ $DO_SDK == 1 ]]; then
     log "=== $s: JS SDK"
@@ -389,8 +393,8 @@ bench_floor() {
   # The filtered-scan command against the floor: one request and its fixed answer, i.e. what the
   # Node client and HTTP cost before any server work (a floor under the query timings).
   local url="http://127.0.0.1:${PORT[floor]}" out
-  out="$(node_tool drain.mjs --url "$url" --table scan --mode drain --filter "Num ge $((SCAN_N - 10))" --repeat "$DRAIN_REPEAT" --warmup "$DRAIN_WARMUP")" \
-    && record kind=drain server=floor what=scan cmd="node bench/js/drain.mjs --url $url --table scan --mode drain --filter \"Num ge $((SCAN_N - 10))\" --repeat $DRAIN_REPEAT --warmup $DRAIN_WARMUP" json="$out" \
+  out="$(node_tool drain.mjs --url "$url" --table scan --mode drain --filter "Num ge $((SCAN_N - 10))" --repeat "$DRAIN_REPEAT" --warmup "$DRAIN_WARMUP" --warmup-ms "$DRAIN_WARMUP_MS")" \
+    && record kind=drain server=floor what=scan cmd="node bench/js/drain.mjs --url $url --table scan --mode drain --filter \"Num ge $((SCAN_N - 10))\" --repeat $DRAIN_REPEAT --warmup $DRAIN_WARMUP --warmup-ms $DRAIN_WARMUP_MS" json="$out" \
     || fail "floor: drain command"
   stop_server
 }
