@@ -93,6 +93,9 @@ for lib in $(awk '/=>/ {print $3}' <<<"$ldd_out"); do
   for dep in "${dep_names[@]}"; do [[ "$names" == *" $dep "* ]] && covered=1; done
   (( covered )) || uncovered+=("$lib (${pkg:-no package})")
 done
+# The allocator is part of the product's speed (CMakeLists.txt, TABLESTONE_MALLOC): the packaged binary
+# must use jemalloc, not silently fall back to glibc's malloc.
+if grep -q 'libjemalloc' <<<"$ldd_out"; then pass "linked with jemalloc"; else fail "not linked with jemalloc: $ldd_out"; fi
 if (( ${#uncovered[@]} == 0 )); then pass "every linked library is covered by Depends: $depends"
 else fail "libraries not covered by Depends: ${uncovered[*]}"; fi
 
