@@ -108,6 +108,7 @@ std::shared_ptr<const CachedPartition> PartitionBuilder::Finish(std::string next
       for (const Span& s : c.texts) col.texts.push_back(view(s));
       col.texts.resize(n);
     }
+    col.ComputeZoneMap();
     column_bytes += sizeof(model::RowColumn) + VectorBytes(col.tags) + VectorBytes(col.ints) +
                     VectorBytes(col.doubles) + VectorBytes(col.texts);
   }

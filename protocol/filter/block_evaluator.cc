@@ -164,10 +164,115 @@ void Eval(const Ast& ast, int index, const RowBlock& block, size_t begin, size_t
   }
 }
 
+// Can some value in [lo, hi] satisfy `value op lit`? For doubles the bounds
+// hold no NaN; a NaN literal fails every operator's test but ne's, as IEEE
+// comparison fails every row (ne: every row is true).
+template <typename T>
+bool RangeMayMatch(T lo, T hi, CompareOp op, T lit) {
+  switch (op) {
+    case CompareOp::kEq: return lo <= lit && lit <= hi;
+    case CompareOp::kNe: return !(lo == lit && hi == lit);
+    case CompareOp::kLt: return lo < lit;
+    case CompareOp::kLe: return lo <= lit;
+    case CompareOp::kGt: return hi > lit;
+    case CompareOp::kGe: return hi >= lit;
+  }
+  return true;
+}
+
+// A comparison on a column every row of which either lacks the property or
+// has type c.value_tag. Mirrors CompareValue's dispatch on the literal's type.
+bool ColumnMayMatch(const RowColumn& c, CompareOp op, const model::EdmValue& lit) {
+  if (c.value_tag == model::kMixedTag || c.value_tag == model::kAbsentTag) return true;
+  const EdmType tag = static_cast<EdmType>(c.value_tag);
+  enum class Kind { kInt, kDouble, kBool, kUnranged, kMismatch } kind = Kind::kMismatch;
+  double double_lit = 0;
+  switch (lit.type) {
+    case EdmType::kInt32:  // widens to an Int64 or Double property
+      if (tag == EdmType::kInt32 || tag == EdmType::kInt64) kind = Kind::kInt;
+      if (tag == EdmType::kDouble) kind = Kind::kDouble, double_lit = static_cast<double>(lit.int_value);
+      break;
+    case EdmType::kInt64:  // an Int32 property is a mismatch
+      if (tag == EdmType::kInt64) kind = Kind::kInt;
+      if (tag == EdmType::kDouble) kind = Kind::kDouble, double_lit = static_cast<double>(lit.int_value);
+      break;
+    case EdmType::kDouble:
+      if (tag == EdmType::kDouble) kind = Kind::kDouble, double_lit = lit.double_value;
+      break;
+    case EdmType::kDateTime:
+      if (tag == EdmType::kDateTime) kind = Kind::kInt;
+      break;
+    case EdmType::kBoolean:
+      if (tag == EdmType::kBoolean) kind = Kind::kBool;
+      break;
+    case EdmType::kString:
+    case EdmType::kGuid:
+    case EdmType::kBinary:
+      if (tag == lit.type) kind = Kind::kUnranged;
+      break;
+  }
+  switch (kind) {
+    case Kind::kMismatch: {
+      // Every present row gets the fixed mismatch answer, which CompareValue
+      // gives for any value of that type.
+      ValueView v;
+      v.type = tag;
+      return CompareValue(v, op, lit);
+    }
+    case Kind::kUnranged: return true;
+    case Kind::kInt: return !c.has_range || RangeMayMatch(c.min_int, c.max_int, op, lit.int_value);
+    case Kind::kBool:
+      return !c.has_range || RangeMayMatch(c.min_int, c.max_int, op, int64_t{lit.int_value != 0 ? 1 : 0});
+    case Kind::kDouble: return !c.has_range || RangeMayMatch(c.min_double, c.max_double, op, double_lit);
+  }
+  return true;
+}
+
+bool MayMatch(const Ast& ast, int index, const RowBlock& block) {
+  const Node& node = ast.nodes[static_cast<size_t>(index)];
+  switch (node.kind) {
+    case NodeKind::kAnd:
+      for (int c : node.children) {
+        if (!MayMatch(ast, c, block)) return false;
+      }
+      return true;
+    case NodeKind::kOr:
+      for (int c : node.children) {
+        if (MayMatch(ast, c, block)) return true;
+      }
+      return false;
+    case NodeKind::kNot: return true;  // "none" below says nothing about "all"
+    case NodeKind::kConstant: return node.constant;
+    case NodeKind::kBoolProperty: {
+      if (node.property.system != SystemProperty::kNone) return false;  // never Boolean (BoolProperty)
+      const RowColumn* c = block.FindColumn(node.property.name);
+      if (c == nullptr) return false;
+      return ColumnMayMatch(*c, CompareOp::kEq, model::EdmValue::Boolean(true));
+    }
+    case NodeKind::kCompare:
+      switch (node.property.system) {
+        case SystemProperty::kPartitionKey:  // one value per block: the exact answer
+          return CompareValue(ValueView::String(block.partition_key), node.op, node.literal);
+        case SystemProperty::kRowKey:
+        case SystemProperty::kTimestamp: return true;
+        case SystemProperty::kNone: break;
+      }
+      {
+        const RowColumn* c = block.FindColumn(node.property.name);
+        if (c == nullptr) return false;  // missing: false for every operator
+        return ColumnMayMatch(*c, node.op, node.literal);
+      }
+  }
+  return true;
+}
+
 }  // namespace
+
+bool BlockMayMatch(const Ast& ast, const model::RowBlock& block) { return MayMatch(ast, ast.root, block); }
 
 void EvaluateBlock(const Ast& ast, const model::RowBlock& block, size_t begin, size_t end, uint8_t* keep) {
   if (end <= begin) return;
+  if (!BlockMayMatch(ast, block)) return Fill(keep, end - begin, false);
   Eval(ast, ast.root, block, begin, end - begin, keep);
 }
 

@@ -13,6 +13,11 @@
 // the equivalence is tested on random filters and rows
 // (tests/unit/protocol/filter_block_test.cc).
 //
+// Zone maps: before the per-row work, EvaluateBlock asks BlockMayMatch
+// whether the columns' value types and ranges (RowColumn's zone map) leave any
+// row a chance; when they prove none, keep is zero-filled at once. The test
+// is conservative: "maybe" whenever it cannot prove "none".
+//
 // Thread safety: pure function; no shared state.
 #pragma once
 
@@ -24,8 +29,19 @@
 
 namespace tablestone::protocol::filter {
 
+// False only if no row of `block` can satisfy `ast`, proved from the block's
+// zone maps without looking at rows: a comparison on a missing column, on a
+// column whose value type mismatches the literal where the fixed mismatch
+// answer is false, or whose [min, max] cannot satisfy `op literal` (ne: only
+// when min == max == literal); PartitionKey comparisons (one value per
+// block); constants; a bare property that is never Boolean true. `and` is
+// none if any operand is, `or` if all are; `not`, RowKey, Timestamp, strings,
+// Guids and Binary are "maybe" (true). Cost: one column lookup per comparison.
+bool BlockMayMatch(const Ast& ast, const model::RowBlock& block);
+
 // Sets keep[i - begin] = EvaluateEntity(ast, block.RowEntity(i)) ? 1 : 0 for
-// every i in [begin, end). Allocates scratch masks for and/or nodes only.
+// every i in [begin, end). Allocates scratch masks for and/or nodes only;
+// none when BlockMayMatch is false (keep is then zero-filled).
 void EvaluateBlock(const Ast& ast, const model::RowBlock& block, size_t begin, size_t end, uint8_t* keep);
 
 }  // namespace tablestone::protocol::filter

@@ -21,6 +21,19 @@
 //     that family) or row_count() long; entries of other rows are zero/empty.
 //   * uniform_tag is the tag every row shares, or kMixedTag (filters use it to
 //     pick a tight loop once per block instead of a switch per row).
+//   * the zone map, set by ComputeZoneMap() (left at its conservative
+//     defaults by a builder that does not call it):
+//       value_tag   the tag every row HAVING the property shares (absent rows
+//                   ignored), or kMixedTag (types differ, or no row has it);
+//       has_range   value_tag is Int32/Int64/DateTime/Boolean and [min_int,
+//                   max_int] bounds ints[] of the rows that have it (Boolean:
+//                   bounds ints[i] != 0, i.e. within [0, 1]), or value_tag is
+//                   Double, no such row is NaN, and [min_double, max_double]
+//                   bounds their doubles[] (-0.0 == 0.0 as in IEEE order).
+//     Filters use it to prove that no row of the block can match a
+//     comparison (block_evaluator.h) and skip the block's per-row work;
+//     absent rows never match a comparison, so ignoring them is safe.
+//     Strings, Guids and Binary have no range.
 //
 // Thread safety: plain data; concurrent const use is safe.
 #pragma once
@@ -46,6 +59,66 @@ struct RowColumn {
   std::vector<int64_t> ints;
   std::vector<double> doubles;
   std::vector<std::string_view> texts;
+
+  // Zone map (see the contract above). The defaults claim nothing.
+  uint8_t value_tag = kMixedTag;
+  bool has_range = false;
+  int64_t min_int = 0;
+  int64_t max_int = 0;
+  double min_double = 0;
+  double max_double = 0;
+
+  // Sets value_tag, has_range and the bounds from tags and payloads: one pass
+  // over the column when the block is built.
+  void ComputeZoneMap() {
+    value_tag = kMixedTag;
+    has_range = false;
+    min_int = max_int = 0;
+    min_double = max_double = 0;
+    uint8_t seen = kAbsentTag;
+    for (uint8_t t : tags) {
+      if (t == kAbsentTag || t == seen) continue;
+      if (seen != kAbsentTag) return;  // two types: no value_tag, no range
+      seen = t;
+    }
+    if (seen == kAbsentTag) return;  // no row has the property
+    value_tag = seen;
+    const size_t n = tags.size();
+    switch (static_cast<EdmType>(seen)) {
+      case EdmType::kInt32:
+      case EdmType::kInt64:
+      case EdmType::kDateTime:
+      case EdmType::kBoolean: {
+        if (ints.size() != n) return;
+        const bool is_bool = seen == static_cast<uint8_t>(EdmType::kBoolean);
+        bool first = true;
+        for (size_t i = 0; i < n; ++i) {
+          if (tags[i] == kAbsentTag) continue;
+          const int64_t v = is_bool ? (ints[i] != 0 ? 1 : 0) : ints[i];
+          if (first || v < min_int) min_int = v;
+          if (first || v > max_int) max_int = v;
+          first = false;
+        }
+        has_range = true;
+        return;
+      }
+      case EdmType::kDouble: {
+        if (doubles.size() != n) return;
+        bool first = true;
+        for (size_t i = 0; i < n; ++i) {
+          if (tags[i] == kAbsentTag) continue;
+          const double v = doubles[i];
+          if (v != v) return;  // NaN: unordered, no usable range
+          if (first || v < min_double) min_double = v;
+          if (first || v > max_double) max_double = v;
+          first = false;
+        }
+        has_range = true;
+        return;
+      }
+      default: return;  // String, Guid, Binary: no range
+    }
+  }
 };
 
 struct RowBlock {

@@ -8,6 +8,7 @@
 #include <chrono>
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <cstdio>
 #include <random>
@@ -81,6 +82,51 @@ TEST(PartitionCacheTest, BuilderLaysOutColumnsAndFindsRows) {
   EXPECT_EQ(entry->LowerBound(PartitionEnd(1, "p")), 10u);
   EXPECT_EQ(entry->LowerBound(PartitionStart(1, "q")), 10u);
   EXPECT_EQ(entry->LowerBound(TableEnd(1)), 10u);
+}
+
+TEST(PartitionCacheTest, BuilderComputesZoneMaps) {
+  // n: Int32 0..9 in every row; s: strings in even rows (no range).
+  auto entry = BuildEntry("p", 10);
+  const model::RowColumn* n = entry->block.FindColumn("n");
+  ASSERT_NE(n, nullptr);
+  EXPECT_EQ(n->value_tag, static_cast<uint8_t>(model::EdmType::kInt32));
+  EXPECT_TRUE(n->has_range);
+  EXPECT_EQ(n->min_int, 0);
+  EXPECT_EQ(n->max_int, 9);
+  const model::RowColumn* s = entry->block.FindColumn("s");
+  EXPECT_EQ(s->value_tag, static_cast<uint8_t>(model::EdmType::kString));
+  EXPECT_FALSE(s->has_range);
+
+  // Doubles (one column with a NaN), DateTime with gaps, mixed types.
+  const std::string pk = "z";
+  PartitionBuilder builder(PartitionStart(1, pk), pk);
+  const std::string prefix = PartitionStart(1, pk);
+  const double doubles[] = {2.5, -1.0, 0.0, 7.0};
+  for (int i = 0; i < 4; ++i) {
+    Entity e = MakeEntity(pk, RowKey(i), {{"d", EdmValue::Double(doubles[i])},
+                                          {"nan", EdmValue::Double(i == 2 ? std::nan("") : 1.0)},
+                                          {"m", i == 3 ? EdmValue::Int64(5) : EdmValue::Int32(i)}});
+    if (i != 1) e.properties.push_back({"t", EdmValue::DateTime(1000 - i)});
+    const std::string key = EncodeEntityKey(1, pk, e.row_key);
+    builder.Add(std::string_view(key).substr(prefix.size()), e, EncodeEntityValue(e));
+  }
+  auto z = builder.Finish(std::string(), 0);
+  const model::RowColumn* d = z->block.FindColumn("d");
+  EXPECT_TRUE(d->has_range);
+  EXPECT_EQ(d->min_double, -1.0);
+  EXPECT_EQ(d->max_double, 7.0);
+  const model::RowColumn* nan = z->block.FindColumn("nan");
+  EXPECT_EQ(nan->value_tag, static_cast<uint8_t>(model::EdmType::kDouble));
+  EXPECT_FALSE(nan->has_range);
+  const model::RowColumn* t = z->block.FindColumn("t");
+  EXPECT_EQ(t->uniform_tag, model::kMixedTag);  // absent in row 1
+  EXPECT_EQ(t->value_tag, static_cast<uint8_t>(model::EdmType::kDateTime));
+  EXPECT_TRUE(t->has_range);
+  EXPECT_EQ(t->min_int, 997);
+  EXPECT_EQ(t->max_int, 1000);
+  const model::RowColumn* m = z->block.FindColumn("m");
+  EXPECT_EQ(m->value_tag, model::kMixedTag);
+  EXPECT_FALSE(m->has_range);
 }
 
 TEST(PartitionCacheTest, WritesInvalidateAndSnapshotsMustNotBeOlderThanTheStamp) {
