@@ -5,8 +5,14 @@
 // Writes to one (table, PartitionKey) are serialized by a striped lock; a
 // table's deletion waits for writes in flight on that table and vice versa.
 //
-// Durability: a write returns OK only after RocksDB accepted it into the WAL
-// (and fsynced it when EngineOptions::sync_writes is set).
+// Durability (group commit): Write() and the other writes return once their
+// batch is in the write-ahead log's buffer and visible to readers; they are
+// durable (survive a process crash; with EngineOptions::sync_writes a power
+// loss) once a later SyncWal() has returned. Callers must not acknowledge a
+// write, nor send a response that may reflect one, before that: take
+// VisibleMark() after producing the response and wait until DurableMark()
+// reaches it, calling SyncWal() once for all responses that wait. One WAL
+// write (and fsync) then covers every request of a batch instead of one each.
 //
 // Errors: StatusCode values from storage/model/status.h:
 //   kTableNotFound, kTableAlreadyExists, kNotFound, kAlreadyExists,
@@ -34,7 +40,7 @@ namespace tablestone::storage {
 struct EngineOptions {
   std::string path;               // data directory (created if missing)
   bool in_memory = false;         // RocksDB on rocksdb::NewMemEnv; nothing touches disk
-  bool sync_writes = false;       // fsync the WAL on every acknowledged write
+  bool sync_writes = false;       // SyncWal() also fsyncs the WAL (survives power loss)
   size_t block_cache_bytes = 32u << 20;
   size_t row_cache_bytes = 8u << 20;  // RocksDB row cache for point reads; 0 = none
   size_t write_buffer_bytes = 32u << 20;
@@ -108,6 +114,19 @@ class Engine {
   // Per-table ACL blob; deleted with the table. kTableNotFound if the table is gone.
   virtual Status PutTableAcl(const TableInfo& table, std::string_view value) = 0;
   virtual StatusOr<std::string> GetTableAcl(const TableInfo& table) = 0;
+
+  // ---- Group commit of the write-ahead log (see "Durability" above) ----
+  // A number covering every write visible to readers now (RocksDB's last
+  // published sequence number). Cheap: an atomic load.
+  virtual uint64_t VisibleMark() = 0;
+  // Writes covered by a VisibleMark() <= this are durable.
+  virtual uint64_t DurableMark() = 0;
+  // Writes the buffered log to its file (and fsyncs it with sync_writes), then
+  // raises DurableMark() to the VisibleMark() read before. On failure the mark
+  // is raised as well (those writes stay visible but may be lost in a crash;
+  // later writes fail until the disk recovers) and the error is returned: the
+  // caller answers the responses that waited with an error. OK after Close().
+  virtual Status SyncWal() = 0;
 
   // Approximate on-disk bytes and live entity count (benchmarks, health).
   struct Stats {

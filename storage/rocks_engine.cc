@@ -152,11 +152,18 @@ Status RocksEngine::OpenLocked() {
   db_options.max_open_files = 512;
   db_options.keep_log_file_num = 3;
   db_options.max_log_file_size = 1u << 20;
+  // Explicitly: options.h's default depends on how RocksDB's headers see
+  // NDEBUG, and at DEBUG level FlushWAL alone writes a line per group commit.
+  db_options.info_log_level = rocksdb::InfoLogLevel::INFO_LEVEL;
   if (!options_.in_memory) {
     db_options.info_log =
         std::make_shared<TolerantInfoLog>(path + "/LOG", db_options.max_log_file_size, db_options.info_log_level);
   }
   db_options.avoid_unnecessary_blocking_io = true;
+  // Group commit: DB::Write only appends to the log's buffer; SyncWal() writes
+  // it once per batch of requests (Engine's "Durability"). One write(2) per
+  // request was ~10% of an insert's CPU time.
+  db_options.manual_wal_flush = true;
   // Recently read entities, by SST file and key: a repeated point read skips
   // the index, filter and data-block search (~11,000 instructions of a GET).
   // Memtable reads come first, so the cache never serves a stale value.
@@ -284,13 +291,16 @@ Status RocksEngine::Close() {
   std::lock_guard lock(close_mu_);
   gate_.CloseAndDrain();
   if (db_ == nullptr) return Status::Ok();
-  Status result;
+  // Whatever is still in the log's buffer goes to the file first (the flush
+  // below makes it redundant, but a failed flush must not lose it).
+  Status result = FromRocks(db_->FlushWAL(options_.sync_writes), "writing the log on close");
   if (!options_.in_memory) {
     // Flushing makes the next start skip WAL replay.
     rocksdb::FlushOptions flush;
     flush.wait = true;
     std::vector<rocksdb::ColumnFamilyHandle*> handles(cfs_.begin(), cfs_.end());
-    result = FromRocks(db_->Flush(flush, handles), "flushing on close");
+    Status flushed = FromRocks(db_->Flush(flush, handles), "flushing on close");
+    if (result.ok()) result = std::move(flushed);
   }
   for (rocksdb::ColumnFamilyHandle* h : cfs_) db_->DestroyColumnFamilyHandle(h).PermitUncheckedError();
   cfs_.clear();
@@ -325,9 +335,31 @@ int64_t RocksEngine::NextTimestamp(int64_t floor) {
 }
 
 rocksdb::WriteOptions RocksEngine::WriteOpts() const {
-  rocksdb::WriteOptions wo;
-  wo.sync = options_.sync_writes;
-  return wo;
+  // Never sync here: SyncWal() writes and fsyncs the log for a whole batch.
+  return rocksdb::WriteOptions();
+}
+
+uint64_t RocksEngine::VisibleMark() {
+  GatePass pass(gate_);
+  // Closed: Close() flushed everything, so nothing visible is pending.
+  if (!pass.ok()) return 0;
+  return db_->GetLatestSequenceNumber();
+}
+
+// Why the mark read BEFORE FlushWAL covers the right writes: RocksDB publishes
+// a write's sequence number (makes it visible) only after appending it to the
+// log buffer, so every write <= `visible` is in the buffer when FlushWAL runs.
+Status RocksEngine::SyncWal() {
+  GatePass pass(gate_);
+  if (!pass.ok()) return Status::Ok();
+  std::lock_guard lock(sync_mu_);
+  const uint64_t visible = db_->GetLatestSequenceNumber();
+  if (visible <= durable_mark_.load(std::memory_order_acquire)) return Status::Ok();  // another thread did it
+  Status s = FromRocks(db_->FlushWAL(options_.sync_writes), "writing the log");
+  uint64_t mark = durable_mark_.load(std::memory_order_relaxed);
+  while (mark < visible && !durable_mark_.compare_exchange_weak(mark, visible, std::memory_order_release)) {
+  }
+  return s;
 }
 
 // A failed write (ENOSPC, EROFS, EIO) makes RocksDB latch a background error and refuse every

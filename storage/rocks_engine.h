@@ -56,6 +56,10 @@ class RocksEngine final : public Engine {
   Status PutTableAcl(const TableInfo& table, std::string_view value) override;
   StatusOr<std::string> GetTableAcl(const TableInfo& table) override;
 
+  uint64_t VisibleMark() override;
+  uint64_t DurableMark() override { return durable_mark_.load(std::memory_order_acquire); }
+  Status SyncWal() override;
+
   Stats GetStats() override;
 
  private:
@@ -103,6 +107,10 @@ class RocksEngine final : public Engine {
   // Null when EngineOptions::scan_cache_bytes is 0. Write() stamps a stripe
   // after each commit under its lock; see partition_cache.h for the argument.
   std::unique_ptr<PartitionCache> scan_cache_;
+
+  // Sequence number up to which the WAL is written (SyncWal); see Engine.
+  std::atomic<uint64_t> durable_mark_{0};
+  std::mutex sync_mu_;  // one SyncWal at a time: concurrent ones would only repeat the work
 
   std::atomic<int64_t> last_timestamp_{0};
   std::atomic<int64_t> last_resume_ns_{0};  // steady clock of the last DB::Resume() attempt

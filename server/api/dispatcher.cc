@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
 #include "protocol/acl_blob.h"
 #include "protocol/request_options.h"
 #include "protocol/route.h"
@@ -207,6 +209,14 @@ void Dispatcher::RenderTransportError(http::TransportError error, const http::Re
   response.version(partial_request.version() == 0 ? 11 : partial_request.version());
   WriteErrorRaw(request_id, HeaderOf(partial_request, "Accept"), e, response);
   SetCommonHeaders(partial_request, request_id, response);
+}
+
+bool Dispatcher::MakeDurable() {
+  Status s = engine_.SyncWal();
+  if (s.ok()) return true;
+  // Rare (a full or failing disk); the held requests are answered 500.
+  spdlog::error("writing the write-ahead log failed: {}", s.ToString());
+  return false;
 }
 
 std::unique_ptr<http::RequestHandler> MakeApiHandler(storage::Engine& engine, ApiOptions options) {

@@ -27,6 +27,10 @@ class Dispatcher : public http::RequestHandler {
   void Handle(http::Request& request, const http::RequestContext& context, http::Response& response) override;
   void RenderTransportError(http::TransportError error, const http::Request& partial_request,
                             http::Response& response) override;
+  // Group commit, straight to the engine's marks (storage/engine.h, "Durability").
+  uint64_t DurabilityTicket() override { return engine_.VisibleMark(); }
+  bool IsDurable(uint64_t ticket) override { return ticket <= engine_.DurableMark(); }
+  bool MakeDurable() override;
 
  private:
   // Sets *cors_account once the request's account is known, so Handle() can

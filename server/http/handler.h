@@ -42,6 +42,20 @@ class RequestHandler {
   // Builds the response for a transport-level failure.
   virtual void RenderTransportError(TransportError error, const Request& partial_request,
                                     Response& response) = 0;
+
+  // Group commit (added after the first version; the defaults mean "every
+  // response may be sent at once"). Storage may acknowledge a write before it
+  // is durable (a buffered write-ahead log); a response that may reflect such
+  // a write must wait. Right after Handle() the session takes
+  // DurabilityTicket(); if !IsDurable(ticket) it holds the response, and once
+  // per batch of held responses on an I/O thread (after the other ready work
+  // of that thread, so one call covers many requests) it calls MakeDurable().
+  // True: send them. False: the writes may be lost in a crash; the session
+  // answers each held request with RenderTransportError(kInternalError).
+  // All three may be called concurrently from any I/O thread.
+  virtual uint64_t DurabilityTicket() { return 0; }
+  virtual bool IsDurable(uint64_t ticket) { return true; }
+  virtual bool MakeDurable() { return true; }
 };
 
 }  // namespace tablestone::http

@@ -14,6 +14,8 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 #include <exception>
+#include <memory>
+#include <vector>
 
 namespace tablestone::http {
 namespace {
@@ -58,6 +60,18 @@ bool IsQuietReadError(const beast::error_code& ec) {
          ec == net::error::connection_reset || ec == net::error::broken_pipe ||
          ec == net::error::not_connected || ec == net::error::bad_descriptor;
 }
+
+// Group commit: the sessions of this I/O thread whose responses wait for the
+// write-ahead log (RequestHandler::MakeDurable). Each io_context is run by
+// exactly one thread, so the flush posted to a session's executor runs on the
+// thread that queued it, after the handlers that were already ready: one
+// MakeDurable() covers every request that thread served in between.
+struct DurabilityGroup {
+  std::vector<std::shared_ptr<Session>> waiting;
+  std::vector<std::shared_ptr<Session>> spare;  // reused, so a flush allocates nothing
+  bool flush_posted = false;
+};
+thread_local DurabilityGroup t_durability_group;
 
 }  // namespace
 
@@ -252,6 +266,46 @@ void Session::HandleRequest() {
     response_.result(bhttp::status::internal_server_error);
   }
   FinishResponse();
+  // The response may reflect a write that is not durable yet (its own or
+  // another connection's): it waits for the thread's next log write.
+  if (!env_.handler->IsDurable(env_.handler->DurabilityTicket())) return AwaitDurability();
+  DoWrite();
+}
+
+void Session::AwaitDurability() {
+  DurabilityGroup& group = t_durability_group;
+  group.waiting.push_back(shared_from_this());
+  if (group.flush_posted) return;
+  group.flush_posted = true;
+  net::post(stream_.get_executor(), [handler = env_.handler] { FlushDurabilityGroup(handler); });
+}
+
+void Session::FlushDurabilityGroup(RequestHandler* handler) {
+  DurabilityGroup& group = t_durability_group;
+  group.flush_posted = false;
+  std::vector<std::shared_ptr<Session>> batch;
+  batch.swap(group.spare);
+  batch.swap(group.waiting);  // waiting is now the (empty) spare vector
+  const bool durable = handler->MakeDurable();
+  for (const std::shared_ptr<Session>& session : batch) session->OnDurable(durable);
+  batch.clear();
+  if (group.spare.capacity() < batch.capacity()) group.spare.swap(batch);
+}
+
+void Session::OnDurable(bool durable) {
+  if (!durable) {
+    // The write may be lost in a crash: never acknowledge it. Reads that
+    // waited get the same answer; they cannot tell what they observed.
+    response_ = Response{};
+    response_.version(request_.version());
+    try {
+      env_.handler->RenderTransportError(TransportError::kInternalError, request_, response_);
+    } catch (...) {
+      response_ = Response{};
+    }
+    if (response_.result() == bhttp::status::ok) response_.result(bhttp::status::internal_server_error);
+    FinishResponse();
+  }
   DoWrite();
 }
 

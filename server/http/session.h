@@ -4,8 +4,9 @@
 //   wait for the first byte (idle timeout) -> read headers and body with a
 //   FRESH parser (header/body limits; one deadline for the whole request) ->
 //   "100 Continue" if the client asked -> RequestHandler::Handle -> settle
-//   Content-Length and keep-alive -> write (write deadline) -> access-log line
-//   -> next request or close.
+//   Content-Length and keep-alive -> if the response may reflect a write that
+//   is not durable yet, wait for the thread's next group commit (handler.h) ->
+//   write (write deadline) -> access-log line -> next request or close.
 // Pipelined requests are served in order: bytes after one request stay in the
 // connection's buffer and are parsed after its response has been written.
 //
@@ -84,6 +85,11 @@ class Session : public Closable, public std::enable_shared_from_this<Session> {
   void HandleRequest();
   void FailRequest(TransportError error);
   void FinishResponse();
+  // Group commit (RequestHandler::MakeDurable): queue this session's response
+  // on its thread's group; the group's flush calls OnDurable for each.
+  void AwaitDurability();
+  static void FlushDurabilityGroup(RequestHandler* handler);
+  void OnDurable(bool durable);
   void DoWrite();
   void OnWrite(boost::beast::error_code ec, size_t bytes);
   void DoLingeringClose();

@@ -2,6 +2,9 @@
 // §5), batch atomicity (§6.2) and merge limits (§3.4).
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <string>
+
 #include "storage/model/limits.h"
 #include "tests/unit/storage/engine_test_util.h"
 
@@ -272,6 +275,54 @@ TEST_P(EngineWriteTest, UnknownTableIsTableNotFound) {
   EXPECT_EQ(w.status.code(), StatusCode::kTableNotFound);
   EXPECT_EQ(w.failed_index, 0u);
   EXPECT_EQ(engine_->GetEntity(bogus, "p", "r").status().code(), StatusCode::kTableNotFound);
+}
+
+// Bytes in the data directory's write-ahead log files (*.log).
+uintmax_t WalBytes(const std::string& dir) {
+  uintmax_t total = 0;
+  for (const auto& f : std::filesystem::directory_iterator(dir)) {
+    if (f.path().extension() == ".log") total += f.file_size();
+  }
+  return total;
+}
+
+TEST_P(EngineWriteTest, WritesAreDurableOnlyAfterSyncWal) {
+  ASSERT_TRUE(engine_->SyncWal().ok());  // the table's creation
+  const uint64_t start = engine_->VisibleMark();
+  EXPECT_LE(start, engine_->DurableMark());
+  const uintmax_t wal_before = GetParam() ? 0 : WalBytes(dir_.path() + "/data");
+
+  ASSERT_TRUE(Write1(WriteKind::kInsert, MakeEntity("p", "r", {{"a", EdmValue::String(std::string(500, 'x'))}})).status.ok());
+  const uint64_t visible = engine_->VisibleMark();
+  EXPECT_GT(visible, start);
+  EXPECT_LT(engine_->DurableMark(), visible) << "a write must not count as durable before SyncWal";
+  EXPECT_EQ(Get("p", "r").row_key, "r");  // visible to readers meanwhile
+  if (!GetParam()) {
+    // Group commit: the write is in the log's buffer, not yet in the file.
+    EXPECT_EQ(WalBytes(dir_.path() + "/data"), wal_before);
+  }
+
+  ASSERT_TRUE(engine_->SyncWal().ok());
+  EXPECT_GE(engine_->DurableMark(), visible);
+  if (!GetParam()) EXPECT_GT(WalBytes(dir_.path() + "/data"), wal_before + 500);
+
+  // A write that fails makes nothing visible, so it needs no log write.
+  EXPECT_EQ(Code(WriteKind::kInsert, MakeEntity("p", "r")), StatusCode::kAlreadyExists);
+  EXPECT_EQ(engine_->VisibleMark(), visible);
+  EXPECT_GE(engine_->DurableMark(), engine_->VisibleMark());
+
+  // Closed: everything was flushed, nothing waits, SyncWal is harmless.
+  ASSERT_TRUE(engine_->Close().ok());
+  EXPECT_TRUE(engine_->SyncWal().ok());
+  EXPECT_LE(engine_->VisibleMark(), engine_->DurableMark());
+}
+
+TEST_P(EngineWriteTest, CloseWritesTheBufferedLog) {
+  ASSERT_TRUE(Write1(WriteKind::kInsert, MakeEntity("p", "r1")).status.ok());
+  if (GetParam()) GTEST_SKIP() << "in-memory data does not survive a reopen";
+  Reopen();  // no SyncWal: Close() must not lose the buffered write
+  table_ = *engine_->GetTable("devstoreaccount1", "entities");
+  EXPECT_TRUE(Exists("p", "r1"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, EngineWriteTest, ::testing::Bool(), test_util::ModeName);
