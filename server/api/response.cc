@@ -62,17 +62,37 @@ void WriteNoContent(http::Response& response, std::string_view data_service_vers
   response.content_length(0);
 }
 
+namespace {
+
+// The Date header of the current second, formatted once per second per thread.
+std::string_view CurrentHttpDate() {
+  thread_local int64_t cached_second = -1;
+  thread_local std::string cached;
+  const int64_t second = model::NowTicks() / model::kTicksPerSecond;
+  if (second != cached_second) {
+    cached = model::FormatRfc1123(second * model::kTicksPerSecond);
+    cached_second = second;
+  }
+  return cached;
+}
+
+}  // namespace
+
+// insert, not set: no handler sets these headers, and set() would first search
+// for (and erase) an existing field of the same name.
 void SetCommonHeaders(const http::Request& request, std::string_view request_id, http::Response& response) {
-  response.set("x-ms-request-id", request_id);
+  response.insert("x-ms-request-id", request_id);
   const std::optional<std::string_view> version = FindRequestHeader(request, "x-ms-version");
   if (version && !version->empty()) {
-    response.set("x-ms-version", *version);
+    response.insert("x-ms-version", *version);
   } else {
-    response.set("x-ms-version", protocol::kDefaultApiVersion);
+    response.insert("x-ms-version", protocol::kDefaultApiVersion);
   }
-  response.set(http_ns::field::date, model::FormatRfc1123(model::NowTicks()));
-  response.set(http_ns::field::server, kServerHeader);
-  if (auto client_id = FindRequestHeader(request, "x-ms-client-request-id")) response.set("x-ms-client-request-id", *client_id);
+  response.insert(http_ns::field::date, CurrentHttpDate());
+  response.insert(http_ns::field::server, kServerHeader);
+  if (auto client_id = FindRequestHeader(request, "x-ms-client-request-id")) {
+    response.insert("x-ms-client-request-id", *client_id);
+  }
 }
 
 std::string NewRequestId() {

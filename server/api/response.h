@@ -30,7 +30,8 @@ void WriteJson(http::Response& response, unsigned status, protocol::MetadataLeve
 // 204 with no body (no Content-Type), nosniff, no-cache.
 void WriteNoContent(http::Response& response, std::string_view data_service_version = "1.0;");
 
-// x-ms-request-id, x-ms-version, Date, Server, x-ms-client-request-id echo.
+// Adds x-ms-request-id, x-ms-version, Date, Server, x-ms-client-request-id echo.
+// Called once per response, which must not carry these headers yet.
 void SetCommonHeaders(const http::Request& request, std::string_view request_id, http::Response& response);
 
 // A fresh random GUID ("xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx").
