@@ -1,6 +1,7 @@
 #include "protocol/url.h"
 
 #include <cstdint>
+#include <cstring>
 
 namespace tablestone::protocol {
 namespace {
@@ -13,6 +14,12 @@ int HexValue(char c) {
 }
 
 std::optional<std::string> Decode(std::string_view text, bool plus_is_space) {
+  // Most names and values have nothing to decode: copy them at once (glibc's
+  // memchr is vectorized; the loop below costs ~8 instructions per byte).
+  if (std::memchr(text.data(), '%', text.size()) == nullptr &&
+      (!plus_is_space || std::memchr(text.data(), '+', text.size()) == nullptr)) {
+    return std::string(text);
+  }
   // Writes through a raw pointer into a buffer sized for the worst case (no
   // escapes): per-character push_back was ~6% of a point GET (the SAS query).
   // (A word-at-a-time scan for escapes measured slower: most names and values
@@ -68,7 +75,7 @@ std::optional<QueryParams> ParseQueryString(std::string_view query) {
 }
 
 const std::string* FindQueryParam(const QueryParams& params, std::string_view name) {
-  auto it = params.find(std::string(name));
+  auto it = params.find(name);
   return it == params.end() ? nullptr : &it->second;
 }
 

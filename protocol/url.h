@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -13,8 +14,10 @@
 
 namespace tablestone::protocol {
 
-// Query parameters in the order sent; names and values percent-decoded.
-using QueryParams = std::multimap<std::string, std::string>;
+// Query parameters, ordered by name (values of one name in the order sent);
+// names and values percent-decoded. std::less<> so that lookups by
+// string_view or literal build no temporary string.
+using QueryParams = std::multimap<std::string, std::string, std::less<>>;
 
 // Decodes %XX escapes. In a path '+' is a literal plus (spec §1.2); in a query
 // string it is a space (form encoding; Python's urlencode sends it, spec §4.1).

@@ -13,11 +13,12 @@
 
 #include "protocol/api_error.h"
 #include "protocol/operation.h"
+#include "protocol/url.h"
 #include "storage/model/scan_spec.h"
 
 namespace tablestone::protocol::auth {
 
-using QueryParams = std::multimap<std::string, std::string>;
+using QueryParams = protocol::QueryParams;
 
 enum class SasKind { kNone, kService, kAccount };
 

@@ -15,6 +15,7 @@
 #include "protocol/api_error.h"
 #include "protocol/auth/hmac.h"
 #include "protocol/operation.h"
+#include "protocol/url.h"
 #include "server/api/api_options.h"
 #include "storage/model/scan_spec.h"
 
@@ -25,7 +26,7 @@ struct AuthRequest {
   std::string_view method;      // after X-HTTP-Method override resolution is NOT applied: wire verb
   std::string_view raw_path;    // path exactly as on the wire (percent-encoded), no query
   // Query parameters, percent-decoded ('+' as space); names as sent.
-  const std::multimap<std::string, std::string>* query = nullptr;
+  const protocol::QueryParams* query = nullptr;
   // Header lookup by case-insensitive name; empty when absent.
   std::function<std::string_view(std::string_view)> header;
   std::string remote_ip;

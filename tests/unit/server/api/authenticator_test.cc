@@ -32,7 +32,7 @@ int64_t Iso(const char* s) { return *model::ParseIsoDateTime(s); }
 struct TestRequest {
   std::string method = "GET";
   std::string raw_path;
-  std::multimap<std::string, std::string> query;
+  protocol::QueryParams query;
   std::map<std::string, std::string> headers;  // lower-case names
   AuthRequest Build(Operation op, std::string table = {}) const {
     AuthRequest r;
