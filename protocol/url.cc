@@ -1,5 +1,6 @@
 #include "protocol/url.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -58,6 +59,7 @@ std::optional<std::string> PercentDecodeQuery(std::string_view text) { return De
 
 std::optional<QueryParams> ParseQueryString(std::string_view query) {
   QueryParams params;
+  params.reserve(1 + static_cast<size_t>(std::count(query.begin(), query.end(), '&')));
   while (!query.empty()) {
     size_t amp = query.find('&');
     std::string_view part = query.substr(0, amp);
