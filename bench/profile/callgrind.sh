@@ -4,6 +4,7 @@
 # Loads 1000 entities natively, restarts the server under callgrind with one
 # I/O thread, then for each kind (get, insert, page) zeroes the counters,
 # runs N requests (page: N/20) over one keep-alive connection and dumps.
+# Kinds: get insert upsert merge page.
 # Prints Ir per request; annotate with callgrind_annotate --inclusive=yes.
 set -euo pipefail
 BIN=$1; OUT=$2; N=${3:-2000}; PORT=${PROFILE_PORT:-20102}  # PROFILE_PORT: run two at once
@@ -19,7 +20,7 @@ valgrind --tool=callgrind --callgrind-out-file="$OUT/cg.out" "$BIN" --tableHost 
   -l "$OUT/data" --threads 1 >"$OUT/valgrind.log" 2>&1 & vg=$!
 for _ in $(seq 300); do curl -s -o /dev/null http://127.0.0.1:$PORT/ && break; sleep 0.2; done
 $PY "$HERE/load.py" get --n 20 --port $PORT >/dev/null
-for kind in get insert page; do
+for kind in get insert upsert merge page; do
   n=$N; [ $kind = page ] && n=$((N / 20))
   callgrind_control -z $vg >/dev/null
   $PY "$HERE/load.py" $kind --n $n --port $PORT >/dev/null

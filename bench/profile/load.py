@@ -4,7 +4,7 @@
 Sends N requests of one kind over one keep-alive connection and checks every
 status. Kinds: setup (create table `prof`, partition `pt` with --n entities),
 get (point GET of existing keys), insert (POST with unique keys, return-no-
-content), page (GET a 1000-entity page of partition pt), scan (filter on Num).
+content), upsert (PUT of existing keys), merge (MERGE If-Match * of existing keys), page (GET a 1000-entity page of partition pt), scan (filter on Num).
 Authentication: the account SAS of bench/make_sas.py in the query string.
 Standard library only.
 """
@@ -33,7 +33,7 @@ def entity(pk, rk, i):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("kind", choices=["setup", "get", "insert", "page", "scan"])
+    ap.add_argument("kind", choices=["setup", "get", "insert", "upsert", "merge", "page", "scan"])
     ap.add_argument("--port", type=int, default=20102)
     ap.add_argument("--n", type=int, default=2000)
     ap.add_argument("--table", default="prof")
@@ -66,6 +66,15 @@ def main():
         for i in range(args.n):
             pk = f"ins{tag}"
             req("POST", t, json.dumps(entity(pk, f"r{i:07d}", i)), {"Prefer": "return-no-content"})
+    elif args.kind == "upsert":  # Insert Or Replace of existing keys, as bench/wrk/upsert.lua
+        for i in range(args.n):
+            rk = f"r{i % 1000:07d}"
+            req("PUT", f"{t}(PartitionKey='pt',RowKey='{rk}')", json.dumps(entity("pt", rk, i)))
+    elif args.kind == "merge":  # Merge with If-Match *, as bench/wrk/merge.lua
+        for i in range(args.n):
+            rk = f"r{i % 1000:07d}"
+            req("MERGE", f"{t}(PartitionKey='pt',RowKey='{rk}')", json.dumps(entity("pt", rk, i)),
+                {"If-Match": "*"})
     elif args.kind == "page":
         for _ in range(args.n):
             req("GET", f"{t}()?$filter=PartitionKey%20eq%20'pt'&$top=1000")
