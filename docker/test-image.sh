@@ -257,7 +257,15 @@ if persistence write; then pass "wrote persistence sample"; else fail "write per
 t0=$SECONDS
 "$CLI" stop -t 30 "$NAME" >/dev/null 2>&1
 code="$("$CLI" inspect --format '{{.State.ExitCode}}' "$NAME" 2>/dev/null)"
-if [[ "$code" == 0 ]] && "$CLI" logs "$NAME" 2>&1 | grep -q 'received SIGTERM'; then
+# The log is read whole first: with pipefail, `logs | grep -q` fails whenever grep exits at its match
+# before the CLI has written everything (SIGPIPE), which made this check flaky. A few tries in case
+# the log reaches the CLI late.
+for _ in 1 2 3 4 5; do
+  stop_log="$("$CLI" logs "$NAME" 2>&1)"
+  grep -q 'received SIGTERM' <<<"$stop_log" && break
+  sleep 0.5
+done
+if [[ "$code" == 0 ]] && grep -q 'received SIGTERM' <<<"$stop_log"; then
   pass "docker stop: SIGTERM, clean exit 0 in $((SECONDS - t0))s"
 else
   "$CLI" logs "$NAME" 2>&1 | tail -10; fail "stop: exit code '$code'"

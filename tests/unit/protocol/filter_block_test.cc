@@ -429,7 +429,9 @@ TEST(FilterBlockTest, BlockMayMatchProvesNoneOnlyWhenNoRowCanMatch) {
       EXPECT_EQ(keep[r], want ? 1 : 0) << c.text << " row " << r;
       any = any || want;
     }
-    if (!c.may_match) EXPECT_FALSE(any) << c.text;
+    if (!c.may_match) {
+      EXPECT_FALSE(any) << c.text;
+    }
   }
 }
 
