@@ -254,14 +254,7 @@ void Session::HandleRequest() {
   } catch (const std::exception& e) {
     env_.log->error("handler threw on {} {}: {}", std::string_view(request_.method_string()),
                     std::string_view(request_.target()), e.what());
-    response_ = Response{};
-    response_.version(request_.version());
-    try {
-      env_.handler->RenderTransportError(TransportError::kInternalError, request_, response_);
-    } catch (...) {
-      response_ = Response{};
-    }
-    if (response_.result() == bhttp::status::ok) response_.result(bhttp::status::internal_server_error);
+    RenderInternalError();
   } catch (...) {
     env_.log->error("handler threw a non-exception on {} {}", std::string_view(request_.method_string()),
                     std::string_view(request_.target()));
@@ -299,17 +292,21 @@ void Session::OnDurable(bool durable) {
   if (!durable) {
     // The write may be lost in a crash: never acknowledge it. Reads that
     // waited get the same answer; they cannot tell what they observed.
-    response_ = Response{};
-    response_.version(request_.version());
-    try {
-      env_.handler->RenderTransportError(TransportError::kInternalError, request_, response_);
-    } catch (...) {
-      response_ = Response{};
-    }
-    if (response_.result() == bhttp::status::ok) response_.result(bhttp::status::internal_server_error);
+    RenderInternalError();
     FinishResponse();
   }
   DoWrite();
+}
+
+void Session::RenderInternalError() {
+  response_ = Response{};
+  response_.version(request_.version());
+  try {
+    env_.handler->RenderTransportError(TransportError::kInternalError, request_, response_);
+  } catch (...) {
+    response_ = Response{};
+  }
+  if (response_.result() == bhttp::status::ok) response_.result(bhttp::status::internal_server_error);
 }
 
 void Session::FailRequest(TransportError error) {

@@ -84,6 +84,9 @@ class Session : public Closable, public std::enable_shared_from_this<Session> {
   void OnReadError(boost::beast::error_code ec);
   void HandleRequest();
   void FailRequest(TransportError error);
+  // Replaces the response with the handler's 500 InternalError (a bare 500
+  // when rendering fails too).
+  void RenderInternalError();
   void FinishResponse();
   // Group commit (RequestHandler::MakeDurable): queue this session's response
   // on its thread's group; the group's flush calls OnDurable for each.
