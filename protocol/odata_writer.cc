@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 
 #include "protocol/base64.h"
 #include "protocol/error_body.h"
@@ -247,6 +248,20 @@ void AppendEntityMembers(JsonOut& out, const model::Entity& e, const EntityWrite
   }
 }
 
+// Opens a response object. With metadata its first member is
+// "odata.metadata": base_url + "$metadata#" + the fragment's pieces.
+void OpenObject(JsonOut& out, MetadataLevel level, std::string_view base_url,
+                std::initializer_list<std::string_view> fragment) {
+  out.Char('{');
+  if (level == MetadataLevel::kNoMetadata) return;
+  std::string url(base_url);
+  url += "$metadata#";
+  for (std::string_view piece : fragment) url += piece;
+  out.Lit("\"odata.metadata\":");
+  out.String(url);
+  out.Char(',');
+}
+
 void CloseObject(JsonOut& out) {
   if (out.Back() == ',') {
     out.ReplaceBack('}');
@@ -302,12 +317,7 @@ std::string WriteEntity(const model::Entity& entity, const EntityWriteContext& c
   body.reserve(256);
   {
     JsonOut out(body);
-    out.Char('{');
-    if (ctx.level != MetadataLevel::kNoMetadata) {
-      out.Lit("\"odata.metadata\":");
-      out.String(std::string(ctx.base_url) + "$metadata#" + std::string(ctx.table) + "/@Element" + SelectSuffix(ctx));
-      out.Char(',');
-    }
+    OpenObject(out, ctx.level, ctx.base_url, {ctx.table, "/@Element", SelectSuffix(ctx)});
     AppendEntityMembers(out, entity, ctx);
     CloseObject(out);
   }
@@ -319,12 +329,7 @@ std::string WriteEntityFeed(const std::vector<model::Entity>& entities, const En
   body.reserve(64 + entities.size() * 320);
   {
     JsonOut out(body);
-    out.Char('{');
-    if (ctx.level != MetadataLevel::kNoMetadata) {
-      out.Lit("\"odata.metadata\":");
-      out.String(std::string(ctx.base_url) + "$metadata#" + std::string(ctx.table) + SelectSuffix(ctx));
-      out.Char(',');
-    }
+    OpenObject(out, ctx.level, ctx.base_url, {ctx.table, SelectSuffix(ctx)});
     out.Lit("\"value\":[");
     for (size_t i = 0; i < entities.size(); ++i) {
       if (i > 0) out.Char(',');
@@ -342,12 +347,7 @@ std::string WriteTableEntry(std::string_view table, std::string_view base_url, s
   std::string body;
   {
     JsonOut out(body);
-    out.Char('{');
-    if (level != MetadataLevel::kNoMetadata) {
-      out.Lit("\"odata.metadata\":");
-      out.String(std::string(base_url) + "$metadata#Tables/@Element");
-      out.Char(',');
-    }
+    OpenObject(out, level, base_url, {"Tables/@Element"});
     AppendTableMembers(out, table, base_url, account, level);
     CloseObject(out);
   }
@@ -359,12 +359,7 @@ std::string WriteTableFeed(const std::vector<std::string>& tables, std::string_v
   std::string body;
   {
     JsonOut out(body);
-    out.Char('{');
-    if (level != MetadataLevel::kNoMetadata) {
-      out.Lit("\"odata.metadata\":");
-      out.String(std::string(base_url) + "$metadata#Tables");
-      out.Char(',');
-    }
+    OpenObject(out, level, base_url, {"Tables"});
     out.Lit("\"value\":[");
     for (size_t i = 0; i < tables.size(); ++i) {
       if (i > 0) out.Char(',');
