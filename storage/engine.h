@@ -42,7 +42,9 @@ struct EngineOptions {
   bool in_memory = false;         // RocksDB on rocksdb::NewMemEnv; nothing touches disk
   bool sync_writes = false;       // SyncWal() also fsyncs the WAL (survives power loss)
   size_t block_cache_bytes = 32u << 20;
-  size_t row_cache_bytes = 8u << 20;  // RocksDB row cache for point reads; 0 = none
+  // Encoded values of recently read entities (storage/entity_cache.h), for
+  // point reads and the reads of Write(); 0 disables.
+  size_t entity_cache_bytes = 16u << 20;
   size_t write_buffer_bytes = 32u << 20;
   size_t lock_stripes = 1024;
   // Columnar copies of recently scanned partitions for filtered scans
@@ -132,6 +134,7 @@ class Engine {
   struct Stats {
     uint64_t live_data_bytes = 0;
     uint64_t estimated_entities = 0;
+    uint64_t entity_cache_entries = 0;  // entities held by the entity cache
   };
   virtual Stats GetStats() = 0;
 };

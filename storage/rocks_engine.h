@@ -26,6 +26,7 @@
 #include <rocksdb/write_batch.h>
 
 #include "storage/engine.h"
+#include "storage/entity_cache.h"
 #include "storage/op_gate.h"
 #include "storage/partition_cache.h"
 
@@ -107,6 +108,10 @@ class RocksEngine final : public Engine {
   // Null when EngineOptions::scan_cache_bytes is 0. Write() stamps a stripe
   // after each commit under its lock; see partition_cache.h for the argument.
   std::unique_ptr<PartitionCache> scan_cache_;
+  // Null when EngineOptions::entity_cache_bytes is 0. Reads fill it; Write()
+  // updates or erases its keys after each commit under the stripe lock; see
+  // entity_cache.h for the argument.
+  std::unique_ptr<EntityCache> entity_cache_;
 
   // Sequence number up to which the WAL is written (SyncWal); see Engine.
   std::atomic<uint64_t> durable_mark_{0};

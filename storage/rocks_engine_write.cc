@@ -22,6 +22,7 @@ struct Pending {
   std::string key;
   bool exists = false;
   model::Entity entity;  // full properties once any op touched it
+  std::string encoded;   // the value written (exists) for the entity cache
 };
 
 // If-Match for Update, Merge and Delete (spec §5). A missing entity is 404
@@ -110,13 +111,22 @@ StatusOr<model::Entity> RocksEngine::GetEntity(const TableInfo& table, std::stri
   GatePass pass(gate_);
   if (!pass.ok()) return Status::ShuttingDown("storage engine is closed");
   if (!FindLiveTable(table.id)) return Status::TableNotFound("the table specified does not exist");
-  rocksdb::PinnableSlice value;
-  rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), cf(kEntitiesCf),
-                                EncodeEntityKey(table.id, partition_key, row_key), &value);
-  if (rs.IsNotFound()) return Status::NotFound("the specified resource does not exist");
-  TABLESTONE_RETURN_IF_ERROR(FromRocks(rs, "reading entity"));
+  thread_local std::string key;
+  thread_local std::string cached;
+  EncodeEntityKey(table.id, partition_key, row_key, &key);
   model::Entity entity;
-  TABLESTONE_RETURN_IF_ERROR(DecodeEntityValue(std::string_view(value.data(), value.size()), &entity));
+  uint64_t generation = 0;
+  if (entity_cache_ && entity_cache_->Lookup(key, &cached, &generation)) {
+    TABLESTONE_RETURN_IF_ERROR(DecodeEntityValue(cached, &entity));
+  } else {
+    rocksdb::PinnableSlice value;
+    rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), cf(kEntitiesCf), key, &value);
+    if (rs.IsNotFound()) return Status::NotFound("the specified resource does not exist");
+    TABLESTONE_RETURN_IF_ERROR(FromRocks(rs, "reading entity"));
+    std::string_view bytes(value.data(), value.size());
+    TABLESTONE_RETURN_IF_ERROR(DecodeEntityValue(bytes, &entity));
+    if (entity_cache_) entity_cache_->Fill(key, bytes, generation);
+  }
   entity.partition_key.assign(partition_key);
   entity.row_key.assign(row_key);
   return entity;
@@ -150,6 +160,7 @@ WriteResult RocksEngine::Write(const TableInfo& table, std::span<const WriteOp> 
   pending.reserve(ops.size());
   int64_t floor = 0;
   std::string key;
+  std::string cached;
   rocksdb::PinnableSlice value;
   for (size_t i = 0; i < ops.size(); ++i) {
     const WriteOp& op = ops[i];
@@ -165,10 +176,20 @@ WriteResult RocksEngine::Write(const TableInfo& table, std::span<const WriteOp> 
     if (at == pending.size()) {
       Pending& p = pending.emplace_back();
       p.key = key;
-      value.Reset();
-      rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), cf(kEntitiesCf), key, &value);
+      std::string_view bytes;
+      uint64_t generation = 0;
+      rocksdb::Status rs;
+      if (entity_cache_ && entity_cache_->Lookup(key, &cached, &generation)) {
+        bytes = cached;
+      } else {
+        value.Reset();
+        rs = db_->Get(rocksdb::ReadOptions(), cf(kEntitiesCf), key, &value);
+        if (rs.ok()) {
+          bytes = std::string_view(value.data(), value.size());
+          if (entity_cache_) entity_cache_->Fill(key, bytes, generation);
+        }
+      }
       if (rs.ok()) {
-        std::string_view bytes(value.data(), value.size());
         p.exists = true;
         // Only a merge needs the stored properties; everything else just the ETag.
         Status ds = op.kind == WriteKind::kMerge || op.kind == WriteKind::kInsertOrMerge
@@ -190,14 +211,12 @@ WriteResult RocksEngine::Write(const TableInfo& table, std::span<const WriteOp> 
   // across a restart, so every write changes the ETag (spec §3.7).
   const int64_t ts = NextTimestamp(floor);
   rocksdb::WriteBatch batch;
-  std::string encoded;
   for (Pending& p : pending) {
     rocksdb::Status bs;
     if (p.exists) {
       p.entity.timestamp = ts;
-      encoded.clear();
-      EncodeEntityValue(p.entity, &encoded);
-      bs = batch.Put(cf(kEntitiesCf), p.key, encoded);
+      EncodeEntityValue(p.entity, &p.encoded);
+      bs = batch.Put(cf(kEntitiesCf), p.key, p.encoded);
     } else {
       bs = batch.Delete(cf(kEntitiesCf), p.key);
     }
@@ -208,6 +227,17 @@ WriteResult RocksEngine::Write(const TableInfo& table, std::span<const WriteOp> 
   // acknowledged, still under the stripe lock (partition_cache.h). Also after
   // a failed commit: cheap, and no reasoning about partial failures needed.
   if (scan_cache_) state->last_write_stamp.store(scan_cache_->NoteWrite(stripe));
+  // Likewise the entity cache (entity_cache.h): the new values, or nothing
+  // cached for these keys when the commit failed.
+  if (entity_cache_) {
+    for (const Pending& p : pending) {
+      if (ws.ok() && p.exists) {
+        entity_cache_->Update(p.key, p.encoded);
+      } else {
+        entity_cache_->Erase(p.key);
+      }
+    }
+  }
   if (!ws.ok()) return fail(std::move(ws), 0);
   WriteResult result;
   result.timestamp = ts;

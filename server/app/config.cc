@@ -81,6 +81,12 @@ std::vector<Setting> BuildSettings() {
        .min = 0, .max = 1ull << 20,
        .set = [](Config& c, const Value& v) { c.scan_cache_mb = Uint(v); },
        .show = [](const Config& c) { return std::to_string(c.scan_cache_mb); }});
+  add({.path = "storage.entityCacheMB", .env = "TABLESTONE_ENTITY_CACHE_MB", .kind = Kind::kUint,
+       .help = "Memory (MiB) for recently read entities, which makes repeated point reads and updates of "
+               "the same entities faster; 0 turns the cache off.",
+       .min = 0, .max = 1ull << 20,
+       .set = [](Config& c, const Value& v) { c.entity_cache_mb = Uint(v); },
+       .show = [](const Config& c) { return std::to_string(c.entity_cache_mb); }});
   add({.path = "limits.maxBodyBytes", .env = "TABLESTONE_MAX_BODY_BYTES", .kind = Kind::kUint,
        .help = "Largest request body; beyond it 413 RequestBodyTooLarge and the connection closes.",
        .min = 1024, .max = 1ull << 30,
@@ -517,6 +523,7 @@ storage::EngineOptions Config::ToEngineOptions() const {
   o.in_memory = in_memory;
   o.sync_writes = durability == "fsync";
   o.scan_cache_bytes = static_cast<size_t>(scan_cache_mb) << 20;
+  o.entity_cache_bytes = static_cast<size_t>(entity_cache_mb) << 20;
   return o;
 }
 

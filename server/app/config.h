@@ -47,6 +47,7 @@ struct Config {
   bool in_memory = false;
   std::string durability = "default";  // default|fsync
   uint64_t scan_cache_mb = 64;         // partition cache of filtered scans; 0 = off
+  uint64_t entity_cache_mb = 16;       // recently read entities (point reads); 0 = off
   // accounts (AZURITE_ACCOUNTS replaces the whole list)
   std::vector<api::AccountKeys> accounts = {{kDevAccountName, {kDevAccountKey}}};
   // limits

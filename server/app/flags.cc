@@ -46,6 +46,7 @@ const std::vector<Flag>& Flags() {
       F("--inMemoryPersistence", "", "storage.inMemory"),
       F("--durability", "", "storage.durability"),
       F("--scanCacheMB", "", "storage.scanCacheMB"),
+      F("--entityCacheMB", "", "storage.entityCacheMB"),
       F("--maxBodyBytes", "", "limits.maxBodyBytes"),
       F("--maxHeaderBytes", "", "limits.maxHeaderBytes"),
       F("--maxConnections", "", "limits.maxConnections"),

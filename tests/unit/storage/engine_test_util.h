@@ -86,6 +86,7 @@ class EngineTest : public ::testing::TestWithParam<bool> {
     o.in_memory = GetParam();
     o.block_cache_bytes = 8u << 20;
     o.write_buffer_bytes = 8u << 20;
+    o.entity_cache_bytes = entity_cache_bytes_;
     return o;
   }
 
@@ -116,6 +117,7 @@ class EngineTest : public ::testing::TestWithParam<bool> {
   }
 
   TempDir dir_;
+  size_t entity_cache_bytes_ = EngineOptions().entity_cache_bytes;  // set before Reopen()
   std::unique_ptr<Engine> engine_;
 };
 

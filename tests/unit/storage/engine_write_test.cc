@@ -325,6 +325,52 @@ TEST_P(EngineWriteTest, CloseWritesTheBufferedLog) {
   EXPECT_TRUE(Exists("p", "r1"));
 }
 
+// The entity cache (storage/entity_cache.h) through the engine: reads fill
+// it, writes keep what it holds current, inserts add nothing, deletes and a
+// recreated table never resurrect a value.
+TEST_P(EngineWriteTest, EntityCacheIsFilledByReadsAndKeptCurrentByWrites) {
+  auto cached = [&] { return engine_->GetStats().entity_cache_entries; };
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_EQ(Code(WriteKind::kInsert, MakeEntity("p", "r" + std::to_string(i), {{"v", EdmValue::Int32(i)}})),
+              StatusCode::kOk);
+  }
+  EXPECT_EQ(cached(), 0u);  // a bulk insert does not churn the cache
+  EXPECT_EQ(Get("p", "r0").Find("v")->value, EdmValue::Int32(0));
+  EXPECT_EQ(cached(), 1u);
+  EXPECT_EQ(Get("p", "r0").Find("v")->value, EdmValue::Int32(0));  // a hit
+  EXPECT_EQ(cached(), 1u);
+
+  ASSERT_EQ(Code(WriteKind::kUpdate, MakeEntity("p", "r0", {{"v", EdmValue::Int32(10)}}), IfAny()), StatusCode::kOk);
+  Entity got = Get("p", "r0");
+  EXPECT_EQ(got.Find("v")->value, EdmValue::Int32(10));
+  ASSERT_EQ(Code(WriteKind::kMerge, MakeEntity("p", "r0", {{"w", EdmValue::Int32(11)}}), IfTimestamp(got.timestamp)),
+            StatusCode::kOk);
+  got = Get("p", "r0");
+  EXPECT_EQ(got.Find("v")->value, EdmValue::Int32(10));
+  EXPECT_EQ(got.Find("w")->value, EdmValue::Int32(11));
+  // The ETag the cached copy carries is the stored one: a stale condition fails.
+  EXPECT_EQ(Code(WriteKind::kMerge, MakeEntity("p", "r0", {{"w", EdmValue::Int32(12)}}),
+                 IfTimestamp(got.timestamp - 1)),
+            StatusCode::kConditionNotMet);
+
+  ASSERT_EQ(Code(WriteKind::kDelete, MakeEntity("p", "r0", {}), IfAny()), StatusCode::kOk);
+  EXPECT_FALSE(Exists("p", "r0"));
+  EXPECT_EQ(cached(), 0u);
+  EXPECT_EQ(Code(WriteKind::kMerge, MakeEntity("p", "r0", {{"w", EdmValue::Int32(1)}}), IfAny()), StatusCode::kNotFound);
+
+  // A batch that fails leaves the cached entity as it was.
+  EXPECT_EQ(Get("p", "r1").Find("v")->value, EdmValue::Int32(1));
+  std::vector<WriteOp> ops = {Op(WriteKind::kInsertOrReplace, MakeEntity("p", "r1", {{"v", EdmValue::Int32(99)}})),
+                              Op(WriteKind::kInsert, MakeEntity("p", "r2", {}))};
+  EXPECT_EQ(engine_->Write(table_, ops).status.code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(Get("p", "r1").Find("v")->value, EdmValue::Int32(1));
+
+  // Same name, new table: nothing of the old one is served.
+  ASSERT_TRUE(engine_->DeleteTable("devstoreaccount1", "entities").ok());
+  table_ = Create("entities");
+  EXPECT_FALSE(Exists("p", "r1"));
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, EngineWriteTest, ::testing::Bool(), test_util::ModeName);
 
 }  // namespace

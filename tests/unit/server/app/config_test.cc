@@ -230,7 +230,7 @@ TEST(ConfigTest, HelpListsEveryFlagDefaultAndVariable) {
         "--logLevel", "--logFormat", "--help", "--version", "--allowAnonymous", "--maxBodyBytes",
         "--maxHeaderBytes", "--maxConnections", "--idleTimeoutMs", "--readTimeoutMs", "--drainTimeoutMs",
         "--queryPageMs", "--accessLog", "--tableKeepAliveTimeout", "AZURITE_ACCOUNTS", "TABLESTONE_CONFIG",
-        "--scanCacheMB",
+        "--scanCacheMB", "--entityCacheMB",
         "--disableTelemetry", "--blobHost"}) {
     EXPECT_NE(help.find(flag), std::string::npos) << "missing " << flag;
   }
@@ -251,7 +251,7 @@ TEST(ConfigTest, ProjectionsCarryEveryValue) {
                        "--maxHeaderBytes", "4096", "--maxConnections", "7", "--idleTimeoutMs", "11",
                        "--readTimeoutMs", "12", "--drainTimeoutMs", "13", "--queryPageMs", "14", "-s",
                        "--durability", "fsync", "-l", "/d", "--inMemoryPersistence", "-L", "--allowAnonymous",
-                       "--scanCacheMB", "0",
+                       "--scanCacheMB", "0", "--entityCacheMB", "3",
                        "--skipApiVersionCheck", "--disableProductStyleUrl"});
   ASSERT_EQ(r.action, LoadResult::Action::kRun) << r.output;
   http::HttpOptions h = r.config.ToHttpOptions();
@@ -277,6 +277,22 @@ TEST(ConfigTest, ProjectionsCarryEveryValue) {
   EXPECT_TRUE(e.in_memory);
   EXPECT_TRUE(e.sync_writes);
   EXPECT_EQ(e.scan_cache_bytes, 0u);
+  EXPECT_EQ(e.entity_cache_bytes, 3u << 20);
+}
+
+TEST(ConfigTest, EntityCacheSizeFromEveryLayer) {
+  EXPECT_EQ(Load({}).config.ToEngineOptions().entity_cache_bytes, 16u << 20);
+  TempFile file(R"({"storage": {"entityCacheMB": 8}})");
+  LoadResult r = Load({"--config", file.path()});
+  ASSERT_EQ(r.action, LoadResult::Action::kRun) << r.output;
+  EXPECT_EQ(r.config.ToEngineOptions().entity_cache_bytes, 8u << 20);
+  r = Load({"--config", file.path()}, {{"TABLESTONE_ENTITY_CACHE_MB", "0"}});
+  ASSERT_EQ(r.action, LoadResult::Action::kRun) << r.output;
+  EXPECT_EQ(r.config.ToEngineOptions().entity_cache_bytes, 0u);
+  r = Load({"--config", file.path(), "--entityCacheMB", "32"}, {{"TABLESTONE_ENTITY_CACHE_MB", "0"}});
+  ASSERT_EQ(r.action, LoadResult::Action::kRun) << r.output;
+  EXPECT_EQ(r.config.ToEngineOptions().entity_cache_bytes, 32u << 20);
+  ExpectRefused(Load({"--entityCacheMB", "2000000"}), "must be an integer between 0 and 1048576");
 }
 
 TEST(ConfigTest, ScanCacheSizeFromEveryLayer) {
