@@ -267,11 +267,30 @@ class FlatObjectParser {
   }
 
   // After the opening quote; consumes the closing quote.
+  // Whether any of the 8 bytes at p is a control character, non-ASCII, '"'
+  // or '\\'. (v - 0x01..) & ~v & 0x80.. is non-zero iff some byte of v is 0;
+  // with 0x20.. it flags bytes < 0x20 (bytes >= 0x80 are caught separately).
+  static bool WordNeedsLook(const unsigned char* p) {
+    constexpr uint64_t kOnes = 0x0101010101010101ull;
+    constexpr uint64_t kHigh = 0x8080808080808080ull;
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    const uint64_t quote = v ^ (kOnes * '"');
+    const uint64_t backslash = v ^ (kOnes * '\\');
+    const uint64_t control = (v - kOnes * 0x20) & ~v;
+    const uint64_t zero_quote = (quote - kOnes) & ~quote;
+    const uint64_t zero_backslash = (backslash - kOnes) & ~backslash;
+    return ((v | control | zero_quote | zero_backslash) & kHigh) != 0;
+  }
+
   bool ParseString(std::string* out) {
     out->clear();
     for (;;) {
-      // Copy the longest plain ASCII run at once.
+      // Copy the longest plain ASCII run at once, found 8 bytes at a time
+      // while no byte of the word needs a look (byte by byte, this loop was
+      // ~4% of an upsert).
       const unsigned char* run = p_;
+      while (end_ - p_ >= 8 && !WordNeedsLook(p_)) p_ += 8;
       while (p_ < end_ && *p_ >= 0x20 && *p_ < 0x80 && *p_ != '"' && *p_ != '\\') ++p_;
       out->append(reinterpret_cast<const char*>(run), static_cast<size_t>(p_ - run));
       if (p_ == end_) return false;

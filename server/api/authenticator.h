@@ -27,6 +27,9 @@ struct AuthRequest {
   std::string_view raw_path;    // path exactly as on the wire (percent-encoded), no query
   // Query parameters, percent-decoded ('+' as space); names as sent.
   const protocol::QueryParams* query = nullptr;
+  // The query exactly as on the wire; `query` is parsed from it (optional:
+  // only used to recognize a repeated SAS).
+  std::string_view raw_query;
   // Header lookup by case-insensitive name; empty when absent.
   std::function<std::string_view(std::string_view)> header;
   std::string remote_ip;

@@ -173,6 +173,7 @@ void Dispatcher::HandleRouted(http::Request& request, const http::RequestContext
     auth.method = in.method;
     auth.raw_path = info.route.raw_path;
     auth.query = &info.route.query;
+    auth.raw_query = info.route.raw_query;
     auth.header = [&request](std::string_view name) { return HeaderOf(request, name); };
     auth.remote_ip = context.remote_ip;
     auth.is_https = context.is_tls;

@@ -1,10 +1,21 @@
 #include "storage/model/limits.h"
 
+#include <cstdint>
+#include <cstring>
+
 namespace tablestone::model {
 
 size_t Utf16Length(std::string_view s) {
-  size_t units = 0;
-  for (size_t i = 0; i < s.size();) {
+  // ASCII 8 bytes at a time: each byte is one unit. Every write measures all
+  // its strings against the limits; byte by byte that was ~2% of an upsert.
+  size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    uint64_t word;
+    std::memcpy(&word, s.data() + i, 8);
+    if ((word & 0x8080808080808080ull) != 0) break;
+  }
+  size_t units = i;
+  for (; i < s.size();) {
     unsigned char c = static_cast<unsigned char>(s[i]);
     if (c < 0x80) {
       i += 1;

@@ -22,6 +22,13 @@ TEST(LimitsTest, Utf16LengthCountsCodeUnits) {
   EXPECT_EQ(Utf16Length("a\xF0\x9F\x98\x80z"), 4u);
   EXPECT_EQ(Utf16Length("\xFF"), 1u);               // invalid byte counts as one unit
   EXPECT_EQ(Utf16Length(std::string(32'768, 'x')), 32'768u);
+  // ASCII runs are counted 8 bytes at a time: a multi-byte character at every
+  // offset of a long run.
+  for (size_t at = 0; at <= 20; ++at) {
+    EXPECT_EQ(Utf16Length(std::string(at, 'a') + "\xC3\xA9" + std::string(20 - at, 'b')), 21u) << at;
+    EXPECT_EQ(Utf16Length(std::string(at, 'a') + "\xF0\x9F\x98\x80" + std::string(20 - at, 'b')), 22u) << at;
+    EXPECT_EQ(Utf16Length(std::string(at, 'a') + "\xE2\x82\xAC\xE2\x82\xAC"), at + 2) << at;
+  }
 }
 
 TEST(LimitsTest, ValueSizesFollowTheServiceFormula) {

@@ -321,6 +321,23 @@ TEST(FlatJsonTest, HandPickedEdgeCasesMatchNlohmann) {
   for (const std::string& body : bodies) ExpectSameAsReference(body);
 }
 
+// Strings are scanned 8 bytes at a time: a byte that needs a look (quote,
+// backslash, control, non-ASCII) at every offset of long runs, in names and
+// values, must get the same verdict and result as the reference.
+TEST(FlatJsonTest, EveryOffsetOfALongStringMatchesNlohmann) {
+  const std::vector<std::string> specials = {"\"", "\\\"", "\\n", "\\u00e9", std::string(1, '\0'), "\x01", "\x1F",
+                                             "\x20", "\x7F", "\xC3\xA9", "\xC3", "\xE2\x82\xAC", "\xF0\x9F\x98\x80",
+                                             "\x80", "\xFF", "\\", "!", "#", "[", "]"};
+  for (const std::string& special : specials) {
+    for (size_t at = 0; at <= 24; ++at) {
+      std::string text = std::string(at, 'a') + special + std::string(24 - at, 'b');
+      ExpectSameAsReference("{\"v\":\"" + text + "\"}");
+      ExpectSameAsReference("{\"" + text + "\":1}");
+      ExpectSameAsReference("{\"v\":\"" + text);  // unterminated
+    }
+  }
+}
+
 // Random flat-ish objects built from tokens near the grammar's edges, then
 // mutated bytewise: both parsers must agree on every one.
 TEST(FlatJsonTest, GeneratedAndMutatedBodiesMatchNlohmann) {

@@ -30,6 +30,31 @@ TEST(RouteTest, PathStyleTables) {
   EXPECT_EQ(Resolve("GET", "/devstoreaccount1/tables")->operation, Operation::kQueryTables);
 }
 
+// The last query string parsed on a thread is remembered (clients repeat
+// their SAS): a repeat gets the same parameters, anything else is parsed anew,
+// and a malformed query is refused even right after a valid one.
+TEST(RouteTest, RepeatedQueryStringGivesTheSameParameters) {
+  const char* target = "/devstoreaccount1/t(PartitionKey='p',RowKey='r')?sv=2019-02-02&sig=a%2Bb%3D&sp=r&sp=w";
+  auto first = Resolve("GET", target);
+  ASSERT_TRUE(first.ok());
+  auto again = Resolve("GET", target);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->query, first->query);
+  EXPECT_EQ(again->raw_query, "sv=2019-02-02&sig=a%2Bb%3D&sp=r&sp=w");
+  EXPECT_EQ(*FindQueryParam(again->query, "sig"), "a+b=");
+  EXPECT_EQ(again->query.count("sp"), 2u);
+  auto other = Resolve("GET", "/devstoreaccount1/t(PartitionKey='p',RowKey='r')?sv=2019-02-02&sig=c");
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ(*FindQueryParam(other->query, "sig"), "c");
+  EXPECT_EQ(FindQueryParam(other->query, "sp"), nullptr);
+  EXPECT_FALSE(Resolve("GET", "/devstoreaccount1/Tables?sig=%zz").ok());
+  ASSERT_TRUE(Resolve("GET", target).ok());
+  EXPECT_FALSE(Resolve("GET", "/devstoreaccount1/Tables?sig=%zz").ok());
+  auto none = Resolve("GET", "/devstoreaccount1/Tables");
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->query.empty());
+}
+
 TEST(RouteTest, SingleTableForms) {
   auto r = Resolve("DELETE", "/devstoreaccount1/Tables('mytable')");
   ASSERT_TRUE(r.ok());

@@ -33,12 +33,14 @@ struct TestRequest {
   std::string method = "GET";
   std::string raw_path;
   protocol::QueryParams query;
+  std::string raw_query;  // what `query` was parsed from, when a test sets it
   std::map<std::string, std::string> headers;  // lower-case names
   AuthRequest Build(Operation op, std::string table = {}) const {
     AuthRequest r;
     r.method = method;
     r.raw_path = raw_path;
     r.query = &query;
+    r.raw_query = raw_query;
     r.header = [this](std::string_view name) -> std::string_view {
       auto it = headers.find(std::string(name));
       return it == headers.end() ? std::string_view() : std::string_view(it->second);
@@ -267,6 +269,40 @@ TEST_F(AuthenticatorTest, RememberedSasSignatureStaysExact) {
   other.SetClockForTesting([] { return Iso("2024-01-01T00:00:00Z"); });
   ExpectError(other.Authenticate(t.Build(Operation::kQueryTables)), 403, "AuthenticationFailed");
   EXPECT_TRUE(auth_.Authenticate(t.Build(Operation::kQueryTables)).ok());
+}
+
+// The last account SAS that checked out is remembered per thread with its
+// exact query string and account: a repeat skips parsing and signing, but the
+// time window and permissions are checked on every request, and any other
+// query string, account or Authenticator is verified from scratch.
+TEST_F(AuthenticatorTest, RepeatedAccountSasIsRememberedButStillChecked) {
+  SetNow(Iso("2024-01-01T00:00:00Z"));
+  TestRequest t = PythonAccountSas();
+  t.raw_query = "st=2021-06-09T01%3A17%3A08Z&se=2031-06-09T01%3A17%3A08Z&sp=rwdlacu&sv=2019-02-02&ss=t&srt=so&sig=L2P";
+  ASSERT_TRUE(auth_.Authenticate(t.Build(Operation::kQueryTables)).ok());
+  ASSERT_TRUE(auth_.Authenticate(t.Build(Operation::kQueryTables)).ok());  // remembered
+  ExpectError(auth_.Authenticate(t.Build(Operation::kGetTableAcl, "t")), 403, "AuthorizationFailure");
+  SetNow(Iso("2032-01-01T00:00:00Z"));
+  ExpectError(auth_.Authenticate(t.Build(Operation::kQueryTables)), 403, "AuthenticationFailed");
+  SetNow(Iso("2024-01-01T00:00:00Z"));
+  ASSERT_TRUE(auth_.Authenticate(t.Build(Operation::kQueryTables)).ok());
+
+  AuthRequest other_account = t.Build(Operation::kQueryTables);
+  other_account.account = "devstoreaccount2";  // not configured: not served from the memory
+  ExpectError(auth_.Authenticate(other_account), 403, "AuthenticationFailed");
+
+  TestRequest forged = t;
+  forged.query.find("sig")->second = "M2PbQhN1tAiqlOTfIUBu0Xe7s79+ZB0OMVjxplKSNCw=";
+  forged.raw_query += "x";
+  ExpectError(auth_.Authenticate(forged.Build(Operation::kQueryTables)), 403, "AuthenticationFailed");
+
+  ASSERT_TRUE(auth_.Authenticate(t.Build(Operation::kQueryTables)).ok());
+  Authenticator other({{"devstoreaccount1", {kOtherKey}}}, /*allow_anonymous=*/false,
+                      [](std::string_view, std::string_view, std::string_view) -> std::optional<AccessPolicy> {
+                        return std::nullopt;
+                      });
+  other.SetClockForTesting([] { return Iso("2024-01-01T00:00:00Z"); });
+  ExpectError(other.Authenticate(t.Build(Operation::kQueryTables)), 403, "AuthenticationFailed");
 }
 
 TEST_F(AuthenticatorTest, AccountSasProtocolIpAndPermission) {
