@@ -149,6 +149,18 @@ Status RocksEngine::OpenLocked() {
   // Bounds the memtables of all column families together.
   db_options.db_write_buffer_size = options_.write_buffer_bytes;
   db_options.max_background_jobs = 2;
+  // Compactions run at the lowest CPU priority (nice 19). They share the
+  // cores that serve requests, and one that started during a burst of inserts
+  // took a fifth of the core, cutting that burst's throughput by ~30%
+  // (docs/benchmarks.md, round 4); at low priority they use the idle time
+  // between bursts instead. Under writes that never pause, RocksDB's L0
+  // slowdown/stop triggers (below) slow the writers until compaction catches
+  // up, so the backlog stays bounded. Flushes keep normal priority: a full
+  // memtable blocks writes at once. The setting belongs to the process-wide
+  // default Env's thread pool, which every engine in the process shares.
+  rocksdb::Env::Default()
+      ->LowerThreadPoolCPUPriority(rocksdb::Env::Priority::LOW, rocksdb::CpuPriority::kLow)
+      .PermitUncheckedError();
   // Table readers (index blocks) stay open per file; cap it to keep RSS modest.
   db_options.max_open_files = 512;
   db_options.keep_log_file_num = 3;

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# bench/ab.sh: a quick wall-clock A/B of tablestone binaries on loopback.
+#
+#   bench/ab.sh [--rounds N] [--duration S] [--port P] BINARY_A BINARY_B -- SCENARIO...
+#
+# For each round, for each binary in turn: start it pinned to CPU 0 with a
+# fresh data directory, load 10,000 entities into partition `pt` of table
+# `bench` (the JS loader, 16 connections), then run `wrk -t1 -c64` (pinned to
+# CPU 1) for each scenario in the order given (get, insert, upsert, merge,
+# delete is not supported: it needs pre-loaded keys), printing req/s. Binaries
+# alternate so that drift on a shared machine hits both. Every process is
+# bounded by `timeout` and stopped on exit. Used for the round-4 figures in
+# docs/benchmarks.md; the full comparison is bench/run.sh.
+set -uo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROUNDS=2
+DURATION=3
+PORT=20705
+BINS=()
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --rounds) ROUNDS="$2"; shift ;;
+    --duration) DURATION="$2"; shift ;;
+    --port) PORT="$2"; shift ;;
+    --) shift; break ;;
+    *) BINS+=("$1") ;;
+  esac
+  shift
+done
+SCENARIOS=("$@")
+if [[ ${#BINS[@]} -lt 1 || ${#SCENARIOS[@]} -lt 1 ]]; then
+  sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  exit 2
+fi
+for s in "${SCENARIOS[@]}"; do
+  case "$s" in get|insert|upsert|merge) ;; *) echo "unknown scenario: $s" >&2; exit 2 ;; esac
+done
+command -v wrk >/dev/null || { echo "wrk is missing (scripts/install-deps.sh)" >&2; exit 2; }
+[[ -d "$HERE/js/node_modules" ]] || { echo "bench/js/node_modules is missing: run bench/run.sh --smoke once" >&2; exit 2; }
+
+SAS="$(/usr/bin/python3 "$HERE/make_sas.py")"
+DATA="$(mktemp -d /tmp/tablestone-ab.XXXXXX)"
+PID=""
+cleanup() {
+  [[ -n "$PID" ]] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
+  rm -rf "$DATA"
+}
+trap cleanup EXIT
+URL="http://127.0.0.1:$PORT"
+
+for round in $(seq "$ROUNDS"); do
+  for bin in "${BINS[@]}"; do
+    rm -rf "$DATA/d"
+    timeout 600 taskset -c 0 "$bin" --tablePort "$PORT" -s -l "$DATA/d" >/dev/null 2>&1 &
+    PID=$!
+    for _ in $(seq 100); do curl -s -o /dev/null "$URL/" && break; sleep 0.05; done
+    (cd "$HERE/js" && timeout 120 taskset -c 1 node loader.mjs --url "$URL" --table bench --count 10000 \
+        --concurrency 16 --pk pt --quiet >/dev/null &&
+      timeout 60 node loader.mjs --url "$URL" --table ins --count 0 --quiet >/dev/null) ||
+      { echo "loading failed for $bin" >&2; exit 1; }
+    line="round $round $bin:"
+    for s in "${SCENARIOS[@]}"; do
+      table=bench pk=pt
+      [[ $s == insert ]] && table=ins pk="ab-$round-$RANDOM"
+      ops="$(cd "$HERE/wrk" && BENCH_BASE="$URL" BENCH_THREADS=1 BENCH_TABLE=$table BENCH_PK=$pk BENCH_N=10000 \
+        BENCH_SAS="$SAS" BENCH_WRK_DIR=. timeout $((DURATION + 30)) taskset -c 1 \
+        wrk -t1 -c64 -d"${DURATION}s" --timeout 30s -s "$s.lua" "$URL" |
+        awk '/Requests\/sec/ {ops = int($2)} /Non-2xx/ {err = 1} END {print (err ? "ERR" : ops)}')"
+      line+=" $s $ops"
+    done
+    echo "$line"
+    kill "$PID" 2>/dev/null; wait "$PID" 2>/dev/null; PID=""
+  done
+done
