@@ -280,34 +280,38 @@ TEST(ConfigTest, ProjectionsCarryEveryValue) {
   EXPECT_EQ(e.entity_cache_bytes, 3u << 20);
 }
 
-TEST(ConfigTest, EntityCacheSizeFromEveryLayer) {
-  EXPECT_EQ(Load({}).config.ToEngineOptions().entity_cache_bytes, 16u << 20);
-  TempFile file(R"({"storage": {"entityCacheMB": 8}})");
-  LoadResult r = Load({"--config", file.path()});
-  ASSERT_EQ(r.action, LoadResult::Action::kRun) << r.output;
-  EXPECT_EQ(r.config.ToEngineOptions().entity_cache_bytes, 8u << 20);
-  r = Load({"--config", file.path()}, {{"TABLESTONE_ENTITY_CACHE_MB", "0"}});
-  ASSERT_EQ(r.action, LoadResult::Action::kRun) << r.output;
-  EXPECT_EQ(r.config.ToEngineOptions().entity_cache_bytes, 0u);
-  r = Load({"--config", file.path(), "--entityCacheMB", "32"}, {{"TABLESTONE_ENTITY_CACHE_MB", "0"}});
-  ASSERT_EQ(r.action, LoadResult::Action::kRun) << r.output;
-  EXPECT_EQ(r.config.ToEngineOptions().entity_cache_bytes, 32u << 20);
-  ExpectRefused(Load({"--entityCacheMB", "2000000"}), "must be an integer between 0 and 1048576");
-}
+// Both cache sizes (MiB in every source, bytes in EngineOptions): file, then
+// environment, then flag; bad values refused with the setting's name.
+struct CacheSetting {
+  const char* key;   // under "storage" in the file
+  const char* env;
+  const char* flag;
+  uint64_t default_mb;
+  size_t storage::EngineOptions::*bytes;
+};
 
-TEST(ConfigTest, ScanCacheSizeFromEveryLayer) {
-  TempFile file(R"({"storage": {"scanCacheMB": 8}})");
-  LoadResult r = Load({"--config", file.path()});
-  ASSERT_EQ(r.action, LoadResult::Action::kRun) << r.output;
-  EXPECT_EQ(r.config.ToEngineOptions().scan_cache_bytes, 8u << 20);
-  r = Load({"--config", file.path()}, {{"TABLESTONE_SCAN_CACHE_MB", "16"}});
-  ASSERT_EQ(r.action, LoadResult::Action::kRun) << r.output;
-  EXPECT_EQ(r.config.scan_cache_mb, 16u);
-  r = Load({"--config", file.path(), "--scanCacheMB", "32"}, {{"TABLESTONE_SCAN_CACHE_MB", "16"}});
-  ASSERT_EQ(r.action, LoadResult::Action::kRun) << r.output;
-  EXPECT_EQ(r.config.ToEngineOptions().scan_cache_bytes, 32u << 20);
-  TempFile bad(R"({"storage": {"scanCacheMB": "big"}})");
-  ExpectRefused(Load({"--config", bad.path()}), "'storage.scanCacheMB'");
+TEST(ConfigTest, CacheSizesFromEveryLayer) {
+  for (const CacheSetting& c :
+       {CacheSetting{"scanCacheMB", "TABLESTONE_SCAN_CACHE_MB", "--scanCacheMB", 64,
+                     &storage::EngineOptions::scan_cache_bytes},
+        CacheSetting{"entityCacheMB", "TABLESTONE_ENTITY_CACHE_MB", "--entityCacheMB", 16,
+                     &storage::EngineOptions::entity_cache_bytes}}) {
+    SCOPED_TRACE(c.key);
+    EXPECT_EQ(Load({}).config.ToEngineOptions().*c.bytes, c.default_mb << 20);
+    TempFile file(std::string(R"({"storage": {")") + c.key + R"(": 8}})");
+    LoadResult r = Load({"--config", file.path()});
+    ASSERT_EQ(r.action, LoadResult::Action::kRun) << r.output;
+    EXPECT_EQ(r.config.ToEngineOptions().*c.bytes, 8u << 20);
+    r = Load({"--config", file.path()}, {{c.env, "0"}});
+    ASSERT_EQ(r.action, LoadResult::Action::kRun) << r.output;
+    EXPECT_EQ(r.config.ToEngineOptions().*c.bytes, 0u);
+    r = Load({"--config", file.path(), c.flag, "32"}, {{c.env, "0"}});
+    ASSERT_EQ(r.action, LoadResult::Action::kRun) << r.output;
+    EXPECT_EQ(r.config.ToEngineOptions().*c.bytes, 32u << 20);
+    ExpectRefused(Load({c.flag, "2000000"}), "must be an integer between 0 and 1048576");
+    TempFile bad(std::string(R"({"storage": {")") + c.key + R"(": "big"}})");
+    ExpectRefused(Load({"--config", bad.path()}), std::string("'storage.") + c.key + "'");
+  }
 }
 
 // The shipped default file must say exactly what the built-in defaults are.
