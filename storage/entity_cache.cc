@@ -10,6 +10,7 @@ namespace tablestone::storage {
 struct EntityCache::Node {
   std::string key;
   std::string value;
+  size_t hash = 0;  // of key: eviction removes a node without rehashing it
   Node* prev = nullptr;
   Node* next = nullptr;
 };
@@ -54,16 +55,15 @@ struct EntityCache::Shard {
     ring.next->prev = n;
     ring.next = n;
   }
-  void Remove(Node* n, size_t hash) {
-    map.erase(KeyRef{n->key, hash});
+  void Remove(Node* n) {
+    map.erase(KeyRef{n->key, n->hash});
     Unlink(n);
     bytes -= Charge(n->key, n->value.capacity());
     delete n;
   }
   void EvictTo(size_t capacity) {
     while (bytes > capacity && ring.prev != &ring) {
-      Node* victim = ring.prev;
-      Remove(victim, std::hash<std::string_view>()(victim->key));
+      Remove(ring.prev);
     }
   }
 };
@@ -109,7 +109,7 @@ void EntityCache::Fill(std::string_view key, std::string_view value, uint64_t ge
   std::lock_guard lock(shard.mu);
   if (shard.generation != generation) return;
   if (shard.map.find(KeyRef{key, hash}) != shard.map.end()) return;
-  auto* n = new Node{std::string(key), std::string(value)};
+  auto* n = new Node{std::string(key), std::string(value), hash};
   shard.map.emplace(KeyRef{n->key, hash}, n);
   shard.PushFront(n);
   shard.bytes += Charge(n->key, n->value.capacity());
@@ -125,7 +125,7 @@ void EntityCache::Update(std::string_view key, std::string_view value) {
   if (it == shard.map.end()) return;
   Node* n = it->second;
   if (Charge(key, value.size()) > shard_capacity_) {
-    shard.Remove(n, hash);
+    shard.Remove(n);
     return;
   }
   shard.bytes -= Charge(n->key, n->value.capacity());
@@ -142,7 +142,7 @@ void EntityCache::Erase(std::string_view key) {
   std::lock_guard lock(shard.mu);
   ++shard.generation;
   auto it = shard.map.find(KeyRef{key, hash});
-  if (it != shard.map.end()) shard.Remove(it->second, hash);
+  if (it != shard.map.end()) shard.Remove(it->second);
 }
 
 size_t EntityCache::size_bytes() const {

@@ -85,6 +85,11 @@ class RocksEngine final : public Engine {
   // db_->Write, recovering from a latched background error (disk full, read-only
   // volume) once the disk accepts writes again; see the definition.
   rocksdb::Status CommitBatch(rocksdb::WriteBatch* batch);
+  // The stored value of an entity key: from the entity cache, else from
+  // RocksDB (then offered to the cache, entity_cache.h). On ok, *bytes views
+  // *cached or *value, whichever served it.
+  rocksdb::Status ReadEntityValue(const std::string& key, std::string* cached, rocksdb::PinnableSlice* value,
+                                  std::string_view* bytes);
 
   const EngineOptions options_;
   std::unique_ptr<rocksdb::Env> mem_env_;  // outlives db_ (in-memory mode)

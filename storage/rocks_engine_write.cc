@@ -106,6 +106,22 @@ Status Apply(const WriteOp& op, Pending* p) {
 
 }  // namespace
 
+rocksdb::Status RocksEngine::ReadEntityValue(const std::string& key, std::string* cached,
+                                             rocksdb::PinnableSlice* value, std::string_view* bytes) {
+  uint64_t generation = 0;
+  if (entity_cache_ && entity_cache_->Lookup(key, cached, &generation)) {
+    *bytes = *cached;
+    return rocksdb::Status::OK();
+  }
+  value->Reset();
+  rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), cf(kEntitiesCf), key, value);
+  if (rs.ok()) {
+    *bytes = std::string_view(value->data(), value->size());
+    if (entity_cache_) entity_cache_->Fill(key, *bytes, generation);
+  }
+  return rs;
+}
+
 StatusOr<model::Entity> RocksEngine::GetEntity(const TableInfo& table, std::string_view partition_key,
                                                std::string_view row_key) {
   GatePass pass(gate_);
@@ -114,19 +130,13 @@ StatusOr<model::Entity> RocksEngine::GetEntity(const TableInfo& table, std::stri
   thread_local std::string key;
   thread_local std::string cached;
   EncodeEntityKey(table.id, partition_key, row_key, &key);
+  rocksdb::PinnableSlice value;
+  std::string_view bytes;
+  rocksdb::Status rs = ReadEntityValue(key, &cached, &value, &bytes);
+  if (rs.IsNotFound()) return Status::NotFound("the specified resource does not exist");
+  TABLESTONE_RETURN_IF_ERROR(FromRocks(rs, "reading entity"));
   model::Entity entity;
-  uint64_t generation = 0;
-  if (entity_cache_ && entity_cache_->Lookup(key, &cached, &generation)) {
-    TABLESTONE_RETURN_IF_ERROR(DecodeEntityValue(cached, &entity));
-  } else {
-    rocksdb::PinnableSlice value;
-    rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), cf(kEntitiesCf), key, &value);
-    if (rs.IsNotFound()) return Status::NotFound("the specified resource does not exist");
-    TABLESTONE_RETURN_IF_ERROR(FromRocks(rs, "reading entity"));
-    std::string_view bytes(value.data(), value.size());
-    TABLESTONE_RETURN_IF_ERROR(DecodeEntityValue(bytes, &entity));
-    if (entity_cache_) entity_cache_->Fill(key, bytes, generation);
-  }
+  TABLESTONE_RETURN_IF_ERROR(DecodeEntityValue(bytes, &entity));
   entity.partition_key.assign(partition_key);
   entity.row_key.assign(row_key);
   return entity;
@@ -177,18 +187,7 @@ WriteResult RocksEngine::Write(const TableInfo& table, std::span<const WriteOp> 
       Pending& p = pending.emplace_back();
       p.key = key;
       std::string_view bytes;
-      uint64_t generation = 0;
-      rocksdb::Status rs;
-      if (entity_cache_ && entity_cache_->Lookup(key, &cached, &generation)) {
-        bytes = cached;
-      } else {
-        value.Reset();
-        rs = db_->Get(rocksdb::ReadOptions(), cf(kEntitiesCf), key, &value);
-        if (rs.ok()) {
-          bytes = std::string_view(value.data(), value.size());
-          if (entity_cache_) entity_cache_->Fill(key, bytes, generation);
-        }
-      }
+      rocksdb::Status rs = ReadEntityValue(key, &cached, &value, &bytes);
       if (rs.ok()) {
         p.exists = true;
         // Only a merge needs the stored properties; everything else just the ETag.
