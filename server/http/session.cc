@@ -28,6 +28,9 @@ namespace net = boost::asio;
 constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
 // Read granularity while waiting for the next request.
 constexpr size_t kIdleReadBytes = 16 * 1024;
+// Bytes the read buffer may hold beyond the header limit (ReadBufferLimit):
+// a chunk-size line with its extensions, or a trailer, must fit in them.
+constexpr size_t kReadBufferSlack = 8 * 1024;
 // A buffer or body that grew past this for one large request is given back
 // before the connection goes idle, so 10k idle connections stay small.
 constexpr size_t kKeepCapacity = 64 * 1024;
@@ -75,6 +78,14 @@ thread_local DurabilityGroup t_durability_group;
 
 }  // namespace
 
+size_t ReadBufferLimit(const HttpOptions& options) {
+  // The header block must fit whole (Beast parses it in one piece); after it,
+  // body bytes are moved into the body as they arrive, so what stays in the
+  // buffer is at most one chunk-size line (with extensions) or trailer, which
+  // the slack bounds. Never below the idle read size (DoReadIdle prepares it).
+  return std::max(options.header_limit, kIdleReadBytes) + kReadBufferSlack;
+}
+
 void SerializeResponseHead(const Response& response, std::string* out) {
   // The start line as basic_fields::writer builds it: "HTTP/X.Y ### reason\r\n".
   const unsigned version = response.version();
@@ -111,7 +122,8 @@ void SerializeResponseHead(const Response& response, std::string* out) {
   out->append("\r\n", 2);
 }
 
-Session::Session(net::ip::tcp::socket socket, const SessionEnv& env) : stream_(std::move(socket)), env_(env) {
+Session::Session(net::ip::tcp::socket socket, const SessionEnv& env)
+    : stream_(std::move(socket)), buffer_(ReadBufferLimit(*env.options)), env_(env) {
   beast::error_code ec;
   // DoWrite's synchronous first attempt must never block the I/O thread
   // (asynchronous operations are unaffected by this flag).

@@ -46,6 +46,13 @@ namespace tablestone::http {
 // chunked messages (the session never sends those; it falls back to Beast).
 void SerializeResponseHead(const Response& response, std::string* out);
 
+// The most bytes a connection's read buffer holds (the header limit plus a
+// small slack). Reading past it fails the request with 400 and closes the
+// connection: neither Beast's header limit nor its body limit covers a
+// chunk-size line or chunk extension that never ends, so this is what bounds
+// an unauthenticated client's memory (docs/reliability.md, "Memory bounds").
+size_t ReadBufferLimit(const HttpOptions& options);
+
 // What every session of one listener shares. Owned by the Listener, which
 // outlives its sessions.
 struct SessionEnv {
@@ -102,7 +109,8 @@ class Session : public Closable, public std::enable_shared_from_this<Session> {
   void LogAccess(size_t bytes);
 
   boost::beast::tcp_stream stream_;
-  boost::beast::flat_buffer buffer_;  // reused for every request of the connection
+  // Reused for every request of the connection; max_size = ReadBufferLimit().
+  boost::beast::flat_buffer buffer_;
   SessionEnv env_;
   RegistryGuard registration_;
   RequestContext context_;  // remote address filled once; start per request

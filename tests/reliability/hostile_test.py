@@ -306,6 +306,64 @@ def test_oversized_chunked_body_gets_413(server):
     assert_4xx(data, status=413)
 
 
+def flood_until_closed(s, prefix, filler, max_bytes, sample):
+    """Sends prefix, then filler repeatedly until the peer stops taking it or max_bytes went out;
+    calls sample() every few MiB. Returns the bytes of filler sent."""
+    if not send_all(s, prefix):
+        return 0
+    sent = 0
+    s.settimeout(2.0)
+    while sent < max_bytes:
+        try:
+            n = s.send(filler)
+        except (BrokenPipeError, ConnectionResetError, socket.timeout):
+            break
+        sent += n
+        if sent % (4 << 20) < n:
+            sample()
+    return sent
+
+
+def test_endless_chunk_size_line_is_refused_with_bounded_memory(server):
+    """Issue 22, finding 1: a chunk-size line (here a chunk extension) that never ends used to be
+    buffered without limit (256 MiB sent grew the server by 411 MiB). The connection's read buffer
+    now has a maximum (session.h ReadBufferLimit, 24 KiB by default): 400 and close at once."""
+    raw = signed_raw(server, "POST", "/" + TABLE, b"", content_type="application/json")
+    raw = raw.replace(b"Content-Length: 0\r\n", b"Transfer-Encoding: chunked\r\n")
+    rss_before = server.rss_kb()
+    peak = [rss_before]
+    s = connect(server, timeout=20)
+    try:
+        sent = flood_until_closed(s, raw + b"1;ext=", b"a" * 65536, 64 << 20,
+                                  lambda: peak.__setitem__(0, max(peak[0], server.rss_kb())))
+        peak[0] = max(peak[0], server.rss_kb())
+        s.settimeout(5)
+        data, _ = read_until_close(s)
+    finally:
+        s.close()
+    grow_mb = (peak[0] - rss_before) / 1024
+    print("endless chunk line: %d bytes taken, RSS %d -> peak %d KiB" % (sent, rss_before, peak[0]))
+    # The kernel's socket buffers take a few MiB before the server's close is seen.
+    assert sent < (16 << 20), "the server kept reading %d bytes of one chunk-size line" % sent
+    assert grow_mb < 8, "RSS grew %.1f MiB" % grow_mb
+    assert status_of(data) == 400, data[:300]
+
+
+def test_endless_trailer_is_refused(server):
+    """A trailer section that never ends after the last chunk is bounded the same way."""
+    raw = signed_raw(server, "POST", "/" + TABLE, b"", content_type="application/json")
+    raw = raw.replace(b"Content-Length: 0\r\n", b"Transfer-Encoding: chunked\r\n")
+    s = connect(server, timeout=20)
+    try:
+        sent = flood_until_closed(s, raw + b"2\r\n{}\r\n0\r\nX-T: ", b"b" * 65536, 64 << 20, lambda: None)
+        s.settimeout(5)
+        data, _ = read_until_close(s)
+    finally:
+        s.close()
+    assert sent < (16 << 20), sent
+    assert status_of(data) in (400, 431), data[:300]
+
+
 def test_garbage_request_line(server):
     for raw in (b"\x00\x01\x02\x03\r\n\r\n", b"GET\r\n\r\n", b"GET / HTTP/9.9\r\n\r\n",
                 b"G\xffT / HTTP/1.1\r\nHost: x\r\n\r\n",
