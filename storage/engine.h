@@ -5,14 +5,24 @@
 // Writes to one (table, PartitionKey) are serialized by a striped lock; a
 // table's deletion waits for writes in flight on that table and vice versa.
 //
+// Work scheduling: the synchronous methods below block their caller (a scan
+// for up to its deadline, a write on a RocksDB stall, DeleteTable on its
+// drain). Callers that serve many clients on few threads run them through
+// Submit() on the engine's own executor (work_executor.h) instead, whose
+// bounded queue refuses with kBusy rather than grow.
+//
 // Durability (group commit): Write() and the other writes return once their
 // batch is in the write-ahead log's buffer and visible to readers; they are
 // durable (survive a process crash; with EngineOptions::sync_writes a power
 // loss) once a later SyncWal() has returned. Callers must not acknowledge a
-// write, nor send a response that may reflect one, before that: take
-// VisibleMark() after producing the response and wait until DurableMark()
-// reaches it, calling SyncWal() once for all responses that wait. One WAL
-// write (and fsync) then covers every request of a batch instead of one each.
+// write, nor send a response that may reflect one, before that: after
+// producing the response they call AwaitDurable(), which answers at once when
+// nothing visible is pending, and otherwise queues the callback for the
+// engine's next log write. That write runs on the executor's short lane after
+// the work already queued there, so one WAL write (and fsync) covers every
+// request that finished meanwhile instead of one each (the leader/follower
+// group commit of LevelDB's DBImpl::Write, with callbacks instead of blocked
+// followers: no thread waits for the disk but the one writing).
 //
 // Errors: StatusCode values from storage/model/status.h:
 //   kTableNotFound, kTableAlreadyExists, kNotFound, kAlreadyExists,
@@ -34,6 +44,7 @@
 #include "storage/model/scan_spec.h"
 #include "storage/model/status.h"
 #include "storage/model/write_op.h"
+#include "storage/work_executor.h"
 
 namespace tablestone::storage {
 
@@ -50,6 +61,8 @@ struct EngineOptions {
   // Columnar copies of recently scanned partitions for filtered scans
   // (storage/partition_cache.h), bounded by this many bytes; 0 disables.
   size_t scan_cache_bytes = 64u << 20;
+  // The engine's threads for scans, writes and log syncs (work_executor.h).
+  ExecutorOptions executor;
 };
 
 struct TableInfo {
@@ -117,7 +130,19 @@ class Engine {
   virtual Status PutTableAcl(const TableInfo& table, std::string_view value) = 0;
   virtual StatusOr<std::string> GetTableAcl(const TableInfo& table) = 0;
 
+  // ---- Work scheduling (see above) ----
+  // Runs `task` on the engine's executor; kBusy when that lane's queue is
+  // full, kShuttingDown once Close() has begun. A task still queued when
+  // Close() begins runs with dropped = true and must skip its work.
+  virtual Status Submit(WorkLane lane, WorkExecutor::Task task) = 0;
+
   // ---- Group commit of the write-ahead log (see "Durability" above) ----
+  // Calls `done` once every write visible now is durable: at once on the
+  // calling thread when it already is, else later on an executor thread.
+  // `done` gets the log write's error if it failed (the caller must then not
+  // acknowledge: those writes may be lost in a crash). Never blocks on I/O.
+  virtual void AwaitDurable(std::function<void(Status)> done) = 0;
+  // Lower-level pieces of the same, for tests and tools:
   // A number covering every write visible to readers now (RocksDB's last
   // published sequence number). Cheap: an atomic load.
   virtual uint64_t VisibleMark() = 0;
@@ -135,6 +160,7 @@ class Engine {
     uint64_t live_data_bytes = 0;
     uint64_t estimated_entities = 0;
     uint64_t entity_cache_entries = 0;  // entities held by the entity cache
+    uint64_t wal_syncs = 0;             // log writes SyncWal() made since open (group commits)
   };
   virtual Stats GetStats() = 0;
 };

@@ -76,6 +76,7 @@ Status RocksEngine::OpenDb() {
     }
     return s;
   }
+  executor_ = std::make_unique<WorkExecutor>(options_.executor);
   gate_.Reopen();
   return s;
 }
@@ -309,6 +310,10 @@ Status RocksEngine::LoadCatalog() {
 
 Status RocksEngine::Close() {
   std::lock_guard lock(close_mu_);
+  // First the executor: tasks running finish against an open database, queued
+  // ones are dropped (their callers answer 503), and the log syncs they queued
+  // run before its threads are joined.
+  if (executor_ != nullptr) executor_->Shutdown();
   gate_.CloseAndDrain();
   if (db_ == nullptr) return Status::Ok();
   // Whatever is still in the log's buffer goes to the file first (the flush
@@ -366,6 +371,41 @@ uint64_t RocksEngine::VisibleMark() {
   return db_->GetLatestSequenceNumber();
 }
 
+Status RocksEngine::Submit(WorkLane lane, WorkExecutor::Task task) {
+  if (executor_ == nullptr) return Status(StatusCode::kShuttingDown, "the engine is not open");
+  return executor_->Submit(lane, std::move(task));
+}
+
+void RocksEngine::AwaitDurable(std::function<void(Status)> done) {
+  if (VisibleMark() <= DurableMark()) return done(Status::Ok());
+  {
+    std::lock_guard lock(waiters_mu_);
+    durability_waiters_.push_back(std::move(done));
+    if (durability_flush_queued_) return;  // the queued flush will cover this one
+    durability_flush_queued_ = true;
+  }
+  // Behind the work already queued on the short lane: the writes that finish
+  // meanwhile join this flush.
+  Status s = executor_ == nullptr ? Status(StatusCode::kShuttingDown, "not open")
+                                  : executor_->SubmitInternal(WorkLane::kShort,
+                                                              [this](bool) { FlushDurabilityWaiters(); });
+  // Shutting down (this runs on an executor thread, or after Close): flush here.
+  if (!s.ok()) FlushDurabilityWaiters();
+}
+
+void RocksEngine::FlushDurabilityWaiters() {
+  std::vector<std::function<void(Status)>> batch;
+  {
+    std::lock_guard lock(waiters_mu_);
+    batch.swap(durability_waiters_);
+    durability_flush_queued_ = false;
+  }
+  if (batch.empty()) return;
+  // Every waiter's write is visible already, so the mark SyncWal reads covers it.
+  const Status s = SyncWal();
+  for (auto& done : batch) done(s);
+}
+
 // Why the mark read BEFORE FlushWAL covers the right writes: RocksDB publishes
 // a write's sequence number (makes it visible) only after appending it to the
 // log buffer, so every write <= `visible` is in the buffer when FlushWAL runs.
@@ -376,6 +416,7 @@ Status RocksEngine::SyncWal() {
   const uint64_t visible = db_->GetLatestSequenceNumber();
   if (visible <= durable_mark_.load(std::memory_order_acquire)) return Status::Ok();  // another thread did it
   Status s = FromRocks(db_->FlushWAL(options_.sync_writes), "writing the log");
+  wal_syncs_.fetch_add(1, std::memory_order_relaxed);
   uint64_t mark = durable_mark_.load(std::memory_order_relaxed);
   while (mark < visible && !durable_mark_.compare_exchange_weak(mark, visible, std::memory_order_release)) {
   }
@@ -541,6 +582,7 @@ Engine::Stats RocksEngine::GetStats() {
   if (db_->GetIntProperty(cf(kEntitiesCf), "rocksdb.cur-size-all-mem-tables", &v)) stats.live_data_bytes += v;
   if (db_->GetIntProperty(cf(kEntitiesCf), "rocksdb.estimate-num-keys", &v)) stats.estimated_entities = v;
   if (entity_cache_) stats.entity_cache_entries = entity_cache_->entry_count();
+  stats.wal_syncs = wal_syncs_.load(std::memory_order_relaxed);
   return stats;
 }
 

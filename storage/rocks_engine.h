@@ -29,6 +29,7 @@
 #include "storage/entity_cache.h"
 #include "storage/op_gate.h"
 #include "storage/partition_cache.h"
+#include "storage/work_executor.h"
 
 namespace tablestone::storage {
 
@@ -56,6 +57,9 @@ class RocksEngine final : public Engine {
   StatusOr<std::optional<std::string>> GetAccountMeta(std::string_view account, std::string_view key) override;
   Status PutTableAcl(const TableInfo& table, std::string_view value) override;
   StatusOr<std::string> GetTableAcl(const TableInfo& table) override;
+
+  Status Submit(WorkLane lane, WorkExecutor::Task task) override;
+  void AwaitDurable(std::function<void(Status)> done) override;
 
   uint64_t VisibleMark() override;
   uint64_t DurableMark() override { return durable_mark_.load(std::memory_order_acquire); }
@@ -88,6 +92,9 @@ class RocksEngine final : public Engine {
   // The stored value of an entity key: from the entity cache, else from
   // RocksDB (then offered to the cache, entity_cache.h). On ok, *bytes views
   // *cached or *value, whichever served it.
+  // Writes the log once for every AwaitDurable() callback queued so far and
+  // runs them (the group commit's leader).
+  void FlushDurabilityWaiters();
   rocksdb::Status ReadEntityValue(const std::string& key, std::string* cached, rocksdb::PinnableSlice* value,
                                   std::string_view* bytes);
 
@@ -120,7 +127,16 @@ class RocksEngine final : public Engine {
 
   // Sequence number up to which the WAL is written (SyncWal); see Engine.
   std::atomic<uint64_t> durable_mark_{0};
+  std::atomic<uint64_t> wal_syncs_{0};  // Stats::wal_syncs
   std::mutex sync_mu_;  // one SyncWal at a time: concurrent ones would only repeat the work
+  // AwaitDurable() callbacks waiting for the next log write, and whether that
+  // write is already queued on the executor.
+  std::mutex waiters_mu_;
+  std::vector<std::function<void(Status)>> durability_waiters_;  // guarded by waiters_mu_
+  bool durability_flush_queued_ = false;                        // guarded by waiters_mu_
+
+  // Created by OpenDb; shut down first thing in Close().
+  std::unique_ptr<WorkExecutor> executor_;
 
   std::atomic<int64_t> last_timestamp_{0};
   std::atomic<int64_t> last_resume_ns_{0};  // steady clock of the last DB::Resume() attempt

@@ -94,7 +94,34 @@ void Dispatch(const ApiContext& ctx, const RequestInfo& info, http::Response& re
   WriteError(info, ApiError::InternalError(), response);
 }
 
+// Where an operation's handler runs; see dispatcher.h.
+enum class Placement { kInline, kShortLane, kLongLane };
+
+Placement PlacementOf(Operation op) {
+  switch (op) {
+    case Operation::kGetEntity:
+    case Operation::kGetTable:
+    case Operation::kGetTableAcl:
+    case Operation::kGetServiceProperties:
+    case Operation::kGetServiceStats:
+    case Operation::kPreflight: return Placement::kInline;
+    case Operation::kQueryEntities:
+    case Operation::kQueryTables:
+    case Operation::kDeleteTable: return Placement::kLongLane;
+    default: return Placement::kShortLane;
+  }
+}
+
 }  // namespace
+
+// A request whose handler runs on the engine's executor. `info` refers to the
+// session's request and context, which stay valid until `done` is called.
+struct Dispatcher::Pending {
+  RequestInfo info;
+  http::Response response;
+  std::optional<std::string> cors_account;
+  http::Completion done;
+};
 
 Dispatcher::Dispatcher(storage::Engine& engine, ApiOptions options)
     : engine_(engine),
@@ -102,10 +129,12 @@ Dispatcher::Dispatcher(storage::Engine& engine, ApiOptions options)
       authenticator_(options_.accounts, options_.allow_anonymous, MakePolicyLookup(engine)),
       context_{engine_, options_, authenticator_} {}
 
-void Dispatcher::Handle(http::Request& request, const http::RequestContext& context, http::Response& response) {
-  const std::string request_id = NewRequestId();
+void Dispatcher::Handle(const http::Request& request, const http::RequestContext& context, http::Completion done) {
+  std::string request_id = NewRequestId();
+  http::Response response;
   response.version(request.version());
   std::optional<std::string> cors_account;
+  std::optional<RequestInfo> info;
   try {
     std::string_view target = ToView(request.target());
     if (request.method() == boost::beast::http::verb::get &&
@@ -115,19 +144,67 @@ void Dispatcher::Handle(http::Request& request, const http::RequestContext& cont
       response.body() = "{\"status\":\"ok\"}";
       response.prepare_payload();
     } else {
-      HandleRouted(request, context, request_id, response, &cors_account);
+      std::optional<RequestInfo> prepared = Prepare(request, context, request_id, response, &cors_account);
+      if (prepared) info.emplace(std::move(*prepared));
     }
-  } catch (const std::exception&) {
-    response = http::Response();
-    response.version(request.version());
-    WriteErrorRaw(request_id, {}, ApiError::InternalError(), response);
-  } catch (...) {
+  } catch (const std::exception& e) {
+    spdlog::get("api") ? spdlog::get("api")->error("request {} failed before its handler: {}", request_id, e.what())
+                       : spdlog::error("request {} failed before its handler: {}", request_id, e.what());
+    info.reset();
     response = http::Response();
     response.version(request.version());
     WriteErrorRaw(request_id, {}, ApiError::InternalError(), response);
   }
+  if (!info) return Finish(request, request_id, cors_account, std::move(response), std::move(done));
+
+  const Placement placement = PlacementOf(info->route.operation);
+  if (placement == Placement::kInline) {
+    Run(*info, response);
+    return Finish(request, request_id, cors_account, std::move(response), std::move(done));
+  }
+  auto pending = std::make_shared<Pending>(
+      Pending{std::move(*info), std::move(response), std::move(cors_account), std::move(done)});
+  const auto lane = placement == Placement::kLongLane ? storage::WorkLane::kLong : storage::WorkLane::kShort;
+  Status submitted = engine_.Submit(lane, [this, pending](bool dropped) {
+    if (pending->done.Cancelled()) return pending->done(http::Response());  // its client has gone
+    if (dropped) {
+      // The server is stopping: the work never started, so a retry is safe.
+      pending->response = http::Response();
+      pending->response.version(pending->info.request.version());
+      WriteError(pending->info, ApiError::ServerBusy(), pending->response, IsXmlOperation(pending->info.route.operation));
+    } else {
+      Run(pending->info, pending->response);
+    }
+    Finish(pending->info.request, pending->info.request_id, pending->cors_account, std::move(pending->response),
+           std::move(pending->done));
+  });
+  if (!submitted.ok()) {
+    // Queue full (or stopping): the service's answer to overload.
+    pending->response = http::Response();
+    pending->response.version(request.version());
+    WriteError(pending->info, ApiError::ServerBusy(), pending->response, IsXmlOperation(pending->info.route.operation));
+    Finish(request, pending->info.request_id, pending->cors_account, std::move(pending->response),
+           std::move(pending->done));
+  }
+}
+
+void Dispatcher::Run(const RequestInfo& info, http::Response& response) {
+  try {
+    Dispatch(context_, info, response);
+  } catch (const std::exception& e) {
+    spdlog::error("{} on {}/{} threw: {}", protocol::OperationName(info.route.operation), info.account(),
+                  info.route.resource.table, e.what());
+    response = http::Response();
+    response.version(info.request.version());
+    WriteError(info, ApiError::InternalError(), response, IsXmlOperation(info.route.operation));
+  }
+}
+
+void Dispatcher::Finish(const http::Request& request, const std::string& request_id,
+                        const std::optional<std::string>& cors_account, http::Response response,
+                        http::Completion done) {
   SetCommonHeaders(request, request_id, response);
-  // After the common headers, so Access-Control-Expose-Headers lists them (spec §9.3).
+  // After the common headers, so Access-Control-Expose-Headers lists them.
   if (cors_account && FindRequestHeader(request, "Origin").has_value()) {
     try {
       ApplyCorsHeaders(engine_, *cors_account, request, response);
@@ -135,11 +212,33 @@ void Dispatcher::Handle(http::Request& request, const http::RequestContext& cont
       // CORS headers are an addition; the response itself stands.
     }
   }
+  // Nothing pending in the log (the common case of a read): send now.
+  if (engine_.VisibleMark() <= engine_.DurableMark()) return done(std::move(response));
+  struct Held {
+    http::Response response;
+    http::Completion done;
+    std::string request_id;
+    std::string accept;
+  };
+  auto held = std::make_shared<Held>(
+      Held{std::move(response), std::move(done), request_id, std::string(HeaderOf(request, "Accept"))});
+  engine_.AwaitDurable([held](Status status) {
+    if (!status.ok()) {
+      // The write may be lost in a crash: never acknowledge it. A read that
+      // waited gets the same answer; it cannot tell what it observed.
+      const unsigned version = held->response.version();
+      held->response = http::Response();
+      held->response.version(version);
+      WriteErrorRaw(held->request_id, held->accept, ApiError::InternalError(), held->response);
+      held->response.set("x-ms-request-id", held->request_id);
+    }
+    held->done(std::move(held->response));
+  });
 }
 
-void Dispatcher::HandleRouted(http::Request& request, const http::RequestContext& context,
-                              const std::string& request_id, http::Response& response,
-                              std::optional<std::string>* cors_account) {
+std::optional<RequestInfo> Dispatcher::Prepare(const http::Request& request, const http::RequestContext& context,
+                                               const std::string& request_id, http::Response& response,
+                                               std::optional<std::string>* cors_account) {
   const std::string_view target = ToView(request.target());
   const std::string_view accept = HeaderOf(request, "Accept");
 
@@ -153,7 +252,10 @@ void Dispatcher::HandleRouted(http::Request& request, const http::RequestContext
   in.is_known_account = [this](std::string_view name) { return authenticator_.IsKnownAccount(name); };
   in.disable_product_style = options_.disable_product_style_url;
   auto route = protocol::ResolveRoute(in);
-  if (!route.ok()) return WriteErrorRaw(request_id, accept, route.error(), response, LooksLikeXmlRequest(target));
+  if (!route.ok()) {
+    WriteErrorRaw(request_id, accept, route.error(), response, LooksLikeXmlRequest(target));
+    return std::nullopt;
+  }
 
   RequestInfo info{request, context, request_id, model::NowTicks(), std::move(route).value(), AuthGrant{}, {}};
   if (info.route.operation != Operation::kPreflight) *cors_account = info.route.account.account;
@@ -165,7 +267,10 @@ void Dispatcher::HandleRouted(http::Request& request, const http::RequestContext
   if (!options_.skip_api_version_check) {
     auto version = protocol::CheckApiVersion(HeaderOf(request, "x-ms-version"),
                                              FindRequestHeader(request, "x-ms-version").has_value());
-    if (!version.ok()) return WriteError(info, version.error(), response, xml);
+    if (!version.ok()) {
+      WriteError(info, version.error(), response, xml);
+      return std::nullopt;
+    }
   }
 
   if (info.route.operation != Operation::kPreflight) {
@@ -183,16 +288,19 @@ void Dispatcher::HandleRouted(http::Request& request, const http::RequestContext
     auth.table = info.route.resource.table;
     auth.entity_key = info.route.resource.key;
     auto grant = authenticator_.Authenticate(auth);
-    if (!grant.ok()) return WriteError(info, grant.error(), response, xml);
+    if (!grant.ok()) {
+      WriteError(info, grant.error(), response, xml);
+      return std::nullopt;
+    }
     info.grant = std::move(grant).value();
 
-    // The secondary endpoint is read-only (spec §1.1).
+    // The secondary endpoint is read-only.
     if (info.route.account.secondary && protocol::IsWriteOperation(info.route.operation)) {
-      return WriteError(info, ApiError::WriteOnSecondary(), response, xml);
+      WriteError(info, ApiError::WriteOnSecondary(), response, xml);
+      return std::nullopt;
     }
   }
-
-  Dispatch(context_, info, response);
+  return info;
 }
 
 void Dispatcher::RenderTransportError(http::TransportError error, const http::Request& partial_request,
@@ -210,14 +318,6 @@ void Dispatcher::RenderTransportError(http::TransportError error, const http::Re
   response.version(partial_request.version() == 0 ? 11 : partial_request.version());
   WriteErrorRaw(request_id, HeaderOf(partial_request, "Accept"), e, response);
   SetCommonHeaders(partial_request, request_id, response);
-}
-
-bool Dispatcher::MakeDurable() {
-  Status s = engine_.SyncWal();
-  if (s.ok()) return true;
-  // Rare (a full or failing disk); the held requests are answered 500.
-  spdlog::error("writing the write-ahead log failed: {}", s.ToString());
-  return false;
 }
 
 std::unique_ptr<http::RequestHandler> MakeApiHandler(storage::Engine& engine, ApiOptions options) {

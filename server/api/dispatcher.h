@@ -2,7 +2,24 @@
 // assigns a request id, serves the health route, routes (protocol/route.h),
 // checks x-ms-version, authenticates (Authenticator), refuses writes on the
 // secondary endpoint, calls the one handler of the operation, and stamps the
-// common headers (spec §2.0.3) on every response, errors included.
+// common headers (docs/compatibility.md) on every response, errors included.
+//
+// Where the operation's handler runs (PlacementOf in dispatcher.cc):
+//   on the I/O thread   point reads (Get Entity, Get Table, ACL and service
+//                       property reads), preflight, and every refusal
+//                       before the handler (routing, version, auth): these
+//                       are answered from memory or one RocksDB lookup, and
+//                       a thread hop would cost more than the work;
+//   engine short lane   entity writes, batches, Create Table, ACL and
+//                       service-property writes;
+//   engine long lane    Query Entities, Query Tables, Delete Table.
+// Work handed to the engine's executor (storage/work_executor.h) answers 503
+// ServerBusy when its queue is full, is skipped when its client has gone,
+// and is answered 503 when the server stops before it ran.
+//
+// Group commit: a response that may reflect a write not yet in the log file
+// (its own or another request's) is held by Engine::AwaitDurable and sent
+// once the engine's next log write has covered it; 500 if that write failed.
 //
 // Thread safety: Handle() may run concurrently on any number of I/O threads.
 #pragma once
@@ -24,19 +41,25 @@ class Dispatcher : public http::RequestHandler {
   // `engine` must outlive the dispatcher.
   Dispatcher(storage::Engine& engine, ApiOptions options);
 
-  void Handle(http::Request& request, const http::RequestContext& context, http::Response& response) override;
+  void Handle(const http::Request& request, const http::RequestContext& context, http::Completion done) override;
   void RenderTransportError(http::TransportError error, const http::Request& partial_request,
                             http::Response& response) override;
-  // Group commit, straight to the engine's marks (storage/engine.h, "Durability").
-  uint64_t DurabilityTicket() override { return engine_.VisibleMark(); }
-  bool IsDurable(uint64_t ticket) override { return ticket <= engine_.DurableMark(); }
-  bool MakeDurable() override;
 
  private:
-  // Sets *cors_account once the request's account is known, so Handle() can
-  // add CORS headers to whatever response follows (errors included).
-  void HandleRouted(http::Request& request, const http::RequestContext& context, const std::string& request_id,
-                    http::Response& response, std::optional<std::string>* cors_account);
+  struct Pending;
+
+  // Routes, checks the version and authenticates. Returns the request's facts
+  // when the operation's handler is to run; otherwise the refusal is in
+  // `response`. Sets *cors_account once the request's account is known, so
+  // CORS headers go on whatever response follows (errors included).
+  std::optional<RequestInfo> Prepare(const http::Request& request, const http::RequestContext& context,
+                                     const std::string& request_id, http::Response& response,
+                                     std::optional<std::string>* cors_account);
+  // Runs the operation's handler (never throws: a throw becomes a 500).
+  void Run(const RequestInfo& info, http::Response& response);
+  // Common and CORS headers, then the group commit wait, then `done`.
+  void Finish(const http::Request& request, const std::string& request_id,
+              const std::optional<std::string>& cors_account, http::Response response, http::Completion done);
 
   storage::Engine& engine_;
   ApiOptions options_;

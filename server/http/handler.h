@@ -6,7 +6,9 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <chrono>
+#include <memory>
 #include <string>
+#include <utility>
 
 namespace tablestone::http {
 
@@ -27,35 +29,88 @@ enum class TransportError {
   kHeaderTooLarge,  // 400/431 (headers over the limit)
   kBadRequest,      // 400 malformed HTTP
   // Added after the first version (append-only): the handler threw from
-  // Handle(). Render 500 InternalError. If the handler leaves the status at
-  // 200 for a value it does not know, the session forces a bare 500.
+  // Handle() or dropped its Completion. Render 500 InternalError. If the
+  // handler leaves the status at 200 for a value it does not know, the
+  // session forces a bare 500.
   kInternalError,
+};
+
+// Where a handler delivers its response. Implemented by the session; tests
+// and tools may implement it to run a handler without a socket.
+class ResponseSink {
+ public:
+  virtual ~ResponseSink() = default;
+  // Receives the response of the request handed to Handle(). Called exactly
+  // once, from any thread.
+  virtual void Complete(Response response) = 0;
+  // True once the client has gone away (its connection closed while the
+  // request waited): work not started yet may be skipped. The response is
+  // then dropped, but Complete() must still be called.
+  virtual bool Cancelled() const { return false; }
+  // The handler dropped its Completion without calling it. Default: a bare 500.
+  virtual void Abandoned() {
+    Response response;
+    response.result(500);
+    Complete(std::move(response));
+  }
+};
+
+// A handler's promise to answer one request: call it exactly once with the
+// response, from any thread, now or later. Cheap to move; copying is refused
+// so that "exactly once" stays visible in the code.
+class Completion {
+ public:
+  Completion() = default;
+  explicit Completion(std::shared_ptr<ResponseSink> sink) : sink_(std::move(sink)) {}
+  Completion(Completion&&) noexcept = default;
+  Completion& operator=(Completion&& other) noexcept {
+    if (this != &other) {
+      Abandon();
+      sink_ = std::move(other.sink_);
+    }
+    return *this;
+  }
+  // A completion dropped without being called (a handler that threw, or a
+  // bug) still answers its request: the sink's Abandoned() (500).
+  ~Completion() { Abandon(); }
+  Completion(const Completion&) = delete;
+  Completion& operator=(const Completion&) = delete;
+
+  void operator()(Response response) {
+    std::shared_ptr<ResponseSink> sink = std::move(sink_);
+    if (sink) sink->Complete(std::move(response));
+  }
+  bool Cancelled() const { return sink_ != nullptr && sink_->Cancelled(); }
+  // False once called (or when default-constructed).
+  explicit operator bool() const { return sink_ != nullptr; }
+
+ private:
+  void Abandon() {
+    std::shared_ptr<ResponseSink> sink = std::move(sink_);
+    if (sink) sink->Abandoned();
+  }
+
+  std::shared_ptr<ResponseSink> sink_;
 };
 
 class RequestHandler {
  public:
   virtual ~RequestHandler() = default;
-  // Called on an I/O thread; must not throw (the session still guards it).
-  // Sets status, headers and body of `response`; keep-alive and Content-Length
-  // are settled by the session afterwards.
-  virtual void Handle(Request& request, const RequestContext& context, Response& response) = 0;
-  // Builds the response for a transport-level failure.
+  // Called on the connection's I/O thread, which it must not block for long:
+  // work that may (storage scans, writes, log syncs) goes elsewhere and `done`
+  // is called from there. `request` and `context` stay valid, unchanged, until
+  // `done` is called. Sets status, headers and body; keep-alive and
+  // Content-Length are settled by the session afterwards. Must not throw once
+  // it has called or handed off `done`; if it throws before, the session
+  // answers with RenderTransportError(kInternalError).
+  virtual void Handle(const Request& request, const RequestContext& context, Completion done) = 0;
+  // Builds the response for a transport-level failure. Synchronous.
   virtual void RenderTransportError(TransportError error, const Request& partial_request,
                                     Response& response) = 0;
-
-  // Group commit (added after the first version; the defaults mean "every
-  // response may be sent at once"). Storage may acknowledge a write before it
-  // is durable (a buffered write-ahead log); a response that may reflect such
-  // a write must wait. Right after Handle() the session takes
-  // DurabilityTicket(); if !IsDurable(ticket) it holds the response, and once
-  // per batch of held responses on an I/O thread (after the other ready work
-  // of that thread, so one call covers many requests) it calls MakeDurable().
-  // True: send them. False: the writes may be lost in a crash; the session
-  // answers each held request with RenderTransportError(kInternalError).
-  // All three may be called concurrently from any I/O thread.
-  virtual uint64_t DurabilityTicket() { return 0; }
-  virtual bool IsDurable(uint64_t ticket) { return true; }
-  virtual bool MakeDurable() { return true; }
 };
+
+// Runs `handler` on `request` and blocks until it completes (tests and tools;
+// never on an I/O thread).
+Response HandleAndWait(RequestHandler& handler, const Request& request, const RequestContext& context);
 
 }  // namespace tablestone::http

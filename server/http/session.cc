@@ -13,9 +13,12 @@
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
+#include <cerrno>
 #include <exception>
 #include <memory>
 #include <vector>
+
+#include <sys/socket.h>
 
 namespace tablestone::http {
 namespace {
@@ -64,17 +67,6 @@ bool IsQuietReadError(const beast::error_code& ec) {
          ec == net::error::not_connected || ec == net::error::bad_descriptor;
 }
 
-// Group commit: the sessions of this I/O thread whose responses wait for the
-// write-ahead log (RequestHandler::MakeDurable). Each io_context is run by
-// exactly one thread, so the flush posted to a session's executor runs on the
-// thread that queued it, after the handlers that were already ready: one
-// MakeDurable() covers every request that thread served in between.
-struct DurabilityGroup {
-  std::vector<std::shared_ptr<Session>> waiting;
-  std::vector<std::shared_ptr<Session>> spare;  // reused, so a flush allocates nothing
-  bool flush_posted = false;
-};
-thread_local DurabilityGroup t_durability_group;
 
 }  // namespace
 
@@ -261,53 +253,80 @@ void Session::HandleRequest() {
   parser_.reset();
   response_ = Response{};
   response_.version(request_.version());
+  const uint64_t seq = ++request_seq_;
+  handled_ = false;
+  cancelled_.store(false, std::memory_order_relaxed);
   try {
-    env_.handler->Handle(request_, context_, response_);
+    env_.handler->Handle(request_, context_, Completion(shared_from_this()));
   } catch (const std::exception& e) {
+    // The dropped Completion has posted Abandoned() -> 500.
     env_.log->error("handler threw on {} {}: {}", std::string_view(request_.method_string()),
                     std::string_view(request_.target()), e.what());
-    RenderInternalError();
   } catch (...) {
     env_.log->error("handler threw a non-exception on {} {}", std::string_view(request_.method_string()),
                     std::string_view(request_.target()));
-    response_ = Response{};
-    response_.result(bhttp::status::internal_server_error);
+  }
+  // Answered inline (a point read): the write is already under way or done,
+  // and request_seq_ may have moved on. Otherwise watch for the client leaving.
+  if (seq == request_seq_ && !handled_ && state_ == State::kHandling) StartCancelWatch();
+}
+
+void Session::Complete(Response response) {
+  // Inline when called on our executor (a handler answering at once), else
+  // posted back to it.
+  net::dispatch(stream_.get_executor(), [self = shared_from_this(), r = std::move(response)]() mutable {
+    self->OnHandled(std::move(r));
+  });
+}
+
+void Session::Abandoned() {
+  net::post(stream_.get_executor(), [self = shared_from_this()] {
+    self->RenderInternalError();
+    self->OnHandled(std::move(self->response_));
+  });
+}
+
+void Session::OnHandled(Response response) {
+  if (state_ != State::kHandling || handled_) return;
+  handled_ = true;
+  StopCancelWatch();
+  response_ = std::move(response);
+  if (cancelled_.load(std::memory_order_relaxed)) {
+    // The client closed its connection while the request waited: nobody reads this.
+    LogAccess(0);
+    return CloseNow();
   }
   FinishResponse();
-  // The response may reflect a write that is not durable yet (its own or
-  // another connection's): it waits for the thread's next log write.
-  if (!env_.handler->IsDurable(env_.handler->DurabilityTicket())) return AwaitDurability();
   DoWrite();
 }
 
-void Session::AwaitDurability() {
-  DurabilityGroup& group = t_durability_group;
-  group.waiting.push_back(shared_from_this());
-  if (group.flush_posted) return;
-  group.flush_posted = true;
-  net::post(stream_.get_executor(), [handler = env_.handler] { FlushDurabilityGroup(handler); });
+void Session::StartCancelWatch() {
+  watching_ = true;
+  stream_.socket().async_wait(net::socket_base::wait_read,
+                              [self = shared_from_this(), seq = request_seq_](beast::error_code ec) {
+                                self->OnCancelWatch(ec, seq);
+                              });
 }
 
-void Session::FlushDurabilityGroup(RequestHandler* handler) {
-  DurabilityGroup& group = t_durability_group;
-  group.flush_posted = false;
-  std::vector<std::shared_ptr<Session>> batch;
-  batch.swap(group.spare);
-  batch.swap(group.waiting);  // waiting is now the (empty) spare vector
-  const bool durable = handler->MakeDurable();
-  for (const std::shared_ptr<Session>& session : batch) session->OnDurable(durable);
-  batch.clear();
-  if (group.spare.capacity() < batch.capacity()) group.spare.swap(batch);
-}
-
-void Session::OnDurable(bool durable) {
-  if (!durable) {
-    // The write may be lost in a crash: never acknowledge it. Reads that
-    // waited get the same answer; they cannot tell what they observed.
-    RenderInternalError();
-    FinishResponse();
+void Session::OnCancelWatch(beast::error_code ec, uint64_t seq) {
+  if (seq != request_seq_ || !watching_) return;  // a watch of an earlier request, cancelled
+  watching_ = false;
+  if (ec) return;  // cancelled by StopCancelWatch or a close
+  // Readable: either the peer closed (EOF, reset) or it pipelined its next
+  // request, which stays in the socket for later.
+  char byte;
+  const ssize_t n = ::recv(stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+    cancelled_.store(true, std::memory_order_relaxed);
+    env_.log->debug("client {} left while its request waited", context_.remote_ip);
   }
-  DoWrite();
+}
+
+void Session::StopCancelWatch() {
+  if (!watching_) return;
+  watching_ = false;
+  beast::error_code ec;
+  stream_.socket().cancel(ec);
 }
 
 void Session::RenderInternalError() {

@@ -1,12 +1,16 @@
 // Session: one HTTP/1.1 connection, from accept to close.
 //
-// Per request (all on the connection's executor, no thread hand-offs):
+// Per request (on the connection's executor; only the handler's work may run
+// elsewhere):
 //   wait for the first byte (idle timeout) -> read headers and body with a
 //   FRESH parser (header/body limits; one deadline for the whole request) ->
-//   "100 Continue" if the client asked -> RequestHandler::Handle -> settle
-//   Content-Length and keep-alive -> if the response may reflect a write that
-//   is not durable yet, wait for the thread's next group commit (handler.h) ->
+//   "100 Continue" if the client asked -> RequestHandler::Handle, which
+//   answers through a Completion now or later from any thread (the session
+//   comes back to its executor) -> settle Content-Length and keep-alive ->
 //   write (write deadline) -> access-log line -> next request or close.
+// While the handler works elsewhere the session watches the socket: if the
+// client closes its connection, Completion::Cancelled() turns true (queued
+// work is skipped) and the response is dropped when it comes.
 // Pipelined requests are served in order: bytes after one request stay in the
 // connection's buffer and are parsed after its response has been written.
 //
@@ -64,7 +68,7 @@ struct SessionEnv {
   const std::atomic<bool>* stopping = nullptr;  // set once a graceful stop begins
 };
 
-class Session : public Closable, public std::enable_shared_from_this<Session> {
+class Session : public Closable, public ResponseSink, public std::enable_shared_from_this<Session> {
  public:
   // `socket`'s executor must run its handlers one at a time (an io_context
   // run by one thread, or a strand).
@@ -77,6 +81,11 @@ class Session : public Closable, public std::enable_shared_from_this<Session> {
 
   // Closable: posts onto the connection's executor (never touches the socket directly).
   void RequestClose(CloseMode mode) override;
+
+  // ResponseSink: the handler's answer to the request in flight (any thread).
+  void Complete(Response response) override;
+  bool Cancelled() const override { return cancelled_.load(std::memory_order_relaxed); }
+  void Abandoned() override;
 
  private:
   enum class State { kStarting, kIdle, kReading, kHandling, kWriting, kClosing, kClosed };
@@ -95,11 +104,12 @@ class Session : public Closable, public std::enable_shared_from_this<Session> {
   // when rendering fails too).
   void RenderInternalError();
   void FinishResponse();
-  // Group commit (RequestHandler::MakeDurable): queue this session's response
-  // on its thread's group; the group's flush calls OnDurable for each.
-  void AwaitDurability();
-  static void FlushDurabilityGroup(RequestHandler* handler);
-  void OnDurable(bool durable);
+  // The handler's response arrived (on our executor).
+  void OnHandled(Response response);
+  // Watches the socket while the handler works elsewhere (see above).
+  void StartCancelWatch();
+  void OnCancelWatch(boost::beast::error_code ec, uint64_t seq);
+  void StopCancelWatch();
   void DoWrite();
   void OnWrite(boost::beast::error_code ec, size_t bytes);
   void DoLingeringClose();
@@ -122,6 +132,10 @@ class Session : public Closable, public std::enable_shared_from_this<Session> {
   bool shutting_down_ = false;     // a stop was requested: close after this request
   bool close_after_write_ = false; // transport error: the stream state is unknown
   size_t lingered_bytes_ = 0;
+  uint64_t request_seq_ = 0;      // numbers the requests of this connection
+  bool handled_ = false;          // the request in flight has its response
+  bool watching_ = false;         // a cancel watch is pending for request_seq_
+  std::atomic<bool> cancelled_{false};  // the client left while the request waited
 };
 
 }  // namespace tablestone::http

@@ -49,9 +49,7 @@ class ApiTest : public ::testing::Test {
     req.prepare_payload();
     http::RequestContext ctx;
     ctx.remote_ip = "127.0.0.1";
-    http::Response resp;
-    handler_->Handle(req, ctx, resp);
-    return resp;
+    return http::HandleAndWait(*handler_, req, ctx);
   }
 
   static std::string H(const http::Response& r, std::string_view name) {

@@ -11,7 +11,7 @@ TEST_F(ApiTest, HealthRoute) {
   req.target("/_tablestone/health");
   req.version(11);
   http::Response resp;
-  handler_->Handle(req, http::RequestContext{}, resp);
+  resp = http::HandleAndWait(*handler_, req, http::RequestContext{});
   EXPECT_EQ(resp.result_int(), 200);
   EXPECT_EQ(resp.body(), "{\"status\":\"ok\"}");
 }
@@ -48,7 +48,7 @@ TEST_F(ApiTest, VersionEchoAndValidation) {
   req.version(11);
   req.set("Host", "127.0.0.1:10002");
   http::Response resp;
-  handler_->Handle(req, http::RequestContext{}, resp);
+  resp = http::HandleAndWait(*handler_, req, http::RequestContext{});
   EXPECT_EQ(resp.result_int(), 200);
   EXPECT_EQ(H(resp, "x-ms-version"), "2019-02-02");  // default when none was sent
 
@@ -177,7 +177,7 @@ TEST_F(ApiTest, SecondaryIsReadOnly) {
   req.version(11);
   req.set("Host", "127.0.0.1:10002");
   http::Response resp;
-  handler_->Handle(req, http::RequestContext{}, resp);
+  resp = http::HandleAndWait(*handler_, req, http::RequestContext{});
   ASSERT_EQ(resp.result_int(), 200) << resp.body();
   EXPECT_EQ(J(resp)["value"].size(), 1u);
 
@@ -189,7 +189,7 @@ TEST_F(ApiTest, SecondaryIsReadOnly) {
   write.body() = R"({"TableName":"nope"})";
   write.prepare_payload();
   http::Response wresp;
-  handler_->Handle(write, http::RequestContext{}, wresp);
+  wresp = http::HandleAndWait(*handler_, write, http::RequestContext{});
   EXPECT_EQ(wresp.result_int(), 403);
 }
 
@@ -218,7 +218,7 @@ TEST_F(ApiTest, UnsignedRequestRefusedWithoutAnonymousMode) {
   req.set("Host", "127.0.0.1:10002");
   req.set("x-ms-version", "2019-02-02");
   http::Response resp;
-  strict->Handle(req, http::RequestContext{}, resp);
+  resp = http::HandleAndWait(*strict, req, http::RequestContext{});
   EXPECT_EQ(resp.result_int(), 403);
   EXPECT_EQ(J(resp)["odata.error"]["code"], ErrorCode(resp));
   EXPECT_FALSE(H(resp, "x-ms-request-id").empty());

@@ -108,7 +108,7 @@ class ServiceApiTest : public ::testing::Test {
     http::RequestContext ctx;
     ctx.remote_ip = "127.0.0.1";
     http::Response resp;
-    handler_->Handle(req, ctx, resp);
+    resp = http::HandleAndWait(*handler_, req, ctx);
     return resp;
   }
 

@@ -29,10 +29,22 @@ using namespace std::chrono_literals;
 using testing::RawClient;
 using testing::RawResponse;
 
-// Echoes what it saw; a few targets trigger special behaviour.
-class TestHandler : public RequestHandler {
+// A handler that answers inline, as the point reads of server/api do; a throw
+// drops the Completion, which the session answers with a 500.
+class SyncHandler : public RequestHandler {
  public:
-  void Handle(Request& request, const RequestContext& context, Response& response) override {
+  void Handle(const Request& request, const RequestContext& context, Completion done) override {
+    Response response;
+    HandleSync(request, context, response);
+    done(std::move(response));
+  }
+  virtual void HandleSync(const Request& request, const RequestContext& context, Response& response) = 0;
+};
+
+// Echoes what it saw; a few targets trigger special behaviour.
+class TestHandler : public SyncHandler {
+ public:
+  void HandleSync(const Request& request, const RequestContext& context, Response& response) override {
     std::string target(request.target());
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -580,7 +592,7 @@ TEST(DefaultThreadCountTest, CountsTheCpusOfTheAffinityMask) {
 TEST(DefaultThreadCountTest, ListenerUsesItWhenThreadsIsZero) {
   class NoopHandler : public RequestHandler {
    public:
-    void Handle(Request&, const RequestContext&, Response&) override {}
+    void Handle(const Request&, const RequestContext&, Completion done) override { done(Response()); }
     void RenderTransportError(TransportError, const Request&, Response&) override {}
   } handler;
   HttpOptions options;

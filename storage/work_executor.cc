@@ -1,0 +1,107 @@
+#include "storage/work_executor.h"
+
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <utility>
+
+namespace tablestone::storage {
+namespace {
+
+// The CPUs this process may run on (affinity mask; a container's cpuset).
+int UsableCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+// Linux applies setpriority(PRIO_PROCESS, tid) to one thread. Failure (a
+// sandbox refusing it) only costs the scheduling preference.
+void LowerThisThreadPriority(int nice) {
+  if (nice <= 0) return;
+  const auto tid = static_cast<id_t>(syscall(SYS_gettid));
+  (void)setpriority(PRIO_PROCESS, tid, std::min(19, getpriority(PRIO_PROCESS, tid) + nice));
+}
+
+}  // namespace
+
+WorkExecutor::WorkExecutor(const ExecutorOptions& options) : max_queued_(std::max<size_t>(1, options.max_queued)) {
+  const int cpus = UsableCpus();
+  const int counts[2] = {options.short_threads > 0 ? options.short_threads : cpus,
+                         options.long_threads > 0 ? options.long_threads : cpus};
+  const int nices[2] = {0, options.long_nice};
+  for (int l = 0; l < 2; ++l) {
+    for (int i = 0; i < counts[l]; ++i) {
+      lanes_[l].threads.emplace_back([this, l, nice = nices[l]] { Run(&lanes_[l], nice); });
+    }
+  }
+}
+
+WorkExecutor::~WorkExecutor() { Shutdown(); }
+
+Status WorkExecutor::Submit(WorkLane lane, Task task) { return Enqueue(lane, std::move(task), true); }
+
+Status WorkExecutor::SubmitInternal(WorkLane lane, Task task) { return Enqueue(lane, std::move(task), false); }
+
+Status WorkExecutor::Enqueue(WorkLane lane, Task task, bool bounded) {
+  Lane& l = lanes_[static_cast<size_t>(lane)];
+  {
+    std::lock_guard lock(l.mu);
+    if (l.stopping) return Status(StatusCode::kShuttingDown, "the storage executor is stopping");
+    if (bounded && l.queue.size() >= max_queued_) {
+      return Status(StatusCode::kBusy, "the storage executor's queue is full");
+    }
+    l.queue.push_back(std::move(task));
+  }
+  l.cv.notify_one();
+  return Status::Ok();
+}
+
+void WorkExecutor::Run(Lane* lane, int nice) {
+  LowerThisThreadPriority(nice);
+  std::unique_lock lock(lane->mu);
+  while (true) {
+    lane->cv.wait(lock, [lane] { return lane->stopping || !lane->queue.empty(); });
+    if (lane->queue.empty()) return;  // stopping and drained
+    Task task = std::move(lane->queue.front());
+    lane->queue.pop_front();
+    const bool dropped = lane->stopping;
+    lock.unlock();
+    task(dropped);
+    task = nullptr;  // release captures outside the lock
+    lock.lock();
+  }
+}
+
+void WorkExecutor::Shutdown() {
+  std::lock_guard guard(shutdown_mu_);
+  for (Lane& l : lanes_) {
+    {
+      std::lock_guard lock(l.mu);
+      l.stopping = true;
+    }
+    l.cv.notify_all();
+  }
+  for (Lane& l : lanes_) {
+    for (std::thread& t : l.threads) {
+      if (t.joinable()) t.join();
+    }
+    l.threads.clear();
+  }
+}
+
+size_t WorkExecutor::queued(WorkLane lane) const {
+  const Lane& l = lanes_[static_cast<size_t>(lane)];
+  std::lock_guard lock(l.mu);
+  return l.queue.size();
+}
+
+int WorkExecutor::threads(WorkLane lane) const {
+  return static_cast<int>(lanes_[static_cast<size_t>(lane)].threads.size());
+}
+
+}  // namespace tablestone::storage

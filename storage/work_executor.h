@@ -1,0 +1,96 @@
+// WorkExecutor: the engine's own threads for work that may take long or block
+// (scans, writes, table deletes, write-ahead-log writes and fsyncs), so the
+// caller's threads (the HTTP I/O threads) never wait on storage.
+//
+// Two lanes, each a FIFO queue with its own threads:
+//   kShort  writes, table creates, ACL and metadata puts, WAL syncs: short
+//           and latency-sensitive.
+//   kLong   scans (Query Entities/Tables) and table deletes: may run for
+//           seconds. Its threads run at a lower CPU priority (nice), so on a
+//           busy machine the I/O threads and the short lane go first and a
+//           full-table scan cannot stall point requests; the scan still gets
+//           the CPU the others leave (docs/benchmarks.md, "Scans beside point
+//           requests").
+// A lane's queue is bounded (ExecutorOptions::max_queued): Submit() refuses
+// with kBusy when it is full, and the caller answers 503 ServerBusy, as the
+// service does when a partition or account is over its targets, rather than
+// letting memory grow.
+//
+// Shutdown(): refuses new work; tasks already queued still run, once, with
+// dropped = true (they must then skip their work and only finish their
+// caller's bookkeeping, e.g. answer 503); running tasks finish; then the
+// threads are joined. Idempotent.
+//
+// Knows nothing of HTTP: completion is the task's own business (the api layer
+// posts its result back to the connection's executor).
+//
+// Thread safety: every method may be called from any thread, including from
+// inside a task (a task may submit more work; it must not call Shutdown()).
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "storage/model/status.h"
+
+namespace tablestone::storage {
+
+enum class WorkLane : uint8_t { kShort = 0, kLong = 1 };
+
+struct ExecutorOptions {
+  // Threads per lane; 0 = the CPUs this process may run on (at least 1).
+  int short_threads = 0;
+  int long_threads = 0;
+  // Tasks waiting (not yet running) per lane before Submit() says kBusy.
+  size_t max_queued = 4096;
+  // nice value added to the long lane's threads (0 = same priority).
+  int long_nice = 10;
+};
+
+class WorkExecutor {
+ public:
+  // `dropped`: the executor is shutting down and this task was still queued.
+  using Task = std::function<void(bool dropped)>;
+
+  explicit WorkExecutor(const ExecutorOptions& options);
+  ~WorkExecutor();  // Shutdown()
+  WorkExecutor(const WorkExecutor&) = delete;
+  WorkExecutor& operator=(const WorkExecutor&) = delete;
+
+  // Queues `task`. kBusy when the lane's queue holds max_queued tasks,
+  // kShuttingDown after Shutdown() began (the task is then not run at all).
+  Status Submit(WorkLane lane, Task task);
+  // As Submit, but never refused for a full queue: for work the engine itself
+  // must do to finish requests already admitted (the WAL sync they wait on).
+  Status SubmitInternal(WorkLane lane, Task task);
+
+  void Shutdown();
+
+  // Tasks queued (not running) in a lane right now.
+  size_t queued(WorkLane lane) const;
+  int threads(WorkLane lane) const;
+
+ private:
+  struct Lane {
+    mutable std::mutex mu;
+    std::condition_variable cv;
+    std::deque<Task> queue;  // guarded by mu
+    bool stopping = false;   // guarded by mu
+    std::vector<std::thread> threads;
+  };
+
+  Status Enqueue(WorkLane lane, Task task, bool bounded);
+  void Run(Lane* lane, int nice);
+
+  const size_t max_queued_;
+  Lane lanes_[2];
+  std::mutex shutdown_mu_;  // serializes Shutdown()
+};
+
+}  // namespace tablestone::storage
