@@ -74,11 +74,16 @@ void Server::Stop() {
   auto log = AppLog();
   log->info("stopping: draining connections");
   auto begin = std::chrono::steady_clock::now();
+  // No new requests; those in flight finish (or are force-closed after the
+  // drain timeout); the I/O threads are joined, their io_contexts kept.
   listener_->Stop();
-  listener_.reset();
-  handler_.reset();
+  // The engine's executor next: work still running finishes, queued work is
+  // answered 503; their answers are posted to the (stopped) io_contexts,
+  // which therefore must outlive it, as must the handler the tasks call.
   Status status = engine_->Close();
   if (!status.ok()) log->error("closing the data directory failed: {}", status.ToString());
+  listener_.reset();
+  handler_.reset();
   engine_.reset();
   auto millis =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - begin).count();
