@@ -87,6 +87,28 @@ std::vector<Setting> BuildSettings() {
        .min = 0, .max = 1ull << 20,
        .set = [](Config& c, const Value& v) { c.entity_cache_mb = Uint(v); },
        .show = [](const Config& c) { return std::to_string(c.entity_cache_mb); }});
+  add({.path = "storage.writeThreads", .env = "TABLESTONE_WRITE_THREADS", .kind = Kind::kUint,
+       .help = "Threads that run writes, batches and log syncs; 0 = one per core.",
+       .min = 0, .max = 256,
+       .set = [](Config& c, const Value& v) { c.write_threads = Uint(v); },
+       .show = [](const Config& c) { return std::to_string(c.write_threads); }});
+  add({.path = "storage.scanThreads", .env = "TABLESTONE_SCAN_THREADS", .kind = Kind::kUint,
+       .help = "Threads that run queries and table deletes (at a lower CPU priority); 0 = one per core.",
+       .min = 0, .max = 256,
+       .set = [](Config& c, const Value& v) { c.scan_threads = Uint(v); },
+       .show = [](const Config& c) { return std::to_string(c.scan_threads); }});
+  add({.path = "storage.scanNice", .env = "TABLESTONE_SCAN_NICE", .kind = Kind::kUint,
+       .help = "Added to the nice value of the query threads, so point requests go first on a busy "
+               "machine; 0 = same priority.",
+       .min = 0, .max = 19,
+       .set = [](Config& c, const Value& v) { c.scan_nice = Uint(v); },
+       .show = [](const Config& c) { return std::to_string(c.scan_nice); }});
+  add({.path = "limits.queuedRequests", .env = "TABLESTONE_QUEUED_REQUESTS", .kind = Kind::kUint,
+       .help = "Requests waiting for the write or the query threads (each) beyond which new ones are "
+               "answered 503 ServerBusy.",
+       .min = 1, .max = 1ull << 24,
+       .set = [](Config& c, const Value& v) { c.queue_limit = Uint(v); },
+       .show = [](const Config& c) { return std::to_string(c.queue_limit); }});
   add({.path = "limits.maxBodyBytes", .env = "TABLESTONE_MAX_BODY_BYTES", .kind = Kind::kUint,
        .help = "Largest request body; beyond it 413 RequestBodyTooLarge and the connection closes.",
        .min = 1024, .max = 1ull << 30,
@@ -524,6 +546,10 @@ storage::EngineOptions Config::ToEngineOptions() const {
   o.sync_writes = durability == "fsync";
   o.scan_cache_bytes = static_cast<size_t>(scan_cache_mb) << 20;
   o.entity_cache_bytes = static_cast<size_t>(entity_cache_mb) << 20;
+  o.executor.short_threads = static_cast<int>(write_threads);
+  o.executor.long_threads = static_cast<int>(scan_threads);
+  o.executor.max_queued = static_cast<size_t>(queue_limit);
+  o.executor.long_nice = static_cast<int>(scan_nice);
   return o;
 }
 

@@ -48,6 +48,13 @@ struct Config {
   std::string durability = "default";  // default|fsync
   uint64_t scan_cache_mb = 64;         // partition cache of filtered scans; 0 = off
   uint64_t entity_cache_mb = 16;       // recently read entities (point reads); 0 = off
+  // The engine's executor (storage/work_executor.h): threads of the write and
+  // scan lanes (0 = number of cores), queued requests per lane before 503
+  // ServerBusy, and the nice value added to scan threads.
+  uint64_t write_threads = 0;
+  uint64_t scan_threads = 0;
+  uint64_t queue_limit = 4096;
+  uint64_t scan_nice = 10;
   // accounts (AZURITE_ACCOUNTS replaces the whole list)
   std::vector<api::AccountKeys> accounts = {{kDevAccountName, {kDevAccountKey}}};
   // limits

@@ -128,13 +128,37 @@ def signed_raw(server, method, path, body=b"", extra_headers=None, content_type=
     return head.encode("latin-1") + b"\r\n" + body
 
 
+def read_one_response(s):
+    """Reads one HTTP response (headers and Content-Length body), or what arrives until the peer
+    closes or the socket times out."""
+    data = b""
+    try:
+        while True:
+            head_end = data.find(b"\r\n\r\n")
+            if head_end >= 0:
+                length = 0
+                for line in data[:head_end].split(b"\r\n")[1:]:
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"content-length":
+                        length = int(value.strip() or 0)
+                if len(data) >= head_end + 4 + length:
+                    return data
+            chunk = s.recv(65536)
+            if not chunk:
+                return data
+            data += chunk
+    except (socket.timeout, ConnectionResetError):
+        return data
+
+
 def roundtrip(server, raw, timeout=10.0):
+    """Sends raw bytes and reads the first response. The client keeps its sending side open, as
+    HTTP clients do: a client that half-closes while its request waits for the engine's executor
+    is treated as gone (docs/compatibility.md, "Clients that leave")."""
     s = connect(server, timeout)
     try:
         send_all(s, raw)
-        s.shutdown(socket.SHUT_WR)
-        data, _ = read_until_close(s)
-        return data
+        return read_one_response(s)
     finally:
         s.close()
 

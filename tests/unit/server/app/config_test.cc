@@ -230,7 +230,7 @@ TEST(ConfigTest, HelpListsEveryFlagDefaultAndVariable) {
         "--logLevel", "--logFormat", "--help", "--version", "--allowAnonymous", "--maxBodyBytes",
         "--maxHeaderBytes", "--maxConnections", "--idleTimeoutMs", "--readTimeoutMs", "--drainTimeoutMs",
         "--queryPageMs", "--accessLog", "--tableKeepAliveTimeout", "AZURITE_ACCOUNTS", "TABLESTONE_CONFIG",
-        "--scanCacheMB", "--entityCacheMB",
+        "--scanCacheMB", "--entityCacheMB", "--writeThreads", "--scanThreads", "--scanNice", "--queuedRequests",
         "--disableTelemetry", "--blobHost"}) {
     EXPECT_NE(help.find(flag), std::string::npos) << "missing " << flag;
   }
@@ -251,7 +251,8 @@ TEST(ConfigTest, ProjectionsCarryEveryValue) {
                        "--maxHeaderBytes", "4096", "--maxConnections", "7", "--idleTimeoutMs", "11",
                        "--readTimeoutMs", "12", "--drainTimeoutMs", "13", "--queryPageMs", "14", "-s",
                        "--durability", "fsync", "-l", "/d", "--inMemoryPersistence", "-L", "--allowAnonymous",
-                       "--scanCacheMB", "0", "--entityCacheMB", "3",
+                       "--scanCacheMB", "0", "--entityCacheMB", "3", "--writeThreads", "3", "--scanThreads", "5",
+                       "--scanNice", "7", "--queuedRequests", "99",
                        "--skipApiVersionCheck", "--disableProductStyleUrl"});
   ASSERT_EQ(r.action, LoadResult::Action::kRun) << r.output;
   http::HttpOptions h = r.config.ToHttpOptions();
@@ -278,6 +279,10 @@ TEST(ConfigTest, ProjectionsCarryEveryValue) {
   EXPECT_TRUE(e.sync_writes);
   EXPECT_EQ(e.scan_cache_bytes, 0u);
   EXPECT_EQ(e.entity_cache_bytes, 3u << 20);
+  EXPECT_EQ(e.executor.short_threads, 3);
+  EXPECT_EQ(e.executor.long_threads, 5);
+  EXPECT_EQ(e.executor.long_nice, 7);
+  EXPECT_EQ(e.executor.max_queued, 99u);
 }
 
 // Both cache sizes (MiB in every source, bytes in EngineOptions): file, then
