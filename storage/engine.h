@@ -63,6 +63,13 @@ struct EngineOptions {
   size_t scan_cache_bytes = 64u << 20;
   // The engine's threads for scans, writes and log syncs (work_executor.h).
   ExecutorOptions executor;
+  // Who groups log writes. kEngine (the default): writes only append to the
+  // log's buffer and AwaitDurable's leader writes it once per group. kRocksDb:
+  // every DB::Write writes (and with sync_writes fsyncs) the log itself, and
+  // RocksDB groups writers that arrive together; a write is durable when it
+  // returns. Kept to measure the two (docs/benchmarks.md, "Group commit").
+  enum class GroupCommit { kEngine, kRocksDb };
+  GroupCommit group_commit = GroupCommit::kEngine;
 };
 
 struct TableInfo {

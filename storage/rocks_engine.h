@@ -62,7 +62,12 @@ class RocksEngine final : public Engine {
   void AwaitDurable(std::function<void(Status)> done) override;
 
   uint64_t VisibleMark() override;
-  uint64_t DurableMark() override { return durable_mark_.load(std::memory_order_acquire); }
+  uint64_t DurableMark() override {
+    // RocksDB's group commit: a write is visible only once DB::Write has put
+    // it in the log file (and fsynced it when asked), so visible = durable.
+    if (options_.group_commit == EngineOptions::GroupCommit::kRocksDb) return VisibleMark();
+    return durable_mark_.load(std::memory_order_acquire);
+  }
   Status SyncWal() override;
 
   Stats GetStats() override;

@@ -200,9 +200,23 @@ void Dispatcher::Run(const RequestInfo& info, http::Response& response) {
   }
 }
 
-void Dispatcher::Finish(const http::Request& request, const std::string& request_id,
-                        const std::optional<std::string>& cors_account, http::Response response,
-                        http::Completion done) {
+bool Dispatcher::AdmitHeaders(const http::Request& header, const http::RequestContext& context,
+                              http::Response& refusal) {
+  const std::string_view target = ToView(header.target());
+  if (target.substr(0, target.find('?')) == kHealthPath) return true;
+  const std::string request_id = NewRequestId();
+  std::optional<std::string> cors_account;
+  try {
+    if (Prepare(header, context, request_id, refusal, &cors_account).has_value()) return true;
+  } catch (const std::exception&) {
+    return true;  // Handle() will meet the same problem and answer it
+  }
+  Decorate(header, request_id, cors_account, refusal);
+  return false;
+}
+
+void Dispatcher::Decorate(const http::Request& request, const std::string& request_id,
+                          const std::optional<std::string>& cors_account, http::Response& response) {
   SetCommonHeaders(request, request_id, response);
   // After the common headers, so Access-Control-Expose-Headers lists them.
   if (cors_account && FindRequestHeader(request, "Origin").has_value()) {
@@ -212,6 +226,12 @@ void Dispatcher::Finish(const http::Request& request, const std::string& request
       // CORS headers are an addition; the response itself stands.
     }
   }
+}
+
+void Dispatcher::Finish(const http::Request& request, const std::string& request_id,
+                        const std::optional<std::string>& cors_account, http::Response response,
+                        http::Completion done) {
+  Decorate(request, request_id, cors_account, response);
   // Nothing pending in the log (the common case of a read): send now.
   if (engine_.VisibleMark() <= engine_.DurableMark()) return done(std::move(response));
   struct Held {

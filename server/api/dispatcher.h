@@ -42,6 +42,10 @@ class Dispatcher : public http::RequestHandler {
   Dispatcher(storage::Engine& engine, ApiOptions options);
 
   void Handle(const http::Request& request, const http::RequestContext& context, http::Completion done) override;
+  // Routes, checks the version and authenticates on the headers alone, so an
+  // unauthenticated body is never read (Shared Key and SAS sign no body).
+  bool AdmitHeaders(const http::Request& header, const http::RequestContext& context,
+                    http::Response& refusal) override;
   void RenderTransportError(http::TransportError error, const http::Request& partial_request,
                             http::Response& response) override;
 
@@ -57,7 +61,10 @@ class Dispatcher : public http::RequestHandler {
                                      std::optional<std::string>* cors_account);
   // Runs the operation's handler (never throws: a throw becomes a 500).
   void Run(const RequestInfo& info, http::Response& response);
-  // Common and CORS headers, then the group commit wait, then `done`.
+  // The common headers, and CORS headers when the request has an Origin.
+  void Decorate(const http::Request& request, const std::string& request_id,
+                const std::optional<std::string>& cors_account, http::Response& response);
+  // Decorate, then the group commit wait, then `done`.
   void Finish(const http::Request& request, const std::string& request_id,
               const std::optional<std::string>& cors_account, http::Response response, http::Completion done);
 

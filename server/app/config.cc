@@ -97,6 +97,12 @@ std::vector<Setting> BuildSettings() {
        .min = 0, .max = 256,
        .set = [](Config& c, const Value& v) { c.scan_threads = Uint(v); },
        .show = [](const Config& c) { return std::to_string(c.scan_threads); }});
+  add({.path = "storage.groupCommit", .env = "TABLESTONE_GROUP_COMMIT", .kind = Kind::kChoice,
+       .help = "engine: the engine writes the log once per group of requests (faster); rocksdb: every write "
+               "writes the log itself and RocksDB groups concurrent writers. For measurements.",
+       .choices = "engine|rocksdb",
+       .set = [](Config& c, const Value& v) { c.group_commit = Str(v); },
+       .show = [](const Config& c) { return c.group_commit; }});
   add({.path = "storage.scanNice", .env = "TABLESTONE_SCAN_NICE", .kind = Kind::kUint,
        .help = "Added to the nice value of the query threads, so point requests go first on a busy "
                "machine; 0 = same priority.",
@@ -550,6 +556,8 @@ storage::EngineOptions Config::ToEngineOptions() const {
   o.executor.long_threads = static_cast<int>(scan_threads);
   o.executor.max_queued = static_cast<size_t>(queue_limit);
   o.executor.long_nice = static_cast<int>(scan_nice);
+  o.group_commit = group_commit == "rocksdb" ? storage::EngineOptions::GroupCommit::kRocksDb
+                                             : storage::EngineOptions::GroupCommit::kEngine;
   return o;
 }
 

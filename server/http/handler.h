@@ -104,6 +104,15 @@ class RequestHandler {
   // it has called or handed off `done`; if it throws before, the session
   // answers with RenderTransportError(kInternalError).
   virtual void Handle(const Request& request, const RequestContext& context, Completion done) = 0;
+  // Called when a request's headers have arrived but its body has not (all):
+  // whether the body is worth reading. False: `refusal` is the answer, sent
+  // with "Connection: close" without reading the body (and without "100
+  // Continue"), so an unauthenticated client cannot make the server buffer
+  // bodies. Synchronous, on the I/O thread; `header` has an empty body. A
+  // request that is admitted (or arrived whole) still goes to Handle().
+  virtual bool AdmitHeaders(const Request& header, const RequestContext& context, Response& refusal) {
+    return true;
+  }
   // Builds the response for a transport-level failure. Synchronous.
   virtual void RenderTransportError(TransportError error, const Request& partial_request,
                                     Response& response) = 0;

@@ -205,6 +205,18 @@ void Session::OnHeader(beast::error_code ec, size_t) {
   if (ec) return OnReadError(ec);
   context_.start = std::chrono::steady_clock::now();
   const auto& req = parser_->get();
+  if (!parser_->is_done()) {
+    // The body is still to come: is the request worth reading it for?
+    Response refusal;
+    refusal.version(req.version());
+    bool admitted = true;
+    try {
+      admitted = env_.handler->AdmitHeaders(req, context_, refusal);
+    } catch (const std::exception& e) {
+      env_.log->error("AdmitHeaders threw: {}", e.what());
+    }
+    if (!admitted) return RefuseBeforeBody(std::move(refusal));
+  }
   if (!parser_->is_done() && req.version() >= 11) {
     auto expect = req[bhttp::field::expect];
     if (!expect.empty() && beast::iequals(expect, "100-continue")) {
@@ -214,6 +226,18 @@ void Session::OnHeader(beast::error_code ec, size_t) {
     }
   }
   DoReadBody();
+}
+
+void Session::RefuseBeforeBody(Response refusal) {
+  state_ = State::kHandling;
+  close_after_write_ = true;  // the unread body makes the stream unusable
+  request_ = parser_->release();
+  parser_.reset();
+  ++request_seq_;
+  handled_ = true;
+  response_ = std::move(refusal);
+  FinishResponse();
+  DoWrite();  // then a lingering close drops what the client still sends
 }
 
 void Session::OnContinueWritten(beast::error_code ec, size_t) {

@@ -4,7 +4,9 @@
 // elsewhere):
 //   wait for the first byte (idle timeout) -> read headers and body with a
 //   FRESH parser (header/body limits; one deadline for the whole request) ->
-//   "100 Continue" if the client asked -> RequestHandler::Handle, which
+//   if the body has not arrived with the headers, RequestHandler::AdmitHeaders
+//   (authentication) decides whether to read it at all -> "100 Continue" if
+//   the client asked -> read the body -> RequestHandler::Handle, which
 //   answers through a Completion now or later from any thread (the session
 //   comes back to its executor) -> settle Content-Length and keep-alive ->
 //   write (write deadline) -> access-log line -> next request or close.
@@ -95,6 +97,9 @@ class Session : public Closable, public ResponseSink, public std::enable_shared_
   void DoReadHeader();
   void OnHeader(boost::beast::error_code ec, size_t bytes);
   void OnContinueWritten(boost::beast::error_code ec, size_t bytes);
+  // The handler refused the request on its headers (AdmitHeaders): answer and
+  // close without reading the body.
+  void RefuseBeforeBody(Response refusal);
   void DoReadBody();
   void OnBody(boost::beast::error_code ec, size_t bytes);
   void OnReadError(boost::beast::error_code ec);
