@@ -242,6 +242,39 @@ stage_fuzz() {
   (( rc == 0 ))
 }
 
+# tsan: the server and the unit tests of the threaded layers (http, api, storage) under
+# ThreadSanitizer, then the Python e2e suite and the hostile/concurrency clients against that server.
+# Not in DEFAULT_STAGES (about 12 minutes on 2 cores); run it with TABLESTONE_TEST_STAGES=tsan.
+# RocksDB (Debian's uninstrumented library) is suppressed as a whole: docs/reliability.md, "TSan".
+stage_tsan() {
+  local dir="${TABLESTONE_TSAN_BUILD_DIR:-$ROOT/build-tsan}" rc=0
+  if ! TABLESTONE_TARGETS="tablestone unit_http unit_api unit_storage" timeout 3600 bash "$ROOT/scripts/build.sh" \
+      RelWithDebInfo "$dir" -- -DTABLESTONE_SANITIZE=thread -DTABLESTONE_BUILD_BENCH=OFF \
+      "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -DNDEBUG"; then
+    record_failure "TSan build failed"; return 1
+  fi
+  local reports="$WORK/tsan"
+  mkdir -p "$reports"
+  export TSAN_OPTIONS="suppressions=$ROOT/tests/reliability/tsan.supp:halt_on_error=0:log_path=$reports/tsan"
+  local t log="$WORK/tsan-unit.log"
+  : >"$log"
+  for t in server/http/unit_http server/api/unit_api storage/unit_storage; do
+    # gtest prints "[  PASSED  ] N tests." and "[  FAILED  ] N tests, listed below:".
+    timeout 900 "$dir/tests/unit/$t" 2>&1 | tee -a "$log" | grep -E '^\[  (PASSED|FAILED)  \] [0-9]+ tests?' || rc=1
+  done
+  record "$(grep -E '^\[  PASSED  \] [0-9]+' "$log" | awk '{s += $4} END {print s + 0}')" \
+         "$(grep -E '^\[  FAILED  \] [0-9]+ tests?, listed' "$log" | awk '{s += $4} END {print s + 0}')"
+  TABLESTONE_BIN="$dir/server/app/tablestone" run_pytest tsan-e2e-python 1800 "$ROOT/tests/e2e/python" || rc=1
+  TABLESTONE_BIN="$dir/server/app/tablestone" run_pytest tsan-concurrency 900 \
+    "$ROOT/tests/reliability/concurrency_test.py" || rc=1
+  unset TSAN_OPTIONS
+  if compgen -G "$reports/*" >/dev/null; then
+    echo "[test] TSan reports:"; head -60 "$reports"/*
+    record_failure "TSan reports in $(ls "$reports" | wc -l) process(es)"; rc=1
+  fi
+  (( rc == 0 ))
+}
+
 stage_asan() {
   local dir="${TABLESTONE_ASAN_BUILD_DIR:-$ROOT/build-asan}" rc=0 unit="${TABLESTONE_ASAN_UNIT:-1}"
   local tests=ON targets="tablestone"

@@ -20,8 +20,8 @@
 # ratios, and the full scans finished in the window. The targets of issue 15:
 # p99 during scans <= 3x alone, throughput >= 60% of alone, >= 3 scans
 # finished. --azurite adds Azurite 3.35 (bench/.cache, from
-# bench/install-bench-deps.sh) with --azurite-rows rows (default 100,000: it
-# loads slowly), as a comparison only.
+# bench/install-bench-deps.sh) with --azurite-rows rows (default 20,000: it
+# loads one partition slowly, 100,000 took over 15 minutes), as a comparison only.
 # Every process is bounded by `timeout`; the EXIT trap stops them. Loopback only.
 set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -33,7 +33,7 @@ CONNS=32
 FILTER="Num eq -5"
 OUT=""
 AZURITE=0
-AZ_ROWS=100000
+AZ_ROWS=20000
 BINS=()
 PORT=20811
 while [[ $# -gt 0 ]]; do
@@ -107,12 +107,14 @@ measure() {  # LABEL
   during="$(run_wrk get bench pt)"
   wait "$bg"
   R[$label,get]="$alone|$during|$(cat "$WORK/scan.json")"
+  echo "[async-bench] $label get: ${R[$label,get]}" >&2
   alone="$(run_wrk insert ins "a$RANDOM")"
   scan_loop >"$WORK/scan.json" & bg=$!
   sleep 0.3
   during="$(run_wrk insert ins "b$RANDOM")"
   wait "$bg"
   R[$label,insert]="$alone|$during|$(cat "$WORK/scan.json")"
+  echo "[async-bench] $label insert: ${R[$label,insert]}" >&2
 }
 measure_fsync() {  # LABEL
   local label="$1" alone during bg
@@ -122,6 +124,7 @@ measure_fsync() {  # LABEL
   during="$(run_wrk get bench pt)"
   wait "$bg"
   R[$label,fsync]="$alone|$during|$(cat "$WORK/writes.json")"
+  echo "[async-bench] $label fsync: ${R[$label,fsync]}" >&2
 }
 
 LABELS=()

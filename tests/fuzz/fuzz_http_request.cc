@@ -123,7 +123,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       return 0;
     }
     Request req = parser.release();
-    res = http::HandleAndWait(*world->handler, req, ctx);
+    res = tablestone::http::HandleAndWait(*world->handler, req, ctx);
     CheckResponse(res);
     rest.remove_prefix(std::min(used, rest.size()));
   }
