@@ -6,8 +6,11 @@
 # For each round, for each binary in turn: start it pinned to CPU 0 with a
 # fresh data directory, load 10,000 entities into partition `pt` of table
 # `bench` (the JS loader, 16 connections), then run `wrk -t1 -c64` (pinned to
-# CPU 1) for each scenario in the order given (get, insert, upsert, merge,
-# delete is not supported: it needs pre-loaded keys), printing req/s. Binaries
+# CPU 1) for each scenario in the order given, printing req/s: get, insert,
+# upsert, merge, batch (100 inserts per $batch, a fresh partition each run),
+# page (first page of 1000 entities of partition pt) and scan (a filter on a
+# non-key property over the 10,000 entities, 8 connections). delete is not
+# supported: it needs pre-loaded keys. Binaries
 # alternate so that drift on a shared machine hits both. Every process is
 # bounded by `timeout` and stopped on exit. Used for the round-4 figures in
 # docs/benchmarks.md; the full comparison is bench/run.sh.
@@ -33,7 +36,7 @@ if [[ ${#BINS[@]} -lt 1 || ${#SCENARIOS[@]} -lt 1 ]]; then
   exit 2
 fi
 for s in "${SCENARIOS[@]}"; do
-  case "$s" in get|insert|upsert|merge) ;; *) echo "unknown scenario: $s" >&2; exit 2 ;; esac
+  case "$s" in get|insert|upsert|merge|batch|page|scan) ;; *) echo "unknown scenario: $s" >&2; exit 2 ;; esac
 done
 command -v wrk >/dev/null || { echo "wrk is missing (scripts/install-deps.sh)" >&2; exit 2; }
 [[ -d "$HERE/js/node_modules" ]] || { echo "bench/js/node_modules is missing: run bench/run.sh --smoke once" >&2; exit 2; }
@@ -60,11 +63,12 @@ for round in $(seq "$ROUNDS"); do
       { echo "loading failed for $bin" >&2; exit 1; }
     line="round $round $bin:"
     for s in "${SCENARIOS[@]}"; do
-      table=bench pk=pt
-      [[ $s == insert ]] && table=ins pk="ab-$round-$RANDOM"
+      table=bench pk=pt conns=64
+      [[ $s == insert || $s == batch ]] && table=ins pk="ab-$round-$RANDOM"
+      [[ $s == scan || $s == page ]] && conns=8
       ops="$(cd "$HERE/wrk" && BENCH_BASE="$URL" BENCH_THREADS=1 BENCH_TABLE=$table BENCH_PK=$pk BENCH_N=10000 \
         BENCH_SAS="$SAS" BENCH_WRK_DIR=. timeout $((DURATION + 30)) taskset -c 1 \
-        wrk -t1 -c64 -d"${DURATION}s" --timeout 30s -s "$s.lua" "$URL" |
+        wrk -t1 -c$conns -d"${DURATION}s" --timeout 30s -s "$s.lua" "$URL" |
         awk '/Requests\/sec/ {ops = int($2)} /Non-2xx/ {err = 1} END {print (err ? "ERR" : ops)}')"
       line+=" $s $ops"
     done

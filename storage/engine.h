@@ -142,6 +142,15 @@ class Engine {
   // full, kShuttingDown once Close() has begun. A task still queued when
   // Close() begins runs with dropped = true and must skip its work.
   virtual Status Submit(WorkLane lane, WorkExecutor::Task task) = 0;
+  // True when a small Write() would neither wait for the disk nor sleep in a
+  // RocksDB write stall now: the engine groups log writes itself (kEngine, so
+  // Write() only appends to the log's buffer) and no column family is
+  // delaying or stopping writes. A caller serving many clients per thread may
+  // then run such a write on its own thread instead of Submit()ting it: the
+  // hand-off to another thread costs more than the write (docs/benchmarks.md,
+  // "Scans beside point requests"). Advisory: a stall that begins just after
+  // this returns delays that one write.
+  virtual bool CanWriteWithoutWaiting() = 0;
 
   // ---- Group commit of the write-ahead log (see "Durability" above) ----
   // Calls `done` once every write visible now is durable: at once on the

@@ -23,6 +23,7 @@
 #include "storage/key_codec.h"
 #include "storage/model/datetime.h"
 #include "storage/rocks_status.h"
+#include "storage/write_stall_counter.h"
 
 namespace tablestone::storage {
 namespace {
@@ -174,6 +175,7 @@ Status RocksEngine::OpenLocked() {
         std::make_shared<TolerantInfoLog>(path + "/LOG", db_options.max_log_file_size, db_options.info_log_level);
   }
   db_options.avoid_unnecessary_blocking_io = true;
+  db_options.listeners.push_back(std::make_shared<WriteStallCounter>(stalled_column_families_));
   // Group commit: DB::Write only appends to the log's buffer; SyncWal() writes
   // it once per batch of requests (Engine's "Durability"). One write(2) per
   // request was ~10% of an insert's CPU time.

@@ -59,6 +59,10 @@ class RocksEngine final : public Engine {
   StatusOr<std::string> GetTableAcl(const TableInfo& table) override;
 
   Status Submit(WorkLane lane, WorkExecutor::Task task) override;
+  bool CanWriteWithoutWaiting() override {
+    return options_.group_commit == EngineOptions::GroupCommit::kEngine &&
+           stalled_column_families_->load(std::memory_order_relaxed) == 0;
+  }
   void AwaitDurable(std::function<void(Status)> done) override;
 
   uint64_t VisibleMark() override;
@@ -130,6 +134,10 @@ class RocksEngine final : public Engine {
   // entity_cache.h for the argument.
   std::unique_ptr<EntityCache> entity_cache_;
 
+  // Column families whose writes RocksDB delays or stops now, kept by a
+  // listener of its stall notifications (CanWriteWithoutWaiting). Shared with
+  // the listener, which RocksDB may hold until the DB is deleted.
+  std::shared_ptr<std::atomic<int>> stalled_column_families_ = std::make_shared<std::atomic<int>>(0);
   // Sequence number up to which the WAL is written (SyncWal); see Engine.
   std::atomic<uint64_t> durable_mark_{0};
   std::atomic<uint64_t> wal_syncs_{0};  // Stats::wal_syncs

@@ -71,7 +71,7 @@ class Page {
   bool Admit() {
     if (!full_ && spec_.deadline && ++since_clock_check_ >= kClockCheckInterval) {
       since_clock_check_ = 0;
-      if (std::chrono::steady_clock::now() >= *spec_.deadline) full_ = deadline_passed_ = true;
+      if (std::chrono::steady_clock::now() >= *spec_.deadline) full_ = deadline_passed_ = result_->deadline_passed = true;
     }
     if (full_) return false;
     ++result_->rows_examined;
@@ -206,12 +206,26 @@ std::string NextKeyAtRangeEnd(uint64_t table_id, std::string_view upper) {
 
 // After the page filled up inside a partition being built: reads the rest of
 // it (not examined, not returned) so that the next page finds it cached.
+// Gives up (drops the builder, sets result->deadline_passed) once
+// spec.deadline passes: the page is complete, and a caller with a short
+// deadline (a query tried on an I/O thread first) must not be held up by the
+// cache fill; it can run the query again where time is not short.
 Status DrainIntoBuilder(PartitionCache* cache, uint64_t table_id, const ScanClocks& clocks, rocksdb::Iterator* it,
-                        std::string_view upper, model::Entity* row, ScanPartition* part) {
+                        std::string_view upper, const model::ScanSpec& spec, model::ScanResult* result,
+                        model::Entity* row, ScanPartition* part) {
   uint64_t row_table = 0;
+  size_t since_clock_check = 0;
   for (; it->Valid() && part->builder; it->Next()) {
     const std::string_view k = View(it->key());
     if (!k.starts_with(part->prefix)) break;  // the next partition: this one is complete
+    if (spec.deadline && ++since_clock_check >= kClockCheckInterval) {
+      since_clock_check = 0;
+      if (std::chrono::steady_clock::now() >= *spec.deadline) {
+        part->builder.reset();
+        result->deadline_passed = true;
+        return Status::Ok();
+      }
+    }
     if (!DecodeEntityKey(k, &row_table, &row->partition_key, &row->row_key)) {
       return Status::Corruption("entity key is malformed");
     }
@@ -323,7 +337,7 @@ StatusOr<model::ScanResult> RocksEngine::Scan(const TableInfo& table, const mode
         result.next = model::EntityKey{row.partition_key, row.row_key};
         // Finish reading the partition for the cache, unless time is up.
         if (part.builder && !page.deadline_passed()) {
-          TABLESTONE_RETURN_IF_ERROR(DrainIntoBuilder(scan_cache_.get(), table.id, clocks, it.get(), upper, &row, &part));
+          TABLESTONE_RETURN_IF_ERROR(DrainIntoBuilder(scan_cache_.get(), table.id, clocks, it.get(), upper, spec, &result, &row, &part));
         }
         return result;
       }

@@ -27,9 +27,21 @@ void LowerThisThreadPriority(int nice) {
   (void)setpriority(PRIO_PROCESS, tid, std::min(19, getpriority(PRIO_PROCESS, tid) + nice));
 }
 
+// SCHED_BATCH: a woken executor thread does not preempt the thread that woke
+// it. On a machine with fewer free cores than busy threads, an I/O thread
+// handing over a write would otherwise be switched out at once, per request;
+// this way it finishes its event-loop turn (handing over every request that
+// turn read) and the executor then takes them all in one go.
+void UseBatchScheduling() {
+  sched_param param{};
+  param.sched_priority = 0;
+  (void)sched_setscheduler(static_cast<pid_t>(syscall(SYS_gettid)), SCHED_BATCH, &param);
+}
+
 }  // namespace
 
-WorkExecutor::WorkExecutor(const ExecutorOptions& options) : max_queued_(std::max<size_t>(1, options.max_queued)) {
+WorkExecutor::WorkExecutor(const ExecutorOptions& options)
+    : max_queued_(std::max<size_t>(1, options.max_queued)), batch_scheduling_(options.batch_scheduling) {
   const int cpus = UsableCpus();
   const int counts[2] = {options.short_threads > 0 ? options.short_threads : cpus,
                          options.long_threads > 0 ? options.long_threads : cpus};
@@ -62,6 +74,7 @@ Status WorkExecutor::Enqueue(WorkLane lane, Task task, bool bounded) {
 }
 
 void WorkExecutor::Run(Lane* lane, int nice) {
+  if (batch_scheduling_) UseBatchScheduling();
   LowerThisThreadPriority(nice);
   std::unique_lock lock(lane->mu);
   while (true) {

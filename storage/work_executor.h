@@ -51,6 +51,8 @@ struct ExecutorOptions {
   size_t max_queued = 4096;
   // nice value added to the long lane's threads (0 = same priority).
   int long_nice = 10;
+  // Run the lanes' threads under SCHED_BATCH (see work_executor.cc).
+  bool batch_scheduling = true;
 };
 
 class WorkExecutor {
@@ -89,6 +91,7 @@ class WorkExecutor {
   void Run(Lane* lane, int nice);
 
   const size_t max_queued_;
+  const bool batch_scheduling_;
   Lane lanes_[2];
   std::mutex shutdown_mu_;  // serializes Shutdown()
 };

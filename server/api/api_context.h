@@ -2,6 +2,7 @@
 // the facts of one routed, authenticated request (RequestInfo).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -37,6 +38,15 @@ struct ApiContext {
   const Authenticator& authenticator;
 };
 
+// A query tried on the I/O thread first (dispatcher.h, "Where the
+// operation's handler runs"): its scan stops at `until`, and a handler whose
+// scan got there sets `gave_up` instead of answering, so that the dispatcher
+// runs it again on the engine's long lane.
+struct InlineSlice {
+  std::chrono::steady_clock::time_point until;
+  bool gave_up = false;
+};
+
 // One request. Built by the dispatcher before a handler runs.
 struct RequestInfo {
   const http::Request& request;
@@ -46,6 +56,7 @@ struct RequestInfo {
   protocol::Route route;
   AuthGrant grant;
   std::string base_url;     // service root URL with trailing '/', e.g. "http://127.0.0.1:10002/devstoreaccount1/"
+  InlineSlice* inline_slice = nullptr;  // set only for the I/O-thread try of a query
 
   // Header value by case-insensitive name; empty when absent.
   std::string_view Header(std::string_view name) const { return FindRequestHeader(request, name).value_or(""); }

@@ -9,10 +9,20 @@
 //                       property reads), preflight, and every refusal
 //                       before the handler (routing, version, auth): these
 //                       are answered from memory or one RocksDB lookup, and
-//                       a thread hop would cost more than the work;
-//   engine short lane   entity writes, batches, Create Table, ACL and
-//                       service-property writes;
-//   engine long lane    Query Entities, Query Tables, Delete Table.
+//                       a thread hop would cost more than the work; also
+//                       single-entity writes while the engine says a write
+//                       will not wait (Engine::CanWriteWithoutWaiting: it
+//                       only appends to memory, the log write and any fsync
+//                       stay on the executor's group commit);
+//   engine short lane   batches, Create Table, ACL and service-property
+//                       writes, and entity writes during a RocksDB stall;
+//   engine long lane    Query Tables, Delete Table, and Query Entities
+//                       whose scan did not finish within a short slice
+//                       on the I/O thread (kInlineQuerySlice, 1 ms): a
+//                       query is tried there first, since most finish in
+//                       far less, and one that runs out of time (the page,
+//                       or the scan-cache fill after it) is run again from
+//                       its start on the long lane, at most one slice lost.
 // Work handed to the engine's executor (storage/work_executor.h) answers 503
 // ServerBusy when its queue is full, is skipped when its client has gone,
 // and is answered 503 when the server stops before it ran.

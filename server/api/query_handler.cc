@@ -101,9 +101,15 @@ void HandleQueryEntities(const ApiContext& ctx, const RequestInfo& info, http::R
     spec.max_results = top->has_value() ? static_cast<size_t>(**top) : model::kMaxPageEntities;
     spec.max_bytes = model::kMaxPageBytes;
     spec.deadline = std::chrono::steady_clock::now() + ctx.options.query_time_budget;
+    const bool sliced = info.inline_slice != nullptr && info.inline_slice->until < *spec.deadline;
+    if (sliced) spec.deadline = info.inline_slice->until;
     if (!spec.match_nothing) {
       auto result = ctx.engine.Scan(*table, spec);
       if (!result.ok()) return WriteError(info, protocol::FromStatus(result.status()), response);
+      if (sliced && result->deadline_passed) {
+        info.inline_slice->gave_up = true;  // too long for an I/O thread: the dispatcher runs it again
+        return;
+      }
       entities = std::move(result->entities);
       next = std::move(result->next);
     }

@@ -47,6 +47,10 @@ class ResponseSink {
   // request waited): work not started yet may be skipped. The response is
   // then dropped, but Complete() must still be called.
   virtual bool Cancelled() const { return false; }
+  // The request's work is done and only its answer is pending (say, behind a
+  // log write): a client leaving now would save nothing, so the sink need not
+  // watch for that. Optional; from any thread, before Complete().
+  virtual void WorkDone() {}
   // The handler dropped its Completion without calling it. Default: a bare 500.
   virtual void Abandoned() {
     Response response;
@@ -81,6 +85,10 @@ class Completion {
     if (sink) sink->Complete(std::move(response));
   }
   bool Cancelled() const { return sink_ != nullptr && sink_->Cancelled(); }
+  // See ResponseSink::WorkDone.
+  void WorkDone() {
+    if (sink_) sink_->WorkDone();
+  }
   // False once called (or when default-constructed).
   explicit operator bool() const { return sink_ != nullptr; }
 

@@ -205,7 +205,13 @@ void Session::OnHeader(beast::error_code ec, size_t) {
   if (ec) return OnReadError(ec);
   context_.start = std::chrono::steady_clock::now();
   const auto& req = parser_->get();
-  if (!parser_->is_done()) {
+  // A body that is wholly in the read buffer already (a small request sent in
+  // one piece, as SDKs send entity writes) costs nothing more to read, and
+  // Handle() authenticates anyway: asking first would route and authenticate
+  // every write twice (~4% of an insert).
+  const auto length = parser_->content_length();
+  const bool body_buffered = length.has_value() && buffer_.size() >= *length;
+  if (!parser_->is_done() && !body_buffered) {
     // The body is still to come: is the request worth reading it for?
     Response refusal;
     refusal.version(req.version());
@@ -280,6 +286,7 @@ void Session::HandleRequest() {
   const uint64_t seq = ++request_seq_;
   handled_ = false;
   cancelled_.store(false, std::memory_order_relaxed);
+  work_done_.store(false, std::memory_order_relaxed);
   try {
     env_.handler->Handle(request_, context_, Completion(shared_from_this()));
   } catch (const std::exception& e) {
@@ -291,8 +298,12 @@ void Session::HandleRequest() {
                     std::string_view(request_.target()));
   }
   // Answered inline (a point read): the write is already under way or done,
-  // and request_seq_ may have moved on. Otherwise watch for the client leaving.
-  if (seq == request_seq_ && !handled_ && state_ == State::kHandling) StartCancelWatch();
+  // and request_seq_ may have moved on. Otherwise watch for the client
+  // leaving, unless the handler said its work is done (an applied write
+  // waiting for its log write): the watch's epoll calls cost ~3% of an insert.
+  if (seq == request_seq_ && !handled_ && state_ == State::kHandling && !work_done_.load(std::memory_order_relaxed)) {
+    StartCancelWatch();
+  }
 }
 
 void Session::Complete(Response response) {

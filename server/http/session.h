@@ -12,7 +12,8 @@
 //   write (write deadline) -> access-log line -> next request or close.
 // While the handler works elsewhere the session watches the socket: if the
 // client closes its connection, Completion::Cancelled() turns true (queued
-// work is skipped) and the response is dropped when it comes.
+// work is skipped) and the response is dropped when it comes. It does not
+// watch when the handler called Completion::WorkDone() during Handle().
 // Pipelined requests are served in order: bytes after one request stay in the
 // connection's buffer and are parsed after its response has been written.
 //
@@ -87,6 +88,7 @@ class Session : public Closable, public ResponseSink, public std::enable_shared_
   // ResponseSink: the handler's answer to the request in flight (any thread).
   void Complete(Response response) override;
   bool Cancelled() const override { return cancelled_.load(std::memory_order_relaxed); }
+  void WorkDone() override { work_done_.store(true, std::memory_order_relaxed); }
   void Abandoned() override;
 
  private:
@@ -141,6 +143,7 @@ class Session : public Closable, public ResponseSink, public std::enable_shared_
   bool handled_ = false;          // the request in flight has its response
   bool watching_ = false;         // a cancel watch is pending for request_seq_
   std::atomic<bool> cancelled_{false};  // the client left while the request waited
+  std::atomic<bool> work_done_{false};  // WorkDone(): no cancel watch for this request
 };
 
 }  // namespace tablestone::http

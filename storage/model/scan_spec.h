@@ -67,6 +67,10 @@ struct ScanResult {
   std::optional<EntityKey> next;
   // Rows read (kept or not), for benchmarks and logs.
   size_t rows_examined = 0;
+  // The scan reached spec.deadline: either before the page was complete
+  // (`next` is then the first row not examined) or while filling the scan
+  // cache after a complete page (the fill was dropped; the page stands).
+  bool deadline_passed = false;
 };
 
 }  // namespace tablestone::model

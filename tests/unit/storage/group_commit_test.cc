@@ -186,6 +186,12 @@ TEST_P(GroupCommitTest, RocksDbGroupCommitMakesEveryVisibleWriteDurable) {
   engine_->AwaitDurable([&](Status s) { inline_answer = s.ok(); });
   EXPECT_TRUE(inline_answer);
   EXPECT_EQ(engine_->GetStats().wal_syncs, syncs);
+  // Every write may wait for the disk in this mode: none runs on an I/O thread.
+  EXPECT_FALSE(engine_->CanWriteWithoutWaiting());
+}
+
+TEST_P(GroupCommitTest, EngineGroupCommitWritesWithoutWaitingWhenNotStalled) {
+  EXPECT_TRUE(engine_->CanWriteWithoutWaiting());
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, GroupCommitTest, ::testing::Bool(), test_util::ModeName);
