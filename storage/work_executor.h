@@ -50,7 +50,7 @@ struct ExecutorOptions {
   // Tasks waiting (not yet running) per lane before Submit() says kBusy.
   size_t max_queued = 4096;
   // nice value added to the long lane's threads (0 = same priority).
-  int long_nice = 10;
+  int long_nice = 4;
   // Run the lanes' threads under SCHED_BATCH (see work_executor.cc).
   bool batch_scheduling = true;
 };
