@@ -89,13 +89,22 @@ bool IsTokenChar(char c) {
   }
 }
 
+// Spaces and tabs around an item, as SplitCorsList (server/api/cors.h) trims
+// them when the rule is applied; a CR or LF inside the list stays part of an
+// item, and so makes it invalid.
+std::string_view TrimSpaceAndTab(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
 // Calls `ok` on every trimmed item of a comma list; false as soon as one fails.
 template <typename F>
 bool AllItems(std::string_view list, F ok) {
   if (list.empty()) return true;
   while (true) {
     size_t comma = list.find(',');
-    if (!ok(TrimXmlSpace(list.substr(0, comma)))) return false;
+    if (!ok(TrimSpaceAndTab(list.substr(0, comma)))) return false;
     if (comma == std::string_view::npos) return true;
     list = list.substr(comma + 1);
   }
