@@ -74,6 +74,22 @@ char* WriteJsonString(char* out, std::string_view text) {
   return out;
 }
 
+size_t JsonStringSize(std::string_view text) {
+  size_t size = text.size() + 2;
+  size_t i = 0;
+  const size_t n = text.size();
+  while (i < n) {
+    i += PlainPrefix(text.data() + i, n - i);
+    if (i == n) break;
+    switch (text[i]) {
+      case '"': case '\\': case '\n': case '\r': case '\t': case '\b': case '\f': size += 1; break;
+      default: size += 5; break;  // \u00XX
+    }
+    ++i;
+  }
+  return size;
+}
+
 void AppendJsonString(std::string& out, std::string_view text) {
   const size_t old_size = out.size();
   out.resize(old_size + JsonStringMaxSize(text.size()));

@@ -25,6 +25,9 @@ std::string RenderXmlError(const ApiError& error, std::string_view request_id, i
 void AppendJsonString(std::string& out, std::string_view text);
 // The most bytes the literal of a `size`-byte text takes (every byte \u00XX).
 constexpr size_t JsonStringMaxSize(size_t size) { return 6 * size + 2; }
+// The exact size of the literal WriteJsonString writes for `text` (quotes
+// included): one pass over the text, no writing.
+size_t JsonStringSize(std::string_view text);
 // Writes the literal at `out`, which has room for JsonStringMaxSize(text.size())
 // bytes; returns one past its last byte. For writers that manage their buffer.
 char* WriteJsonString(char* out, std::string_view text);

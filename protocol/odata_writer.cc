@@ -312,6 +312,46 @@ std::string EntityKeyPath(std::string_view table, std::string_view pk, std::stri
   return out;
 }
 
+namespace {
+
+// Upper bound of AppendProperty's output (annotation, key, value, comma).
+size_t PropertySizeBound(const model::Property& p) {
+  // "name@odata.type":"Edm.DateTime", then "name": and the trailing comma.
+  size_t size = 2 * JsonStringSize(p.name) + 40;
+  const EdmValue& v = p.value;
+  switch (v.type) {
+    case EdmType::kString:
+    case EdmType::kGuid: size += JsonStringSize(v.text); break;
+    case EdmType::kBinary: size += 4 * ((v.text.size() + 2) / 3) + 2; break;
+    default: size += 40; break;  // numbers, booleans, dates: short fixed texts
+  }
+  return size;
+}
+
+}  // namespace
+
+size_t EntityJsonSizeBound(const model::Entity& e, const EntityWriteContext& ctx) {
+  // Braces, comma, odata.etag, and the names and fixed-size values of the
+  // PartitionKey, RowKey and Timestamp members.
+  size_t size = 256 + JsonStringSize(e.partition_key) + JsonStringSize(e.row_key);
+  if (ctx.level == MetadataLevel::kFullMetadata) {
+    // odata.type, odata.id and odata.editLink; a key path percent-encodes
+    // each key byte into at most six bytes (a doubled quote, %27%27).
+    const size_t key_path = 6 * (ctx.table.size() + e.partition_key.size() + e.row_key.size()) + 64;
+    size += 64 + 6 * (ctx.account.size() + ctx.table.size()) + 6 * ctx.base_url.size() + 2 * key_path;
+  }
+  if (ctx.select == nullptr || ctx.select->empty()) {
+    for (const model::Property& p : e.properties) size += PropertySizeBound(p);
+    return size;
+  }
+  for (const std::string& name : *ctx.select) {
+    if (IsSystemName(name)) continue;
+    const model::Property* p = e.Find(name);
+    size += p != nullptr ? PropertySizeBound(*p) : JsonStringSize(name) + 8;
+  }
+  return size;
+}
+
 std::string WriteEntity(const model::Entity& entity, const EntityWriteContext& ctx) {
   std::string body;
   body.reserve(256);

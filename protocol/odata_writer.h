@@ -37,6 +37,13 @@ std::string WriteEntity(const model::Entity& entity, const EntityWriteContext& c
 // Feed: {"odata.metadata":"{base}$metadata#{table}","value":[...]}.
 std::string WriteEntityFeed(const std::vector<model::Entity>& entities, const EntityWriteContext& ctx);
 
+// An upper bound, close for typical entities, of the bytes `entity` adds to a
+// WriteEntityFeed body written with `ctx` (its object and the comma after
+// it). Strings are measured as escaped, so a value full of control characters
+// counts six bytes per byte: query pages are limited by this figure, not by
+// the stored size (issue 22, finding 6; docs/compatibility.md).
+size_t EntityJsonSizeBound(const model::Entity& entity, const EntityWriteContext& ctx);
+
 // Create Table / Get Table: {"odata.metadata":"{base}$metadata#Tables/@Element","TableName":".."}.
 std::string WriteTableEntry(std::string_view table, std::string_view base_url, std::string_view account,
                             MetadataLevel level);

@@ -99,11 +99,19 @@ class Page {
     result_->rows_examined += n - done;
     return n;
   }
-  // A kept row whose encoded value has `value_bytes` bytes.
-  void Keep(model::Entity entity, size_t value_bytes) {
+  // A row to keep, whose encoded value has `value_bytes` bytes. False: it
+  // would take the page past max_bytes, so the page ends before it (it is
+  // the continuation); the first row of a page is always kept.
+  bool Keep(model::Entity entity, size_t value_bytes) {
+    const size_t bytes = spec_.row_sizer ? spec_.row_sizer->Bytes(entity, value_bytes) : value_bytes;
+    if (!result_->entities.empty() && bytes > spec_.max_bytes - std::min(kept_bytes_, spec_.max_bytes)) {
+      full_ = true;
+      return false;
+    }
     result_->entities.push_back(std::move(entity));
-    kept_bytes_ += value_bytes;
+    kept_bytes_ += bytes;
     if (result_->entities.size() >= spec_.max_results || kept_bytes_ >= spec_.max_bytes) full_ = true;
+    return true;
   }
   bool deadline_passed() const { return deadline_passed_; }
 
@@ -149,7 +157,11 @@ Status ServeCached(const CachedPartition& entry, std::string_view lower, std::st
       TABLESTONE_RETURN_IF_ERROR(DecodeEntityValue(entry.values[i], &row));
       row.partition_key.assign(block.partition_key);
       row.row_key.assign(block.row_keys[i]);
-      page->Keep(std::move(row), entry.values[i].size());
+      if (!page->Keep(std::move(row), entry.values[i].size())) {
+        result->next = model::EntityKey{std::string(block.partition_key), std::string(block.row_keys[i])};
+        *ended = true;
+        return Status::Ok();
+      }
     }
   }
   return Status::Ok();
@@ -262,6 +274,15 @@ StatusOr<model::ScanResult> RocksEngine::Scan(const TableInfo& table, const mode
       ranges.emplace_back(LowerKey(table.id, r.lower), UpperKey(table.id, r.upper));
     }
   }
+  if (spec.bound) {
+    // Cut every range down to the bound (a SAS key range, for the server).
+    const std::string bound_lower = LowerKey(table.id, spec.bound->lower);
+    const std::string bound_upper = UpperKey(table.id, spec.bound->upper);
+    for (auto& [lower, upper] : ranges) {
+      if (lower < bound_lower) lower = bound_lower;
+      if (upper > bound_upper) upper = bound_upper;
+    }
+  }
   std::string resume;
   if (spec.resume_from) {
     EncodeEntityKey(table.id, spec.resume_from->partition_key, spec.resume_from->row_key, &resume);
@@ -344,7 +365,10 @@ StatusOr<model::ScanResult> RocksEngine::Scan(const TableInfo& table, const mode
       const std::string_view v = View(it->value());
       TABLESTONE_RETURN_IF_ERROR(DecodeEntityValue(v, &row));
       if (part.builder) AddToBuilder(*scan_cache_, k, row, v, &part);
-      if (!spec.predicate || spec.predicate->Matches(row)) page.Keep(row, v.size());
+      if ((!spec.predicate || spec.predicate->Matches(row)) && !page.Keep(row, v.size())) {
+        result.next = model::EntityKey{row.partition_key, row.row_key};
+        return result;
+      }
       it->Next();
     }
     TABLESTONE_RETURN_IF_ERROR(FromRocks(it->status(), "scanning entities"));

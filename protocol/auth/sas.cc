@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdint>
 
+#include "protocol/request_options.h"
 #include "storage/model/datetime.h"
 
 namespace tablestone::protocol::auth {
@@ -330,6 +331,11 @@ std::optional<ApiError> CheckServiceSasPermission(std::string_view sp, Operation
     if (!Has(sp, p)) return ApiError::AuthorizationPermissionMismatch();
   }
   return std::nullopt;
+}
+
+bool IsKnownSignedVersion(std::string_view sv, SasKind kind) {
+  if (sv.size() != 10 || !CheckApiVersion(sv, true).ok()) return false;
+  return sv >= (kind == SasKind::kAccount ? std::string_view("2015-04-05") : std::string_view("2012-02-12"));
 }
 
 SasKeyRange ServiceSasKeyRange(const ServiceSas& sas) {

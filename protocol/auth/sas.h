@@ -66,6 +66,13 @@ std::optional<ApiError> CheckAccountSasPermission(const AccountSas& sas, Operati
 // letters give 403 AuthorizationPermissionMismatch.
 std::optional<ApiError> CheckServiceSasPermission(std::string_view sp, Operation op);
 
+// True if `sv` is a service version a SAS of `kind` may be signed with: a
+// YYYY-MM-DD date no newer than kNewestApiVersion (request_options.h) and no
+// older than the first version with that kind of SAS (service SAS for tables:
+// 2012-02-12; account SAS: 2015-04-05). The service refuses any other value
+// with 403 AuthenticationFailed (docs/compatibility.md).
+bool IsKnownSignedVersion(std::string_view sv, SasKind kind);
+
 // The key range of a service SAS as scan bounds (spec §8.3 rules).
 struct SasKeyRange {
   std::optional<model::KeyBound> start;  // lower bound, inclusive

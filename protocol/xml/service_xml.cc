@@ -73,6 +73,118 @@ bool CountItems(std::string_view list, size_t* count) {
   }
 }
 
+// Longest origin or header entry the service accepts (256 characters, "CORS
+// support for the Azure Storage services" on Microsoft Learn).
+constexpr size_t kMaxCorsItemLength = 256;
+
+// RFC 9110 section 5.6.2 tchar.
+bool IsTokenChar(char c) {
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
+  switch (c) {
+    case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+':
+    case '-': case '.': case '^': case '_': case '`': case '|': case '~':
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Spaces and tabs around an item, as SplitCorsList (server/api/cors.h) trims
+// them when the rule is applied; a CR or LF inside the list stays part of an
+// item, and so makes it invalid.
+std::string_view TrimSpaceAndTab(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// Calls `ok` on every trimmed item of a comma list; false as soon as one fails.
+template <typename F>
+bool AllItems(std::string_view list, F ok) {
+  if (list.empty()) return true;
+  while (true) {
+    size_t comma = list.find(',');
+    if (!ok(TrimSpaceAndTab(list.substr(0, comma)))) return false;
+    if (comma == std::string_view::npos) return true;
+    list = list.substr(comma + 1);
+  }
+}
+
+bool IsHostChar(char c) {
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
+  return c == '-' || c == '.' || c == '_' || c == '~' || c == '%';
+}
+
+bool IsIpv6Char(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == ':' || c == '.';
+}
+
+// ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) (RFC 3986 section 3.1).
+bool IsScheme(std::string_view s) {
+  if (s.empty() || !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z'))) return false;
+  for (char c : s) {
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '+' || c == '-' ||
+          c == '.')) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool IsCorsHeaderEntry(std::string_view entry) {
+  if (entry == "*") return true;
+  if (entry.empty() || entry.size() > kMaxCorsItemLength) return false;
+  // A prefix entry ("x-ms-meta-*") names the headers it starts.
+  std::string_view name = entry.back() == '*' ? entry.substr(0, entry.size() - 1) : entry;
+  if (name.empty()) return false;
+  for (char c : name) {
+    if (c == '*' || !IsTokenChar(c)) return false;
+  }
+  return true;
+}
+
+bool IsCorsOriginEntry(std::string_view entry) {
+  if (entry == "*") return true;
+  if (entry.empty() || entry.size() > kMaxCorsItemLength) return false;
+  const size_t sep = entry.find("://");
+  if (sep == std::string_view::npos || !IsScheme(entry.substr(0, sep))) return false;
+  std::string_view authority = entry.substr(sep + 3);
+  std::string_view port;
+  if (!authority.empty() && authority.front() == '[') {
+    const size_t close = authority.find(']');
+    if (close == std::string_view::npos || close == 1) return false;
+    for (char c : authority.substr(1, close - 1)) {
+      if (!IsIpv6Char(c)) return false;
+    }
+    std::string_view rest = authority.substr(close + 1);
+    if (!rest.empty()) {
+      if (rest.front() != ':') return false;
+      port = rest.substr(1);
+      if (port.empty()) return false;
+    }
+  } else {
+    const size_t colon = authority.find(':');
+    std::string_view host = authority.substr(0, colon);
+    if (host.empty()) return false;
+    for (char c : host) {
+      if (!IsHostChar(c)) return false;
+    }
+    if (colon != std::string_view::npos) {
+      port = authority.substr(colon + 1);
+      if (port.empty()) return false;
+    }
+  }
+  if (port.size() > 5) return false;
+  for (char c : port) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
+namespace {
+
 bool IsCorsMethod(std::string_view m) {
   // PATCH: accepted by newer service versions (spec §9.1 UNCONFIRMED); SDKs
   // send it for MERGE-like updates, so refusing it would only hurt.
@@ -98,8 +210,13 @@ std::optional<ApiError> ReadCorsRule(const XmlElement& el, CorsRule* out) {
   if (out->allowed_origins.empty() || !CountItems(out->allowed_origins, &n) || n > kMaxCorsListItems) {
     return ApiError::InvalidXmlNodeValue();
   }
+  // Origins and header names are sent back in Access-Control-* response
+  // headers: anything but an origin or a header name (a CR/LF above all) would
+  // inject headers into every CORS response (issue 22, finding 2).
+  if (!AllItems(out->allowed_origins, IsCorsOriginEntry)) return ApiError::InvalidXmlNodeValue();
   for (const std::string* list : {&out->allowed_headers, &out->exposed_headers}) {
     if (!CountItems(*list, &n) || n > kMaxCorsListItems) return ApiError::InvalidXmlNodeValue();
+    if (!AllItems(*list, IsCorsHeaderEntry)) return ApiError::InvalidXmlNodeValue();
   }
   if (out->allowed_methods.empty()) return ApiError::InvalidXmlNodeValue();
   std::string_view methods_list = out->allowed_methods;

@@ -75,7 +75,20 @@ struct ServicePropertiesUpdate {
 // or missing while enabled, a method outside DELETE GET HEAD MERGE POST
 // OPTIONS PUT PATCH, more than 64 origins/headers, a negative or non-numeric
 // MaxAgeInSeconds).
+// A CorsRule whose AllowedOrigins entry is not IsCorsOriginEntry, or whose
+// AllowedHeaders/ExposedHeaders entry is not IsCorsHeaderEntry, is
+// InvalidXmlNodeValue too.
 ApiResult<ServicePropertiesUpdate> ParseServiceProperties(std::string_view body);
+
+// One AllowedHeaders/ExposedHeaders entry: "*", a header name (an RFC 9110
+// token), or a header name followed by "*" (a prefix, "x-ms-meta-*"); at most
+// 256 characters, as the service documents ("Cross-Origin Resource Sharing
+// (CORS) support for the Azure Storage services", Microsoft Learn).
+bool IsCorsHeaderEntry(std::string_view entry);
+// One AllowedOrigins entry: "*" or an origin, scheme "://" host [":" port]
+// (host: letters, digits, "-._~%", or a bracketed IPv6 literal); no path,
+// whitespace or control characters; at most 256 characters.
+bool IsCorsOriginEntry(std::string_view entry);
 
 ServiceProperties MergeServiceProperties(const ServiceProperties& current, const ServicePropertiesUpdate& update);
 

@@ -233,6 +233,9 @@ ApiResult<AuthGrant> Authenticator::AuthenticateAccountSas(const AuthRequest& re
   } else {
     auto parsed = pauth::ParseAccountSas(*request.query);
     if (!parsed.ok()) return parsed.error();
+    if (!pauth::IsKnownSignedVersion(parsed->sv, pauth::SasKind::kAccount)) {
+      return ApiError::AuthenticationFailed("The signed version (sv) is not a version the service knows.");
+    }
     const std::vector<pauth::HmacKey>* keys = KeysFor(request.account);
     if (keys == nullptr) return ApiError::AuthenticationFailed("The account is not configured.");
     if (!SasSignatureValid(instance_id_, *keys, pauth::AccountSasStringToSign(*parsed, request.account),
@@ -260,6 +263,9 @@ ApiResult<AuthGrant> Authenticator::AuthenticateAccountSas(const AuthRequest& re
 ApiResult<AuthGrant> Authenticator::AuthenticateServiceSas(const AuthRequest& request) const {
   auto sas = pauth::ParseServiceSas(*request.query);
   if (!sas.ok()) return sas.error();
+  if (!pauth::IsKnownSignedVersion(sas->sv, pauth::SasKind::kService)) {
+    return ApiError::AuthenticationFailed("The signed version (sv) is not a version the service knows.");
+  }
   if (sas->tn.empty()) return ApiError::AuthenticationFailed("The signed table name (tn) is missing.");
   const std::vector<pauth::HmacKey>* keys = KeysFor(request.account);
   if (keys == nullptr) return ApiError::AuthenticationFailed("The account is not configured.");

@@ -47,6 +47,20 @@ class SasRangePredicate final : public model::RowPredicate {
   std::shared_ptr<const protocol::filter::Filter> filter_;
 };
 
+// A page's bytes as the response writes them (issue 22, finding 6): the
+// stored size undercounts strings full of control characters sixfold.
+class JsonRowSizer final : public model::RowSizer {
+ public:
+  explicit JsonRowSizer(const protocol::EntityWriteContext& ctx) : ctx_(ctx) {}
+  size_t Bytes(const model::Entity& entity, size_t) const override {
+    return protocol::EntityJsonSizeBound(entity, ctx_);
+  }
+
+ private:
+  // Views into the request's RequestInfo, which outlives the scan.
+  protocol::EntityWriteContext ctx_;
+};
+
 }  // namespace
 
 protocol::ApiResult<std::shared_ptr<const protocol::filter::Filter>> ParseFilterOption(const RequestInfo& info) {
@@ -89,17 +103,24 @@ void HandleQueryEntities(const ApiContext& ctx, const RequestInfo& info, http::R
 
   std::vector<model::Entity> entities;
   std::optional<model::EntityKey> next;
+  protocol::EntityWriteContext wctx{info.base_url, info.account(), info.route.resource.table, *level, &*select};
   if (!top->has_value() || **top > 0) {
     if (filter) filter->PlanScan(&spec);
     const bool sas_range = info.grant.kind == AuthGrant::Kind::kServiceSas &&
                            (info.grant.sas_start.has_value() || info.grant.sas_end.has_value());
     if (sas_range) {
+      // The token's range bounds the scan itself, so a page never reads past
+      // it nor names a key outside it as the continuation, and a token
+      // outside the range yields an empty, final page (docs/compatibility.md,
+      // "SAS key ranges"). The predicate stays as a second check.
+      spec.bound = model::KeyRange{info.grant.sas_start, info.grant.sas_end};
       spec.predicate = std::make_shared<SasRangePredicate>(&info.grant, filter);
     } else {
       spec.predicate = filter;
     }
     spec.max_results = top->has_value() ? static_cast<size_t>(**top) : model::kMaxPageEntities;
     spec.max_bytes = model::kMaxPageBytes;
+    spec.row_sizer = std::make_shared<JsonRowSizer>(wctx);
     spec.deadline = std::chrono::steady_clock::now() + ctx.options.query_time_budget;
     const bool sliced = info.inline_slice != nullptr && info.inline_slice->until < *spec.deadline;
     if (sliced) spec.deadline = info.inline_slice->until;
@@ -118,7 +139,6 @@ void HandleQueryEntities(const ApiContext& ctx, const RequestInfo& info, http::R
     response.set("x-ms-continuation-NextPartitionKey", protocol::EncodeContinuation(next->partition_key));
     response.set("x-ms-continuation-NextRowKey", protocol::EncodeContinuation(next->row_key));
   }
-  protocol::EntityWriteContext wctx{info.base_url, info.account(), info.route.resource.table, *level, &*select};
   WriteJson(response, 200, *level, protocol::WriteEntityFeed(entities, wctx));
 }
 

@@ -20,6 +20,8 @@
 
 #include <sys/socket.h>
 
+#include "server/http/framing.h"
+
 namespace tablestone::http {
 namespace {
 
@@ -68,7 +70,29 @@ bool IsQuietReadError(const beast::error_code& ec) {
 }
 
 
+// A byte that would end a header line early (CR, LF) or that receivers treat
+// as the end of the value (NUL).
+bool IsLineBreaking(beast::string_view s) {
+  for (char c : s) {
+    if (static_cast<unsigned char>(c) <= '\r' && (c == '\r' || c == '\n' || c == '\0')) return true;
+  }
+  return false;
+}
+
 }  // namespace
+
+size_t DropUnsafeHeaderFields(Response* response) {
+  size_t dropped = 0;
+  for (auto it = response->begin(); it != response->end();) {
+    if (IsLineBreaking(it->name_string()) || IsLineBreaking(it->value())) {
+      it = response->erase(it);
+      ++dropped;
+    } else {
+      ++it;
+    }
+  }
+  return dropped;
+}
 
 size_t ReadBufferLimit(const HttpOptions& options) {
   // The header block must fit whole (Beast parses it in one piece); after it,
@@ -205,6 +229,12 @@ void Session::OnHeader(beast::error_code ec, size_t) {
   if (ec) return OnReadError(ec);
   context_.start = std::chrono::steady_clock::now();
   const auto& req = parser_->get();
+  // Framing the parser let through but a proxy may read differently (request
+  // smuggling): refused before any body is read, and the connection closes.
+  if (const FramingError framing = CheckRequestFraming(req.version(), req.base()); framing != FramingError::kNone) {
+    env_.log->debug("request from {} refused: {}", context_.remote_ip, FramingErrorText(framing));
+    return FailRequest(TransportError::kBadRequest);
+  }
   // A body that is wholly in the read buffer already (a small request sent in
   // one piece, as SDKs send entity writes) costs nothing more to read, and
   // Handle() authenticates anyway: asking first would route and authenticate
@@ -417,6 +447,15 @@ void Session::FinishResponse() {
 
 void Session::DoWrite() {
   state_ = State::kWriting;
+  // Defence in depth: whatever put a CR, LF or NUL into a header (a stored
+  // CORS rule did, issue 22), it never reaches the wire, where it would end
+  // the header early and let the value inject headers or a whole response.
+  if (const size_t dropped = DropUnsafeHeaderFields(&response_); dropped > 0) {
+    static std::atomic<bool> logged{false};
+    if (!logged.exchange(true, std::memory_order_relaxed)) {
+      env_.log->warn("dropped {} response header field(s) holding CR, LF or NUL (logged once)", dropped);
+    }
+  }
   if (response_.chunked()) {  // never set by FinishResponse's callers today; Beast knows the framing
     stream_.expires_after(env_.options->read_timeout);
     bhttp::async_write(stream_, response_, beast::bind_front_handler(&Session::OnWrite, shared_from_this()));

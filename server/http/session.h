@@ -53,6 +53,11 @@ namespace tablestone::http {
 // chunked messages (the session never sends those; it falls back to Beast).
 void SerializeResponseHead(const Response& response, std::string* out);
 
+// Removes every field of `response` whose name or value holds CR, LF or NUL
+// (they would split the header block on the wire); returns how many. The
+// session runs it on every response before writing it.
+size_t DropUnsafeHeaderFields(Response* response);
+
 // The most bytes a connection's read buffer holds (the header limit plus a
 // small slack). Reading past it fails the request with 400 and closes the
 // connection: neither Beast's header limit nor its body limit covers a

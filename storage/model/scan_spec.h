@@ -42,22 +42,38 @@ struct KeyRange {
   std::optional<KeyBound> upper;
 };
 
+// How many bytes a kept row adds to a page, for ScanSpec::max_bytes.
+// `stored_bytes` is the size of its encoded value. Called once per kept row,
+// possibly from a scan thread; must be thread-safe.
+class RowSizer {
+ public:
+  virtual ~RowSizer() = default;
+  virtual size_t Bytes(const Entity& entity, size_t stored_bytes) const = 0;
+};
+
 struct ScanSpec {
   // Ranges to read, sorted and disjoint. Empty = the whole table. A range that
   // is provably empty may be omitted by the planner; `match_nothing` says the
   // filter can never match (no read at all).
   std::vector<KeyRange> ranges;
   bool match_nothing = false;
+  // When set, every range above (and the resume point) is cut down to this
+  // range: no key outside it is read, returned or named as `next`. A resume
+  // point past its end makes an empty, complete page.
+  std::optional<KeyRange> bound;
   // Continue at this key (inclusive): the first entity of the next page.
   std::optional<EntityKey> resume_from;
   // Rows it rejects are skipped (tested per Entity, or per block of a cached
   // partition; see row_block.h). Null = keep every row.
   std::shared_ptr<const RowPredicate> predicate;
-  // Page limits: stop after this many kept entities, or once the kept
-  // entities' encoded size passes max_bytes, or at the deadline (a page may
-  // then be short or even empty, with a continuation).
+  // Page limits: stop after this many kept entities, or before a kept row
+  // that would take the page's bytes past max_bytes (a page always holds at
+  // least one row), or at the deadline (a page may then be short or even
+  // empty, with a continuation). A row's bytes are `row_sizer`'s answer, or
+  // its encoded size when that is null.
   size_t max_results = kMaxPageEntities;
   size_t max_bytes = kMaxPageBytes;
+  std::shared_ptr<const RowSizer> row_sizer;
   std::optional<std::chrono::steady_clock::time_point> deadline;
 };
 

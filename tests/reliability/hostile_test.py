@@ -618,3 +618,252 @@ def test_pipelined_garbage_after_valid_request(server):
     second = data.find(b"HTTP/1.1 ", 10)
     if second != -1:
         assert 400 <= status_of(data[second:]) < 500
+
+
+# ---- issue 22, round 2: header injection, smuggling, SAS ranges, page size ---------------------
+
+def props_xml(cors_rules_xml):
+    return ("<?xml version=\"1.0\" encoding=\"utf-8\"?><StorageServiceProperties><Cors>%s</Cors>"
+            "</StorageServiceProperties>" % cors_rules_xml).encode()
+
+
+def set_cors(c, rules_xml):
+    return c.request("PUT", "/?restype=service&comp=properties", body=props_xml(rules_xml),
+                     content_type="application/xml", accept=None)
+
+
+def test_cors_rule_with_crlf_is_refused_and_never_reaches_a_header(server):
+    """Issue 22, finding 2: CR/LF written as character references in a CORS rule were stored and
+    then sent raw in the Access-Control-* headers of every response to a request with Origin (even
+    an unauthenticated 403), injecting Set-Cookie. Now Set Service Properties refuses the rule."""
+    c = tsclient.Client(server.port)
+    try:
+        for field, value in (("ExposedHeaders", "x-a&#13;&#10;Set-Cookie: injected=1"),
+                             ("AllowedHeaders", "x-a&#10;Set-Cookie: injected=1"),
+                             ("AllowedOrigins", "http://a.example&#13;&#10;Set-Cookie: injected=1")):
+            rule = {"AllowedOrigins": "*", "ExposedHeaders": "", "AllowedHeaders": ""}
+            rule[field] = value
+            xml = ("<CorsRule><AllowedOrigins>%s</AllowedOrigins><AllowedMethods>GET</AllowedMethods>"
+                   "<MaxAgeInSeconds>5</MaxAgeInSeconds><ExposedHeaders>%s</ExposedHeaders>"
+                   "<AllowedHeaders>%s</AllowedHeaders></CorsRule>"
+                   % (rule["AllowedOrigins"], rule["ExposedHeaders"], rule["AllowedHeaders"]))
+            r = set_cors(c, xml)
+            assert r.status == 400, (field, r)
+            assert r.header("x-ms-error-code") == "InvalidXmlNodeValue", (field, r)
+            # Whatever is stored, no response header carries the injected line.
+            raw = ("GET /%s/%s() HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nOrigin: http://a.example\r\n"
+                   "x-ms-version: %s\r\n\r\n" % (tsclient.ACCOUNT, TABLE, server.port, tsclient.API_VERSION))
+            data = roundtrip(server, raw.encode())
+            head = data.partition(b"\r\n\r\n")[0].lower()
+            assert status_of(data) == 403, data[:300]
+            assert b"injected" not in head and b"set-cookie" not in head, head
+        # A valid rule still works.
+        r = set_cors(c, "<CorsRule><AllowedOrigins>http://a.example</AllowedOrigins><AllowedMethods>GET"
+                        "</AllowedMethods><MaxAgeInSeconds>5</MaxAgeInSeconds><ExposedHeaders>x-ms-meta-*"
+                        "</ExposedHeaders><AllowedHeaders>x-ms-meta-abc,x-ms-*</AllowedHeaders></CorsRule>")
+        assert r.status == 202, r
+    finally:
+        set_cors(c, "")
+        c.close()
+
+
+def smuggled_insert(server, rk):
+    body = json.dumps({"PartitionKey": "smuggled", "RowKey": rk}).encode()
+    return signed_raw(server, "POST", "/" + TABLE, body, content_type="application/json",
+                      extra_headers={"Prefer": "return-no-content"})
+
+
+def assert_not_inserted(server, rk):
+    c = tsclient.Client(server.port)
+    try:
+        assert c.get(TABLE, "smuggled", rk).status == 404, "the smuggled request ran"
+    finally:
+        c.close()
+
+
+@pytest.mark.parametrize("name,framing", [
+    # Beast framed these by Content-Length (or as bodiless), so the bytes after them ran as a
+    # request of their own.
+    ("te-not-final-chunked", {"Transfer-Encoding": "chunked, identity", "Content-Length": "5"}),
+    ("te-identity", {"Transfer-Encoding": "identity"}),
+    ("te-unknown", {"Transfer-Encoding": "gzip"}),
+    ("te-and-cl", {"Content-Length": "5", "Transfer-Encoding": "chunked"}),
+    ("cl-twice", {"Content-Length": "5", "content-length": "5"}),
+])
+def test_request_smuggling_is_refused(server, name, framing):
+    """Issue 22, finding 3 (RFC 9112 section 6): 400, the connection closes, and the request
+    hidden behind the first one never runs."""
+    outer = signed_raw(server, "GET", "/%s(PartitionKey='p',RowKey='r')" % TABLE)
+    head = outer.partition(b"\r\n\r\n")[0]
+    extra = b"".join(b"%s: %s\r\n" % (k.encode(), v.encode()) for k, v in framing.items())
+    raw = head + b"\r\n" + extra + b"\r\n" + b"0\r\n\r\n" + smuggled_insert(server, name)
+    s = connect(server, timeout=10)
+    try:
+        send_all(s, raw)
+        data, closed = read_until_close(s)
+    finally:
+        s.close()
+    assert status_of(data) == 400, data[:400]
+    assert data.count(b"HTTP/1.1 ") == 1, data[:800]  # nothing answered after the refusal
+    assert closed
+    assert b"connection: close" in data.lower()
+    assert_not_inserted(server, name)
+
+
+@pytest.mark.parametrize("host_lines", [
+    b"",  # no Host
+    b"Host: 127.0.0.1\r\nHost: evil.example\r\n",
+    b"Host: evil.example/\"x\r\n",
+    b"Host: a b\r\n",
+])
+def test_host_must_be_one_valid_value(server, host_lines):
+    """Issue 22, finding 3 and 'also seen': an HTTP/1.1 request needs exactly one Host, and a Host
+    that is not host[:port] (it was reflected into odata.metadata URLs) is refused."""
+    raw = (b"GET /%s/Tables HTTP/1.1\r\n" % tsclient.ACCOUNT.encode()) + host_lines + b"\r\n"
+    s = connect(server, timeout=10)
+    try:
+        send_all(s, raw)
+        data, closed = read_until_close(s)
+    finally:
+        s.close()
+    assert status_of(data) == 400, data[:400]
+    assert closed
+
+
+SAS_TABLE = "sasrange"
+
+
+def service_sas(table, sp="r", spk="", srk="", epk="", erk="", sv=tsclient.API_VERSION):
+    import base64
+    import hashlib
+    import hmac
+    se = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3600))
+    to_sign = "\n".join([sp, "", se, "/table/%s/%s" % (tsclient.ACCOUNT, table.lower()), "", "", "", sv,
+                         spk, srk, epk, erk])
+    sig = base64.b64encode(hmac.new(base64.b64decode(tsclient.ACCOUNT_KEY), to_sign.encode(),
+                                    hashlib.sha256).digest()).decode()
+    q = {"sv": sv, "tn": table, "sp": sp, "se": se, "sig": sig}
+    for k, v in (("spk", spk), ("srk", srk), ("epk", epk), ("erk", erk)):
+        if v:
+            q[k] = v
+    return urllib.parse.urlencode(q, quote_via=urllib.parse.quote)
+
+
+def decode_continuation(token):
+    import base64
+    _, _, b = token.split("!", 2)
+    return base64.b64decode(b.replace("-", "=").replace("*", "+").replace("_", "/")).decode()
+
+
+def encode_continuation(key):
+    import base64
+    b = base64.b64encode(key.encode()).decode().replace("=", "-").replace("+", "*").replace("/", "_")
+    return "1!%d!%s" % (len(b), b)
+
+
+def sas_get(server, path_and_query):
+    raw = ("GET /%s%s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nx-ms-version: %s\r\nAccept: %s\r\n\r\n"
+           % (tsclient.ACCOUNT, path_and_query, server.port, tsclient.API_VERSION, tsclient.MINIMAL))
+    data = roundtrip(server, raw.encode())
+    head, _, body = data.partition(b"\r\n\r\n")
+    headers = {}
+    for line in head.split(b"\r\n")[1:]:
+        k, _, v = line.decode("latin-1").partition(":")
+        headers[k.strip().lower()] = v.strip()
+    return status_of(data), headers, body
+
+
+@pytest.fixture(scope="module")
+def sas_table(server):
+    c = tsclient.Client(server.port)
+    try:
+        assert c.create_table(SAS_TABLE).status in (201, 204)
+        for pk in ("a", "b", "c", "d"):
+            for rk in ("1", "2", "3"):
+                assert c.insert(SAS_TABLE, {"PartitionKey": pk, "RowKey": rk}).status in (201, 204)
+    finally:
+        c.close()
+    return SAS_TABLE
+
+
+def test_sas_key_range_bounds_data_and_continuations(server, sas_table):
+    """Issue 22, finding 4: with a range SAS (spk=b, srk=2, epk=c, erk=2) no key outside the range
+    appears in a body or in the x-ms-continuation-* headers, with any $top (the continuation of
+    the last in-range page used to name c/3, the first row after the range)."""
+    inside = [("b", "2"), ("b", "3"), ("c", "1"), ("c", "2")]
+    sas = service_sas(sas_table, spk="b", srk="2", epk="c", erk="2")
+    for top in (1, 2, 3, 4, 5, None):
+        seen = []
+        cont = ""
+        for _ in range(20):
+            q = sas + ("&$top=%d" % top if top else "") + cont
+            status, headers, body = sas_get(server, "/%s()?%s" % (sas_table, q))
+            assert status == 200, body[:300]
+            seen += [(e["PartitionKey"], e["RowKey"]) for e in json.loads(body)["value"]]
+            npk = headers.get("x-ms-continuation-nextpartitionkey")
+            if not npk:
+                break
+            nrk = headers.get("x-ms-continuation-nextrowkey", "")
+            key = (decode_continuation(npk), decode_continuation(nrk) if nrk else "")
+            assert key in inside, ("continuation outside the SAS range", top, key)
+            cont = "&NextPartitionKey=%s&NextRowKey=%s" % (urllib.parse.quote(npk), urllib.parse.quote(nrk))
+        assert seen == inside, (top, seen)
+
+
+def test_sas_continuation_outside_the_range_is_an_empty_final_page(server, sas_table):
+    """A forged continuation token past the SAS range: an empty page and no continuation
+    (docs/compatibility.md, "SAS key ranges"); one before the range starts at the range."""
+    sas = service_sas(sas_table, spk="b", epk="c")
+    past = "&NextPartitionKey=%s&NextRowKey=%s" % (encode_continuation("d"), encode_continuation("1"))
+    status, headers, body = sas_get(server, "/%s()?%s%s" % (sas_table, sas, past))
+    assert status == 200, body[:300]
+    assert json.loads(body)["value"] == []
+    assert "x-ms-continuation-nextpartitionkey" not in headers
+    before = "&NextPartitionKey=%s&NextRowKey=%s" % (encode_continuation("a"), encode_continuation("1"))
+    status, headers, body = sas_get(server, "/%s()?%s%s&$top=1" % (sas_table, sas, before))
+    assert status == 200
+    assert [(e["PartitionKey"], e["RowKey"]) for e in json.loads(body)["value"]] == [("b", "1")]
+    assert decode_continuation(headers["x-ms-continuation-nextpartitionkey"]) == "b"
+
+
+def test_sas_with_unknown_signed_version_is_refused(server, sas_table):
+    """Issue 22, 'also seen': sv must be a version the service knows (403 AuthenticationFailed)."""
+    for sv in ("2099-01-01", "9999-99-99", "banana"):
+        sas = service_sas(sas_table, sv=sv)
+        status, headers, body = sas_get(server, "/%s()?%s" % (sas_table, sas))
+        assert status == 403, (sv, body[:300])
+        assert headers.get("x-ms-error-code") == "AuthenticationFailed", (sv, headers)
+    status, _, body = sas_get(server, "/%s()?%s" % (sas_table, service_sas(sas_table)))
+    assert status == 200, body[:300]
+
+
+def test_pages_of_control_characters_stay_near_4_mib(server):
+    """Issue 22, finding 6: the page limit counted stored bytes, so strings of control characters
+    (six bytes each in JSON) made pages of 20+ MB. Now a page's body stays under 4.5 MiB."""
+    table = "ctlpage"
+    c = tsclient.Client(server.port, timeout=60)
+    try:
+        assert c.create_table(table).status in (201, 204)
+        value = "\x01" * 32000
+        for i in range(10):
+            entity = {"PartitionKey": "p", "RowKey": "%02d" % i}
+            for j in range(6):
+                entity["s%d" % j] = value
+            assert c.insert(table, entity).status in (201, 204)
+        rows, pages, cont = 0, 0, {}
+        while True:
+            qs = urllib.parse.urlencode(cont)
+            r = c.request("GET", "/%s()%s" % (table, "?" + qs if qs else ""))
+            assert r.status == 200, r
+            pages += 1
+            assert len(r.body) <= 4.5 * (1 << 20), "page of %d bytes" % len(r.body)
+            rows += len(r.json()["value"])
+            npk = r.header("x-ms-continuation-NextPartitionKey")
+            if not npk:
+                break
+            cont = {"NextPartitionKey": npk, "NextRowKey": r.header("x-ms-continuation-NextRowKey")}
+        assert rows == 10
+        assert pages >= 3
+    finally:
+        c.delete_table(table)
+        c.close()

@@ -619,3 +619,33 @@ def test_host_and_path_disagreement(accounts):
         assert b"Secret" in body
     finally:
         s2.delete_table(name)
+
+
+def _decode_continuation(token):
+    """The service's continuation token text ("1!<len>!<base64 with -*_>") -> the key."""
+    if not token:
+        return ""
+    b64 = token.split("!", 2)[2]
+    return base64.b64decode(b64.replace("-", "=").replace("*", "+").replace("_", "/")).decode()
+
+
+def test_key_range_sas_continuations_stay_inside_the_range(target, filled):
+    """Issue 22, finding 4: the continuation of the last page inside a range SAS named the first
+    row after the range (c/3 here); now every page's continuation is a key inside the range, and
+    the last page has none."""
+    sas = generate_table_sas(_named_credential(target), filled.table_name,
+                             permission=TableSasPermissions(read=True),
+                             expiry=datetime.datetime.utcnow() + datetime.timedelta(hours=1),
+                             start_pk="b", start_rk="2", end_pk="c", end_rk="2")
+    client = TableClient(target.endpoint, filled.table_name, credential=AzureSasCredential(sas))
+    inside = [("b", "2"), ("b", "3"), ("c", "1"), ("c", "2")]
+    for per_page in (1, 2, 3, 4):
+        pages = client.list_entities(results_per_page=per_page).by_page()
+        got = []
+        for page in pages:
+            got += [(e["PartitionKey"], e["RowKey"]) for e in page]
+            token = pages.continuation_token
+            if token:
+                key = (_decode_continuation(token.get("PartitionKey")), _decode_continuation(token.get("RowKey")))
+                assert key in inside, (per_page, key)
+        assert got == inside, per_page

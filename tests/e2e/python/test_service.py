@@ -325,3 +325,19 @@ def test_python_secondary_location_mode_reads(target, table):
     service = TableServiceClient.from_connection_string(target.connection_string,
                                                         location_mode="secondary")
     assert table.table_name in [t.name for t in service.list_tables()]
+
+
+@pytest.mark.parametrize("rule", [
+    TableCorsRule(["*"], ["GET"], exposed_headers=["x-a\r\nSet-Cookie: injected=1"]),
+    TableCorsRule(["*"], ["GET"], allowed_headers=["x-ms-meta-*", "bad header"]),
+    TableCorsRule(["http://a.example\r\nSet-Cookie: injected=1"], ["GET"]),
+    TableCorsRule(["not an origin"], ["GET"]),
+])
+def test_cors_rule_that_is_not_header_names_and_origins_is_refused(service, clean_properties, rule):
+    """Issue 22, finding 2: CORS entries end up in response headers, so anything but a header name
+    (or a prefix like x-ms-meta-*) and an origin is 400 InvalidXmlNodeValue, and nothing is stored."""
+    with pytest.raises(HttpResponseError) as exc:
+        service.set_service_properties(cors=[rule])
+    assert exc.value.status_code == 400
+    assert sdk_error_code(exc.value) == "InvalidXmlNodeValue"
+    assert service.get_service_properties()["cors"] == []

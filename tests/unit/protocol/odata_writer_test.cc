@@ -133,3 +133,47 @@ TEST(ODataWriterTest, EntityKeyPathEncodesAndDoublesQuotes) {
 
 }  // namespace
 }  // namespace tablestone::protocol
+
+namespace tablestone::protocol {
+namespace {
+
+// Issue 22, finding 6: query pages are limited by EntityJsonSizeBound, so it
+// must never undercount what WriteEntityFeed writes, and must count escaped
+// control characters at their written size.
+TEST(ODataWriterTest, EntityJsonSizeBoundCoversTheWrittenEntity) {
+  model::Entity control = Sample();
+  control.partition_key = std::string("p'\"\x01", 4);
+  control.row_key = "r\\";
+  control.properties.push_back({"ctl", model::EdmValue::String(std::string(1000, '\x01'))});
+  control.properties.push_back({"q", model::EdmValue::String(std::string(100, '"'))});
+  const std::vector<std::string> select = {"ctl", "missing", "RowKey"};
+  for (MetadataLevel level :
+       {MetadataLevel::kNoMetadata, MetadataLevel::kMinimalMetadata, MetadataLevel::kFullMetadata}) {
+    for (const std::vector<std::string>* sel : {static_cast<const std::vector<std::string>*>(nullptr), &select}) {
+      EntityWriteContext ctx{kBase, "devstoreaccount1", "Tbl", level, sel};
+      const size_t empty = WriteEntityFeed({}, ctx).size();
+      for (const model::Entity& e : {Sample(), control}) {
+        const size_t one = WriteEntityFeed({e}, ctx).size() - empty;
+        const size_t bound = EntityJsonSizeBound(e, ctx);
+        EXPECT_GE(bound, one) << static_cast<int>(level);
+        // Close: within a fixed allowance (plus the full-metadata key paths).
+        EXPECT_LE(bound, one + 1024 + (level == MetadataLevel::kFullMetadata ? 2048 : 0));
+      }
+      // A page of 50 control-character entities: the sum of the bounds covers it.
+      std::vector<model::Entity> page(50, control);
+      size_t sum = empty;
+      for (const model::Entity& e : page) sum += EntityJsonSizeBound(e, ctx);
+      EXPECT_GE(sum, WriteEntityFeed(page, ctx).size());
+    }
+  }
+  // Each control character is written as \u00XX: six bytes.
+  EntityWriteContext ctx{kBase, "devstoreaccount1", "Tbl", MetadataLevel::kMinimalMetadata, nullptr};
+  model::Entity e;
+  e.partition_key = "p";
+  e.row_key = "r";
+  e.properties = {{"v", model::EdmValue::String(std::string(10000, '\x02'))}};
+  EXPECT_GE(EntityJsonSizeBound(e, ctx), 60000u);
+}
+
+}  // namespace
+}  // namespace tablestone::protocol

@@ -199,3 +199,22 @@ TEST(RouteTest, TableNameRules) {
 
 }  // namespace
 }  // namespace tablestone::protocol
+
+namespace tablestone::protocol {
+namespace {
+
+// docs/compatibility-notes/auth.md: slashes right after the account segment
+// are collapsed (a client joining an endpoint that ends in "/" with "/Tables"
+// sends "//Tables"); a doubled slash inside the resource path is 400.
+TEST(RouteTest, LeadingSlashesOfTheResourceCollapseOthersAreInvalid) {
+  auto r = ParseResource("//table()");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->kind, ResourceKind::kEntitySet);
+  EXPECT_EQ(r->table, "table");
+  auto bad = ParseResource("/t//x");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, "InvalidUri");
+}
+
+}  // namespace
+}  // namespace tablestone::protocol

@@ -251,3 +251,26 @@ TEST(SasTest, Utf16OrdinalOrder) {
 
 }  // namespace
 }  // namespace tablestone::protocol::auth
+
+namespace tablestone::protocol::auth {
+namespace {
+
+// Issue 22 ("also seen"): sv was never checked against the versions the
+// service knows.
+TEST(SasTest, SignedVersionMustBeAKnownVersion) {
+  EXPECT_TRUE(IsKnownSignedVersion("2019-02-02", SasKind::kService));
+  EXPECT_TRUE(IsKnownSignedVersion("2012-02-12", SasKind::kService));
+  EXPECT_TRUE(IsKnownSignedVersion("2015-04-05", SasKind::kAccount));
+  EXPECT_TRUE(IsKnownSignedVersion("2020-12-06", SasKind::kAccount));
+  for (const char* bad : {"", "v", "9999-99-99", "2099-01-01", "2019-2-02", " 2019-02-02", "2019-02-02 ",
+                          "2019-13-01", "2011-08-18"}) {
+    EXPECT_FALSE(IsKnownSignedVersion(bad, SasKind::kService)) << bad;
+    EXPECT_FALSE(IsKnownSignedVersion(bad, SasKind::kAccount)) << bad;
+  }
+  // Account SAS came with 2015-04-05.
+  EXPECT_TRUE(IsKnownSignedVersion("2013-08-15", SasKind::kService));
+  EXPECT_FALSE(IsKnownSignedVersion("2013-08-15", SasKind::kAccount));
+}
+
+}  // namespace
+}  // namespace tablestone::protocol::auth

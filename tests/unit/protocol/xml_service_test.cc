@@ -105,7 +105,7 @@ TEST(XmlServiceTest, Validation) {
   ExpectError("<Cors>" + Rule("*", "GET", "-1") + "</Cors>", "InvalidXmlNodeValue");
   ExpectError("<Cors>" + Rule("*", "GET", "ten") + "</Cors>", "InvalidXmlNodeValue");
   ExpectError("<Cors>" + Rule("", "GET", "1") + "</Cors>", "InvalidXmlNodeValue");
-  ExpectError("<Cors>" + Rule("a,,b", "GET", "1") + "</Cors>", "InvalidXmlNodeValue");
+  ExpectError("<Cors>" + Rule("http://a,,http://b", "GET", "1") + "</Cors>", "InvalidXmlNodeValue");
   std::string many_headers;
   for (int i = 0; i < 65; ++i) many_headers += (i ? ",h" : "h") + std::to_string(i);
   ExpectError("<Cors>" + Rule("*", "GET", "1", many_headers) + "</Cors>", "InvalidXmlNodeValue");
@@ -123,6 +123,45 @@ TEST(XmlServiceTest, Validation) {
   auto wrong_root = ParseServiceProperties("<ServiceProperties/>");
   ASSERT_FALSE(wrong_root.ok());
   EXPECT_EQ(wrong_root.error().code, "InvalidXmlDocument");
+}
+
+std::string RuleWithExposed(const std::string& origins, const std::string& exposed) {
+  return "<Cors><CorsRule><AllowedOrigins>" + origins +
+         "</AllowedOrigins><AllowedMethods>GET</AllowedMethods><MaxAgeInSeconds>1</MaxAgeInSeconds>"
+         "<ExposedHeaders>" + exposed + "</ExposedHeaders></CorsRule></Cors>";
+}
+
+// Issue 22, finding 2: CR/LF in a rule was stored and then sent raw in the
+// Access-Control-* headers of every CORS response.
+TEST(XmlServiceTest, CorsEntriesMustBeHeaderNamesAndOrigins) {
+  ExpectError(RuleWithExposed("*", "x-a&#13;&#10;Set-Cookie: s=1"), "InvalidXmlNodeValue");
+  ExpectError(RuleWithExposed("*", "x-a&#10;x-b"), "InvalidXmlNodeValue");
+  ExpectError(RuleWithExposed("*", "x a"), "InvalidXmlNodeValue");
+  ExpectError(RuleWithExposed("*", "x:a"), "InvalidXmlNodeValue");
+  ExpectError(RuleWithExposed("*", "x-*-a"), "InvalidXmlNodeValue");
+  ExpectError(RuleWithExposed("*", "**"), "InvalidXmlNodeValue");
+  ExpectError(RuleWithExposed("*", std::string(257, 'h')), "InvalidXmlNodeValue");
+  // Around the whole value CR/LF is XML whitespace and trimmed; inside the list it is not.
+  ExpectError("<Cors>" + Rule("*", "GET", "1", "Content-Type&#13;&#10;,x-b") + "</Cors>", "InvalidXmlNodeValue");
+  ExpectError("<Cors>" + Rule("*", "GET", "1", "x-a,&#10;x-b") + "</Cors>", "InvalidXmlNodeValue");
+  ExpectError("<Cors>" + Rule("*", "GET", "1", "x&#9;y") + "</Cors>", "InvalidXmlNodeValue");
+  for (const char* origin : {"http://a&#13;&#10;Set-Cookie: s=1", "a.example", "http://", "http://a b",
+                             "http://a/path", "http://a:port", "1http://a", "http://[::1", "http://a:123456",
+                             "*.example.com"}) {
+    ExpectError(RuleWithExposed(origin, ""), "InvalidXmlNodeValue");
+  }
+  for (const char* exposed : {"", "*", "x-ms-meta-*", "x-ms-meta-abc,x-ms-meta-data*", "Content-Type, ETag",
+                              "x-ms-request-id"}) {
+    auto r = ParseServiceProperties("<StorageServiceProperties>" + RuleWithExposed("*", exposed) +
+                                    "</StorageServiceProperties>");
+    EXPECT_TRUE(r.ok()) << exposed;
+  }
+  for (const char* origin : {"*", "http://a.example", "https://www.contoso.com:8443", "http://localhost:3000",
+                             "http://[::1]:10002", "http://a.example, https://b.example"}) {
+    auto r = ParseServiceProperties("<StorageServiceProperties>" + RuleWithExposed(origin, "") +
+                                    "</StorageServiceProperties>");
+    EXPECT_TRUE(r.ok()) << origin;
+  }
 }
 
 TEST(XmlServiceTest, Stats) {

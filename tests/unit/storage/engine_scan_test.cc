@@ -1,5 +1,6 @@
 // Engine::Scan: ordering (spec §2.5.2), key ranges, resume tokens and page
 // limits (§2.5.3), snapshot consistency.
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -202,6 +203,105 @@ TEST_P(EngineScanTest, ByteLimitEndsThePage) {
   EXPECT_EQ(r.entities.size(), 1u);
   ASSERT_TRUE(r.next.has_value());
   size_t pages = 0;
+  EXPECT_EQ(Drain(spec, &pages).size(), 20u);
+  EXPECT_EQ(pages, 20u);
+}
+
+// ScanSpec::bound (a SAS key range, for the server; issue 22, finding 4): no
+// row outside it is examined, returned or named as the continuation.
+TEST_P(EngineScanTest, BoundCutsTheScan) {
+  ScanSpec spec;
+  spec.bound = KeyRange{Point("a0", "1", true), Point("ab", "10", true)};
+  const Keys inside = {{"a0", "1"}, {"a0", "10"}, {"a0", "2"}, {"a0", "9"}, {"ab", "09"}, {"ab", "1"}, {"ab", "10"}};
+  model::ScanResult r = Run(spec);
+  EXPECT_EQ(KeysOf(r.entities), inside);
+  EXPECT_EQ(r.rows_examined, inside.size());
+  EXPECT_FALSE(r.next.has_value());
+  // One row per page: every continuation is inside the bound, and the last
+  // page (ending at the bound's last row) has none, though "ab"/"2" follows.
+  spec.max_results = 1;
+  Keys seen;
+  ScanSpec paged = spec;
+  for (int i = 0; i < 20; ++i) {
+    model::ScanResult page = Run(paged);
+    EXPECT_LE(page.rows_examined, 1u);
+    for (const auto& k : KeysOf(page.entities)) seen.push_back(k);
+    if (!page.next) break;
+    EXPECT_NE(std::find(inside.begin(), inside.end(), std::make_pair(page.next->partition_key, page.next->row_key)),
+              inside.end())
+        << page.next->partition_key << "/" << page.next->row_key;
+    paged.resume_from = *page.next;
+  }
+  EXPECT_EQ(seen, inside);
+  // Ranges are intersected with it.
+  spec.max_results = model::kMaxPageEntities;
+  spec.ranges = {KeyRange{Partition("ab", true), std::nullopt}};
+  EXPECT_EQ(KeysOf(Run(spec).entities), (Keys{{"ab", "09"}, {"ab", "1"}, {"ab", "10"}}));
+  spec.ranges = {KeyRange{Partition("b", true), Partition("b", true)}};
+  r = Run(spec);
+  EXPECT_TRUE(r.entities.empty());
+  EXPECT_EQ(r.rows_examined, 0u);
+  EXPECT_FALSE(r.next.has_value());
+  spec.ranges.clear();
+  // A resume point before the bound starts at the bound; one after it ends
+  // the scan at once, with no continuation.
+  spec.resume_from = EntityKey{"a", "1"};
+  EXPECT_EQ(KeysOf(Run(spec).entities), inside);
+  spec.resume_from = EntityKey{"ab", "2"};
+  r = Run(spec);
+  EXPECT_TRUE(r.entities.empty());
+  EXPECT_EQ(r.rows_examined, 0u);
+  EXPECT_FALSE(r.next.has_value());
+}
+
+// A page ended by its deadline names a key inside the bound too, and the
+// scan starts at the bound rather than at the table's first row.
+TEST_P(EngineScanTest, BoundHoldsWhenTheDeadlineEndsThePage) {
+  for (int i = 0; i < 1000; ++i) {
+    char rk[8];
+    std::snprintf(rk, sizeof rk, "%04d", i);
+    Insert("big", rk);
+  }
+  ScanSpec spec;
+  spec.bound = KeyRange{Point("big", "0100", true), Point("big", "0600", true)};
+  spec.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  model::ScanResult r = Run(spec);
+  // The clock is read every 256 rows: 255 rows from the bound's start.
+  ASSERT_EQ(r.entities.size(), 255u);
+  EXPECT_EQ(r.entities.front().row_key, "0100");
+  ASSERT_TRUE(r.next.has_value());
+  EXPECT_EQ(*r.next, (EntityKey{"big", "0355"}));
+  spec.resume_from = *r.next;
+  r = Run(spec);
+  ASSERT_EQ(r.entities.size(), 246u);  // 0355..0600: the bound ends the scan first
+  EXPECT_EQ(r.entities.back().row_key, "0600");
+  EXPECT_FALSE(r.next.has_value());
+}
+
+// ScanSpec::row_sizer: the byte limit counts what it says a row costs, and a
+// row that would take the page past max_bytes starts the next page.
+TEST_P(EngineScanTest, RowSizerBoundsThePageBytes) {
+  class Fixed : public model::RowSizer {
+   public:
+    explicit Fixed(size_t bytes) : bytes_(bytes) {}
+    size_t Bytes(const Entity&, size_t) const override { return bytes_; }
+
+   private:
+    size_t bytes_;
+  };
+  ScanSpec spec;
+  spec.row_sizer = std::make_shared<Fixed>(100);
+  spec.max_bytes = 250;
+  model::ScanResult r = Run(spec);
+  EXPECT_EQ(r.entities.size(), 2u);  // a third row would make 300 > 250
+  ASSERT_TRUE(r.next.has_value());
+  EXPECT_EQ(*r.next, (EntityKey{"a", "10"}));
+  size_t pages = 0;
+  EXPECT_EQ(Drain(spec, &pages).size(), 20u);
+  EXPECT_EQ(pages, 10u);
+  // A row larger than the whole limit still makes progress: one per page.
+  spec.row_sizer = std::make_shared<Fixed>(1000);
+  EXPECT_EQ(Run(spec).entities.size(), 1u);
   EXPECT_EQ(Drain(spec, &pages).size(), 20u);
   EXPECT_EQ(pages, 20u);
 }

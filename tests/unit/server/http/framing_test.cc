@@ -1,0 +1,112 @@
+// The framing rules of server/http/framing.h (RFC 9112 section 6) and the
+// response-header guard of the session (DropUnsafeHeaderFields), as pure
+// functions. The same rules over real sockets: tests/reliability/hostile_test.py.
+#include "server/http/framing.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "server/http/session.h"
+
+namespace tablestone::http {
+namespace {
+
+FramingError Check(std::vector<FieldView> fields, unsigned version = 11) {
+  return CheckRequestFraming(version, fields);
+}
+
+TEST(FramingTest, PlainRequestsPass) {
+  EXPECT_EQ(Check({{"Host", "127.0.0.1:10002"}}), FramingError::kNone);
+  EXPECT_EQ(Check({{"Host", "x"}, {"Content-Length", "12"}}), FramingError::kNone);
+  EXPECT_EQ(Check({{"host", "x"}, {"transfer-encoding", "Chunked"}}), FramingError::kNone);
+  // Empty list elements are ignored (RFC 9110 section 5.6.1).
+  EXPECT_EQ(Check({{"Host", "x"}, {"Transfer-Encoding", " , chunked"}}), FramingError::kNone);
+  // HTTP/1.0 needs no Host.
+  EXPECT_EQ(Check({}, 10), FramingError::kNone);
+}
+
+TEST(FramingTest, TransferEncodingMustBeExactlyChunked) {
+  for (const char* te : {"chunked, identity", "identity", "gzip", "gzip, chunked", "chunked, chunked", "", " "}) {
+    EXPECT_EQ(Check({{"Host", "x"}, {"Transfer-Encoding", te}}), FramingError::kBadTransferEncoding) << te;
+  }
+  // Split over two fields: the same list.
+  EXPECT_EQ(Check({{"Host", "x"}, {"Transfer-Encoding", "chunked"}, {"Transfer-Encoding", "identity"}}),
+            FramingError::kBadTransferEncoding);
+  EXPECT_EQ(Check({{"Host", "x"}, {"Transfer-Encoding", "chunked"}, {"Transfer-Encoding", "chunked"}}),
+            FramingError::kBadTransferEncoding);
+}
+
+TEST(FramingTest, TransferEncodingWithContentLengthIsRefused) {
+  EXPECT_EQ(Check({{"Host", "x"}, {"Transfer-Encoding", "chunked"}, {"Content-Length", "5"}}),
+            FramingError::kTransferEncodingWithContentLength);
+  EXPECT_EQ(Check({{"Host", "x"}, {"Content-Length", "5"}, {"Transfer-Encoding", "chunked"}}),
+            FramingError::kTransferEncodingWithContentLength);
+  // The finding of issue 22: an unknown final coding plus Content-Length.
+  EXPECT_NE(Check({{"Host", "x"}, {"Transfer-Encoding", "chunked, identity"}, {"Content-Length", "5"}}),
+            FramingError::kNone);
+}
+
+TEST(FramingTest, ContentLengthMustBeOneNumber) {
+  EXPECT_EQ(Check({{"Host", "x"}, {"Content-Length", "5"}, {"Content-Length", "5"}}), FramingError::kBadContentLength);
+  EXPECT_EQ(Check({{"Host", "x"}, {"Content-Length", "5"}, {"Content-Length", "6"}}), FramingError::kBadContentLength);
+  EXPECT_EQ(Check({{"Host", "x"}, {"Content-Length", "5, 5"}}), FramingError::kBadContentLength);
+  for (const char* cl : {"", "-1", "+5", "0x10", "5 5", "99999999999999999999"}) {
+    EXPECT_EQ(Check({{"Host", "x"}, {"Content-Length", cl}}), FramingError::kBadContentLength) << cl;
+  }
+}
+
+TEST(FramingTest, Http11NeedsExactlyOneHost) {
+  EXPECT_EQ(Check({}), FramingError::kHostCount);
+  EXPECT_EQ(Check({{"Host", "a"}, {"Host", "b"}}), FramingError::kHostCount);
+  EXPECT_EQ(Check({{"Host", "a"}, {"Host", "a"}}), FramingError::kHostCount);
+  EXPECT_EQ(Check({{"Host", "a"}, {"Host", "b"}}, 10), FramingError::kNone);
+}
+
+TEST(FramingTest, HostMustBeHostAndPort) {
+  for (const char* ok : {"", "localhost", "127.0.0.1", "127.0.0.1:10002", "[::1]", "[::1]:10002",
+                         "devstoreaccount1.table.localhost:8080", "a%41b", "host:"}) {
+    EXPECT_TRUE(IsValidHostValue(ok)) << ok;
+  }
+  for (const char* bad : {"a/b", "a b", "a\"b", "evil.com/x?y#", ":80", "[::1", "[zz]", "h:123456", "h:8o",
+                          "a%4", "a%zz", "a<b>", "user@host", "[::1]x"}) {
+    EXPECT_FALSE(IsValidHostValue(bad)) << bad;
+  }
+  EXPECT_EQ(Check({{"Host", "evil\"}, {\"x"}}), FramingError::kBadHost);
+  EXPECT_EQ(Check({{"Host", "x/y"}}, 10), FramingError::kBadHost);
+}
+
+TEST(FramingTest, BeastFieldsOverloadAgrees) {
+  boost::beast::http::fields fields;
+  fields.insert("Host", "x");
+  fields.insert("Transfer-Encoding", "chunked, identity");
+  fields.insert("Content-Length", "3");
+  EXPECT_NE(CheckRequestFraming(11, fields), FramingError::kNone);
+  boost::beast::http::fields good;
+  good.insert("Host", "x");
+  good.insert("Content-Length", "3");
+  EXPECT_EQ(CheckRequestFraming(11, good), FramingError::kNone);
+}
+
+TEST(DropUnsafeHeaderFieldsTest, RemovesOnlyFieldsWithLineBreaks) {
+  Response response;
+  response.set("x-ms-request-id", "abc");
+  response.set("Access-Control-Expose-Headers", "x-a\r\nSet-Cookie: s=1");
+  response.set("X-Lf", "a\nb");
+  response.set("X-Nul", std::string("a\0b", 3));
+  response.set("X-Fine", "tab\tis fine");
+  EXPECT_EQ(DropUnsafeHeaderFields(&response), 3u);
+  EXPECT_EQ(response["x-ms-request-id"], "abc");
+  EXPECT_EQ(response["X-Fine"], "tab\tis fine");
+  EXPECT_EQ(response.count("Access-Control-Expose-Headers"), 0u);
+  EXPECT_EQ(response.count("X-Lf"), 0u);
+  EXPECT_EQ(response.count("X-Nul"), 0u);
+  std::string head;
+  SerializeResponseHead(response, &head);
+  EXPECT_EQ(head.find("Set-Cookie"), std::string::npos);
+  EXPECT_EQ(DropUnsafeHeaderFields(&response), 0u);
+}
+
+}  // namespace
+}  // namespace tablestone::http
