@@ -11,9 +11,11 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "server/api/api_handler.h"
 #include "storage/engine.h"
+#include "storage/model/write_op.h"
 
 namespace tablestone::api {
 namespace {
@@ -132,6 +134,54 @@ TEST_F(AsyncDispatchTest, EntityWriteRunsInlineButIsAcknowledgedAfterTheLogWrite
   Release();
   EXPECT_EQ(f.get().result_int(), 201);
   EXPECT_NE(sink->on_thread, std::this_thread::get_id());  // the group commit's thread answered
+}
+
+TEST_F(AsyncDispatchTest, ShortQueryIsAnsweredInlineLongOneOnTheLongLane) {
+  // 30,000 rows in 300 partitions: a filter on a property reads them all,
+  // far longer than the 1 ms an I/O thread may spend on a query.
+  auto table = engine_->GetTable(kAccount, "asyncq");
+  ASSERT_TRUE(table.ok());
+  for (int p = 0; p < 300; ++p) {
+    std::vector<model::WriteOp> ops;
+    for (int r = 0; r < 100; ++r) {
+      model::Entity e;
+      e.partition_key = "p" + std::to_string(1000 + p);
+      e.row_key = std::to_string(1000 + r);
+      e.properties.push_back({"n", model::EdmValue::Int32(p * 100 + r)});
+      ops.push_back(model::WriteOp{model::WriteKind::kInsert, std::move(e), {}});
+    }
+    ASSERT_TRUE(engine_->Write(*table, ops).status.ok());
+  }
+  ASSERT_EQ(Run(Request("GET", "/asyncq()?$top=1")).result_int(), 200);  // makes the rows durable
+
+  // Occupies the long lane's only thread until released.
+  std::promise<void> long_started, long_release;
+  ASSERT_TRUE(engine_->Submit(storage::WorkLane::kLong, [&](bool) {
+                        long_started.set_value();
+                        long_release.get_future().wait();
+                      }).ok());
+  long_started.get_future().wait();
+
+  auto small_sink = std::make_shared<TestSink>();
+  http::Request point_query = Request("GET", "/asyncq()?$filter=PartitionKey%20eq%20'p1000'%20and%20RowKey%20eq%20'1001'");
+  handler_->Handle(point_query, http::RequestContext{}, http::Completion(small_sink));
+  auto small_future = small_sink->Future();
+  ASSERT_EQ(small_future.wait_for(0s), std::future_status::ready);  // answered before Handle returned
+  http::Response small_answer = small_future.get();
+  EXPECT_EQ(small_answer.result_int(), 200);
+  EXPECT_NE(small_answer.body().find("\"n\":1"), std::string::npos) << small_answer.body();
+
+  auto long_sink = std::make_shared<TestSink>();
+  http::Request scan = Request("GET", "/asyncq()?$filter=n%20eq%2029999");
+  handler_->Handle(scan, http::RequestContext{}, http::Completion(long_sink));
+  auto long_future = long_sink->Future();
+  EXPECT_EQ(long_future.wait_for(50ms), std::future_status::timeout);  // gave up its slice, queued
+  long_release.set_value();
+  ASSERT_EQ(long_future.wait_for(30s), std::future_status::ready);
+  http::Response scanned = long_future.get();
+  EXPECT_EQ(scanned.result_int(), 200);
+  EXPECT_NE(scanned.body().find("\"n\":29999"), std::string::npos) << scanned.body().substr(0, 300);
+  EXPECT_NE(long_sink->on_thread, std::this_thread::get_id());
 }
 
 TEST_F(AsyncDispatchTest, TableCreationRunsOnTheExecutor) {
