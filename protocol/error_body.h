@@ -11,7 +11,7 @@
 
 namespace tablestone::protocol {
 
-// "<message>\nRequestId:<id>\nTime:<yyyy-MM-ddTHH:mm:ss.fffffffZ>" (7 digits).
+// "[<failed_index>:]<message>\nRequestId:<id>\nTime:<yyyy-MM-ddTHH:mm:ss.fffffffZ>" (7 digits).
 std::string ErrorMessageText(const ApiError& error, std::string_view request_id, int64_t time_ticks);
 
 // {"odata.error":{"code":"..","message":{"lang":"en-US","value":".."}}}

@@ -257,10 +257,14 @@ Status RocksEngine::OpenLocked() {
   rocksdb::Status rs = rocksdb::DB::Open(db_options, path, descriptors, &opened, &db_);
   if (!rs.ok()) {
     db_ = nullptr;
+    // RocksDB reports a held LOCK file as a plain IOError ("While lock file:
+    // <dir>/LOCK: Resource temporarily unavailable" or "lock hold by current
+    // process"); its text is the only sign, so it is read here, once, and
+    // typed for the callers (server/app words it for operators).
     const std::string text = rs.ToString();
     if (rs.IsIOError() && (text.find("lock") != std::string::npos || text.find("LOCK") != std::string::npos)) {
-      return Status::IoError("data directory " + path + " is in use by another tablestone process (" + text +
-                             ")");
+      return Status::DataDirLocked("data directory " + path + " is in use by another tablestone process (" + text +
+                                   ")");
     }
     return FromRocks(rs, "opening data directory " + path);
   }

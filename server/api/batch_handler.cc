@@ -57,16 +57,8 @@ void WriteBatchParts(const std::vector<SubResponse>& parts, bool is_query, http:
 
 void WriteFailure(const RequestInfo& info, const ApiError& indexed, bool prefer_no_content,
                   http::Response& response) {
+  LogServerError(info, indexed);  // a 500 inside the 202 envelope is still a server failure
   WriteBatchParts({ErrorPart(indexed, info.request_id, prefer_no_content)}, false, response);
-}
-
-// The parser reports ">100 operations" with the index prefix already in the
-// message; the service answers that one inside the 202 envelope, like any
-// other per-operation failure, so SDKs can read the index.
-bool HasBatchIndex(const ApiError& error) {
-  size_t digits = 0;
-  while (digits < error.message.size() && error.message[digits] >= '0' && error.message[digits] <= '9') ++digits;
-  return digits > 0 && digits < error.message.size() && error.message[digits] == ':';
 }
 
 BatchAuthorizer MakeAuthorizer(const ApiContext& ctx, const RequestInfo& info) {
@@ -138,7 +130,10 @@ void HandleBatch(const ApiContext& ctx, const RequestInfo& info, http::Response&
   }
   auto parsed = protocol::batch::ParseBatchRequest(info.Header("Content-Type"), info.request.body());
   if (!parsed.ok()) {
-    if (HasBatchIndex(parsed.error())) return WriteFailure(info, parsed.error(), false, response);
+    // The parser blames an operation for ">100 operations"; the service
+    // answers that one inside the 202 envelope, like any other per-operation
+    // failure, so SDKs can read the index.
+    if (parsed.error().failed_index) return WriteFailure(info, parsed.error(), false, response);
     return WriteError(info, parsed.error(), response);
   }
   if (parsed->is_query) return RunQuery(ctx, info, parsed->operations.front(), response);

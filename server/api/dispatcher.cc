@@ -4,8 +4,6 @@
 #include <string>
 #include <vector>
 
-#include <spdlog/spdlog.h>
-
 #include "protocol/acl_blob.h"
 #include "protocol/request_options.h"
 #include "protocol/route.h"
@@ -91,7 +89,9 @@ void Dispatch(const ApiContext& ctx, const RequestInfo& info, http::Response& re
     case Operation::kGetServiceStats: return HandleGetServiceStats(ctx, info, response);
     case Operation::kPreflight: return HandlePreflight(ctx, info, response);
   }
-  WriteError(info, ApiError::InternalError(), response);
+  ApiError error = ApiError::InternalError();
+  error.cause = "no handler for the operation";
+  WriteError(info, error, response);
 }
 
 // Where an operation's handler runs; see dispatcher.h.
@@ -148,12 +148,13 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
       if (prepared) info.emplace(std::move(*prepared));
     }
   } catch (const std::exception& e) {
-    spdlog::get("api") ? spdlog::get("api")->error("request {} failed before its handler: {}", request_id, e.what())
-                       : spdlog::error("request {} failed before its handler: {}", request_id, e.what());
+    ApiError error = ApiError::InternalError();
+    error.cause = e.what();
+    LogServerError(request_id, "before its handler", error);
     info.reset();
     response = http::Response();
     response.version(request.version());
-    WriteErrorRaw(request_id, {}, ApiError::InternalError(), response);
+    WriteErrorRaw(request_id, {}, error, response);
   }
   if (!info) return Finish(request, request_id, cors_account, std::move(response), std::move(done));
 
@@ -192,11 +193,11 @@ void Dispatcher::Run(const RequestInfo& info, http::Response& response) {
   try {
     Dispatch(context_, info, response);
   } catch (const std::exception& e) {
-    spdlog::error("{} on {}/{} threw: {}", protocol::OperationName(info.route.operation), info.account(),
-                  info.route.resource.table, e.what());
+    ApiError error = ApiError::InternalError();
+    error.cause = std::string("threw: ") + e.what();
     response = http::Response();
     response.version(info.request.version());
-    WriteError(info, ApiError::InternalError(), response, IsXmlOperation(info.route.operation));
+    WriteError(info, error, response, IsXmlOperation(info.route.operation));  // logs it once
   }
 }
 
@@ -249,7 +250,10 @@ void Dispatcher::Finish(const http::Request& request, const std::string& request
       const unsigned version = held->response.version();
       held->response = http::Response();
       held->response.version(version);
-      WriteErrorRaw(held->request_id, held->accept, ApiError::InternalError(), held->response);
+      ApiError error = ApiError::InternalError();
+      error.cause = "not durable: " + status.ToString();
+      LogServerError(held->request_id, "awaiting durability", error);
+      WriteErrorRaw(held->request_id, held->accept, error, held->response);
       held->response.set("x-ms-request-id", held->request_id);
     }
     held->done(std::move(held->response));
@@ -336,6 +340,8 @@ void Dispatcher::RenderTransportError(http::TransportError error, const http::Re
     default: e = ApiError::InternalError(); break;
   }
   response.version(partial_request.version() == 0 ? 11 : partial_request.version());
+  // Not logged here: a kInternalError comes from the HTTP layer, which logged
+  // why (the handler threw) on its "http" logger.
   WriteErrorRaw(request_id, HeaderOf(partial_request, "Accept"), e, response);
   SetCommonHeaders(partial_request, request_id, response);
 }

@@ -1,10 +1,14 @@
 #include "server/api/response.h"
 
+#include <spdlog/spdlog.h>
+
 #include <boost/beast/http/field.hpp>
 #include <cstdio>
+#include <memory>
 #include <random>
 
 #include "protocol/error_body.h"
+#include "protocol/operation.h"
 #include "storage/model/datetime.h"
 
 namespace tablestone::api {
@@ -12,7 +16,27 @@ namespace http_ns = boost::beast::http;
 
 namespace {
 std::string_view ToView(boost::beast::string_view v) { return std::string_view(v.data(), v.size()); }
+
+std::shared_ptr<spdlog::logger> ApiLog() {
+  auto logger = spdlog::get("api");
+  return logger ? logger : spdlog::default_logger();
+}
+
+std::string_view CauseOf(const protocol::ApiError& error) {
+  return error.cause.empty() ? std::string_view(error.message) : std::string_view(error.cause);
+}
 }  // namespace
+
+void LogServerError(const RequestInfo& info, const protocol::ApiError& error) {
+  if (error.http_status != 500) return;
+  ApiLog()->error("500 {} on {}/{} (request {}): {}: {}", protocol::OperationName(info.route.operation),
+                  info.account(), info.route.resource.table, info.request_id, error.code, CauseOf(error));
+}
+
+void LogServerError(std::string_view request_id, std::string_view context, const protocol::ApiError& error) {
+  if (error.http_status != 500) return;
+  ApiLog()->error("500 {} (request {}): {}: {}", context, request_id, error.code, CauseOf(error));
+}
 
 void WriteErrorRaw(std::string_view request_id, std::string_view accept, const protocol::ApiError& error,
                    http::Response& response, bool xml) {
@@ -39,6 +63,7 @@ void WriteError(const RequestInfo& info, const protocol::ApiError& error, http::
   const std::string* format = info.Query("$format");
   std::string accept_for_error(accept);
   if (format != nullptr) accept_for_error = *format;
+  LogServerError(info, error);
   WriteErrorRaw(info.request_id, accept_for_error, error, response, xml);
 }
 

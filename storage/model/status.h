@@ -28,6 +28,7 @@ enum class StatusCode : unsigned char {
   kIoError,             // RocksDB/file system failure
   kNoSpace,             // disk full
   kReadOnly,            // data dir cannot be written
+  kDataDirLocked,       // another process holds the data directory's lock file
   kBusy,                // transient contention; retry
   kTimedOut,
   kShuttingDown,
@@ -59,6 +60,7 @@ class [[nodiscard]] Status {
   static Status IoError(std::string m = {}) { return {StatusCode::kIoError, std::move(m)}; }
   static Status NoSpace(std::string m = {}) { return {StatusCode::kNoSpace, std::move(m)}; }
   static Status ReadOnly(std::string m = {}) { return {StatusCode::kReadOnly, std::move(m)}; }
+  static Status DataDirLocked(std::string m = {}) { return {StatusCode::kDataDirLocked, std::move(m)}; }
   static Status Busy(std::string m = {}) { return {StatusCode::kBusy, std::move(m)}; }
   static Status TimedOut(std::string m = {}) { return {StatusCode::kTimedOut, std::move(m)}; }
   static Status ShuttingDown(std::string m = {}) { return {StatusCode::kShuttingDown, std::move(m)}; }

@@ -500,7 +500,7 @@ TEST(BatchPlanTest, AuthorizerIsAskedPerOperationAndBlamesTheIndex) {
   ASSERT_TRUE(r.failure.has_value());
   EXPECT_EQ(r.failure->index, 1u);
   EXPECT_EQ(r.failure->error.http_status, 403);
-  EXPECT_EQ(r.failure->Indexed().message.rfind("1:", 0), 0u);
+  EXPECT_EQ(r.failure->Indexed().failed_index, 1u);
   EXPECT_EQ(seen, (std::vector<std::string>{"t/a", "t/b"}));
 
   PlanResult ok = PlanChangeset(ops, "/devstoreaccount1/", nullptr);
