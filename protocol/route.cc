@@ -116,16 +116,6 @@ void StripRepeatedSecondaryAccount(AccountResolution* account, const QueryParams
 
 }  // namespace
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
 ApiResult<bool> ValidateUrlKey(std::string_view key) {
   if (!IsValidUtf8(key)) return ApiError::InvalidInput();
   for (size_t i = 0; i < key.size(); ++i) {

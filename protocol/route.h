@@ -17,6 +17,7 @@
 #include "protocol/api_error.h"
 #include "protocol/operation.h"
 #include "protocol/url.h"
+#include "storage/model/ascii.h"
 #include "storage/model/scan_spec.h"
 
 namespace tablestone::protocol {
@@ -92,7 +93,8 @@ struct Route {
 // All of the above in order. OPTIONS is always kPreflight (its path is not parsed).
 ApiResult<Route> ResolveRoute(const RouteInput& input);
 
-// Case-insensitive ASCII equality.
-bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+// Case-insensitive ASCII equality (storage/model/ascii.h), under the name the
+// protocol and api code has always used.
+using model::EqualsIgnoreCase;
 
 }  // namespace tablestone::protocol

@@ -21,6 +21,7 @@
 #include "storage/catalog_codec.h"
 #include "storage/column_families.h"
 #include "storage/key_codec.h"
+#include "storage/model/ascii.h"
 #include "storage/model/datetime.h"
 #include "storage/rocks_status.h"
 
@@ -455,7 +456,7 @@ StatusOr<TableInfo> RocksEngine::CreateTable(std::string_view account, std::stri
   GatePass pass(gate_);
   if (!pass.ok()) return ShutDownStatus();
   std::lock_guard ddl(ddl_mu_);
-  const std::string key = CatalogKey(account, LowerAscii(name));
+  const std::string key = CatalogKey(account, model::ToAsciiLower(name));
   {
     std::shared_lock lock(catalog_mu_);
     if (catalog_.count(key) != 0) return Status::TableAlreadyExists("table " + std::string(name) + " exists");
@@ -477,7 +478,7 @@ Status RocksEngine::DeleteTable(std::string_view account, std::string_view name)
   GatePass pass(gate_);
   if (!pass.ok()) return ShutDownStatus();
   std::lock_guard ddl(ddl_mu_);
-  const std::string key = CatalogKey(account, LowerAscii(name));
+  const std::string key = CatalogKey(account, model::ToAsciiLower(name));
   uint64_t id = 0;
   std::shared_ptr<TableState> state;
   {
@@ -517,7 +518,7 @@ Status RocksEngine::DeleteTable(std::string_view account, std::string_view name)
 StatusOr<TableInfo> RocksEngine::GetTable(std::string_view account, std::string_view name) {
   GatePass pass(gate_);
   if (!pass.ok()) return ShutDownStatus();
-  const std::string key = CatalogKey(account, LowerAscii(name));
+  const std::string key = CatalogKey(account, model::ToAsciiLower(name));
   std::shared_lock lock(catalog_mu_);
   auto it = catalog_.find(key);
   if (it == catalog_.end()) return Status::TableNotFound("table " + std::string(name) + " does not exist");

@@ -30,6 +30,12 @@ inline std::optional<std::string_view> FindRequestHeader(const http::Request& re
   return std::nullopt;
 }
 
+// The same, empty when absent (the Azure rules treat an empty header as a
+// missing one almost everywhere; use FindRequestHeader where they differ).
+inline std::string_view RequestHeader(const http::Request& request, std::string_view name) {
+  return FindRequestHeader(request, name).value_or(std::string_view());
+}
+
 // Shared by all requests; thread-safe (the engine and authenticator are).
 struct ApiContext {
   storage::Engine& engine;
@@ -48,7 +54,7 @@ struct RequestInfo {
   std::string base_url;     // service root URL with trailing '/', e.g. "http://127.0.0.1:10002/devstoreaccount1/"
 
   // Header value by case-insensitive name; empty when absent.
-  std::string_view Header(std::string_view name) const { return FindRequestHeader(request, name).value_or(""); }
+  std::string_view Header(std::string_view name) const { return RequestHeader(request, name); }
   bool HasHeader(std::string_view name) const { return FindRequestHeader(request, name).has_value(); }
   // First value of a query parameter (exact name), or nullptr.
   const std::string* Query(std::string_view name) const { return protocol::FindQueryParam(route.query, name); }

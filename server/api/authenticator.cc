@@ -9,6 +9,7 @@
 #include "protocol/auth/sas.h"
 #include "protocol/auth/shared_key.h"
 #include "protocol/base64.h"
+#include "storage/model/ascii.h"
 #include "storage/model/datetime.h"
 
 namespace tablestone::api {
@@ -21,14 +22,6 @@ namespace pauth = protocol::auth;
 
 // The service rejects requests whose date is more than 15 minutes off (spec §8.1).
 constexpr int64_t kMaxClockSkewTicks = 15 * 60 * model::kTicksPerSecond;
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
 
 std::string_view Header(const AuthRequest& r, std::string_view name) {
   return r.header ? r.header(name) : std::string_view();
@@ -274,7 +267,7 @@ ApiResult<AuthGrant> Authenticator::AuthenticateServiceSas(const AuthRequest& re
   std::string expiry = sas->se;
   if (!sas->si.empty()) {
     std::optional<AccessPolicy> policy;
-    if (policies_) policy = policies_(request.account, Lower(sas->tn), sas->si);
+    if (policies_) policy = policies_(request.account, model::ToAsciiLower(sas->tn), sas->si);
     // Decision (spec §8.3 UNCONFIRMED): unknown identifier -> AuthenticationFailed.
     if (!policy) return ApiError::AuthenticationFailed("The signed identifier does not exist.");
     if ((policy->start && !start.empty()) || (policy->expiry && !expiry.empty()) ||
@@ -291,12 +284,12 @@ ApiResult<AuthGrant> Authenticator::AuthenticateServiceSas(const AuthRequest& re
     return ApiError::AuthorizationSourceIPMismatch(request.remote_ip);
   }
   if (!IsEntityOperation(request.operation)) return ApiError::AuthorizationFailure();
-  if (!request.table.empty() && Lower(request.table) != Lower(sas->tn)) return ApiError::AuthorizationFailure();
+  if (!request.table.empty() && !model::EqualsIgnoreCase(request.table, sas->tn)) return ApiError::AuthorizationFailure();
   if (auto e = pauth::CheckServiceSasPermission(permissions, request.operation)) return *e;
 
   AuthGrant grant = GrantOf(AuthGrant::Kind::kServiceSas);
   grant.permissions = permissions;
-  grant.sas_table = Lower(sas->tn);
+  grant.sas_table = model::ToAsciiLower(sas->tn);
   pauth::SasKeyRange range = pauth::ServiceSasKeyRange(*sas);
   grant.sas_start = std::move(range.start);
   grant.sas_end = std::move(range.end);
@@ -333,7 +326,7 @@ ApiResult<bool> Authenticator::AuthorizeBatchOperation(const AuthGrant& grant, O
 
 ApiResult<bool> Authenticator::AuthorizeBatchOperation(const AuthGrant& grant, Operation op, std::string_view table,
                                                        const model::EntityKey& key) const {
-  if (grant.kind == AuthGrant::Kind::kServiceSas && Lower(table) != grant.sas_table) {
+  if (grant.kind == AuthGrant::Kind::kServiceSas && model::ToAsciiLower(table) != grant.sas_table) {
     return ApiError::AuthorizationFailure();
   }
   return AuthorizeBatchOperation(grant, op, key);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "protocol/acl_blob.h"
+#include "protocol/guid.h"
 #include "protocol/request_options.h"
 #include "protocol/route.h"
 #include "server/api/api_handler.h"
@@ -23,10 +24,6 @@ using protocol::Operation;
 constexpr std::string_view kHealthPath = "/_tablestone/health";
 
 std::string_view ToView(boost::beast::string_view v) { return std::string_view(v.data(), v.size()); }
-
-std::string_view HeaderOf(const http::Request& request, std::string_view name) {
-  return FindRequestHeader(request, name).value_or("");
-}
 
 // XML-only operations answer errors in XML (spec §7.1).
 bool IsXmlOperation(Operation op) {
@@ -130,7 +127,7 @@ Dispatcher::Dispatcher(storage::Engine& engine, ApiOptions options)
       context_{engine_, options_, authenticator_} {}
 
 void Dispatcher::Handle(const http::Request& request, const http::RequestContext& context, http::Completion done) {
-  std::string request_id = NewRequestId();
+  std::string request_id = protocol::NewGuid();
   http::Response response;
   response.version(request.version());
   std::optional<std::string> cors_account;
@@ -205,7 +202,7 @@ bool Dispatcher::AdmitHeaders(const http::Request& header, const http::RequestCo
                               http::Response& refusal) {
   const std::string_view target = ToView(header.target());
   if (target.substr(0, target.find('?')) == kHealthPath) return true;
-  const std::string request_id = NewRequestId();
+  const std::string request_id = protocol::NewGuid();
   std::optional<std::string> cors_account;
   try {
     if (Prepare(header, context, request_id, refusal, &cors_account).has_value()) return true;
@@ -242,7 +239,7 @@ void Dispatcher::Finish(const http::Request& request, const std::string& request
     std::string accept;
   };
   auto held = std::make_shared<Held>(
-      Held{std::move(response), std::move(done), request_id, std::string(HeaderOf(request, "Accept"))});
+      Held{std::move(response), std::move(done), request_id, std::string(RequestHeader(request, "Accept"))});
   engine_.AwaitDurable([held](Status status) {
     if (!status.ok()) {
       // The write may be lost in a crash: never acknowledge it. A read that
@@ -264,11 +261,11 @@ std::optional<RequestInfo> Dispatcher::Prepare(const http::Request& request, con
                                                const std::string& request_id, http::Response& response,
                                                std::optional<std::string>* cors_account) {
   const std::string_view target = ToView(request.target());
-  const std::string_view accept = HeaderOf(request, "Accept");
+  const std::string_view accept = RequestHeader(request, "Accept");
 
   protocol::RouteInput in;
   in.method = ToView(request.method_string());
-  in.host = HeaderOf(request, "Host");
+  in.host = RequestHeader(request, "Host");
   in.target = target;
   auto [xb, xe] = request.equal_range("X-HTTP-Method");
   for (auto it = xb; it != xe; ++it) in.x_http_method.push_back(ToView(it->value()));
@@ -284,12 +281,12 @@ std::optional<RequestInfo> Dispatcher::Prepare(const http::Request& request, con
   RequestInfo info{request, context, request_id, model::NowTicks(), std::move(route).value(), AuthGrant{}, {}};
   if (info.route.operation != Operation::kPreflight) *cors_account = info.route.account.account;
   const bool xml = IsXmlOperation(info.route.operation);
-  std::string host(HeaderOf(request, "Host"));
+  std::string host(RequestHeader(request, "Host"));
   if (host.empty()) host = "127.0.0.1";
   info.base_url = std::string(context.is_tls ? "https://" : "http://") + host + info.route.account.root_path;
 
   if (!options_.skip_api_version_check) {
-    auto version = protocol::CheckApiVersion(HeaderOf(request, "x-ms-version"),
+    auto version = protocol::CheckApiVersion(RequestHeader(request, "x-ms-version"),
                                              FindRequestHeader(request, "x-ms-version").has_value());
     if (!version.ok()) {
       WriteError(info, version.error(), response, xml);
@@ -303,7 +300,7 @@ std::optional<RequestInfo> Dispatcher::Prepare(const http::Request& request, con
     auth.raw_path = info.route.raw_path;
     auth.query = &info.route.query;
     auth.raw_query = info.route.raw_query;
-    auth.header = [&request](std::string_view name) { return HeaderOf(request, name); };
+    auth.header = [&request](std::string_view name) { return RequestHeader(request, name); };
     auth.remote_ip = context.remote_ip;
     auth.is_https = context.is_tls;
     auth.account = info.route.account.account;
@@ -329,7 +326,7 @@ std::optional<RequestInfo> Dispatcher::Prepare(const http::Request& request, con
 
 void Dispatcher::RenderTransportError(http::TransportError error, const http::Request& partial_request,
                                       http::Response& response) {
-  const std::string request_id = NewRequestId();
+  const std::string request_id = protocol::NewGuid();
   ApiError e = ApiError::InternalError();
   switch (error) {
     case http::TransportError::kBodyTooLarge: e = ApiError::RequestBodyTooLarge(); break;
@@ -342,7 +339,7 @@ void Dispatcher::RenderTransportError(http::TransportError error, const http::Re
   response.version(partial_request.version() == 0 ? 11 : partial_request.version());
   // Not logged here: a kInternalError comes from the HTTP layer, which logged
   // why (the handler threw) on its "http" logger.
-  WriteErrorRaw(request_id, HeaderOf(partial_request, "Accept"), e, response);
+  WriteErrorRaw(request_id, RequestHeader(partial_request, "Accept"), e, response);
   SetCommonHeaders(partial_request, request_id, response);
 }
 

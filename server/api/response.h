@@ -45,7 +45,4 @@ void WriteNoContent(http::Response& response, std::string_view data_service_vers
 // Called once per response, which must not carry these headers yet.
 void SetCommonHeaders(const http::Request& request, std::string_view request_id, http::Response& response);
 
-// A fresh random GUID ("xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx").
-std::string NewRequestId();
-
 }  // namespace tablestone::api

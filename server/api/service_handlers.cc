@@ -78,12 +78,6 @@ std::vector<protocol::AclEntry> ToEntries(const std::vector<pxml::SignedIdentifi
   return out;
 }
 
-std::string_view HeaderOf(const http::Request& request, std::string_view name) {
-  auto it = request.find(boost::beast::string_view(name.data(), name.size()));
-  if (it == request.end()) return {};
-  return std::string_view(it->value().data(), it->value().size());
-}
-
 }  // namespace
 
 ApiResult<pxml::ServiceProperties> LoadServiceProperties(storage::Engine& engine, std::string_view account) {
@@ -164,7 +158,7 @@ void HandlePreflight(const ApiContext& ctx, const RequestInfo& info, http::Respo
 
 void ApplyCorsHeaders(storage::Engine& engine, std::string_view account, const http::Request& request,
                       http::Response& response) {
-  std::string_view origin = HeaderOf(request, "Origin");
+  std::string_view origin = RequestHeader(request, "Origin");
   if (origin.empty()) return;
   auto properties = LoadServiceProperties(engine, account);
   if (!properties.ok()) return;
