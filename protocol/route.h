@@ -1,5 +1,8 @@
 // Routing: which account, which resource and which REST operation a request
-// addresses (spec §1.1, §1.2, §2.9). Pure; thread-safe.
+// addresses (spec §1.1, §1.2, §2.9). Thread-safe, and the answer depends only
+// on the input; not strictly pure: ResolveRoute keeps a per-thread memo of the
+// last query string it parsed (route.cc), which changes its cost, never its
+// result.
 //
 // Errors are the service's: malformed resource paths -> 400 InvalidUri /
 // InvalidInput, bad key characters in the URL -> InvalidInput /

@@ -337,8 +337,9 @@ void Dispatcher::RenderTransportError(http::TransportError error, const http::Re
     default: e = ApiError::InternalError(); break;
   }
   response.version(partial_request.version() == 0 ? 11 : partial_request.version());
-  // Not logged here: a kInternalError comes from the HTTP layer, which logged
-  // why (the handler threw) on its "http" logger.
+  // Not logged here: a kInternalError means Handle() threw, which the session
+  // has logged with the exception on the "http" logger (the other cause, a
+  // dropped Completion, does not happen: every path of Handle() calls it).
   WriteErrorRaw(request_id, RequestHeader(partial_request, "Accept"), e, response);
   SetCommonHeaders(partial_request, request_id, response);
 }

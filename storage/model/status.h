@@ -1,9 +1,12 @@
 // Status and StatusOr: the error vocabulary inside tablestone (model, storage).
 //
 // Contract: a Status is a code plus a human-readable message. It is cheap to
-// copy when OK. Code values are the *kinds* of failure the engine can report;
-// server/api maps each one to exactly one Azure error (protocol/api_error.h,
-// FromStatus) so the mapping lives in one place.
+// copy when OK. Code values are the *kinds* of failure the engine can report,
+// and callers branch on the code, never on the message text (which is for
+// logs and may change). protocol/api_error.cc FromStatus maps each code to
+// exactly one Azure error, so the mapping lives in one place; the message of a
+// 5xx-class code reaches only the log (ApiError::cause), never the client.
+// operator== compares codes only.
 #pragma once
 
 #include <cassert>
