@@ -2,7 +2,7 @@
 // client is one of these: an HTTP status, an Azure error code and a message
 // (the description part; RequestId/Time are appended when rendered).
 //
-// Codes and messages follow the Table service (../shared/table-api-spec.md §7).
+// Codes and messages follow the Table service (Learn: table-service-error-codes).
 // FromStatus() is the one place that maps engine Status codes to Azure errors.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The one renderer of error bodies (spec §7.1). Every error a client sees is
+// The one renderer of error bodies (Learn: table-service-error-codes). Every error a client sees is
 // written here, so the shape stays identical across handlers and batch parts.
 #pragma once
 

@@ -83,7 +83,7 @@ std::optional<std::string> MultipartBoundary(std::string_view content_type) {
 
 // Splits `text` on lines equal to "--boundary" (transport padding allowed),
 // ending at "--boundary--" or at the end of the text (old JS versions close
-// with "--boundary" and no "--"; spec §6.1). The preamble before the first
+// with "--boundary" and no "--"; Learn: performing-entity-group-transactions). The preamble before the first
 // delimiter and the epilogue after the close are ignored. Each part is the
 // text between its delimiter line and the next one.
 std::vector<std::string_view> SplitParts(std::string_view text, std::string_view boundary, bool* saw_delimiter) {
@@ -252,7 +252,7 @@ ApiResult<BatchRequest> ParseBatchRequest(std::string_view content_type, std::st
     }
     std::string_view type = Trim(FindHeader(mime, "content-type"));
     if (StartsWithNoCase(type, "multipart/")) {
-      // Only one changeset, and never next to a query (spec §6.2).
+      // Only one changeset, and never next to a query (Learn: performing-entity-group-transactions).
       if (have_changeset || result.is_query) return Malformed();
       have_changeset = true;
       std::optional<std::string> changeset_boundary = MultipartBoundary(type);
@@ -270,7 +270,7 @@ ApiResult<BatchRequest> ParseBatchRequest(std::string_view content_type, std::st
         if (op->method == "GET") return Malformed();  // queries cannot sit in a changeset
         result.operations.push_back(std::move(op).value());
       }
-      // Decision (spec §6.2 UNCONFIRMED): an empty changeset is 400 InvalidInput.
+      // Decision (not documented; docs/compatibility-notes/batch.md): an empty changeset is 400 InvalidInput.
       if (result.operations.empty()) return Malformed();
     } else {
       // A query: one application/http GET directly under the batch boundary.

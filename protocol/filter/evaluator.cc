@@ -11,7 +11,7 @@ namespace {
 using model::EdmType;
 
 // The service's fixed answer when the literal's type does not match the
-// property's: as if the property sorted below the literal (spec §4.3).
+// property's: as if the property sorted below the literal (Learn: querying-tables-and-entities).
 bool Mismatch(CompareOp op) {
   switch (op) {
     case CompareOp::kEq: return false;

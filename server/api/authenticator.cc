@@ -20,7 +20,7 @@ using protocol::ApiResult;
 using protocol::Operation;
 namespace pauth = protocol::auth;
 
-// The service rejects requests whose date is more than 15 minutes off (spec §8.1).
+// The service rejects requests whose date is more than 15 minutes off (Learn: authorize-with-shared-key).
 constexpr int64_t kMaxClockSkewTicks = 15 * 60 * model::kTicksPerSecond;
 
 std::string_view Header(const AuthRequest& r, std::string_view name) {
@@ -134,7 +134,8 @@ const std::vector<pauth::HmacKey>* Authenticator::KeysFor(std::string_view accou
 }
 
 ApiResult<AuthGrant> Authenticator::Authenticate(const AuthRequest& request) const {
-  // CORS preflight carries no credentials by design (spec §9.3).
+  // CORS preflight carries no credentials by design (Learn:
+  // cross-origin-resource-sharing--cors--support-for-the-azure-storage-services).
   if (request.operation == Operation::kPreflight) return GrantOf(AuthGrant::Kind::kAnonymous);
 
   std::string_view authorization = Header(request, "authorization");
@@ -151,7 +152,7 @@ ApiResult<AuthGrant> Authenticator::Authenticate(const AuthRequest& request) con
     }
   }
   if (allow_anonymous_) return GrantOf(AuthGrant::Kind::kAnonymous);
-  // The Table service has no public access. Decision (spec §8.5 UNCONFIRMED):
+  // The Table service has no public access. Decision (docs/compatibility-notes/auth.md):
   // 403 AuthenticationFailed, the code real Shared Key failures use.
   return ApiError::AuthenticationFailed("No authentication information was supplied.");
 }
@@ -166,7 +167,7 @@ ApiResult<AuthGrant> Authenticator::AuthenticateSharedKey(const AuthRequest& req
                                           " is not supported.");
   }
   // Clients sign with the primary account name even on the secondary
-  // endpoint (spec §11 item 22); accept "<account>-secondary" in the header too.
+  // endpoint (docs/compatibility-notes/batch-auth.md); accept "<account>-secondary" in the header too.
   std::string_view signer = parsed->account;
   if (signer != request.account && signer != request.account + "-secondary") {
     return ApiError::AuthenticationFailed("The account " + parsed->account +
@@ -175,7 +176,7 @@ ApiResult<AuthGrant> Authenticator::AuthenticateSharedKey(const AuthRequest& req
   const std::vector<pauth::HmacKey>* keys = KeysFor(request.account);
   if (keys == nullptr) return ApiError::AuthenticationFailed("The account is not configured.");
 
-  // x-ms-date wins over Date (spec §8.2; Azurite differs).
+  // x-ms-date wins over Date (Learn: authorize-with-shared-key; Azurite differs).
   std::string_view date = Header(request, "x-ms-date");
   if (date.empty()) date = Header(request, "date");
   if (date.empty()) {
@@ -268,7 +269,7 @@ ApiResult<AuthGrant> Authenticator::AuthenticateServiceSas(const AuthRequest& re
   if (!sas->si.empty()) {
     std::optional<AccessPolicy> policy;
     if (policies_) policy = policies_(request.account, model::ToAsciiLower(sas->tn), sas->si);
-    // Decision (spec §8.3 UNCONFIRMED): unknown identifier -> AuthenticationFailed.
+    // Decision (docs/compatibility-notes/batch-auth.md): unknown identifier -> AuthenticationFailed.
     if (!policy) return ApiError::AuthenticationFailed("The signed identifier does not exist.");
     if ((policy->start && !start.empty()) || (policy->expiry && !expiry.empty()) ||
         (!policy->permission.empty() && !permissions.empty())) {
@@ -293,7 +294,7 @@ ApiResult<AuthGrant> Authenticator::AuthenticateServiceSas(const AuthRequest& re
   pauth::SasKeyRange range = pauth::ServiceSasKeyRange(*sas);
   grant.sas_start = std::move(range.start);
   grant.sas_end = std::move(range.end);
-  // Decision (spec §8.3 UNCONFIRMED exact code): a point operation outside
+  // Decision (exact code undocumented; docs/compatibility-notes/batch-auth.md): a point operation outside
   // the token's key range -> 403 AuthorizationFailure.
   if (request.entity_key && !grant.InRange(request.entity_key->partition_key, request.entity_key->row_key)) {
     return ApiError::AuthorizationFailure();

@@ -25,7 +25,7 @@ constexpr std::string_view kHealthPath = "/_tablestone/health";
 
 std::string_view ToView(boost::beast::string_view v) { return std::string_view(v.data(), v.size()); }
 
-// XML-only operations answer errors in XML (spec §7.1).
+// XML-only operations answer errors in XML (Learn: table-service-error-codes).
 bool IsXmlOperation(Operation op) {
   switch (op) {
     case Operation::kGetTableAcl:

@@ -1,5 +1,5 @@
 // Response building blocks shared by every handler, so headers and error
-// bodies look the same everywhere (spec §2.0.3, §7.1).
+// bodies look the same everywhere (Learn: query-entities, table-service-error-codes).
 #pragma once
 
 #include <string>

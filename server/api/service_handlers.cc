@@ -1,6 +1,6 @@
-// Get/Set Table ACL (spec §9.2), Get/Set Table Service Properties (§9.1),
-// Get Table Service Stats (§9.4), CORS preflight and actual-request headers
-// (§9.3).
+// Get/Set Table ACL (Learn: set-table-acl), Get/Set Table Service Properties (Learn: set-table-service-properties),
+// Get Table Service Stats (Learn: get-table-service-stats), CORS preflight and actual-request headers
+// (Learn: cross-origin-resource-sharing--cors--support-for-the-azure-storage-services).
 #include "server/api/service_handlers.h"
 
 #include <mutex>
@@ -133,7 +133,7 @@ void HandleSetServiceProperties(const ApiContext& ctx, const RequestInfo& info, 
 }
 
 void HandleGetServiceStats(const ApiContext&, const RequestInfo& info, http::Response& response) {
-  // Only the secondary endpoint answers stats (spec §9.4).
+  // Only the secondary endpoint answers stats (Learn: get-table-service-stats).
   if (!info.route.account.secondary) {
     return WriteXmlError(info, ApiError::InvalidQueryParameterValue(), response);
   }
