@@ -3,7 +3,11 @@
 namespace tablestone::protocol {
 namespace {
 ApiError Make(int status, const char* code, std::string message) {
-  return ApiError{status, code, std::move(message)};
+  ApiError error;
+  error.http_status = status;
+  error.code = code;
+  error.message = std::move(message);
+  return error;
 }
 }  // namespace
 
