@@ -1,6 +1,8 @@
 // Every 500 logs its cause exactly once on the "api" logger: a failing engine
 // (decorating a real in-memory one) forces the 500s, a ring-buffer sink counts
 // the lines.
+#include "api_test_util.h"
+
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ringbuffer_sink.h>
 #include <spdlog/spdlog.h>
@@ -9,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "server/api/api_test_util.h"
 #include "storage/engine.h"
 
 namespace tablestone::api::testing {
