@@ -1,4 +1,4 @@
-// The stored form of a table's ACL (stored access policies, spec §9.2), as
+// The stored form of a table's ACL (stored access policies, Learn: set-table-acl), as
 // kept in the engine's per-table ACL blob (storage treats it as opaque bytes).
 //
 // Set Table ACL parses the request XML into AclEntry values and stores

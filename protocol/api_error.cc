@@ -3,7 +3,11 @@
 namespace tablestone::protocol {
 namespace {
 ApiError Make(int status, const char* code, std::string message) {
-  return ApiError{status, code, std::move(message)};
+  ApiError error;
+  error.http_status = status;
+  error.code = code;
+  error.message = std::move(message);
+  return error;
 }
 }  // namespace
 
@@ -171,11 +175,13 @@ ApiError ApiError::InsufficientStorage() {
 
 ApiError ApiError::WithBatchIndex(size_t index) const {
   ApiError e = *this;
-  e.message = std::to_string(index) + ":" + message;
+  e.failed_index = index;
   return e;
 }
 
-ApiError FromStatus(const Status& s) {
+namespace {
+
+ApiError MapStatus(const Status& s) {
   switch (s.code()) {
     case StatusCode::kOk: return ApiError::InternalError();  // caller bug: no error to map
     case StatusCode::kNotFound: return ApiError::ResourceNotFound();
@@ -192,11 +198,20 @@ ApiError FromStatus(const Status& s) {
     case StatusCode::kShuttingDown: return ApiError::ServerBusy();
     case StatusCode::kTimedOut: return ApiError::OperationTimedOut();
     case StatusCode::kReadOnly:
+    case StatusCode::kDataDirLocked:  // only Engine::Open reports it; no request sees it
     case StatusCode::kCorruption:
     case StatusCode::kIoError:
     case StatusCode::kInternal: return ApiError::InternalError();
   }
   return ApiError::InternalError();
+}
+
+}  // namespace
+
+ApiError FromStatus(const Status& s) {
+  ApiError e = MapStatus(s);
+  if (e.http_status == 500) e.cause = s.ToString();
+  return e;
 }
 
 }  // namespace tablestone::protocol

@@ -2,10 +2,12 @@
 // client is one of these: an HTTP status, an Azure error code and a message
 // (the description part; RequestId/Time are appended when rendered).
 //
-// Codes and messages follow the Table service (../shared/table-api-spec.md §7).
+// Codes and messages follow the Table service (Learn: table-service-error-codes).
 // FromStatus() is the one place that maps engine Status codes to Azure errors.
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -18,6 +20,14 @@ struct ApiError {
   int http_status = 500;
   std::string code;     // e.g. "TableNotFound"
   std::string message;  // e.g. "The table specified does not exist."
+  // Set on the failure of one operation of a $batch changeset: the zero-based
+  // index of the operation to blame. The batch handler answers such an error
+  // inside the 202 envelope, and the renderer prefixes the message with
+  // "<index>:" as every SDK parses it.
+  std::optional<size_t> failed_index;
+  // Why the server failed, for the one log line of a 500 (the engine Status
+  // or the exception text); never rendered: clients see only `message`.
+  std::string cause;
 
   // ---- factories for the codes we emit (status, code, default message) ----
   static ApiError InvalidInput(std::string message = "One of the request inputs is not valid.");
@@ -73,11 +83,12 @@ struct ApiError {
   static ApiError OperationTimedOut();
   static ApiError InsufficientStorage();  // disk full (500 InternalError-class, see .cc)
 
-  // Prefixes the message with "<index>:" as batch failures require.
+  // A copy blaming operation `index` of a batch (sets failed_index).
   ApiError WithBatchIndex(size_t index) const;
 };
 
 // The single mapping from engine Status to the Azure error a client sees.
+// A 500 keeps status.ToString() as its `cause`.
 ApiError FromStatus(const Status& status);
 
 // Either a value or an ApiError (a small std::expected stand-in).

@@ -1,4 +1,4 @@
-// Continuation tokens for paged queries (spec §2.1, §2.5.3).
+// Continuation tokens for paged queries (Learn: query-tables, query-timeout-and-pagination).
 //
 // Format (the real service's shape, made URL-safe):
 //   1!<n>!<base64 of the UTF-8 value, '='->'-', '+'->'*', '/'->'_'>

@@ -111,7 +111,12 @@ void AppendXmlEscaped(std::string& out, std::string_view text) {
 }
 
 std::string ErrorMessageText(const ApiError& error, std::string_view request_id, int64_t time_ticks) {
-  std::string text = error.message;
+  std::string text;
+  if (error.failed_index) {
+    text += std::to_string(*error.failed_index);
+    text += ':';
+  }
+  text += error.message;
   text += "\nRequestId:";
   text += request_id;
   text += "\nTime:";

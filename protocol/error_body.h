@@ -1,4 +1,4 @@
-// The one renderer of error bodies (spec §7.1). Every error a client sees is
+// The one renderer of error bodies (Learn: table-service-error-codes). Every error a client sees is
 // written here, so the shape stays identical across handlers and batch parts.
 #pragma once
 
@@ -11,7 +11,7 @@
 
 namespace tablestone::protocol {
 
-// "<message>\nRequestId:<id>\nTime:<yyyy-MM-ddTHH:mm:ss.fffffffZ>" (7 digits).
+// "[<failed_index>:]<message>\nRequestId:<id>\nTime:<yyyy-MM-ddTHH:mm:ss.fffffffZ>" (7 digits).
 std::string ErrorMessageText(const ApiError& error, std::string_view request_id, int64_t time_ticks);
 
 // {"odata.error":{"code":"..","message":{"lang":"en-US","value":".."}}}

@@ -417,7 +417,8 @@ ApiResult<EdmValue> ConvertValue(std::string_view name, JsonScalar& v, std::opti
       case K::kString: type = EdmType::kString; break;
       case K::kBool: return EdmValue::Boolean(v.b);
       case K::kInt:
-        // Spec §3.6: integers within Int32 are Int32, others Double (not Int64).
+        // Learn: payload-format-for-table-service-operations: integers within Int32 are Int32, others Double (not
+        // Int64).
         if (v.i >= std::numeric_limits<int32_t>::min() && v.i <= std::numeric_limits<int32_t>::max()) {
           return EdmValue::Int32(static_cast<int32_t>(v.i));
         }
@@ -450,7 +451,7 @@ ApiResult<EdmValue> ConvertValue(std::string_view name, JsonScalar& v, std::opti
     case EdmType::kInt64: {
       int64_t x = 0;
       if (v.kind == K::kInt) {
-        x = v.i;  // lenient: a number with the annotation (spec §3.6)
+        x = v.i;  // lenient: a number with the annotation (Learn: payload-format-for-table-service-operations)
       } else if (v.kind != K::kString || !ParseInt64Text(v.s, &x)) {
         return ApiError::InvalidInput();
       }
@@ -558,9 +559,9 @@ ApiResult<ParsedEntity> ParseEntityJson(std::string_view body) {
   for (JsonMember& p : *raw) {
     std::string& name = p.name;
     if (EndsWith(name, kTypeSuffix)) continue;
-    // OData control information is not data (spec §3.2).
+    // OData control information is not data (Learn: understanding-the-table-service-data-model).
     if (StartsWith(name, "odata.") || name.find("@odata.") != std::string::npos) continue;
-    if (name == "Timestamp") continue;  // set by the server (spec §3.7)
+    if (name == "Timestamp") continue;  // set by the server (Learn: understanding-the-table-service-data-model)
     const std::string_view* type_name = annotation_of(name);
     std::optional<EdmType> type;
     if (type_name != nullptr) {
@@ -585,7 +586,8 @@ ApiResult<ParsedEntity> ParseEntityJson(std::string_view body) {
     }
     auto name_ok = ValidatePropertyName(name);
     if (!name_ok.ok()) return name_ok.error();
-    if (p.value.kind == JsonScalar::Kind::kNull) continue;  // null = absent (spec §3.5)
+    // null = absent (Learn: payload-format-for-table-service-operations)
+    if (p.value.kind == JsonScalar::Kind::kNull) continue;
     auto value = ConvertValue(name, p.value, type);
     if (!value.ok()) return value.error();
     out.entity.properties.push_back({std::move(name), std::move(value).value()});

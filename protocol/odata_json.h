@@ -1,4 +1,5 @@
-// OData JSON request bodies -> typed values (spec §3.2-3.6).
+// OData JSON request bodies -> typed values (Learn: understanding-the-table-service-data-model,
+// payload-format-for-table-service-operations).
 //
 // ParseEntityJson applies every Edm rule of the service: type inference for
 // untyped values, "@odata.type" annotations, null = absent, odata.* control
@@ -59,7 +60,7 @@ ApiResult<std::vector<JsonMember>> ParseFlatJsonObject(std::string_view body);
 // Missing keys are NOT an error here (callers decide: insert needs both).
 ApiResult<ParsedEntity> ParseEntityJson(std::string_view body);
 
-// Checks a key value taken from a body (spec §3.3): PropertyValueTooLarge
+// Checks a key value taken from a body (Learn: understanding-the-table-service-data-model): PropertyValueTooLarge
 // above 1024 UTF-16 units; OutOfRangeInput for '/', '\', '#', '?' and
 // control characters. `name` is "PartitionKey" or "RowKey".
 ApiResult<bool> ValidateBodyKey(std::string_view name, std::string_view value);

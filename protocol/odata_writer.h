@@ -1,6 +1,6 @@
-// Typed values -> OData JSON response bodies (spec §2.0.2, §2.1, §2.2, §2.5.2,
-// §2.6, §3.6). Hand-written appends (no JSON DOM) because query pages are the
-// hot path. Pure; thread-safe.
+// Typed values -> OData JSON response bodies (Learn: payload-format-for-table-service-operations, query-tables,
+// create-table, query-entities). Hand-written
+// appends (no JSON DOM) because query pages are the hot path. Pure; thread-safe.
 #pragma once
 
 #include <string>
@@ -19,7 +19,7 @@ struct EntityWriteContext {
   std::string_view table;     // table name as addressed
   MetadataLevel level = MetadataLevel::kMinimalMetadata;
   // $select names; empty = every property. A selected name the entity lacks
-  // is written as null (spec §2.5.2).
+  // is written as null (Learn: query-entities).
   const std::vector<std::string>* select = nullptr;
 };
 
@@ -29,7 +29,7 @@ struct EntityWriteContext {
 std::string FormatDouble(double value);
 
 // "<table>(PartitionKey='<pk>',RowKey='<rk>')" with quotes doubled and the
-// keys percent-encoded (Location, DataServiceId, odata.id/editLink; spec §2.7).
+// keys percent-encoded (Location, DataServiceId, odata.id/editLink; Learn: insert-entity).
 std::string EntityKeyPath(std::string_view table, std::string_view partition_key, std::string_view row_key);
 
 // Single entity: {"odata.metadata":"{base}$metadata#{table}/@Element",...}.

@@ -1,7 +1,8 @@
 #include "protocol/request_options.h"
 
 #include <algorithm>
-#include <cctype>
+
+#include "storage/model/ascii.h"
 
 namespace tablestone::protocol {
 namespace {
@@ -10,12 +11,6 @@ std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 // One media type: lower-cased "type/subtype" and the lower-cased odata= value.
@@ -27,14 +22,16 @@ struct MediaType {
 MediaType ParseMediaType(std::string_view text) {
   MediaType m;
   size_t semi = text.find(';');
-  m.type = Lower(Trim(text.substr(0, semi)));
+  m.type = model::ToAsciiLower(Trim(text.substr(0, semi)));
   while (semi != std::string_view::npos) {
     text = text.substr(semi + 1);
     semi = text.find(';');
     std::string_view param = Trim(text.substr(0, semi));
     size_t eq = param.find('=');
     if (eq == std::string_view::npos) continue;
-    if (Lower(Trim(param.substr(0, eq))) == "odata") m.odata = Lower(Trim(param.substr(eq + 1)));
+    if (model::ToAsciiLower(Trim(param.substr(0, eq))) == "odata") {
+      m.odata = model::ToAsciiLower(Trim(param.substr(eq + 1)));
+    }
   }
   return m;
 }
@@ -94,7 +91,7 @@ std::string JsonContentType(MetadataLevel level) {
 ApiResult<MetadataLevel> NegotiateMetadata(const std::string* format_param, std::string_view accept) {
   MetadataLevel level = MetadataLevel::kMinimalMetadata;
   if (format_param != nullptr && !Trim(*format_param).empty()) {
-    std::string f = Lower(Trim(*format_param));
+    std::string f = model::ToAsciiLower(Trim(*format_param));
     if (f == "json") return MetadataLevel::kMinimalMetadata;
     switch (Classify(ParseMediaType(f), &level)) {
       case Verdict::kJson: return level;
@@ -134,7 +131,7 @@ PreferReturn ParsePrefer(std::string_view header) {
   PreferReturn result = PreferReturn::kNone;
   while (!header.empty()) {
     size_t comma = header.find(',');
-    std::string item = Lower(Trim(header.substr(0, comma)));
+    std::string item = model::ToAsciiLower(Trim(header.substr(0, comma)));
     header = comma == std::string_view::npos ? std::string_view() : header.substr(comma + 1);
     if (item == "return-no-content") result = PreferReturn::kReturnNoContent;
     if (item == "return-content") result = PreferReturn::kReturnContent;

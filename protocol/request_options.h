@@ -1,6 +1,6 @@
 // Per-request options that shape a response: OData metadata level, Prefer,
-// $select, $top, x-ms-version and request Content-Type checks (spec §2.0,
-// §2.5.1, §10). Pure; thread-safe.
+// $select, $top, x-ms-version and request Content-Type checks (Learn: payload-format-for-table-service-operations,
+// query-entities, versioning-for-the-azure-storage-services). Pure; thread-safe.
 #pragma once
 
 #include <optional>
@@ -16,7 +16,7 @@ enum class MetadataLevel { kNoMetadata, kMinimalMetadata, kFullMetadata };
 
 // "nometadata" / "minimalmetadata" / "fullmetadata".
 std::string_view MetadataLevelName(MetadataLevel level);
-// "application/json;odata=<level>;streaming=true;charset=utf-8" (spec §2.0.2).
+// "application/json;odata=<level>;streaming=true;charset=utf-8" (Learn: payload-format-for-table-service-operations).
 std::string JsonContentType(MetadataLevel level);
 
 // $format (when present) wins over Accept. application/json, */* and no
@@ -33,7 +33,7 @@ std::string_view PreferReturnName(PreferReturn p);  // "return-content" / "retur
 // (empty vector). Duplicates are dropped. Empty names -> 400 InvalidInput.
 ApiResult<std::vector<std::string>> ParseSelect(const std::string* select_param);
 
-// $top: 0..1000 (0 = empty page, spec §2.5.1); absent = nullopt. Anything
+// $top: 0..1000 (0 = empty page, Learn: query-entities); absent = nullopt. Anything
 // else -> 400 InvalidInput.
 ApiResult<std::optional<int>> ParseTop(const std::string* top_param);
 

@@ -116,21 +116,11 @@ void StripRepeatedSecondaryAccount(AccountResolution* account, const QueryParams
 
 }  // namespace
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
 ApiResult<bool> ValidateUrlKey(std::string_view key) {
   if (!IsValidUtf8(key)) return ApiError::InvalidInput();
   for (size_t i = 0; i < key.size(); ++i) {
     unsigned char c = static_cast<unsigned char>(key[i]);
-    // Spec §3.3: '/' and '\' are query-syntax errors; '#', '?', control
+    // Learn: understanding-the-table-service-data-model: '/' and '\' are query-syntax errors; '#', '?', control
     // characters and C1 controls (U+0080..U+009F = C2 80..C2 9F) are out of range.
     if (c == '/' || c == '\\') return QuerySyntaxError();
     if (c == '#' || c == '?' || c < 0x20 || c == 0x7F) return ApiError::OutOfRangeInput();
@@ -158,7 +148,7 @@ ApiResult<Resource> ParseResource(std::string_view raw) {
   Resource r;
   while (!raw.empty() && raw.front() == '/') raw.remove_prefix(1);
   if (raw.empty()) return r;  // service root
-  // Accept one trailing slash ("/t/" as "/t", spec §1.2).
+  // Accept one trailing slash ("/t/" as "/t", Learn: addressing-table-service-resources).
   if (raw.back() == '/') raw.remove_suffix(1);
   auto decoded_opt = PercentDecodePath(raw);
   if (!decoded_opt) return ApiError::InvalidUri();
@@ -254,7 +244,7 @@ ApiResult<Operation> ResolveOperation(std::string_view wire_method, const std::v
     if (method != "POST") return ApiError::XMethodNotUsingPost();
     std::string value(x_method[0]);
     for (char& c : value) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    // PATCH is accepted too, as Azurite does (spec §2.9).
+    // PATCH is accepted too, as Azurite does (Learn: merge-entity).
     if (value != "MERGE" && value != "PUT" && value != "DELETE" && value != "GET" && value != "PATCH") {
       return ApiError::XMethodIncorrectValue();
     }
@@ -304,7 +294,7 @@ ApiResult<Operation> ResolveOperation(std::string_view wire_method, const std::v
       if (method == "PUT") return has_if_match ? Operation::kUpdateEntity : Operation::kInsertOrReplaceEntity;
       if (method == "MERGE") return has_if_match ? Operation::kMergeEntity : Operation::kInsertOrMergeEntity;
       if (method == "DELETE") {
-        // Spec §2.12: If-Match is required; the service answers 400.
+        // Learn: delete-entity1: If-Match is required; the service answers 400.
         if (!has_if_match) return ApiError::InvalidInput();
         return Operation::kDeleteEntity;
       }

@@ -1,11 +1,14 @@
 // Routing: which account, which resource and which REST operation a request
-// addresses (spec §1.1, §1.2, §2.9). Pure; thread-safe.
+// addresses (Learn: addressing-table-service-resources, merge-entity). Thread-safe, and the answer depends only
+// on the input; not strictly pure: ResolveRoute keeps a per-thread memo of the
+// last query string it parsed (route.cc), which changes its cost, never its
+// result.
 //
 // Errors are the service's: malformed resource paths -> 400 InvalidUri /
 // InvalidInput, bad key characters in the URL -> InvalidInput /
-// OutOfRangeInput (spec §3.3), wrong verb -> 405 MethodNotAllowed,
-// X-HTTP-Method misuse -> XMethod* (spec §2.9), DELETE of an entity without
-// If-Match -> 400 InvalidInput (spec §2.12).
+// OutOfRangeInput (Learn: understanding-the-table-service-data-model), wrong verb -> 405 MethodNotAllowed,
+// X-HTTP-Method misuse -> XMethod* (Learn: merge-entity), DELETE of an entity without
+// If-Match -> 400 InvalidInput (Learn: delete-entity1).
 #pragma once
 
 #include <functional>
@@ -17,6 +20,7 @@
 #include "protocol/api_error.h"
 #include "protocol/operation.h"
 #include "protocol/url.h"
+#include "storage/model/ascii.h"
 #include "storage/model/scan_spec.h"
 
 namespace tablestone::protocol {
@@ -43,10 +47,10 @@ struct Resource {
 ApiResult<Resource> ParseResource(std::string_view raw_resource_path);
 
 // Checks a URL key (PartitionKey or RowKey value) for the characters the
-// service refuses in URLs (spec §3.3).
+// service refuses in URLs (Learn: understanding-the-table-service-data-model).
 ApiResult<bool> ValidateUrlKey(std::string_view key);
 
-// Table-name rules of Create Table (spec §3.1): 3-63 alphanumerics starting
+// Table-name rules of Create Table (Learn: understanding-the-table-service-data-model): 3-63 alphanumerics starting
 // with a letter, not "tables". InvalidResourceName / OutOfRangeInput.
 ApiResult<bool> ValidateTableName(std::string_view name);
 
@@ -60,7 +64,7 @@ struct AccountResolution {
 
 // Host-style when the host's first label is a known account (unless
 // disable_product_style); path-style for IP literals, "localhost", dot-less
-// hosts and unknown first labels (spec §1.1, Azurite's rule).
+// hosts and unknown first labels (Learn: addressing-table-service-resources, Azurite's rule).
 ApiResult<AccountResolution> ResolveAccount(std::string_view host, std::string_view raw_path,
                                             const std::function<bool(std::string_view)>& is_known_account,
                                             bool disable_product_style);
@@ -92,7 +96,8 @@ struct Route {
 // All of the above in order. OPTIONS is always kPreflight (its path is not parsed).
 ApiResult<Route> ResolveRoute(const RouteInput& input);
 
-// Case-insensitive ASCII equality.
-bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+// Case-insensitive ASCII equality (storage/model/ascii.h), under the name the
+// protocol and api code has always used.
+using model::EqualsIgnoreCase;
 
 }  // namespace tablestone::protocol

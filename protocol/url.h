@@ -63,8 +63,8 @@ class QueryParams {
   std::vector<value_type> items_;  // wire order
 };
 
-// Decodes %XX escapes. In a path '+' is a literal plus (spec §1.2); in a query
-// string it is a space (form encoding; Python's urlencode sends it, spec §4.1).
+// Decodes %XX escapes. In a path '+' is a literal plus (Learn: addressing-table-service-resources); in a query
+// string it is a space (form encoding; Python's urlencode sends it, Learn: querying-tables-and-entities).
 // Returns nullopt for a malformed escape ("%G1", a trailing "%").
 std::optional<std::string> PercentDecodePath(std::string_view text);
 std::optional<std::string> PercentDecodeQuery(std::string_view text);

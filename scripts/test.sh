@@ -19,7 +19,7 @@ set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-DEFAULT_STAGES=(unit e2e-python e2e-js image reliability fuzz asan)
+DEFAULT_STAGES=(headers unit e2e-python e2e-js image reliability fuzz asan)
 
 USER_BIN="${TABLESTONE_BIN:-}"  # e2e against an existing binary (skips the build for those stages)
 BUILD_TYPE="${TABLESTONE_TEST_BUILD:-RelWithDebInfo}"
@@ -91,6 +91,24 @@ ensure_e2e_target() {
 }
 
 # ---- stages --------------------------------------------------------------------------------------
+# headers: every header of protocol/, storage/ and server/ compiles on its own (scripts/check-headers.sh);
+# about a minute on 2 cores, no build needed.
+stage_headers() {
+  local log="$WORK/headers.log" rc=0
+  TABLESTONE_JOBS="${TABLESTONE_JOBS:-$(nproc)}" timeout 600 bash "$ROOT/scripts/check-headers.sh" 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  local line total bad
+  line="$(grep -E '^\[headers\] [0-9]+ headers, [0-9]+ not self-contained' "$log" | tail -1)"
+  if [[ -n "$line" ]]; then
+    total="$(sed -E 's/^\[headers\] ([0-9]+) headers, ([0-9]+) .*/\1/' <<<"$line")"
+    bad="$(sed -E 's/^\[headers\] ([0-9]+) headers, ([0-9]+) .*/\2/' <<<"$line")"
+    record $((total - bad)) "$bad"
+  elif (( rc != 0 )); then
+    record_failure "check-headers.sh exited with $rc"
+  fi
+  (( rc == 0 ))
+}
+
 stage_unit() {
   if ! ensure_build; then record_failure "build failed"; return 1; fi
   local log="$WORK/ctest.log" rc=0

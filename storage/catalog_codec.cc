@@ -7,14 +7,6 @@ namespace {
 constexpr char kCatalogVersion = '\x01';
 }  // namespace
 
-std::string LowerAscii(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
 std::string CatalogAccountPrefix(std::string_view account) {
   std::string out(account);
   out.push_back('\0');

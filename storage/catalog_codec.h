@@ -15,9 +15,6 @@
 
 namespace tablestone::storage {
 
-// ASCII lower-casing (table names are alphanumeric; spec §3.1).
-std::string LowerAscii(std::string_view s);
-
 // account 00 lower(name). `lower_name` must already be lower-cased.
 std::string CatalogKey(std::string_view account, std::string_view lower_name);
 // The prefix shared by all catalog keys of an account: account 00.

@@ -15,7 +15,7 @@ enum ColumnFamilyIndex : size_t {
   kDefaultCf = 0,   // unused (RocksDB requires it)
   kCatalogCf = 1,   // account '\0' lower(table name) -> table id + name as created
   kEntitiesCf = 2,  // entity key (key_codec.h) -> entity value (entity_codec.h)
-  kMetaCf = 3,      // counters, account metadata, table ACLs (see meta_keys.h)
+  kMetaCf = 3,      // counters, account metadata, table ACLs (catalog_codec.h)
   kColumnFamilyCount = 4,
 };
 

@@ -101,8 +101,8 @@ struct WriteResult {
 
 class Engine {
  public:
-  // Opens (creating if needed) the database. Fails with kIoError when the
-  // directory is locked by another process or unreadable.
+  // Opens (creating if needed) the database. Fails with kDataDirLocked when
+  // another process holds the directory, kIoError when it is unreadable.
   static StatusOr<std::unique_ptr<Engine>> Open(const EngineOptions& options);
   virtual ~Engine() = default;
 

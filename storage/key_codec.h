@@ -6,7 +6,7 @@
 // two UTF-16 surrogates, 3 bytes each) and escapes bytes so that RocksDB's
 // bytewise order of keys is exactly the service's result order: ordinal
 // comparison of UTF-16 code units, PartitionKey first, then RowKey (spec
-// §2.5.2). The terminator 00 01 sorts below every continuation byte (an
+// Learn: query-entities). The terminator 00 01 sorts below every continuation byte (an
 // escaped 00 is 00 FF), so all rows of partition "a" sort before any row of
 // partition "a0". Full grammar: docs/storage-format.md.
 //

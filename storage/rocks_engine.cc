@@ -21,6 +21,7 @@
 #include "storage/catalog_codec.h"
 #include "storage/column_families.h"
 #include "storage/key_codec.h"
+#include "storage/model/ascii.h"
 #include "storage/model/datetime.h"
 #include "storage/rocks_status.h"
 #include "storage/write_stall_counter.h"
@@ -259,10 +260,14 @@ Status RocksEngine::OpenLocked() {
   rocksdb::Status rs = rocksdb::DB::Open(db_options, path, descriptors, &opened, &db_);
   if (!rs.ok()) {
     db_ = nullptr;
+    // RocksDB reports a held LOCK file as a plain IOError ("While lock file:
+    // <dir>/LOCK: Resource temporarily unavailable" or "lock hold by current
+    // process"); its text is the only sign, so it is read here, once, and
+    // typed for the callers (server/app words it for operators).
     const std::string text = rs.ToString();
     if (rs.IsIOError() && (text.find("lock") != std::string::npos || text.find("LOCK") != std::string::npos)) {
-      return Status::IoError("data directory " + path + " is in use by another tablestone process (" + text +
-                             ")");
+      return Status::DataDirLocked("data directory " + path + " is in use by another tablestone process (" + text +
+                                   ")");
     }
     return FromRocks(rs, "opening data directory " + path);
   }
@@ -453,7 +458,7 @@ StatusOr<TableInfo> RocksEngine::CreateTable(std::string_view account, std::stri
   GatePass pass(gate_);
   if (!pass.ok()) return ShutDownStatus();
   std::lock_guard ddl(ddl_mu_);
-  const std::string key = CatalogKey(account, LowerAscii(name));
+  const std::string key = CatalogKey(account, model::ToAsciiLower(name));
   {
     std::shared_lock lock(catalog_mu_);
     if (catalog_.count(key) != 0) return Status::TableAlreadyExists("table " + std::string(name) + " exists");
@@ -475,7 +480,7 @@ Status RocksEngine::DeleteTable(std::string_view account, std::string_view name)
   GatePass pass(gate_);
   if (!pass.ok()) return ShutDownStatus();
   std::lock_guard ddl(ddl_mu_);
-  const std::string key = CatalogKey(account, LowerAscii(name));
+  const std::string key = CatalogKey(account, model::ToAsciiLower(name));
   uint64_t id = 0;
   std::shared_ptr<TableState> state;
   {
@@ -515,7 +520,7 @@ Status RocksEngine::DeleteTable(std::string_view account, std::string_view name)
 StatusOr<TableInfo> RocksEngine::GetTable(std::string_view account, std::string_view name) {
   GatePass pass(gate_);
   if (!pass.ok()) return ShutDownStatus();
-  const std::string key = CatalogKey(account, LowerAscii(name));
+  const std::string key = CatalogKey(account, model::ToAsciiLower(name));
   std::shared_lock lock(catalog_mu_);
   auto it = catalog_.find(key);
   if (it == catalog_.end()) return Status::TableNotFound("table " + std::string(name) + " does not exist");

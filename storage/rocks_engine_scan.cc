@@ -1,5 +1,5 @@
 // RocksEngine::Scan: one page of a query from a consistent snapshot
-// (spec §2.5.2 ordering, §2.5.3 paging), reading cached partitions from the
+// (Learn: query-entities ordering, Learn: query-timeout-and-pagination paging), reading cached partitions from the
 // PartitionCache (partition_cache.h) and everything else from RocksDB.
 #include <algorithm>
 #include <chrono>

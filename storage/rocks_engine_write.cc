@@ -1,4 +1,5 @@
-// RocksEngine: point reads and the atomic write path (spec §2.7-2.12, §5, §6.2).
+// RocksEngine: point reads and the atomic write path (Learn: insert-entity, update-entity2, merge-entity,
+// delete-entity1, performing-entity-group-transactions).
 #include <algorithm>
 
 #include <rocksdb/write_batch.h>
@@ -25,7 +26,7 @@ struct Pending {
   std::string encoded;   // the value written (exists) for the entity cache
 };
 
-// If-Match for Update, Merge and Delete (spec §5). A missing entity is 404
+// If-Match for Update, Merge and Delete (Learn: update-entity2). A missing entity is 404
 // before any ETag comparison, also for an ETag that can never match.
 Status CheckCondition(const IfMatch& if_match, const Pending& p) {
   if (!p.exists) return Status::NotFound("the specified resource does not exist");
@@ -47,7 +48,7 @@ void Replace(const model::Entity& from, Pending* p) {
   p->entity.properties = from.properties;
 }
 
-// Merge (spec §2.9): the op's properties overwrite or extend the stored ones,
+// Merge (Learn: merge-entity): the op's properties overwrite or extend the stored ones,
 // possibly changing their type; all others stay, in their original order.
 void Merge(const model::Entity& from, Pending* p) {
   for (const model::Property& prop : from.properties) {
@@ -59,7 +60,7 @@ void Merge(const model::Entity& from, Pending* p) {
   }
 }
 
-// Limits of spec §3.4 on the resulting entity; they matter for merges, where
+// Limits of Learn: understanding-the-table-service-data-model on the resulting entity; they matter for merges, where
 // neither the request nor the stored entity alone exceeds them.
 Status CheckLimits(const model::Entity& entity) {
   if (entity.properties.size() > model::kMaxCustomProperties) {
@@ -207,7 +208,7 @@ WriteResult RocksEngine::Write(const TableInfo& table, std::span<const WriteOp> 
   }
 
   // Strictly newer than the stored versions even if the clock went backwards
-  // across a restart, so every write changes the ETag (spec §3.7).
+  // across a restart, so every write changes the ETag (Learn: understanding-the-table-service-data-model).
   const int64_t ts = NextTimestamp(floor);
   rocksdb::WriteBatch batch;
   for (Pending& p : pending) {

@@ -15,6 +15,8 @@ namespace tablestone::storage {
 //   other IOError -> kIoError; Busy/TryAgain -> kBusy; TimedOut -> kTimedOut;
 //   ShutdownInProgress -> kShuttingDown; InvalidArgument -> kInvalidArgument;
 //   anything else -> kInternal.
+// I/O errors (kIoError, kNoSpace, kReadOnly) and corruption are logged once
+// here, with RocksDB's message, on the "storage" logger.
 Status FromRocks(const rocksdb::Status& status, std::string_view context);
 
 }  // namespace tablestone::storage

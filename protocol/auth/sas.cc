@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "protocol/request_options.h"
+#include "storage/model/ascii.h"
 #include "storage/model/datetime.h"
 
 namespace tablestone::protocol::auth {
@@ -37,14 +38,6 @@ bool CollectOnce(const QueryParams& q, const SasField (&fields)[N]) {
 
 ApiError SasFailed(const char* detail) { return ApiError::AuthenticationFailed(detail); }
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
 bool Has(std::string_view set, char c) { return set.find(c) != std::string_view::npos; }
 
 std::optional<uint32_t> ParseIpv4(std::string_view s) {
@@ -74,7 +67,7 @@ std::optional<uint32_t> ParseIpv4(std::string_view s) {
 // "::ffff:1.2.3.4" (IPv4-mapped, as dual-stack sockets report) -> "1.2.3.4".
 std::string_view StripMapped(std::string_view ip) {
   constexpr std::string_view kMapped = "::ffff:";
-  if (ip.size() > kMapped.size() && Lower(ip.substr(0, kMapped.size())) == kMapped) {
+  if (ip.size() > kMapped.size() && model::ToAsciiLower(ip.substr(0, kMapped.size())) == kMapped) {
     return ip.substr(kMapped.size());
   }
   return ip;
@@ -153,7 +146,7 @@ std::string ServiceSasStringToSign(const ServiceSas& s, std::string_view account
   out.append(s.sp).append("\n");
   out.append(s.st).append("\n");
   out.append(s.se).append("\n");
-  out.append("/table/").append(account).append("/").append(Lower(s.tn)).append("\n");
+  out.append("/table/").append(account).append("/").append(model::ToAsciiLower(s.tn)).append("\n");
   out.append(s.si).append("\n");
   out.append(s.sip).append("\n");
   out.append(s.spr).append("\n");
@@ -202,7 +195,7 @@ bool SasIpAllowed(std::string_view sip, std::string_view client_ip) {
   size_t dash = sip.find('-');
   if (dash == std::string_view::npos) {
     if (auto a = ParseIpv4(sip), b = ParseIpv4(ip); a && b) return *a == *b;
-    return Lower(sip) == Lower(ip);
+    return model::ToAsciiLower(sip) == model::ToAsciiLower(ip);
   }
   auto lo = ParseIpv4(sip.substr(0, dash));
   auto hi = ParseIpv4(sip.substr(dash + 1));

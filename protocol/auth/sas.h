@@ -1,4 +1,4 @@
-// Shared Access Signature maths for the Table service (spec §8.3): parsing the
+// Shared Access Signature maths for the Table service (Learn: create-service-sas): parsing the
 // query parameters of service (table) and account SAS tokens, their
 // strings-to-sign, and the checks that need no stored state (permissions per
 // operation, time window, IP, protocol, PartitionKey/RowKey range).
@@ -73,7 +73,7 @@ std::optional<ApiError> CheckServiceSasPermission(std::string_view sp, Operation
 // with 403 AuthenticationFailed (docs/compatibility.md).
 bool IsKnownSignedVersion(std::string_view sv, SasKind kind);
 
-// The key range of a service SAS as scan bounds (spec §8.3 rules).
+// The key range of a service SAS as scan bounds (Learn: create-service-sas rules).
 struct SasKeyRange {
   std::optional<model::KeyBound> start;  // lower bound, inclusive
   std::optional<model::KeyBound> end;    // upper bound, inclusive

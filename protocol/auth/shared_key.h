@@ -1,4 +1,4 @@
-// Shared Key maths for the Table service (spec §8.1, §8.2): the Authorization
+// Shared Key maths for the Table service (Learn: authorize-with-shared-key): the Authorization
 // header grammar, the Table-flavour string-to-sign and the canonicalised
 // resource, plus the path variants a verifier should try because SDKs derive
 // the signed path from their own URL objects. Pure functions, thread-safe.
@@ -36,21 +36,21 @@ std::optional<SharedKeyAuthorization> ParseSharedKeyAuthorization(std::string_vi
 std::string CanonicalizedResource(std::string_view account, std::string_view path,
                                   std::optional<std::string_view> comp);
 
-// VERB\nContent-MD5\nContent-Type\nDate\nCanonicalizedResource (spec §8.1).
+// VERB\nContent-MD5\nContent-Type\nDate\nCanonicalizedResource (Learn: authorize-with-shared-key).
 std::string SharedKeyStringToSign(std::string_view verb, std::string_view content_md5,
                                   std::string_view content_type, std::string_view date,
                                   std::string_view canonicalized_resource);
-// Date\nCanonicalizedResource (spec §8.2).
+// Date\nCanonicalizedResource (Learn: authorize-with-shared-key).
 std::string SharedKeyLiteStringToSign(std::string_view date, std::string_view canonicalized_resource);
 
-// The paths worth verifying, best first, without duplicates (spec §8.1
+// The paths worth verifying, best first, without duplicates (Learn: authorize-with-shared-key
 // recommendation): the raw wire path; the decoded path re-encoded the way
 // WHATWG URL.pathname does (JS); the decoded path re-encoded with
 // encodeURIComponent rules keeping '/', '$', '\'', '(' and ')'; the fully
 // percent-decoded path. When `secondary_account` is non-empty and the first
 // segment is "<secondary_account>-secondary", each variant is also offered
 // with that segment replaced by "<secondary_account>" (Azurite accepts both,
-// spec §11 item 22) and with that segment removed (Python signs the primary
+// docs/compatibility-notes/batch-auth.md) and with that segment removed (Python signs the primary
 // URL of get_service_stats but sends /<acct>-secondary/<acct>/).
 std::vector<std::string> CandidatePaths(std::string_view raw_path, std::string_view secondary_account = {});
 

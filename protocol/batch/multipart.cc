@@ -1,7 +1,9 @@
 #include "protocol/batch/multipart.h"
 
 #include <cstdint>
-#include <random>
+
+#include "protocol/guid.h"
+#include "storage/model/ascii.h"
 
 namespace tablestone::protocol::batch {
 namespace {
@@ -19,16 +21,8 @@ std::string_view Trim(std::string_view s, std::string_view set = kWhitespace) {
   return s.substr(b, e - b + 1);
 }
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
 bool StartsWithNoCase(std::string_view s, std::string_view prefix) {
-  return s.size() >= prefix.size() && Lower(s.substr(0, prefix.size())) == prefix;
+  return s.size() >= prefix.size() && model::ToAsciiLower(s.substr(0, prefix.size())) == prefix;
 }
 
 // The line starting at *pos without its terminator (LF or CRLF); advances
@@ -65,14 +59,14 @@ ApiError Malformed() { return ApiError::InvalidInput(); }
 std::optional<std::string> MultipartBoundary(std::string_view content_type) {
   size_t semi = content_type.find(';');
   std::string_view media = Trim(content_type.substr(0, semi));
-  if (Lower(media) != "multipart/mixed" || semi == std::string_view::npos) return std::nullopt;
+  if (model::ToAsciiLower(media) != "multipart/mixed" || semi == std::string_view::npos) return std::nullopt;
   std::string_view params = content_type.substr(semi + 1);
   while (!params.empty()) {
     size_t next = params.find(';');
     std::string_view param = Trim(params.substr(0, next));
     params = next == std::string_view::npos ? std::string_view() : params.substr(next + 1);
     size_t eq = param.find('=');
-    if (eq == std::string_view::npos || Lower(Trim(param.substr(0, eq))) != "boundary") continue;
+    if (eq == std::string_view::npos || model::ToAsciiLower(Trim(param.substr(0, eq))) != "boundary") continue;
     std::string_view value = Trim(param.substr(eq + 1));
     if (!value.empty() && value.front() == '"') {
       // A quoted boundary may contain ';' in theory; SDK boundaries never do,
@@ -89,7 +83,7 @@ std::optional<std::string> MultipartBoundary(std::string_view content_type) {
 
 // Splits `text` on lines equal to "--boundary" (transport padding allowed),
 // ending at "--boundary--" or at the end of the text (old JS versions close
-// with "--boundary" and no "--"; spec §6.1). The preamble before the first
+// with "--boundary" and no "--"; Learn: performing-entity-group-transactions). The preamble before the first
 // delimiter and the epilogue after the close are ignored. Each part is the
 // text between its delimiter line and the next one.
 std::vector<std::string_view> SplitParts(std::string_view text, std::string_view boundary, bool* saw_delimiter) {
@@ -125,7 +119,7 @@ bool ParseHeaderLine(std::string_view line, HeaderList* headers) {
   if (colon == std::string_view::npos) return false;
   std::string_view name = line.substr(0, colon);
   if (!IsToken(name)) return false;
-  headers->emplace_back(Lower(name), std::string(Trim(line.substr(colon + 1), " \t")));
+  headers->emplace_back(model::ToAsciiLower(name), std::string(Trim(line.substr(colon + 1), " \t")));
   return true;
 }
 
@@ -219,25 +213,6 @@ ApiResult<SubRequest> ParseHttpPart(std::string_view part) {
   return req;
 }
 
-std::string NewGuid() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  uint64_t hi = rng();
-  uint64_t lo = rng();
-  // RFC 4122 version 4, variant 1.
-  hi = (hi & 0xFFFFFFFFFFFF0FFFULL) | 0x0000000000004000ULL;
-  lo = (lo & 0x3FFFFFFFFFFFFFFFULL) | 0x8000000000000000ULL;
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(36);
-  for (int i = 0; i < 32; ++i) {
-    uint64_t word = i < 16 ? hi : lo;
-    int shift = 60 - 4 * (i % 16);
-    out.push_back(kHex[(word >> shift) & 0xF]);
-    if (i == 7 || i == 11 || i == 15 || i == 19) out.push_back('-');
-  }
-  return out;
-}
-
 void AppendHttpPart(std::string* out, const SubResponse& part) {
   out->append("Content-Type: application/http\r\n");
   out->append("Content-Transfer-Encoding: binary\r\n");
@@ -277,7 +252,7 @@ ApiResult<BatchRequest> ParseBatchRequest(std::string_view content_type, std::st
     }
     std::string_view type = Trim(FindHeader(mime, "content-type"));
     if (StartsWithNoCase(type, "multipart/")) {
-      // Only one changeset, and never next to a query (spec §6.2).
+      // Only one changeset, and never next to a query (Learn: performing-entity-group-transactions).
       if (have_changeset || result.is_query) return Malformed();
       have_changeset = true;
       std::optional<std::string> changeset_boundary = MultipartBoundary(type);
@@ -295,7 +270,7 @@ ApiResult<BatchRequest> ParseBatchRequest(std::string_view content_type, std::st
         if (op->method == "GET") return Malformed();  // queries cannot sit in a changeset
         result.operations.push_back(std::move(op).value());
       }
-      // Decision (spec §6.2 UNCONFIRMED): an empty changeset is 400 InvalidInput.
+      // Decision (not documented; docs/compatibility-notes/batch.md): an empty changeset is 400 InvalidInput.
       if (result.operations.empty()) return Malformed();
     } else {
       // A query: one application/http GET directly under the batch boundary.

@@ -1,6 +1,6 @@
-// $batch (entity group transaction) multipart framing, spec §6.
+// $batch (entity group transaction) multipart framing, Learn: performing-entity-group-transactions
 //
-// Request grammar we accept (spec §6.1; every SDK's variant):
+// Request grammar we accept (Learn: performing-entity-group-transactions; every SDK's variant):
 //   body      := preamble? ( "--" B CRLF part )* ( "--" B "--" | "--" B | end-of-body ) epilogue?
 //   part      := mime-headers CRLF ( changeset | http-request )
 //   changeset := the same framing with the changeset boundary, each part an http-request
@@ -10,7 +10,7 @@
 // Content-Type may be quoted. Parsing is linear in the body size and never
 // reads outside it (the parser is fuzzed).
 //
-// Response shape (spec §6.3/§6.4), written byte for byte as the service does:
+// Response shape (Learn: performing-entity-group-transactions), written byte for byte as the service does:
 //   --batchresponse_<B>
 //   Content-Type: multipart/mixed; boundary=changesetresponse_<C>
 //   <blank>

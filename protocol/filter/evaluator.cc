@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "protocol/filter/ordinal.h"
+#include "storage/model/ascii.h"
 
 namespace tablestone::protocol::filter {
 namespace {
@@ -10,7 +11,7 @@ namespace {
 using model::EdmType;
 
 // The service's fixed answer when the literal's type does not match the
-// property's: as if the property sorted below the literal (spec §4.3).
+// property's: as if the property sorted below the literal (Learn: querying-tables-and-entities).
 bool Mismatch(CompareOp op) {
   switch (op) {
     case CompareOp::kEq: return false;
@@ -61,15 +62,13 @@ int CompareBytes(std::string_view a, std::string_view b) {
   return Order(a.size(), b.size());
 }
 
-char AsciiLower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
 // Stored Guids are canonical lower case already; folding keeps the
 // comparison right even for a value that is not.
 int CompareGuid(std::string_view a, std::string_view b) {
   size_t n = a.size() < b.size() ? a.size() : b.size();
   for (size_t i = 0; i < n; ++i) {
-    char x = AsciiLower(a[i]);
-    char y = AsciiLower(b[i]);
+    char x = model::AsciiLower(a[i]);
+    char y = model::AsciiLower(b[i]);
     if (x != y) return static_cast<unsigned char>(x) < static_cast<unsigned char>(y) ? -1 : 1;
   }
   return Order(a.size(), b.size());

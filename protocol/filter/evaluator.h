@@ -1,4 +1,4 @@
-// Evaluation of a parsed $filter against one row (spec §4.3).
+// Evaluation of a parsed $filter against one row (Learn: querying-tables-and-entities).
 //
 // Semantics, copied from the service's comparison matrix:
 //  * a missing property makes the comparison false for every operator

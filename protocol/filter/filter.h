@@ -1,4 +1,4 @@
-// Filter: the OData v3 `$filter` engine of the Table service (spec §4).
+// Filter: the OData v3 `$filter` engine of the Table service (Learn: querying-tables-and-entities).
 //
 // Parse() turns the text of a $filter query option into an immutable,
 // thread-safe Filter. Matches()/MatchesTableName() evaluate it against a row;
@@ -42,7 +42,7 @@ class Filter final : public model::RowPredicate {
   // offending token (the service's one recorded example points there).
   // Syntax errors win over the other errors; among the rest the first one in
   // the text wins. An empty or all-whitespace text parses as "match every
-  // row" (spec §4.1: an empty $filter= is no filter).
+  // row" (Learn: querying-tables-and-entities: an empty $filter= is no filter).
   static ApiResult<std::shared_ptr<const Filter>> Parse(std::string_view text);
 
   // Evaluates against an entity; PartitionKey, RowKey (strings) and Timestamp (Edm.DateTime from

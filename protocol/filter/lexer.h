@@ -1,4 +1,4 @@
-// Lexer for OData v3 $filter text (spec §4.1).
+// Lexer for OData v3 $filter text (Learn: querying-tables-and-entities).
 //
 // Tokens: parentheses, comma, a lone '-' (negation, unsupported), words
 // (identifiers and lower-case keywords, told apart by the parser), and

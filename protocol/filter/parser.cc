@@ -153,7 +153,8 @@ class Parser {
   int MakeComparison(Operand&& left, CompareOp op, Operand&& right) {
     using K = Operand::Kind;
     if (left.kind == K::kNull || right.kind == K::kNull) {
-      // Spec §4.2: eq/ne null is a plain InvalidInput; ordering against null names the operator.
+      // Learn: querying-tables-and-entities: eq/ne null is a plain InvalidInput; ordering against null names the
+      // operator.
       if (op == CompareOp::kEq || op == CompareOp::kNe) {
         Unsupported(ApiError::InvalidInput());
       } else {
@@ -165,7 +166,7 @@ class Parser {
     }
     if (left.kind == K::kOther || right.kind == K::kOther) return Constant(false);
     // Property vs property, constant vs constant, and boolean sub-expressions
-    // as operands: the service answers 501 (spec §4.2).
+    // as operands: the service answers 501 (Learn: querying-tables-and-entities).
     bool left_prop = left.kind == K::kProperty;
     bool right_prop = right.kind == K::kProperty;
     bool left_lit = left.kind == K::kLiteral;
@@ -244,7 +245,7 @@ class Parser {
   Operand ParseAdditive() {
     Operand left = ParseMultiplicative();
     while (!failed() && (AtWord("add") || AtWord("sub"))) {
-      Unsupported(ApiError::NotImplemented());  // arithmetic (spec §4.2)
+      Unsupported(ApiError::NotImplemented());  // arithmetic (Learn: querying-tables-and-entities)
       Advance();
       if (failed()) break;
       ParseMultiplicative();

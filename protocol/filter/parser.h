@@ -1,4 +1,4 @@
-// Recursive-descent parser for $filter (spec §4.1, §4.2).
+// Recursive-descent parser for $filter (Learn: querying-tables-and-entities).
 //
 // Grammar actually parsed (wider than what the service evaluates, so that the
 // unsupported OData constructs get the service's 501 rather than a syntax
@@ -15,8 +15,8 @@
 //   primary  := '(' orExpr ')' | literal | 'null' | word '(' [orExpr (',' orExpr)*] ')' (-> 501)
 //             | propertyName
 //
-// Precedence is or < and < not < comparison, as the brief and spec §4.1 fix
-// it (so `not a eq 1` is `not (a eq 1)`). Keywords are lower case only;
+// Precedence is or < and < not < comparison, as OData v3 and Learn: querying-tables-and-entities
+// fix it (so `not a eq 1` is `not (a eq 1)`). Keywords are lower case only;
 // `AND` is a property name and thus a syntax error where an operator is due.
 //
 // Errors, in priority order: syntax errors and limits (400 InvalidInput);

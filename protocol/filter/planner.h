@@ -7,7 +7,7 @@
 //     conjunction also says `PartitionKey eq 'p'` (anywhere among its and-ed
 //     terms, through nested and/or); elsewhere no narrowing;
 //   * a key compared with a non-string literal is a type mismatch whose answer
-//     is fixed (spec §4.3): eq/gt/ge match no row, ne/lt/le match every row;
+//     is fixed (Learn: querying-tables-and-entities): eq/gt/ge match no row, ne/lt/le match every row;
 //   * a bare PartitionKey/RowKey test matches no row (keys are never Boolean);
 //   * `false` matches nothing, `true` everything;
 //   * and -> intersection, or -> union; `not` and anything else -> no narrowing.

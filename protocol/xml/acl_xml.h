@@ -1,4 +1,4 @@
-// Get/Set Table ACL bodies (spec §9.2): <SignedIdentifiers> with up to five
+// Get/Set Table ACL bodies (Learn: set-table-acl): <SignedIdentifiers> with up to five
 // stored access policies. Pure functions, thread-safe.
 #pragma once
 
@@ -27,7 +27,7 @@ struct SignedIdentifier {
 // <SignedIdentifiers/> both mean "no policies". Errors, all 400:
 //   InvalidXmlDocument: malformed XML, another root, more than 5 identifiers,
 //     a missing/empty/over-64-character or repeated Id, permission letters
-//     outside "raud" (decision: Azurite's behaviour, spec §9.2 UNCONFIRMED);
+//     outside "raud" (decision: Azurite's behaviour, docs/compatibility-notes/batch-auth.md);
 //   InvalidXmlNodeValue: a Start/Expiry that is not an ISO 8601 time.
 // An empty <AccessPolicy/> (JS) or a missing one (Python) gives an identifier
 // without policy fields; empty Start/Expiry/Permission elements count as absent.

@@ -186,7 +186,7 @@ bool IsCorsOriginEntry(std::string_view entry) {
 namespace {
 
 bool IsCorsMethod(std::string_view m) {
-  // PATCH: accepted by newer service versions (spec §9.1 UNCONFIRMED); SDKs
+  // PATCH: accepted by newer service versions (undocumented; docs/compatibility-notes/batch-auth.md); SDKs
   // send it for MERGE-like updates, so refusing it would only hurt.
   for (std::string_view allowed : {"DELETE", "GET", "HEAD", "MERGE", "POST", "OPTIONS", "PUT", "PATCH"}) {
     if (m == allowed) return true;

@@ -1,5 +1,5 @@
-// Table service properties (spec §9.1), service stats (spec §9.4) and the XML
-// error body (spec §7.1). Pure functions, thread-safe.
+// Table service properties (Learn: set-table-service-properties), service stats (Learn: get-table-service-stats) and
+// the XML error body (Learn: table-service-error-codes). Pure functions, thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -99,7 +99,7 @@ std::string WriteServiceProperties(const ServiceProperties& properties);
 // `last_sync_ticks` is written as RFC 1123, or empty when unset.
 std::string WriteServiceStats(std::string_view status, std::optional<int64_t> last_sync_ticks);
 
-// OData-style XML error (spec §7.1, the shape the Table service documents):
+// OData-style XML error (Learn: table-service-error-codes, the shape the Table service documents):
 //   <?xml version="1.0" encoding="utf-8" standalone="yes"?>
 //   <error xmlns="http://schemas.microsoft.com/ado/2007/08/dataservices/metadata">
 //     <code>..</code><message xml:lang="en-US">..\nRequestId:..\nTime:..</message></error>

@@ -31,6 +31,12 @@ inline std::optional<std::string_view> FindRequestHeader(const http::Request& re
   return std::nullopt;
 }
 
+// The same, empty when absent (the Azure rules treat an empty header as a
+// missing one almost everywhere; use FindRequestHeader where they differ).
+inline std::string_view RequestHeader(const http::Request& request, std::string_view name) {
+  return FindRequestHeader(request, name).value_or(std::string_view());
+}
+
 // Shared by all requests; thread-safe (the engine and authenticator are).
 struct ApiContext {
   storage::Engine& engine;
@@ -59,7 +65,7 @@ struct RequestInfo {
   InlineSlice* inline_slice = nullptr;  // set only for the I/O-thread try of a query
 
   // Header value by case-insensitive name; empty when absent.
-  std::string_view Header(std::string_view name) const { return FindRequestHeader(request, name).value_or(""); }
+  std::string_view Header(std::string_view name) const { return RequestHeader(request, name); }
   bool HasHeader(std::string_view name) const { return FindRequestHeader(request, name).has_value(); }
   // First value of a query parameter (exact name), or nullptr.
   const std::string* Query(std::string_view name) const { return protocol::FindQueryParam(route.query, name); }

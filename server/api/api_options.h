@@ -19,7 +19,7 @@ struct ApiOptions {
   bool skip_api_version_check = false;    // --skipApiVersionCheck
   bool disable_product_style_url = false; // --disableProductStyleUrl: path-style only
   bool allow_anonymous = false;           // accept unsigned requests (off by default; tests only)
-  std::chrono::milliseconds query_time_budget{5000};  // per query page (spec §2.5.3)
+  std::chrono::milliseconds query_time_budget{5000};  // per query page (Learn: query-timeout-and-pagination)
 };
 
 }  // namespace tablestone::api

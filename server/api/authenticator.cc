@@ -9,6 +9,7 @@
 #include "protocol/auth/sas.h"
 #include "protocol/auth/shared_key.h"
 #include "protocol/base64.h"
+#include "storage/model/ascii.h"
 #include "storage/model/datetime.h"
 
 namespace tablestone::api {
@@ -19,16 +20,8 @@ using protocol::ApiResult;
 using protocol::Operation;
 namespace pauth = protocol::auth;
 
-// The service rejects requests whose date is more than 15 minutes off (spec §8.1).
+// The service rejects requests whose date is more than 15 minutes off (Learn: authorize-with-shared-key).
 constexpr int64_t kMaxClockSkewTicks = 15 * 60 * model::kTicksPerSecond;
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
 
 std::string_view Header(const AuthRequest& r, std::string_view name) {
   return r.header ? r.header(name) : std::string_view();
@@ -141,7 +134,8 @@ const std::vector<pauth::HmacKey>* Authenticator::KeysFor(std::string_view accou
 }
 
 ApiResult<AuthGrant> Authenticator::Authenticate(const AuthRequest& request) const {
-  // CORS preflight carries no credentials by design (spec §9.3).
+  // CORS preflight carries no credentials by design (Learn:
+  // cross-origin-resource-sharing--cors--support-for-the-azure-storage-services).
   if (request.operation == Operation::kPreflight) return GrantOf(AuthGrant::Kind::kAnonymous);
 
   std::string_view authorization = Header(request, "authorization");
@@ -158,7 +152,7 @@ ApiResult<AuthGrant> Authenticator::Authenticate(const AuthRequest& request) con
     }
   }
   if (allow_anonymous_) return GrantOf(AuthGrant::Kind::kAnonymous);
-  // The Table service has no public access. Decision (spec §8.5 UNCONFIRMED):
+  // The Table service has no public access. Decision (docs/compatibility-notes/auth.md):
   // 403 AuthenticationFailed, the code real Shared Key failures use.
   return ApiError::AuthenticationFailed("No authentication information was supplied.");
 }
@@ -173,7 +167,7 @@ ApiResult<AuthGrant> Authenticator::AuthenticateSharedKey(const AuthRequest& req
                                           " is not supported.");
   }
   // Clients sign with the primary account name even on the secondary
-  // endpoint (spec §11 item 22); accept "<account>-secondary" in the header too.
+  // endpoint (docs/compatibility-notes/batch-auth.md); accept "<account>-secondary" in the header too.
   std::string_view signer = parsed->account;
   if (signer != request.account && signer != request.account + "-secondary") {
     return ApiError::AuthenticationFailed("The account " + parsed->account +
@@ -182,7 +176,7 @@ ApiResult<AuthGrant> Authenticator::AuthenticateSharedKey(const AuthRequest& req
   const std::vector<pauth::HmacKey>* keys = KeysFor(request.account);
   if (keys == nullptr) return ApiError::AuthenticationFailed("The account is not configured.");
 
-  // x-ms-date wins over Date (spec §8.2; Azurite differs).
+  // x-ms-date wins over Date (Learn: authorize-with-shared-key; Azurite differs).
   std::string_view date = Header(request, "x-ms-date");
   if (date.empty()) date = Header(request, "date");
   if (date.empty()) {
@@ -280,8 +274,8 @@ ApiResult<AuthGrant> Authenticator::AuthenticateServiceSas(const AuthRequest& re
   std::string expiry = sas->se;
   if (!sas->si.empty()) {
     std::optional<AccessPolicy> policy;
-    if (policies_) policy = policies_(request.account, Lower(sas->tn), sas->si);
-    // Decision (spec §8.3 UNCONFIRMED): unknown identifier -> AuthenticationFailed.
+    if (policies_) policy = policies_(request.account, model::ToAsciiLower(sas->tn), sas->si);
+    // Decision (docs/compatibility-notes/batch-auth.md): unknown identifier -> AuthenticationFailed.
     if (!policy) return ApiError::AuthenticationFailed("The signed identifier does not exist.");
     if ((policy->start && !start.empty()) || (policy->expiry && !expiry.empty()) ||
         (!policy->permission.empty() && !permissions.empty())) {
@@ -297,16 +291,16 @@ ApiResult<AuthGrant> Authenticator::AuthenticateServiceSas(const AuthRequest& re
     return ApiError::AuthorizationSourceIPMismatch(request.remote_ip);
   }
   if (!IsEntityOperation(request.operation)) return ApiError::AuthorizationFailure();
-  if (!request.table.empty() && Lower(request.table) != Lower(sas->tn)) return ApiError::AuthorizationFailure();
+  if (!request.table.empty() && !model::EqualsIgnoreCase(request.table, sas->tn)) return ApiError::AuthorizationFailure();
   if (auto e = pauth::CheckServiceSasPermission(permissions, request.operation)) return *e;
 
   AuthGrant grant = GrantOf(AuthGrant::Kind::kServiceSas);
   grant.permissions = permissions;
-  grant.sas_table = Lower(sas->tn);
+  grant.sas_table = model::ToAsciiLower(sas->tn);
   pauth::SasKeyRange range = pauth::ServiceSasKeyRange(*sas);
   grant.sas_start = std::move(range.start);
   grant.sas_end = std::move(range.end);
-  // Decision (spec §8.3 UNCONFIRMED exact code): a point operation outside
+  // Decision (exact code undocumented; docs/compatibility-notes/batch-auth.md): a point operation outside
   // the token's key range -> 403 AuthorizationFailure.
   if (request.entity_key && !grant.InRange(request.entity_key->partition_key, request.entity_key->row_key)) {
     return ApiError::AuthorizationFailure();
@@ -339,7 +333,7 @@ ApiResult<bool> Authenticator::AuthorizeBatchOperation(const AuthGrant& grant, O
 
 ApiResult<bool> Authenticator::AuthorizeBatchOperation(const AuthGrant& grant, Operation op, std::string_view table,
                                                        const model::EntityKey& key) const {
-  if (grant.kind == AuthGrant::Kind::kServiceSas && Lower(table) != grant.sas_table) {
+  if (grant.kind == AuthGrant::Kind::kServiceSas && model::ToAsciiLower(table) != grant.sas_table) {
     return ApiError::AuthorizationFailure();
   }
   return AuthorizeBatchOperation(grant, op, key);

@@ -1,5 +1,5 @@
 // Authenticator: decides whether a request may run, the way the service does
-// (spec §8): SharedKey, SharedKeyLite, account SAS, service (table) SAS with
+// (Learn: authorize-with-shared-key): SharedKey, SharedKeyLite, account SAS, service (table) SAS with
 // stored access policies. The maths (string-to-sign, HMAC, SAS parsing) lives
 // in protocol/auth; this class applies it to a routed request.
 #pragma once

@@ -1,4 +1,4 @@
-// Entity group transactions (spec §6): parse the multipart body, validate the
+// Entity group transactions (Learn: performing-entity-group-transactions): parse the multipart body, validate the
 // whole changeset (batch_plan.h), apply it with ONE Engine::Write (one
 // partition lock, one RocksDB WriteBatch, one timestamp), and answer 202 with
 // one sub-response per operation, or with the single failing operation's
@@ -32,7 +32,7 @@ void AddFramingHeaders(SubResponse* part) {
   part->headers.emplace_back("Cache-Control", "no-cache");
 }
 
-// The failing operation's part (spec §6.4): its real status, the OData JSON
+// The failing operation's part (Learn: performing-entity-group-transactions): its real status, the OData JSON
 // error from the one error renderer, message prefixed with "<index>:".
 SubResponse ErrorPart(const ApiError& indexed, std::string_view request_id, bool prefer_applied_no_content) {
   SubResponse part;
@@ -57,16 +57,8 @@ void WriteBatchParts(const std::vector<SubResponse>& parts, bool is_query, http:
 
 void WriteFailure(const RequestInfo& info, const ApiError& indexed, bool prefer_no_content,
                   http::Response& response) {
+  LogServerError(info, indexed);  // a 500 inside the 202 envelope is still a server failure
   WriteBatchParts({ErrorPart(indexed, info.request_id, prefer_no_content)}, false, response);
-}
-
-// The parser reports ">100 operations" with the index prefix already in the
-// message; the service answers that one inside the 202 envelope, like any
-// other per-operation failure, so SDKs can read the index.
-bool HasBatchIndex(const ApiError& error) {
-  size_t digits = 0;
-  while (digits < error.message.size() && error.message[digits] >= '0' && error.message[digits] <= '9') ++digits;
-  return digits > 0 && digits < error.message.size() && error.message[digits] == ':';
 }
 
 BatchAuthorizer MakeAuthorizer(const ApiContext& ctx, const RequestInfo& info) {
@@ -80,7 +72,7 @@ BatchAuthorizer MakeAuthorizer(const ApiContext& ctx, const RequestInfo& info) {
   };
 }
 
-// A batch holding a single GET (spec §6.1): run it through the top-level
+// A batch holding a single GET (Learn: performing-entity-group-transactions): run it through the top-level
 // handler on a synthesised request and wrap its response as the only part.
 void RunQuery(const ApiContext& ctx, const RequestInfo& info, const protocol::batch::SubRequest& sub,
               http::Response& response) {
@@ -132,13 +124,16 @@ void RunQuery(const ApiContext& ctx, const RequestInfo& info, const protocol::ba
 }  // namespace
 
 void HandleBatch(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
-  // Spec §6.2: more than 4 MiB is refused before parsing, as a plain error.
+  // Learn: performing-entity-group-transactions: more than 4 MiB is refused before parsing, as a plain error.
   if (info.request.body().size() > model::kMaxBatchBodyBytes) {
     return WriteError(info, ApiError::RequestBodyTooLarge(), response);
   }
   auto parsed = protocol::batch::ParseBatchRequest(info.Header("Content-Type"), info.request.body());
   if (!parsed.ok()) {
-    if (HasBatchIndex(parsed.error())) return WriteFailure(info, parsed.error(), false, response);
+    // The parser blames an operation for ">100 operations"; the service
+    // answers that one inside the 202 envelope, like any other per-operation
+    // failure, so SDKs can read the index.
+    if (parsed.error().failed_index) return WriteFailure(info, parsed.error(), false, response);
     return WriteError(info, parsed.error(), response);
   }
   if (parsed->is_query) return RunQuery(ctx, info, parsed->operations.front(), response);
@@ -148,7 +143,7 @@ void HandleBatch(const ApiContext& ctx, const RequestInfo& info, http::Response&
   if (planned.failure) return WriteFailure(info, planned.failure->Indexed(), false, response);
   BatchPlan& plan = planned.plan;
 
-  // 2. A missing table is the first operation's failure (spec §6.2).
+  // 2. A missing table is the first operation's failure (Learn: performing-entity-group-transactions).
   auto table = ctx.engine.GetTable(info.account(), plan.table);
   if (!table.ok()) return WriteFailure(info, protocol::FromStatus(table.status()).WithBatchIndex(0), false, response);
 
@@ -165,7 +160,7 @@ void HandleBatch(const ApiContext& ctx, const RequestInfo& info, http::Response&
     return WriteFailure(info, protocol::FromStatus(result.status).WithBatchIndex(index), prefer_applied, response);
   }
 
-  // 4. One part per operation, in request order (spec §6.3).
+  // 4. One part per operation, in request order (Learn: performing-entity-group-transactions).
   std::vector<SubResponse> parts;
   parts.reserve(ops.size());
   for (size_t i = 0; i < ops.size(); ++i) {

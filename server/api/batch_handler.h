@@ -1,4 +1,4 @@
-// Entity group transactions (POST /$batch, spec §6). The dispatcher calls
+// Entity group transactions (POST /$batch, Learn: performing-entity-group-transactions). The dispatcher calls
 // HandleBatch for Operation::kBatch after routing and authenticating the
 // outer request.
 //

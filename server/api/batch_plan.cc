@@ -17,7 +17,7 @@ namespace {
 // The resource part of a sub-request path ("/t(...)"), given the outer
 // request's service root. Path-style roots are stripped when present; paths
 // without the account segment and paths relative to the batch URL are taken
-// as resource paths directly (spec §6.1: "Strip scheme, host and account the
+// as resource paths directly (Learn: performing-entity-group-transactions: "Strip scheme, host and account the
 // same way as for top-level requests").
 std::string ResourcePath(std::string_view path, std::string_view root_path) {
   if (path.empty() || path.front() != '/') return "/" + std::string(path);
@@ -69,7 +69,7 @@ PlanResult PlanChangeset(const std::vector<SubRequest>& operations, std::string_
     const SubRequest& sub = operations[i];
     auto resolved = ResolveSubRequest(sub, root_path);
     if (!resolved.ok()) return fail(i, resolved.error());
-    // Only entity writes belong in a changeset (spec §6.1): no table
+    // Only entity writes belong in a changeset (Learn: performing-entity-group-transactions): no table
     // operations, no nested $batch, no reads.
     if (!IsEntityWriteOperation(resolved->operation)) return fail(i, ApiError::InvalidInput());
     const std::string& table = resolved->resource.table;
@@ -84,8 +84,8 @@ PlanResult PlanChangeset(const std::vector<SubRequest>& operations, std::string_
     planned.operation = resolved->operation;
     planned.content_id = sub.content_id;
     if (planned.operation == Operation::kInsertEntity) {
-      // As at the top level, only inserts negotiate a body and honour Prefer
-      // (spec §2.0.4, §6.3).
+      // As at the top level, only inserts negotiate a body and honour Prefer (Learn:
+      // setting-the-prefer-header-to-manage-response-echo-on-insert-operations, performing-entity-group-transactions).
       auto level = protocol::NegotiateMetadata(protocol::FindQueryParam(resolved->query, "$format"),
                                                sub.Header("accept"));
       if (!level.ok()) return fail(i, level.error());

@@ -1,4 +1,4 @@
-// Validation of $batch sub-requests (spec §6.1, §6.2): turns the parsed
+// Validation of $batch sub-requests (Learn: performing-entity-group-transactions): turns the parsed
 // multipart operations into engine WriteOps before anything is written, so an
 // entity group transaction is validated whole, then applied once.
 //
@@ -68,7 +68,7 @@ struct BatchPlan {
 struct BatchFailure {
   size_t index = 0;
   protocol::ApiError error;
-  // The rendered error with the index prefix every SDK parses (spec §6.4).
+  // The rendered error with the index prefix every SDK parses (Learn: performing-entity-group-transactions).
   protocol::ApiError Indexed() const { return error.WithBatchIndex(index); }
 };
 

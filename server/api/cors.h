@@ -1,7 +1,7 @@
-// CORS rule matching for the Table service (spec §9.3): which stored rule
-// answers a preflight (OPTIONS) request or an actual request that carries an
-// Origin header, and the Access-Control-* headers that follow from it.
-// Pure functions over protocol::xml::CorsRule; thread-safe.
+// CORS rule matching for the Table service (Learn:
+// cross-origin-resource-sharing--cors--support-for-the-azure-storage-services): which stored rule answers a preflight
+// (OPTIONS) request or an actual request that carries an Origin header, and the Access-Control-* headers that follow
+// from it. Pure functions over protocol::xml::CorsRule; thread-safe.
 #pragma once
 
 #include <string>
@@ -36,7 +36,7 @@ struct CorsRuleMatch {
 };
 
 // First rule (in stored order) matching origin, method and requested headers
-// (spec §9.3: "the first match wins").
+// (Learn: cross-origin-resource-sharing--cors--support-for-the-azure-storage-services: "the first match wins").
 CorsRuleMatch FindPreflightRule(const std::vector<protocol::xml::CorsRule>& rules, std::string_view origin,
                                 std::string_view method, std::string_view requested_headers);
 // First rule matching origin and method (actual requests carry no

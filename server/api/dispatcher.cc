@@ -5,9 +5,8 @@
 #include <string>
 #include <vector>
 
-#include <spdlog/spdlog.h>
-
 #include "protocol/acl_blob.h"
+#include "protocol/guid.h"
 #include "protocol/request_options.h"
 #include "protocol/route.h"
 #include "server/api/api_handler.h"
@@ -27,11 +26,7 @@ constexpr std::string_view kHealthPath = "/_tablestone/health";
 
 std::string_view ToView(boost::beast::string_view v) { return std::string_view(v.data(), v.size()); }
 
-std::string_view HeaderOf(const http::Request& request, std::string_view name) {
-  return FindRequestHeader(request, name).value_or("");
-}
-
-// XML-only operations answer errors in XML (spec §7.1).
+// XML-only operations answer errors in XML (Learn: table-service-error-codes).
 bool IsXmlOperation(Operation op) {
   switch (op) {
     case Operation::kGetTableAcl:
@@ -92,7 +87,9 @@ void Dispatch(const ApiContext& ctx, const RequestInfo& info, http::Response& re
     case Operation::kGetServiceStats: return HandleGetServiceStats(ctx, info, response);
     case Operation::kPreflight: return HandlePreflight(ctx, info, response);
   }
-  WriteError(info, ApiError::InternalError(), response);
+  ApiError error = ApiError::InternalError();
+  error.cause = "no handler for the operation";
+  WriteError(info, error, response);
 }
 
 // Where an operation's handler runs; see dispatcher.h.
@@ -143,7 +140,7 @@ Dispatcher::Dispatcher(storage::Engine& engine, ApiOptions options)
       context_{engine_, options_, authenticator_} {}
 
 void Dispatcher::Handle(const http::Request& request, const http::RequestContext& context, http::Completion done) {
-  std::string request_id = NewRequestId();
+  std::string request_id = protocol::NewGuid();
   http::Response response;
   response.version(request.version());
   std::optional<std::string> cors_account;
@@ -161,12 +158,13 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
       if (prepared) info.emplace(std::move(*prepared));
     }
   } catch (const std::exception& e) {
-    spdlog::get("api") ? spdlog::get("api")->error("request {} failed before its handler: {}", request_id, e.what())
-                       : spdlog::error("request {} failed before its handler: {}", request_id, e.what());
+    ApiError error = ApiError::InternalError();
+    error.cause = e.what();
+    LogServerError(request_id, "before its handler", error);
     info.reset();
     response = http::Response();
     response.version(request.version());
-    WriteErrorRaw(request_id, {}, ApiError::InternalError(), response);
+    WriteErrorRaw(request_id, {}, error, response);
   }
   if (!info) return Finish(request, request_id, cors_account, std::move(response), std::move(done));
 
@@ -218,11 +216,11 @@ void Dispatcher::Run(const RequestInfo& info, http::Response& response) {
   try {
     Dispatch(context_, info, response);
   } catch (const std::exception& e) {
-    spdlog::error("{} on {}/{} threw: {}", protocol::OperationName(info.route.operation), info.account(),
-                  info.route.resource.table, e.what());
+    ApiError error = ApiError::InternalError();
+    error.cause = std::string("threw: ") + e.what();
     response = http::Response();
     response.version(info.request.version());
-    WriteError(info, ApiError::InternalError(), response, IsXmlOperation(info.route.operation));
+    WriteError(info, error, response, IsXmlOperation(info.route.operation));  // logs it once
   }
 }
 
@@ -230,7 +228,7 @@ bool Dispatcher::AdmitHeaders(const http::Request& header, const http::RequestCo
                               http::Response& refusal) {
   const std::string_view target = ToView(header.target());
   if (target.substr(0, target.find('?')) == kHealthPath) return true;
-  const std::string request_id = NewRequestId();
+  const std::string request_id = protocol::NewGuid();
   std::optional<std::string> cors_account;
   try {
     if (Prepare(header, context, request_id, refusal, &cors_account).has_value()) return true;
@@ -268,7 +266,7 @@ void Dispatcher::Finish(const http::Request& request, const std::string& request
   };
   done.WorkDone();  // only the log write is left: nothing for a leaving client to cancel
   auto held = std::make_shared<Held>(
-      Held{std::move(response), std::move(done), request_id, std::string(HeaderOf(request, "Accept"))});
+      Held{std::move(response), std::move(done), request_id, std::string(RequestHeader(request, "Accept"))});
   engine_.AwaitDurable([held](Status status) {
     if (!status.ok()) {
       // The write may be lost in a crash: never acknowledge it. A read that
@@ -276,7 +274,10 @@ void Dispatcher::Finish(const http::Request& request, const std::string& request
       const unsigned version = held->response.version();
       held->response = http::Response();
       held->response.version(version);
-      WriteErrorRaw(held->request_id, held->accept, ApiError::InternalError(), held->response);
+      ApiError error = ApiError::InternalError();
+      error.cause = "not durable: " + status.ToString();
+      LogServerError(held->request_id, "awaiting durability", error);
+      WriteErrorRaw(held->request_id, held->accept, error, held->response);
       held->response.set("x-ms-request-id", held->request_id);
     }
     held->done(std::move(held->response));
@@ -287,11 +288,11 @@ std::optional<RequestInfo> Dispatcher::Prepare(const http::Request& request, con
                                                const std::string& request_id, http::Response& response,
                                                std::optional<std::string>* cors_account) {
   const std::string_view target = ToView(request.target());
-  const std::string_view accept = HeaderOf(request, "Accept");
+  const std::string_view accept = RequestHeader(request, "Accept");
 
   protocol::RouteInput in;
   in.method = ToView(request.method_string());
-  in.host = HeaderOf(request, "Host");
+  in.host = RequestHeader(request, "Host");
   in.target = target;
   auto [xb, xe] = request.equal_range("X-HTTP-Method");
   for (auto it = xb; it != xe; ++it) in.x_http_method.push_back(ToView(it->value()));
@@ -307,12 +308,12 @@ std::optional<RequestInfo> Dispatcher::Prepare(const http::Request& request, con
   RequestInfo info{request, context, request_id, model::NowTicks(), std::move(route).value(), AuthGrant{}, {}};
   if (info.route.operation != Operation::kPreflight) *cors_account = info.route.account.account;
   const bool xml = IsXmlOperation(info.route.operation);
-  std::string host(HeaderOf(request, "Host"));
+  std::string host(RequestHeader(request, "Host"));
   if (host.empty()) host = "127.0.0.1";
   info.base_url = std::string(context.is_tls ? "https://" : "http://") + host + info.route.account.root_path;
 
   if (!options_.skip_api_version_check) {
-    auto version = protocol::CheckApiVersion(HeaderOf(request, "x-ms-version"),
+    auto version = protocol::CheckApiVersion(RequestHeader(request, "x-ms-version"),
                                              FindRequestHeader(request, "x-ms-version").has_value());
     if (!version.ok()) {
       WriteError(info, version.error(), response, xml);
@@ -326,7 +327,7 @@ std::optional<RequestInfo> Dispatcher::Prepare(const http::Request& request, con
     auth.raw_path = info.route.raw_path;
     auth.query = &info.route.query;
     auth.raw_query = info.route.raw_query;
-    auth.header = [&request](std::string_view name) { return HeaderOf(request, name); };
+    auth.header = [&request](std::string_view name) { return RequestHeader(request, name); };
     auth.remote_ip = context.remote_ip;
     auth.is_https = context.is_tls;
     auth.account = info.route.account.account;
@@ -352,7 +353,7 @@ std::optional<RequestInfo> Dispatcher::Prepare(const http::Request& request, con
 
 void Dispatcher::RenderTransportError(http::TransportError error, const http::Request& partial_request,
                                       http::Response& response) {
-  const std::string request_id = NewRequestId();
+  const std::string request_id = protocol::NewGuid();
   ApiError e = ApiError::InternalError();
   switch (error) {
     case http::TransportError::kBodyTooLarge: e = ApiError::RequestBodyTooLarge(); break;
@@ -363,7 +364,10 @@ void Dispatcher::RenderTransportError(http::TransportError error, const http::Re
     default: e = ApiError::InternalError(); break;
   }
   response.version(partial_request.version() == 0 ? 11 : partial_request.version());
-  WriteErrorRaw(request_id, HeaderOf(partial_request, "Accept"), e, response);
+  // Not logged here: a kInternalError means Handle() threw, which the session
+  // has logged with the exception on the "http" logger (the other cause, a
+  // dropped Completion, does not happen: every path of Handle() calls it).
+  WriteErrorRaw(request_id, RequestHeader(partial_request, "Accept"), e, response);
   SetCommonHeaders(partial_request, request_id, response);
 }
 

@@ -1,4 +1,5 @@
-// Get Entity and the six entity writes (spec §2.6-2.12).
+// Get Entity and the six entity writes (Learn: query-entities, insert-entity, update-entity2, merge-entity,
+// delete-entity1).
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,7 +22,7 @@ std::optional<std::string_view> OptionalHeader(const RequestInfo& info, std::str
   return info.Header(name);
 }
 
-// A service SAS may be limited to a key range (spec §8.3).
+// A service SAS may be limited to a key range (Learn: create-service-sas).
 bool KeyAllowed(const RequestInfo& info, std::string_view pk, std::string_view rk) {
   if (info.grant.kind != AuthGrant::Kind::kServiceSas) return true;
   return info.grant.InRange(pk, rk);
@@ -60,7 +61,8 @@ void HandleEntityWrite(const ApiContext& ctx, const RequestInfo& info, http::Res
   protocol::MetadataLevel level = protocol::MetadataLevel::kMinimalMetadata;
   protocol::PreferReturn prefer = protocol::PreferReturn::kNone;
   if (is_insert) {
-    // Only inserts have a body to negotiate and honour Prefer (spec §2.0.4).
+    // Only inserts have a body to negotiate and honour Prefer (Learn:
+    // setting-the-prefer-header-to-manage-response-echo-on-insert-operations).
     auto negotiated = protocol::NegotiateMetadata(info.Query("$format"), info.Header("Accept"));
     if (!negotiated.ok()) return WriteError(info, negotiated.error(), response);
     level = *negotiated;

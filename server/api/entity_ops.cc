@@ -33,7 +33,7 @@ protocol::ApiResult<model::WriteOp> BuildWriteOp(const EntityOpRequest& req) {
     case Operation::kDeleteEntity: op.kind = model::WriteKind::kDelete; break;
     default: return ApiError::InternalError();
   }
-  // Spec §5: If-None-Match is not supported on writes.
+  // Learn: update-entity2: If-None-Match is not supported on writes.
   if (req.if_none_match) {
     return ApiError::InvalidInput("If-None-Match HTTP header cannot be specified for update operations.");
   }
@@ -66,7 +66,7 @@ protocol::ApiResult<model::WriteOp> BuildWriteOp(const EntityOpRequest& req) {
   if (!parsed.ok()) return parsed.error();
   op.entity = std::move(parsed->entity);
   if (req.url_key) {
-    // URL keys win; a body key that differs is a client error (spec §2.8).
+    // URL keys win; a body key that differs is a client error (Learn: update-entity2).
     if ((parsed->has_partition_key && op.entity.partition_key != req.url_key->partition_key) ||
         (parsed->has_row_key && op.entity.row_key != req.url_key->row_key)) {
       return ApiError::InvalidInput();

@@ -1,7 +1,7 @@
-// The per-operation logic shared by top-level entity requests and $batch
-// sub-requests, so both apply exactly the same validation (spec §2.7-2.12,
-// §5, §6): "request parts -> validated model::WriteOp" and
-// "successful write -> status, headers, body".
+// The per-operation logic shared by top-level entity requests and $batch sub-requests, so both apply exactly the same
+// validation (Learn: insert-entity, update-entity2, merge-entity, delete-entity1,
+// performing-entity-group-transactions): "request parts -> validated model::WriteOp" and "successful write -> status,
+// headers, body".
 #pragma once
 
 #include <cstdint>

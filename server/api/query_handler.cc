@@ -1,4 +1,4 @@
-// Query Entities (spec §2.5): $filter, $select, $top, continuation.
+// Query Entities (Learn: query-entities): $filter, $select, $top, continuation.
 #include <algorithm>
 #include <chrono>
 #include <memory>

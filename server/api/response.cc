@@ -1,10 +1,13 @@
 #include "server/api/response.h"
 
+#include <spdlog/spdlog.h>
+
 #include <boost/beast/http/field.hpp>
 #include <cstdio>
-#include <random>
+#include <memory>
 
 #include "protocol/error_body.h"
+#include "protocol/operation.h"
 #include "storage/model/datetime.h"
 
 namespace tablestone::api {
@@ -12,7 +15,27 @@ namespace http_ns = boost::beast::http;
 
 namespace {
 std::string_view ToView(boost::beast::string_view v) { return std::string_view(v.data(), v.size()); }
+
+std::shared_ptr<spdlog::logger> ApiLog() {
+  auto logger = spdlog::get("api");
+  return logger ? logger : spdlog::default_logger();
+}
+
+std::string_view CauseOf(const protocol::ApiError& error) {
+  return error.cause.empty() ? std::string_view(error.message) : std::string_view(error.cause);
+}
 }  // namespace
+
+void LogServerError(const RequestInfo& info, const protocol::ApiError& error) {
+  if (error.http_status != 500) return;
+  ApiLog()->error("500 {} on {}/{} (request {}): {}: {}", protocol::OperationName(info.route.operation),
+                  info.account(), info.route.resource.table, info.request_id, error.code, CauseOf(error));
+}
+
+void LogServerError(std::string_view request_id, std::string_view context, const protocol::ApiError& error) {
+  if (error.http_status != 500) return;
+  ApiLog()->error("500 {} (request {}): {}: {}", context, request_id, error.code, CauseOf(error));
+}
 
 void WriteErrorRaw(std::string_view request_id, std::string_view accept, const protocol::ApiError& error,
                    http::Response& response, bool xml) {
@@ -39,6 +62,7 @@ void WriteError(const RequestInfo& info, const protocol::ApiError& error, http::
   const std::string* format = info.Query("$format");
   std::string accept_for_error(accept);
   if (format != nullptr) accept_for_error = *format;
+  LogServerError(info, error);
   WriteErrorRaw(info.request_id, accept_for_error, error, response, xml);
 }
 
@@ -93,31 +117,6 @@ void SetCommonHeaders(const http::Request& request, std::string_view request_id,
   if (auto client_id = FindRequestHeader(request, "x-ms-client-request-id")) {
     response.insert("x-ms-client-request-id", *client_id);
   }
-}
-
-std::string NewRequestId() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  uint64_t a = rng();
-  uint64_t b = rng();
-  a = (a & 0xFFFFFFFFFFFF0FFFull) | 0x0000000000004000ull;  // version 4
-  b = (b & 0x3FFFFFFFFFFFFFFFull) | 0x8000000000000000ull;  // variant 1
-  // Hex digits written directly: snprintf was ~2% of a point GET.
-  static constexpr char kHex[] = "0123456789abcdef";
-  char buf[36];
-  char* p = buf;
-  auto put = [&p](uint64_t v, int digits) {
-    for (int i = digits - 1; i >= 0; --i) *p++ = kHex[(v >> (4 * i)) & 0xF];
-  };
-  put(a >> 32, 8);
-  *p++ = '-';
-  put((a >> 16) & 0xFFFF, 4);
-  *p++ = '-';
-  put(a & 0xFFFF, 4);
-  *p++ = '-';
-  put(b >> 48, 4);
-  *p++ = '-';
-  put(b & 0xFFFFFFFFFFFFull, 12);
-  return std::string(buf, sizeof buf);
 }
 
 }  // namespace tablestone::api

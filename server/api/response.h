@@ -1,5 +1,5 @@
 // Response building blocks shared by every handler, so headers and error
-// bodies look the same everywhere (spec §2.0.3, §7.1).
+// bodies look the same everywhere (Learn: query-entities, table-service-error-codes).
 #pragma once
 
 #include <string>
@@ -17,11 +17,22 @@ inline constexpr std::string_view kServerHeader = "Tablestone-Table/0.1 (Windows
 // Error response: status, x-ms-error-code and the body from protocol/error_body
 // (JSON, or the OData XML shape when `xml`). The JSON Content-Type follows the
 // negotiated metadata level (minimal when negotiation itself failed).
+// A 500 is logged here (LogServerError), so handlers only write the error.
 void WriteError(const RequestInfo& info, const protocol::ApiError& error, http::Response& response,
                 bool xml = false);
 // Same without a routed request (transport errors, version/route failures).
+// It does not log: its caller logs a 500 with what it knows (LogServerError),
+// or leaves it to the HTTP layer that already logged the cause.
 void WriteErrorRaw(std::string_view request_id, std::string_view accept, const protocol::ApiError& error,
                    http::Response& response, bool xml = false);
+
+// The one log line of a 500 answer, on the "api" logger: operation, account/
+// table, request id and the cause (error.cause, else its message). Does
+// nothing for any other status, so callers need not check. Every path that
+// answers 500 calls it exactly once: WriteError, the batch failure part, and
+// the dispatcher's answers outside a handler.
+void LogServerError(const RequestInfo& info, const protocol::ApiError& error);
+void LogServerError(std::string_view request_id, std::string_view context, const protocol::ApiError& error);
 
 // 200/201 JSON body with the OData Content-Type, nosniff, no-cache and
 // DataServiceVersion 3.0.
@@ -33,8 +44,5 @@ void WriteNoContent(http::Response& response, std::string_view data_service_vers
 // Adds x-ms-request-id, x-ms-version, Date, Server, x-ms-client-request-id echo.
 // Called once per response, which must not carry these headers yet.
 void SetCommonHeaders(const http::Request& request, std::string_view request_id, http::Response& response);
-
-// A fresh random GUID ("xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx").
-std::string NewRequestId();
 
 }  // namespace tablestone::api

@@ -1,6 +1,6 @@
-// Get/Set Table ACL (spec §9.2), Get/Set Table Service Properties (§9.1),
-// Get Table Service Stats (§9.4), CORS preflight and actual-request headers
-// (§9.3).
+// Get/Set Table ACL (Learn: set-table-acl), Get/Set Table Service Properties (Learn: set-table-service-properties),
+// Get Table Service Stats (Learn: get-table-service-stats), CORS preflight and actual-request headers
+// (Learn: cross-origin-resource-sharing--cors--support-for-the-azure-storage-services).
 #include "server/api/service_handlers.h"
 
 #include <mutex>
@@ -78,12 +78,6 @@ std::vector<protocol::AclEntry> ToEntries(const std::vector<pxml::SignedIdentifi
   return out;
 }
 
-std::string_view HeaderOf(const http::Request& request, std::string_view name) {
-  auto it = request.find(boost::beast::string_view(name.data(), name.size()));
-  if (it == request.end()) return {};
-  return std::string_view(it->value().data(), it->value().size());
-}
-
 }  // namespace
 
 ApiResult<pxml::ServiceProperties> LoadServiceProperties(storage::Engine& engine, std::string_view account) {
@@ -139,7 +133,7 @@ void HandleSetServiceProperties(const ApiContext& ctx, const RequestInfo& info, 
 }
 
 void HandleGetServiceStats(const ApiContext&, const RequestInfo& info, http::Response& response) {
-  // Only the secondary endpoint answers stats (spec §9.4).
+  // Only the secondary endpoint answers stats (Learn: get-table-service-stats).
   if (!info.route.account.secondary) {
     return WriteXmlError(info, ApiError::InvalidQueryParameterValue(), response);
   }
@@ -164,7 +158,7 @@ void HandlePreflight(const ApiContext& ctx, const RequestInfo& info, http::Respo
 
 void ApplyCorsHeaders(storage::Engine& engine, std::string_view account, const http::Request& request,
                       http::Response& response) {
-  std::string_view origin = HeaderOf(request, "Origin");
+  std::string_view origin = RequestHeader(request, "Origin");
   if (origin.empty()) return;
   auto properties = LoadServiceProperties(engine, account);
   if (!properties.ok()) return;

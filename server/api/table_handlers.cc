@@ -1,4 +1,4 @@
-// Query Tables, Create Table, Delete Table, Get Table (spec §2.1-2.4).
+// Query Tables, Create Table, Delete Table, Get Table (Learn: query-tables, create-table, delete-table).
 #include <optional>
 #include <string>
 #include <vector>
@@ -70,7 +70,8 @@ void HandleCreateTable(const ApiContext& ctx, const RequestInfo& info, http::Res
   } else {
     WriteJson(response, 201, *level,
               protocol::WriteTableEntry(created->name, info.base_url, info.account(), *level));
-    // Spec §2.0.4: Preference-Applied only when the request had Prefer.
+    // Learn: setting-the-prefer-header-to-manage-response-echo-on-insert-operations: Preference-Applied only when the
+    // request had Prefer.
     if (prefer_sent && prefer == protocol::PreferReturn::kReturnContent) {
       response.set("Preference-Applied", "return-content");
     }
@@ -82,7 +83,7 @@ void HandleCreateTable(const ApiContext& ctx, const RequestInfo& info, http::Res
 void HandleDeleteTable(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
   Status st = ctx.engine.DeleteTable(info.account(), info.route.resource.table);
   if (!st.ok()) {
-    // Spec §2.3: a missing table answers ResourceNotFound (not TableNotFound).
+    // Learn: delete-table: a missing table answers ResourceNotFound (not TableNotFound).
     if (st.code() == StatusCode::kTableNotFound || st.code() == StatusCode::kNotFound) {
       return WriteError(info, ApiError::ResourceNotFound(), response);
     }

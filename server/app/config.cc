@@ -3,7 +3,6 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -12,18 +11,13 @@
 
 #include "protocol/base64.h"
 #include "server/app/settings.h"
+#include "storage/model/ascii.h"
 
 extern char** environ;
 
 namespace tablestone::app {
 namespace internal {
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // "localhost" is accepted for convenience (Azurite rigs pass it); anything
 // else must be an IP literal, because the listener binds exactly one address.
@@ -190,7 +184,7 @@ std::vector<Setting> BuildSettings() {
 
 bool CheckString(const Setting& setting, std::string text, Value* value, std::string* why) {
   if (setting.kind == Kind::kChoice) {
-    std::string lowered = Lower(text);
+    std::string lowered = model::ToAsciiLower(text);
     std::string_view rest = setting.choices;
     while (!rest.empty()) {
       size_t bar = rest.find('|');
@@ -257,7 +251,7 @@ bool ParseText(const Setting& setting, std::string_view text, Value* value, std:
     case Kind::kChoice:
       return CheckString(setting, std::string(text), value, why);
     case Kind::kBool: {
-      std::string lowered = Lower(text);
+      std::string lowered = model::ToAsciiLower(text);
       if (lowered == "true" || lowered == "1" || lowered == "yes" || lowered == "on") {
         *value = true;
         return true;

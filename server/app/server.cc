@@ -2,8 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
-#include <cctype>
 #include <chrono>
 
 #include "server/api/api_handler.h"
@@ -18,12 +16,6 @@ std::shared_ptr<spdlog::logger> AppLog() {
   return logger ? logger : spdlog::default_logger();
 }
 
-bool LooksLikeLockError(const std::string& message) {
-  std::string lower(message);
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  return lower.find("lock") != std::string::npos;
-}
-
 }  // namespace
 
 Server::Server(Config config) : config_(std::move(config)) {}
@@ -34,13 +26,9 @@ bool Server::Start(std::string* error) {
   auto begin = std::chrono::steady_clock::now();
   auto engine = storage::Engine::Open(config_.ToEngineOptions());
   if (!engine.ok()) {
-    const std::string& message = engine.status().message();
-    if (!config_.in_memory && LooksLikeLockError(message)) {
-      // The storage layer may already have phrased it for operators.
-      *error = message.find("in use") != std::string::npos
-                   ? message
-                   : "data directory '" + config_.location +
-                         "' is in use by another process (is another tablestone running?): " + message;
+    if (engine.status().code() == StatusCode::kDataDirLocked) {
+      // The storage layer phrased it for operators (names the directory).
+      *error = engine.status().message() + " (is another tablestone running?)";
     } else {
       *error = "cannot open data directory '" + (config_.in_memory ? std::string("(in memory)") : config_.location) +
                "': " + engine.status().ToString();

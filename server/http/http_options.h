@@ -19,7 +19,8 @@ struct HttpOptions {
 
   // I/O threads running the io_context. 0 = DefaultThreadCount() (listener.h):
   // the CPUs the process may run on.
-  // Request handlers run on these threads (the handler interface is synchronous).
+  // RequestHandler::Handle is called on these threads and must not block them
+  // (it completes asynchronously, handler.h).
   int threads = 0;
 
   // Bytes of request line + headers. 16 KiB: Beast's default of 8 KiB is tight

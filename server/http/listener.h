@@ -4,12 +4,18 @@
 //
 // Threading: one io_context per I/O thread, each run by exactly that thread;
 // accepted connections are dealt round-robin over them. A connection's
-// handlers therefore never run concurrently (its io_context is its strand)
-// and no two threads share a reactor, a scheduler queue or a lock on the hot
-// path. Measured on 2 cores against a bare Beast server (bench/floor_server),
+// session code therefore never runs concurrently (its io_context is its
+// strand) and no two threads share a reactor, a scheduler queue or a lock on
+// the hot path. Measured on 2 cores against a bare Beast server (bench/floor_server),
 // this layout scaled to the second thread where a single io_context run by
-// two threads (with a strand per connection) did not. The price: a handler
-// that blocks (RocksDB) delays the other connections of its thread only.
+// two threads (with a strand per connection) did not. The handler is
+// asynchronous (RequestHandler::Handle(request, context, Completion), see
+// handler.h): the session hands a request over and writes the response when
+// the Completion is called, possibly from another thread, in which case it is
+// posted back to the connection's io_context. The API handler answers point
+// reads inline and runs scans, writes and log syncs on the storage engine's
+// executor, so a slow request does not hold up the other connections of its
+// I/O thread.
 //
 // Each connection gets TCP_NODELAY. When the process is out of descriptors or
 // memory (EMFILE, ENFILE, ENOBUFS, ENOMEM) accepting backs off exponentially

@@ -1,6 +1,6 @@
 // ETags are derived from the entity Timestamp, exactly as the service forms them:
 //   W/"datetime'2021-06-09T01%3A17%3A08.3795894Z'"
-// (trimmed 7-digit time, ':' percent-encoded). See spec §5.
+// (trimmed 7-digit time, ':' percent-encoded). See Learn: update-entity2
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // The Table service's documented limits as named constants, plus the
-// service's entity-size formula. Sources: ../shared/table-api-spec.md §3.4.
+// service's entity-size formula. Source: Learn: understanding-the-table-service-data-model.
 #pragma once
 
 #include <cstddef>
@@ -17,8 +17,8 @@ inline constexpr size_t kMaxPropertyNameLength = 255;
 // String values: 64 KiB as UTF-16, i.e. 32,768 code units.
 inline constexpr size_t kMaxStringUtf16Units = 32'768;
 inline constexpr size_t kMaxBinaryBytes = 65'536;
-// PartitionKey/RowKey: 1 KiB; we count UTF-16 code units (spec §3.3, recorded in
-// docs/compatibility.md).
+// PartitionKey/RowKey: 1 KiB; we count UTF-16 code units (Learn: understanding-the-table-service-data-model, recorded
+// in docs/compatibility.md).
 inline constexpr size_t kMaxKeyUtf16Units = 1'024;
 inline constexpr size_t kMaxEntityBytes = 1 << 20;
 inline constexpr size_t kMaxBatchOperations = 100;

@@ -17,6 +17,7 @@ std::string_view StatusCodeName(StatusCode code) {
     case StatusCode::kIoError: return "IoError";
     case StatusCode::kNoSpace: return "NoSpace";
     case StatusCode::kReadOnly: return "ReadOnly";
+    case StatusCode::kDataDirLocked: return "DataDirLocked";
     case StatusCode::kBusy: return "Busy";
     case StatusCode::kTimedOut: return "TimedOut";
     case StatusCode::kShuttingDown: return "ShuttingDown";

@@ -1,9 +1,12 @@
 // Status and StatusOr: the error vocabulary inside tablestone (model, storage).
 //
 // Contract: a Status is a code plus a human-readable message. It is cheap to
-// copy when OK. Code values are the *kinds* of failure the engine can report;
-// server/api maps each one to exactly one Azure error (protocol/api_error.h,
-// FromStatus) so the mapping lives in one place.
+// copy when OK. Code values are the *kinds* of failure the engine can report,
+// and callers branch on the code, never on the message text (which is for
+// logs and may change). protocol/api_error.cc FromStatus maps each code to
+// exactly one Azure error, so the mapping lives in one place; the message of a
+// 5xx-class code reaches only the log (ApiError::cause), never the client.
+// operator== compares codes only.
 #pragma once
 
 #include <cassert>
@@ -28,6 +31,7 @@ enum class StatusCode : unsigned char {
   kIoError,             // RocksDB/file system failure
   kNoSpace,             // disk full
   kReadOnly,            // data dir cannot be written
+  kDataDirLocked,       // another process holds the data directory's lock file
   kBusy,                // transient contention; retry
   kTimedOut,
   kShuttingDown,
@@ -59,6 +63,7 @@ class [[nodiscard]] Status {
   static Status IoError(std::string m = {}) { return {StatusCode::kIoError, std::move(m)}; }
   static Status NoSpace(std::string m = {}) { return {StatusCode::kNoSpace, std::move(m)}; }
   static Status ReadOnly(std::string m = {}) { return {StatusCode::kReadOnly, std::move(m)}; }
+  static Status DataDirLocked(std::string m = {}) { return {StatusCode::kDataDirLocked, std::move(m)}; }
   static Status Busy(std::string m = {}) { return {StatusCode::kBusy, std::move(m)}; }
   static Status TimedOut(std::string m = {}) { return {StatusCode::kTimedOut, std::move(m)}; }
   static Status ShuttingDown(std::string m = {}) { return {StatusCode::kShuttingDown, std::move(m)}; }

@@ -9,7 +9,7 @@
 
 namespace tablestone::model {
 
-// REST operation names (spec §2.7-2.12).
+// REST operation names (Learn: insert-entity, update-entity2, merge-entity, delete-entity1).
 enum class WriteKind : uint8_t {
   kInsert,           // POST: fails with AlreadyExists if present
   kUpdate,           // PUT with If-Match: replace; NotFound if missing

@@ -3,7 +3,7 @@
 // Feeds arbitrary bytes to the entity parser, the Create Table body parser and
 // the body-key validator. Beyond "no crash": an accepted entity has at most
 // 255 custom properties with unique names and valid UTF-8 keys, since those
-// are limits the parser promises to enforce (spec §3).
+// are limits the parser promises to enforce (Learn: understanding-the-table-service-data-model).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

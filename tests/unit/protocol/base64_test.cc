@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "protocol/api_error.h"
+#include "protocol/error_body.h"
 
 namespace tablestone::protocol {
 namespace {
@@ -40,9 +41,13 @@ TEST(ApiErrorTest, MapsEngineStatusToServiceErrors) {
   EXPECT_EQ(FromStatus(Status::IoError("disk")).http_status, 500);
 }
 
-TEST(ApiErrorTest, BatchIndexPrefix) {
-  EXPECT_EQ(ApiError::EntityAlreadyExists().WithBatchIndex(37).message,
-            "37:The specified entity already exists.");
+TEST(ApiErrorTest, BatchIndexIsAFieldTheRendererPrefixes) {
+  ApiError indexed = ApiError::EntityAlreadyExists().WithBatchIndex(37);
+  EXPECT_EQ(indexed.failed_index, 37u);
+  EXPECT_EQ(indexed.message, "The specified entity already exists.");
+  EXPECT_FALSE(ApiError::EntityAlreadyExists().failed_index.has_value());
+  EXPECT_EQ(ErrorMessageText(indexed, "rid", 0).rfind("37:The specified entity already exists.\nRequestId:rid", 0), 0u);
+  EXPECT_EQ(ErrorMessageText(ApiError::EntityAlreadyExists(), "rid", 0).rfind("The specified", 0), 0u);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 target_sources(unit_protocol PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/acl_blob_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/error_body_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/guid_ascii_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/odata_json_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/odata_writer_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/request_options_test.cc

@@ -1,4 +1,4 @@
-// Evaluator: the service's comparison semantics (spec §4.3): widening,
+// Evaluator: the service's comparison semantics (Learn: querying-tables-and-entities): widening,
 // the type-mismatch truth table, missing properties, ordinal strings,
 // DateTime, Guid, Binary, Boolean, bare properties, Query Tables.
 #include "protocol/filter/evaluator.h"
@@ -159,7 +159,7 @@ INSTANTIATE_TEST_SUITE_P(
                       EvalCase{"PartitionKey ge 'pk' and PartitionKey lt 'pl'", true},
                       EvalCase{"RowKey ne 'rk1'", false}));
 
-// The type-mismatch truth table (spec §4.3, pinned by the service's
+// The type-mismatch truth table (Learn: querying-tables-and-entities, pinned by the service's
 // comparison matrix): eq false, ne true, lt true, le true, gt false, ge false.
 struct MismatchCase {
   std::string property;

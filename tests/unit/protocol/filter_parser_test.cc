@@ -178,7 +178,7 @@ TEST_P(ParserErrorTest, RejectsWithServiceError) {
 INSTANTIATE_TEST_SUITE_P(
     ParserSyntaxErrors, ParserErrorTest,
     ::testing::Values(
-        // The service's recorded example (spec §4.2).
+        // The service's recorded example (Learn: querying-tables-and-entities).
         SyntaxCase("property1 eq 1'invalid'", 23),
         // Keywords are lower case only.
         SyntaxCase("a eq 1 AND b eq 2", 10), SyntaxCase("a Eq 1", 4), SyntaxCase("a eq 1 Or b eq 2", 9),

@@ -196,7 +196,8 @@ TEST(MultipartTest, HundredOperationsAllowedHundredAndOneRefused) {
   ASSERT_FALSE(too_many.ok());
   EXPECT_EQ(too_many.error().http_status, 400);
   EXPECT_EQ(too_many.error().code, "InvalidInput");
-  EXPECT_EQ(too_many.error().message, "99:The batch request operation exceeds the maximum 100 changes per change set.");
+  EXPECT_EQ(too_many.error().message, "The batch request operation exceeds the maximum 100 changes per change set.");
+  EXPECT_EQ(too_many.error().failed_index, 99u);
 }
 
 TEST(MultipartTest, ToleratesCaseBlankLinesAndLongerBoundaryLookalikes) {

@@ -38,7 +38,8 @@ TEST(ODataJsonTest, InfersUntypedValues) {
   EXPECT_EQ(e.Find("s")->value, model::EdmValue::String("x"));
   EXPECT_EQ(e.Find("b")->value, model::EdmValue::Boolean(true));
   EXPECT_EQ(e.Find("i")->value, model::EdmValue::Int32(42));
-  EXPECT_EQ(e.Find("big")->value.type, EdmType::kDouble);  // outside Int32 -> Double (spec §3.6)
+  // outside Int32 -> Double (Learn: payload-format-for-table-service-operations)
+  EXPECT_EQ(e.Find("big")->value.type, EdmType::kDouble);
   EXPECT_EQ(e.Find("d")->value, model::EdmValue::Double(1.5));
   EXPECT_EQ(e.Find("whole")->value.type, EdmType::kDouble);
   EXPECT_EQ(e.Find("n"), nullptr);

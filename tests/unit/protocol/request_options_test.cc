@@ -74,7 +74,7 @@ TEST(RequestOptionsTest, ContentTypes) {
 }
 
 TEST(ContinuationTest, RealServiceShapes) {
-  // Tokens recorded from the real service (spec §2.5.3).
+  // Tokens recorded from the real service (Learn: query-timeout-and-pagination).
   EXPECT_EQ(EncodeContinuation("listEntitiesTest"), "1!24!bGlzdEVudGl0aWVzVGVzdA--");
   EXPECT_EQ(EncodeContinuation("13"), "1!4!MTM-");
   EXPECT_EQ(EncodeContinuation("5"), "1!4!NQ--");

@@ -1,5 +1,5 @@
-// Engine::Scan: ordering (spec §2.5.2), key ranges, resume tokens and page
-// limits (§2.5.3), snapshot consistency.
+// Engine::Scan: ordering (Learn: query-entities), key ranges, resume tokens and page
+// limits (Learn: query-timeout-and-pagination), snapshot consistency.
 #include <algorithm>
 #include <chrono>
 #include <thread>

@@ -1,5 +1,6 @@
-// Engine::Write / GetEntity: every operation kind and condition (spec §2.7-2.12,
-// §5), batch atomicity (§6.2) and merge limits (§3.4).
+// Engine::Write / GetEntity: every operation kind and condition (Learn: insert-entity, update-entity2, merge-entity,
+// delete-entity1), batch atomicity (Learn: performing-entity-group-transactions) and merge
+// limits (Learn: understanding-the-table-service-data-model).
 #include <gtest/gtest.h>
 
 #include <filesystem>

@@ -162,7 +162,7 @@ TEST_F(BatchTest, AllOperationKindsCommitTogetherWithOneETag) {
     EXPECT_EQ(parts[i].headers["Content-ID"], std::to_string(i));
     EXPECT_EQ(parts[i].headers["X-Content-Type-Options"], "nosniff");
   }
-  // Every entity of a batch gets the same timestamp, hence ETag (spec §6).
+  // Every entity of a batch gets the same timestamp, hence ETag (Learn: performing-entity-group-transactions).
   const std::string shared = parts[0].headers["ETag"];
   EXPECT_EQ(shared.rfind("W/\"datetime'", 0), 0u);
   for (size_t i = 0; i < 7; ++i) EXPECT_EQ(parts[i].headers["ETag"], shared) << i;
@@ -500,7 +500,7 @@ TEST(BatchPlanTest, AuthorizerIsAskedPerOperationAndBlamesTheIndex) {
   ASSERT_TRUE(r.failure.has_value());
   EXPECT_EQ(r.failure->index, 1u);
   EXPECT_EQ(r.failure->error.http_status, 403);
-  EXPECT_EQ(r.failure->Indexed().message.rfind("1:", 0), 0u);
+  EXPECT_EQ(r.failure->Indexed().failed_index, 1u);
   EXPECT_EQ(seen, (std::vector<std::string>{"t/a", "t/b"}));
 
   PlanResult ok = PlanChangeset(ops, "/devstoreaccount1/", nullptr);

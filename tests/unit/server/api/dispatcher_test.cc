@@ -67,7 +67,8 @@ TEST_F(ApiTest, CreateTableBodyAndHeaders) {
   EXPECT_EQ(r.body(), "{\"odata.metadata\":\"http://127.0.0.1:10002/devstoreaccount1/$metadata#Tables/@Element\","
                       "\"TableName\":\"MyTable\"}");
   EXPECT_EQ(H(r, "Location"), "http://127.0.0.1:10002/devstoreaccount1/Tables('MyTable')");
-  EXPECT_EQ(H(r, "Preference-Applied"), "");  // no Prefer sent (spec §2.0.4)
+  // no Prefer sent (Learn: setting-the-prefer-header-to-manage-response-echo-on-insert-operations)
+  EXPECT_EQ(H(r, "Preference-Applied"), "");
 
   auto dup = Send("POST", "/Tables", R"({"TableName":"mytable"})", {{"Content-Type", "application/json"}});
   EXPECT_EQ(dup.result_int(), 409);

@@ -38,7 +38,7 @@ TEST_F(QueryApiTest, FilterAndSelect) {
   EXPECT_EQ(v[0]["n"], 18);
   EXPECT_FALSE(v[0].contains("PartitionKey"));
   EXPECT_EQ(J(r)["odata.metadata"], "http://127.0.0.1:10002/devstoreaccount1/$metadata#items&$select=n,RowKey");
-  // '+' in the query string is a space (spec §4.1).
+  // '+' in the query string is a space (Learn: querying-tables-and-entities).
   auto plus = Send("GET", "/items()?$filter=RowKey+eq+%2720%27");
   ASSERT_EQ(plus.result_int(), 200) << plus.body();
   EXPECT_EQ(J(plus)["value"].size(), 1u);

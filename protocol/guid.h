@@ -1,0 +1,14 @@
+// Random GUIDs: request ids (x-ms-request-id, error texts) and $batch
+// response boundaries. The one generator of the repository.
+#pragma once
+
+#include <string>
+
+namespace tablestone::protocol {
+
+// A fresh RFC 4122 version-4 GUID in lower case,
+// "xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx". Not for secrets: a per-thread
+// mt19937_64 seeded from std::random_device.
+std::string NewGuid();
+
+}  // namespace tablestone::protocol
