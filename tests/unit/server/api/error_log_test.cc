@@ -59,6 +59,7 @@ class FailingEngine : public storage::Engine {
   Status Submit(storage::WorkLane lane, storage::WorkExecutor::Task task) override {
     return inner_.Submit(lane, std::move(task));
   }
+  bool CanWriteWithoutWaiting() override { return inner_.CanWriteWithoutWaiting(); }
   void AwaitDurable(std::function<void(Status)> done) override { inner_.AwaitDurable(std::move(done)); }
   uint64_t VisibleMark() override { return inner_.VisibleMark(); }
   uint64_t DurableMark() override { return inner_.DurableMark(); }
