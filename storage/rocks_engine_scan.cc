@@ -174,8 +174,8 @@ struct ScanPartition {
 
 void EnterPartition(uint64_t table_id, std::string_view partition_key, size_t stripe, ScanPartition* part) {
   part->partition_key.assign(partition_key);
-  part->prefix = PartitionStart(table_id, partition_key);
-  part->end = PartitionEnd(table_id, partition_key);
+  PartitionStart(table_id, partition_key, &part->prefix);
+  PartitionEnd(table_id, partition_key, &part->end);
   part->stripe = stripe;
   part->builder.reset();
   part->undecided = false;
