@@ -195,15 +195,26 @@ std::string TableStart(uint64_t table_id) {
 std::string TableEnd(uint64_t table_id) { return TableStart(table_id + 1); }
 
 std::string PartitionStart(uint64_t table_id, std::string_view pk) {
-  std::string out = TableStart(table_id);
-  AppendKeyComponent(pk, &out);  // ends with 00 01: the first row key byte follows
+  std::string out;
+  PartitionStart(table_id, pk, &out);
   return out;
 }
 
+void PartitionStart(uint64_t table_id, std::string_view pk, std::string* out) {
+  out->clear();
+  AppendTableId(table_id, out);
+  AppendKeyComponent(pk, out);  // ends with 00 01: the first row key byte follows
+}
+
 std::string PartitionEnd(uint64_t table_id, std::string_view pk) {
-  std::string out = PartitionStart(table_id, pk);
-  out.back() = '\x02';  // 00 02: above every 00 01 <row>, below 00 FE/00 FF and any byte >= 01
+  std::string out;
+  PartitionEnd(table_id, pk, &out);
   return out;
+}
+
+void PartitionEnd(uint64_t table_id, std::string_view pk, std::string* out) {
+  PartitionStart(table_id, pk, out);
+  out->back() = '\x02';  // 00 02: above every 00 01 <row>, below 00 FE/00 FF and any byte >= 01
 }
 
 std::string KeySuccessor(std::string_view key) {

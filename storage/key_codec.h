@@ -53,6 +53,10 @@ std::string TableEnd(uint64_t table_id);
 std::string PartitionStart(uint64_t table_id, std::string_view partition_key);
 // Exclusive upper bound just after the last row of partition `pk`.
 std::string PartitionEnd(uint64_t table_id, std::string_view partition_key);
+// The same into *out (replaced, its capacity reused): a scan enters a new
+// partition per row on a table of one-row partitions.
+void PartitionStart(uint64_t table_id, std::string_view partition_key, std::string* out);
+void PartitionEnd(uint64_t table_id, std::string_view partition_key, std::string* out);
 // Smallest key strictly greater than `key` (key + 0x00).
 std::string KeySuccessor(std::string_view key);
 

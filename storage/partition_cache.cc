@@ -125,7 +125,9 @@ std::shared_ptr<const CachedPartition> PartitionBuilder::Finish(std::string next
 }
 
 PartitionCache::PartitionCache(size_t capacity_bytes, size_t stripe_count)
-    : capacity_bytes_(capacity_bytes), stamps_(std::make_unique<std::atomic<uint64_t>[]>(stripe_count)) {}
+    : capacity_bytes_(capacity_bytes),
+      stamps_(std::make_unique<std::atomic<uint64_t>[]>(stripe_count)),
+      entries_per_stripe_(std::make_unique<std::atomic<uint32_t>[]>(stripe_count)) {}
 
 std::string PartitionCache::CacheKey(uint64_t table_id, std::string_view partition_key) {
   std::string key(reinterpret_cast<const char*>(&table_id), sizeof table_id);
@@ -135,12 +137,14 @@ std::string PartitionCache::CacheKey(uint64_t table_id, std::string_view partiti
 
 void PartitionCache::EraseLocked(std::list<Entry>::iterator it) {
   total_bytes_ -= it->partition->memory_bytes;
+  entries_per_stripe_[it->stripe].fetch_sub(1, std::memory_order_relaxed);
   index_.erase(it->key);
   lru_.erase(it);
 }
 
 std::shared_ptr<const CachedPartition> PartitionCache::Lookup(uint64_t table_id, std::string_view partition_key,
                                                               size_t stripe, uint64_t g0) {
+  if (entries_per_stripe_[stripe].load(std::memory_order_relaxed) == 0) return nullptr;
   const std::string key = CacheKey(table_id, partition_key);
   std::lock_guard lock(mu_);
   auto found = index_.find(key);
@@ -201,7 +205,8 @@ void PartitionCache::Insert(uint64_t table_id, std::string_view partition_key, s
     return;
   }
   total_bytes_ += entry->memory_bytes;
-  lru_.push_front(Entry{key, table_id, stamp, use_clock_.fetch_add(1) + 1, std::move(entry)});
+  lru_.push_front(Entry{key, table_id, stripe, stamp, use_clock_.fetch_add(1) + 1, std::move(entry)});
+  entries_per_stripe_[stripe].fetch_add(1, std::memory_order_relaxed);
   index_.emplace(std::move(key), lru_.begin());
   while (total_bytes_ > capacity_bytes_) EraseLocked(std::prev(lru_.end()));
 }

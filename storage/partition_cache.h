@@ -151,7 +151,10 @@ class PartitionCache {
   }
 
   // The valid entry of (table_id, partition_key) usable by a scan with `g0`,
-  // or null. Drops the entry if a write invalidated it.
+  // or null. Drops the entry if a write invalidated it. Takes no lock and
+  // allocates nothing when the stripe holds no entry (the common answer for
+  // the many small partitions of a GUID- or user-id-keyed table, which are
+  // never cached: docs/benchmarks.md, "One-row partitions").
   std::shared_ptr<const CachedPartition> Lookup(uint64_t table_id, std::string_view partition_key, size_t stripe,
                                                 uint64_t g0);
   // Adds (or replaces) the entry built from a snapshot taken after `g0` was
@@ -171,6 +174,7 @@ class PartitionCache {
   struct Entry {
     std::string key;
     uint64_t table_id = 0;
+    size_t stripe = 0;
     uint64_t stamp = 0;
     uint64_t last_use = 0;  // use_clock_ at the last hit or insert
     std::shared_ptr<const CachedPartition> partition;
@@ -184,6 +188,10 @@ class PartitionCache {
   const size_t capacity_bytes_;
   std::atomic<uint64_t> sequence_{0};
   std::unique_ptr<std::atomic<uint64_t>[]> stamps_;
+  // Entries per stripe, changed under mu_, read without it by Lookup: zero
+  // proves a miss. A stale read only turns a hit into a miss or takes the
+  // lock for nothing, both harmless (a miss reads RocksDB).
+  std::unique_ptr<std::atomic<uint32_t>[]> entries_per_stripe_;
 
   mutable std::mutex mu_;
   std::list<Entry> lru_;  // most recently used first; guarded by mu_

@@ -175,14 +175,41 @@ struct ScanPartition {
   std::string end;     // PartitionEnd(table, partition_key)
   size_t stripe = 0;
   std::optional<PartitionBuilder> builder;
+  // Entered at its first row, admission not asked yet: ShouldBuild takes the
+  // cache's lock, so it waits for the partition's second row (a one-row
+  // partition is never cached, kMinCachedRows). first_key/first_value keep
+  // that first row for the builder (buffers reused across partitions).
+  bool undecided = false;
+  std::string first_key;
+  std::string first_value;
 };
 
 void EnterPartition(uint64_t table_id, std::string_view partition_key, size_t stripe, ScanPartition* part) {
   part->partition_key.assign(partition_key);
-  part->prefix = PartitionStart(table_id, partition_key);
-  part->end = PartitionEnd(table_id, partition_key);
+  PartitionStart(table_id, partition_key, &part->prefix);
+  PartitionEnd(table_id, partition_key, &part->end);
   part->stripe = stripe;
   part->builder.reset();
+  part->undecided = false;
+}
+
+// Asks the cache's admission (ShouldBuild) for an undecided partition and, if
+// admitted, starts its builder, with the saved first row when
+// `add_first_row` (false when the iterator is still at that row).
+Status DecideBuild(PartitionCache* cache, uint64_t table_id, uint64_t use_clock, bool add_first_row,
+                   ScanPartition* part) {
+  part->undecided = false;
+  if (!cache->ShouldBuild(table_id, part->partition_key, part->stripe, use_clock)) return Status::Ok();
+  part->builder.emplace(part->prefix, part->partition_key);
+  if (!add_first_row) return Status::Ok();
+  model::Entity first;
+  uint64_t row_table = 0;
+  if (!DecodeEntityKey(part->first_key, &row_table, &first.partition_key, &first.row_key)) {
+    return Status::Corruption("entity key is malformed");
+  }
+  TABLESTONE_RETURN_IF_ERROR(DecodeEntityValue(part->first_value, &first));
+  part->builder->Add(std::string_view(part->first_key).substr(part->prefix.size()), first, part->first_value);
+  return Status::Ok();
 }
 
 void AddToBuilder(const PartitionCache& cache, std::string_view key, const model::Entity& row,
@@ -349,14 +376,20 @@ StatusOr<model::ScanResult> RocksEngine::Scan(const TableInfo& table, const mode
           continue;
         }
         // Only a partition entered at its first row can be cached whole.
-        if (std::string_view(lower) <= std::string_view(part.prefix) &&
-            scan_cache_->ShouldBuild(table.id, part.partition_key, part.stripe, clocks.use)) {
-          part.builder.emplace(part.prefix, part.partition_key);
+        if (std::string_view(lower) <= std::string_view(part.prefix)) {
+          part.undecided = true;
+          part.first_key.assign(k);
+          part.first_value.assign(View(it->value()));
         }
+      } else if (part.undecided) {  // the partition's second row
+        TABLESTONE_RETURN_IF_ERROR(DecideBuild(scan_cache_.get(), table.id, clocks.use, true, &part));
       }
       if (!page.Admit()) {
         result.next = model::EntityKey{row.partition_key, row.row_key};
         // Finish reading the partition for the cache, unless time is up.
+        if (part.undecided && !page.deadline_passed()) {
+          TABLESTONE_RETURN_IF_ERROR(DecideBuild(scan_cache_.get(), table.id, clocks.use, k != part.first_key, &part));
+        }
         if (part.builder && !page.deadline_passed()) {
           TABLESTONE_RETURN_IF_ERROR(DrainIntoBuilder(scan_cache_.get(), table.id, clocks, it.get(), upper, spec, &result, &row, &part));
         }

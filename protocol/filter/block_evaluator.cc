@@ -4,6 +4,7 @@
 #include <string_view>
 #include <vector>
 
+#include "protocol/filter/comparison.h"
 #include "protocol/filter/evaluator.h"
 #include "protocol/filter/ordinal.h"
 
@@ -51,40 +52,31 @@ ValueView ViewOf(const RowColumn& c, size_t row) {
 }
 
 // A column whose rows all have type `tag`, compared with `lit`: a tight loop
-// for the type pairs CompareValue orders by value; false when the pair needs
-// the general path (Guid, Binary, and type mismatches, whose answer is fixed).
+// for the pairs comparison.h orders by value, the fixed answer for a
+// mismatch; false when the pair needs the general path (Guid, Binary).
 bool CompareUniform(const RowColumn& c, EdmType tag, size_t begin, size_t n, CompareOp op,
                     const model::EdmValue& lit, uint8_t* out) {
   const int64_t* ints = c.ints.data() + (c.ints.empty() ? 0 : begin);
   const double* doubles = c.doubles.data() + (c.doubles.empty() ? 0 : begin);
-  auto int_at = [ints](size_t i) { return ints[i]; };
-  auto double_at = [doubles](size_t i) { return doubles[i]; };
-  switch (lit.type) {
-    case EdmType::kInt32:  // widens to an Int64 or Double property
-      if (tag == EdmType::kInt32 || tag == EdmType::kInt64) return CompareLoop(n, op, int_at, lit.int_value, out), true;
-      if (tag == EdmType::kDouble) return CompareLoop(n, op, double_at, static_cast<double>(lit.int_value), out), true;
-      return false;
-    case EdmType::kInt64:  // never compared with an Int32 property (mismatch)
-      if (tag == EdmType::kInt64) return CompareLoop(n, op, int_at, lit.int_value, out), true;
-      if (tag == EdmType::kDouble) return CompareLoop(n, op, double_at, static_cast<double>(lit.int_value), out), true;
-      return false;
-    case EdmType::kDouble:
-      if (tag == EdmType::kDouble) return CompareLoop(n, op, double_at, lit.double_value, out), true;
-      return false;
-    case EdmType::kDateTime:
-      if (tag == EdmType::kDateTime) return CompareLoop(n, op, int_at, lit.int_value, out), true;
-      return false;
-    case EdmType::kBoolean:
-      if (tag != EdmType::kBoolean) return false;
+  switch (Classify(tag, lit.type)) {
+    case CompareKind::kInt64:
+    case CompareKind::kDateTime:
+      CompareLoop(n, op, [ints](size_t i) { return ints[i]; }, lit.int_value, out);
+      return true;
+    case CompareKind::kDouble:
+      CompareLoop(n, op, [doubles](size_t i) { return doubles[i]; }, LiteralAsDouble(lit), out);
+      return true;
+    case CompareKind::kBoolean:
       CompareLoop(n, op, [ints](size_t i) { return ints[i] != 0; }, lit.int_value != 0, out);
       return true;
-    case EdmType::kString:
-      if (tag != EdmType::kString) return false;
+    case CompareKind::kString:
       CompareStrings(c.texts.data() + begin, n, op, lit.text, out);
       return true;
-    case EdmType::kGuid:
-    case EdmType::kBinary:
-      return false;
+    case CompareKind::kMismatch:  // every row has the property, with the wrong type
+      Fill(out, n, MismatchAnswer(op));
+      return true;
+    case CompareKind::kGuid:
+    case CompareKind::kBinary: return false;
   }
   return false;
 }
@@ -107,15 +99,17 @@ void Compare(const Node& node, const RowBlock& block, size_t begin, size_t n, ui
   switch (node.property.system) {
     case SystemProperty::kPartitionKey:  // one partition per block: one answer
       return Fill(out, n, CompareValue(ValueView::String(block.partition_key), node.op, lit));
-    case SystemProperty::kRowKey:
-      if (lit.type == EdmType::kString) return CompareStrings(block.row_keys.data() + begin, n, node.op, lit.text, out);
-      return Fill(out, n, CompareValue(ValueView::String({}), node.op, lit));  // type mismatch: fixed answer
-    case SystemProperty::kTimestamp: {
-      if (lit.type == EdmType::kDateTime) {
+    case SystemProperty::kRowKey:  // a String
+      if (Classify(EdmType::kString, lit.type) == CompareKind::kString) {
+        return CompareStrings(block.row_keys.data() + begin, n, node.op, lit.text, out);
+      }
+      return Fill(out, n, MismatchAnswer(node.op));
+    case SystemProperty::kTimestamp: {  // a DateTime
+      if (Classify(EdmType::kDateTime, lit.type) == CompareKind::kDateTime) {
         const int64_t* ts = block.timestamps.data() + begin;
         return CompareLoop(n, node.op, [ts](size_t i) { return ts[i]; }, lit.int_value, out);
       }
-      return Fill(out, n, CompareValue(ValueView::DateTime(0), node.op, lit));  // type mismatch: fixed answer
+      return Fill(out, n, MismatchAnswer(node.op));
     }
     case SystemProperty::kNone: break;
   }
@@ -181,49 +175,20 @@ bool RangeMayMatch(T lo, T hi, CompareOp op, T lit) {
 }
 
 // A comparison on a column every row of which either lacks the property or
-// has type c.value_tag. Mirrors CompareValue's dispatch on the literal's type.
+// has type c.value_tag, decided by comparison.h's table as CompareValue is.
 bool ColumnMayMatch(const RowColumn& c, CompareOp op, const model::EdmValue& lit) {
   if (c.value_tag == model::kMixedTag || c.value_tag == model::kAbsentTag) return true;
-  const EdmType tag = static_cast<EdmType>(c.value_tag);
-  enum class Kind { kInt, kDouble, kBool, kUnranged, kMismatch } kind = Kind::kMismatch;
-  double double_lit = 0;
-  switch (lit.type) {
-    case EdmType::kInt32:  // widens to an Int64 or Double property
-      if (tag == EdmType::kInt32 || tag == EdmType::kInt64) kind = Kind::kInt;
-      if (tag == EdmType::kDouble) kind = Kind::kDouble, double_lit = static_cast<double>(lit.int_value);
-      break;
-    case EdmType::kInt64:  // an Int32 property is a mismatch
-      if (tag == EdmType::kInt64) kind = Kind::kInt;
-      if (tag == EdmType::kDouble) kind = Kind::kDouble, double_lit = static_cast<double>(lit.int_value);
-      break;
-    case EdmType::kDouble:
-      if (tag == EdmType::kDouble) kind = Kind::kDouble, double_lit = lit.double_value;
-      break;
-    case EdmType::kDateTime:
-      if (tag == EdmType::kDateTime) kind = Kind::kInt;
-      break;
-    case EdmType::kBoolean:
-      if (tag == EdmType::kBoolean) kind = Kind::kBool;
-      break;
-    case EdmType::kString:
-    case EdmType::kGuid:
-    case EdmType::kBinary:
-      if (tag == lit.type) kind = Kind::kUnranged;
-      break;
-  }
-  switch (kind) {
-    case Kind::kMismatch: {
-      // Every present row gets the fixed mismatch answer, which CompareValue
-      // gives for any value of that type.
-      ValueView v;
-      v.type = tag;
-      return CompareValue(v, op, lit);
-    }
-    case Kind::kUnranged: return true;
-    case Kind::kInt: return !c.has_range || RangeMayMatch(c.min_int, c.max_int, op, lit.int_value);
-    case Kind::kBool:
+  switch (Classify(static_cast<EdmType>(c.value_tag), lit.type)) {
+    case CompareKind::kMismatch: return MismatchAnswer(op);  // every present row gets it
+    case CompareKind::kString:
+    case CompareKind::kGuid:
+    case CompareKind::kBinary: return true;  // no range kept
+    case CompareKind::kInt64:
+    case CompareKind::kDateTime: return !c.has_range || RangeMayMatch(c.min_int, c.max_int, op, lit.int_value);
+    case CompareKind::kBoolean:
       return !c.has_range || RangeMayMatch(c.min_int, c.max_int, op, int64_t{lit.int_value != 0 ? 1 : 0});
-    case Kind::kDouble: return !c.has_range || RangeMayMatch(c.min_double, c.max_double, op, double_lit);
+    case CompareKind::kDouble:
+      return !c.has_range || RangeMayMatch(c.min_double, c.max_double, op, LiteralAsDouble(lit));
   }
   return true;
 }

@@ -6,10 +6,11 @@
 // How: each comparison fills a byte mask (1 = true) for the rows; and/or/not
 // combine masks bytewise. A column whose rows all have the same type
 // (RowColumn::uniform_tag) is compared in a tight loop over its payload array
-// (ints, doubles or texts) with one switch on the literal's type and operator
-// outside the loop; a column of mixed types falls back to CompareValue per row.
-// The semantics (missing property, literal widening, mismatch answers, NaN,
-// ordinal strings, Guid case folding, system properties) are evaluator.h's;
+// (ints, doubles or texts), the pair of types classified once by
+// comparison.h's table and the operator chosen outside the loop; a column of
+// mixed types falls back to CompareValue per row. The type rules (literal
+// widening, mismatch answers, NaN, ordinal strings, Guid case folding) are
+// comparison.h's, the rest (missing property, system properties) evaluator.h's;
 // the equivalence is tested on random filters and rows
 // (tests/unit/protocol/filter_block_test.cc).
 //

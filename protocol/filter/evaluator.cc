@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "protocol/filter/comparison.h"
 #include "protocol/filter/ordinal.h"
 #include "storage/model/ascii.h"
 
@@ -9,20 +10,6 @@ namespace tablestone::protocol::filter {
 namespace {
 
 using model::EdmType;
-
-// The service's fixed answer when the literal's type does not match the
-// property's: as if the property sorted below the literal (Learn: querying-tables-and-entities).
-bool Mismatch(CompareOp op) {
-  switch (op) {
-    case CompareOp::kEq: return false;
-    case CompareOp::kNe: return true;
-    case CompareOp::kLt: return true;
-    case CompareOp::kLe: return true;
-    case CompareOp::kGt: return false;
-    case CompareOp::kGe: return false;
-  }
-  return false;
-}
 
 // Applies op to a three-way result (<0, 0, >0).
 bool FromOrder(CompareOp op, int c) {
@@ -132,39 +119,18 @@ bool Eval(const Ast& ast, int index, const Row& row) {
 }  // namespace
 
 bool CompareValue(const ValueView& p, CompareOp op, const model::EdmValue& lit) {
-  switch (lit.type) {
-    case EdmType::kString:
-      if (p.type != EdmType::kString) return Mismatch(op);
-      return FromOrder(op, CompareUtf16Ordinal(p.text, lit.text));
-    case EdmType::kInt32:
-      // Int32 literal widens to the Int64 or Double property.
-      if (p.type == EdmType::kInt32 || p.type == EdmType::kInt64) {
-        return FromOrder(op, Order(p.int_value, lit.int_value));
-      }
-      if (p.type == EdmType::kDouble) return CompareDouble(op, p.double_value, static_cast<double>(lit.int_value));
-      return Mismatch(op);
-    case EdmType::kInt64:
-      // Int64 literal vs Int32 property is a mismatch: only the literal widens.
-      if (p.type == EdmType::kInt64) return FromOrder(op, Order(p.int_value, lit.int_value));
-      if (p.type == EdmType::kDouble) return CompareDouble(op, p.double_value, static_cast<double>(lit.int_value));
-      return Mismatch(op);
-    case EdmType::kDouble:
-      if (p.type != EdmType::kDouble) return Mismatch(op);
-      return CompareDouble(op, p.double_value, lit.double_value);
-    case EdmType::kBoolean:
-      if (p.type != EdmType::kBoolean) return Mismatch(op);
-      return FromOrder(op, Order(p.int_value != 0, lit.int_value != 0));
-    case EdmType::kDateTime:
-      if (p.type != EdmType::kDateTime) return Mismatch(op);
-      return FromOrder(op, Order(p.int_value, lit.int_value));
-    case EdmType::kGuid:
-      if (p.type != EdmType::kGuid) return Mismatch(op);
-      return FromOrder(op, CompareGuid(p.text, lit.text));
-    case EdmType::kBinary:
-      if (p.type != EdmType::kBinary) return Mismatch(op);
-      return FromOrder(op, CompareBytes(p.text, lit.text));
+  // The type decisions are comparison.h's table; this only applies them.
+  switch (Classify(p.type, lit.type)) {
+    case CompareKind::kInt64:
+    case CompareKind::kDateTime: return FromOrder(op, Order(p.int_value, lit.int_value));
+    case CompareKind::kDouble: return CompareDouble(op, p.double_value, LiteralAsDouble(lit));
+    case CompareKind::kBoolean: return FromOrder(op, Order(p.int_value != 0, lit.int_value != 0));
+    case CompareKind::kString: return FromOrder(op, CompareUtf16Ordinal(p.text, lit.text));
+    case CompareKind::kGuid: return FromOrder(op, CompareGuid(p.text, lit.text));
+    case CompareKind::kBinary: return FromOrder(op, CompareBytes(p.text, lit.text));
+    case CompareKind::kMismatch: break;
   }
-  return Mismatch(op);
+  return MismatchAnswer(op);
 }
 
 bool EvaluateEntity(const Ast& ast, const model::Entity& entity) {

@@ -1,17 +1,13 @@
-// Evaluation of a parsed $filter against one row (Learn: querying-tables-and-entities).
+// Evaluation of a parsed $filter against one row (Learn: querying-tables-and-entities;
+// docs/compatibility-notes/filter.md).
 //
-// Semantics, copied from the service's comparison matrix:
+// Semantics:
 //  * a missing property makes the comparison false for every operator
 //    (so `not (x eq 1)` is true when x is missing);
-//  * the literal may widen, never the property: Int32 literal vs Int64
-//    property compares as Int64; Int32/Int64 literal vs Double property
-//    compares as double;
-//  * any other type combination is a mismatch with a fixed answer:
-//    eq false, ne true, lt true, le true, gt false, ge false;
-//  * strings compare ordinally by UTF-16 code unit (ordinal.h), booleans
-//    false < true, DateTime by ticks, Guid as lower-case canonical text
-//    (case-insensitively), Binary bytewise, doubles by IEEE rules (NaN is
-//    unordered: only `ne` is true);
+//  * `property op literal` for a present property follows the service's
+//    comparison matrix, kept as one table in comparison.h (literal widening,
+//    the fixed mismatch answers eq false, ne true, lt true, le true, gt false,
+//    ge false, ordinal UTF-16 strings, case-insensitive Guids, NaN only `ne`);
 //  * a bare property is true only when it is Boolean true.
 //
 // Hot path: no allocation, no exceptions. Thread-safe (pure functions).

@@ -2,6 +2,7 @@
 # benchmark executable (not registered with CTest).
 target_sources(unit_protocol PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/filter_block_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/filter_comparison_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/filter_evaluator_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/filter_lexer_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/filter_parser_test.cc

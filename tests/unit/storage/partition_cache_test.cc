@@ -156,6 +156,35 @@ TEST(PartitionCacheTest, WritesInvalidateAndSnapshotsMustNotBeOlderThanTheStamp)
   EXPECT_EQ(cache.memory_bytes(), 0u);
 }
 
+// Lookup answers a stripe with no entry without the lock (a per-stripe
+// count): the count must follow every way an entry comes and goes, or a
+// cached entry would be missed (or a miss would cost the lock).
+TEST(PartitionCacheTest, LookupSeesEntriesThroughReplaceEvictionAndDrop) {
+  auto a = BuildEntry("a", 100);
+  PartitionCache cache(a->memory_bytes * 2 + a->memory_bytes / 2, 4);
+  const uint64_t g = cache.Sequence();
+  EXPECT_EQ(cache.Lookup(1, "a", 1, g), nullptr);  // empty stripe
+  cache.Insert(1, "a", 1, g, cache.UseClock(), a);
+  cache.Insert(1, "a", 1, g, cache.UseClock(), a);  // replaces: still one entry in stripe 1
+  EXPECT_EQ(cache.Lookup(1, "a", 1, g), a);
+  cache.Insert(2, "b", 1, g, cache.UseClock(), BuildEntry("b", 100));  // same stripe, other table
+  cache.DropTable(2);
+  EXPECT_EQ(cache.Lookup(1, "a", 1, g), a);
+  EXPECT_EQ(cache.Lookup(2, "b", 1, g), nullptr);
+  // Evicted by two newer entries of another stripe, then cached again.
+  cache.Insert(1, "c", 3, g, cache.UseClock(), BuildEntry("c", 100));
+  cache.Insert(1, "d", 3, g, cache.UseClock(), BuildEntry("d", 100));
+  EXPECT_EQ(cache.Lookup(1, "a", 1, g), nullptr);
+  cache.Insert(1, "a", 1, g, cache.UseClock(), a);
+  EXPECT_EQ(cache.Lookup(1, "a", 1, g), a);
+  // Invalidated by a write, dropped on sight, cached again after it.
+  cache.NoteWrite(1);
+  EXPECT_EQ(cache.Lookup(1, "a", 1, cache.Sequence()), nullptr);
+  const uint64_t g1 = cache.Sequence();
+  cache.Insert(1, "a", 1, g1, cache.UseClock(), a);
+  EXPECT_EQ(cache.Lookup(1, "a", 1, g1), a);
+}
+
 TEST(PartitionCacheTest, EvictsLeastRecentlyUsedByBytes) {
   auto a = BuildEntry("a", 100);
   PartitionCache cache(a->memory_bytes * 2 + a->memory_bytes / 2, 1);
