@@ -103,6 +103,16 @@ def body_of(data):
     return data.partition(b"\r\n\r\n")[2]
 
 
+def send_and_read_until_close(server, raw):
+    """Sends raw on a new connection; returns (everything read, whether the server closed)."""
+    s = connect(server, timeout=10)
+    try:
+        send_all(s, raw)
+        return read_until_close(s)
+    finally:
+        s.close()
+
+
 def send_all(s, data):
     try:
         s.sendall(data)
@@ -697,12 +707,7 @@ def test_request_smuggling_is_refused(server, name, framing):
     head = outer.partition(b"\r\n\r\n")[0]
     extra = b"".join(b"%s: %s\r\n" % (k.encode(), v.encode()) for k, v in framing.items())
     raw = head + b"\r\n" + extra + b"\r\n" + b"0\r\n\r\n" + smuggled_insert(server, name)
-    s = connect(server, timeout=10)
-    try:
-        send_all(s, raw)
-        data, closed = read_until_close(s)
-    finally:
-        s.close()
+    data, closed = send_and_read_until_close(server, raw)
     assert status_of(data) == 400, data[:400]
     assert data.count(b"HTTP/1.1 ") == 1, data[:800]  # nothing answered after the refusal
     assert closed
@@ -720,12 +725,7 @@ def test_host_must_be_one_valid_value(server, host_lines):
     """Issue 22, finding 3 and 'also seen': an HTTP/1.1 request needs exactly one Host, and a Host
     that is not host[:port] (it was reflected into odata.metadata URLs) is refused."""
     raw = (b"GET /%s/Tables HTTP/1.1\r\n" % tsclient.ACCOUNT.encode()) + host_lines + b"\r\n"
-    s = connect(server, timeout=10)
-    try:
-        send_all(s, raw)
-        data, closed = read_until_close(s)
-    finally:
-        s.close()
+    data, closed = send_and_read_until_close(server, raw)
     assert status_of(data) == 400, data[:400]
     assert closed
 
