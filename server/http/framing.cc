@@ -5,15 +5,11 @@
 namespace tablestone::http {
 namespace {
 
+// Header names and codings compare case-insensitively in ASCII (Beast's own
+// comparison; server/http may not use the model layer's).
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
+  return boost::beast::iequals(boost::beast::string_view(a.data(), a.size()),
+                               boost::beast::string_view(b.data(), b.size()));
 }
 
 bool IsOws(char c) { return c == ' ' || c == '\t'; }

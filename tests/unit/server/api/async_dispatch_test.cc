@@ -81,10 +81,10 @@ class AsyncDispatchTest : public ::testing::Test {
   }
   http::Response Run(const http::Request& req) { return http::HandleAndWait(*handler_, req, http::RequestContext{}); }
 
-  // Occupies the executor's only short thread until Release().
-  void HoldShortLane() {
+  // Occupies the lane's only thread until Release() (TearDown releases it too).
+  void HoldLane(storage::WorkLane lane) {
     std::promise<void> started;
-    ASSERT_TRUE(engine_->Submit(storage::WorkLane::kShort, [this, &started](bool) {
+    ASSERT_TRUE(engine_->Submit(lane, [this, &started](bool) {
                           started.set_value();
                           release_future_.wait();
                         }).ok());
@@ -122,7 +122,7 @@ TEST_F(AsyncDispatchTest, EntityWriteRunsInlineButIsAcknowledgedAfterTheLogWrite
   // The executor's only short thread is busy, so the log write waits; the
   // insert itself needs no executor thread while RocksDB is not stalling.
   ASSERT_TRUE(engine_->CanWriteWithoutWaiting());
-  HoldShortLane();
+  HoldLane(storage::WorkLane::kShort);
   http::Request insert = Request("POST", "/asyncq", Insert("inline"));
   auto sink = std::make_shared<TestSink>();
   handler_->Handle(insert, http::RequestContext{}, http::Completion(sink));
@@ -154,13 +154,7 @@ TEST_F(AsyncDispatchTest, ShortQueryIsAnsweredInlineLongOneOnTheLongLane) {
   }
   ASSERT_EQ(Run(Request("GET", "/asyncq()?$top=1")).result_int(), 200);  // makes the rows durable
 
-  // Occupies the long lane's only thread until released.
-  std::promise<void> long_started, long_release;
-  ASSERT_TRUE(engine_->Submit(storage::WorkLane::kLong, [&](bool) {
-                        long_started.set_value();
-                        long_release.get_future().wait();
-                      }).ok());
-  long_started.get_future().wait();
+  HoldLane(storage::WorkLane::kLong);
 
   auto small_sink = std::make_shared<TestSink>();
   http::Request point_query = Request("GET", "/asyncq()?$filter=PartitionKey%20eq%20'p1000'%20and%20RowKey%20eq%20'1001'");
@@ -176,7 +170,7 @@ TEST_F(AsyncDispatchTest, ShortQueryIsAnsweredInlineLongOneOnTheLongLane) {
   handler_->Handle(scan, http::RequestContext{}, http::Completion(long_sink));
   auto long_future = long_sink->Future();
   EXPECT_EQ(long_future.wait_for(50ms), std::future_status::timeout);  // gave up its slice, queued
-  long_release.set_value();
+  Release();
   ASSERT_EQ(long_future.wait_for(30s), std::future_status::ready);
   http::Response scanned = long_future.get();
   EXPECT_EQ(scanned.result_int(), 200);
@@ -185,7 +179,7 @@ TEST_F(AsyncDispatchTest, ShortQueryIsAnsweredInlineLongOneOnTheLongLane) {
 }
 
 TEST_F(AsyncDispatchTest, TableCreationRunsOnTheExecutor) {
-  HoldShortLane();
+  HoldLane(storage::WorkLane::kShort);
   http::Request create = Request("POST", "/Tables", R"({"TableName":"later"})");
   auto sink = std::make_shared<TestSink>();
   handler_->Handle(create, http::RequestContext{}, http::Completion(sink));
@@ -196,7 +190,7 @@ TEST_F(AsyncDispatchTest, TableCreationRunsOnTheExecutor) {
 }
 
 TEST_F(AsyncDispatchTest, FullQueueAnswers503ServerBusy) {
-  HoldShortLane();
+  HoldLane(storage::WorkLane::kShort);
   http::Request first = Request("POST", "/Tables", R"({"TableName":"queued"})");
   auto queued = std::make_shared<TestSink>();
   handler_->Handle(first, http::RequestContext{}, http::Completion(queued));  // fills the queue (limit 1)
@@ -215,7 +209,7 @@ TEST_F(AsyncDispatchTest, FullQueueAnswers503ServerBusy) {
 }
 
 TEST_F(AsyncDispatchTest, QueuedRequestOfAClientThatLeftIsSkipped) {
-  HoldShortLane();
+  HoldLane(storage::WorkLane::kShort);
   http::Request create = Request("POST", "/Tables", R"({"TableName":"gone"})");
   auto sink = std::make_shared<TestSink>();
   handler_->Handle(create, http::RequestContext{}, http::Completion(sink));
@@ -227,7 +221,7 @@ TEST_F(AsyncDispatchTest, QueuedRequestOfAClientThatLeftIsSkipped) {
 }
 
 TEST_F(AsyncDispatchTest, RequestsQueuedAtShutdownAreAnswered503AndNotRun) {
-  HoldShortLane();
+  HoldLane(storage::WorkLane::kShort);
   http::Request create = Request("POST", "/Tables", R"({"TableName":"late"})");
   auto sink = std::make_shared<TestSink>();
   handler_->Handle(create, http::RequestContext{}, http::Completion(sink));
