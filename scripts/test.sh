@@ -257,6 +257,11 @@ stage_fuzz() {
   bash "$ROOT/tests/fuzz/run_fuzzers.sh" "$dir" "$secs" 2>&1 | tee "$log"
   rc=${PIPESTATUS[0]}
   record "$(grep -c '^fuzz: .* ok ' "$log")" "$(grep -cE '^fuzz: .* (FAIL|MISSING)' "$log")"
+  # The summary is often all a CI log keeps: name the failing targets and their first finding there.
+  if (( rc != 0 )); then
+    note "$(grep -E -A1 '^fuzz: .* (FAIL|MISSING)' "$log" | sed -E 's/^fuzz: +([a-z_]+).*/\1:/; s/^ +//' \
+      | grep -v '^--$' | tr '\n' ' ' | cut -c1-200)"
+  fi
   (( rc == 0 ))
 }
 

@@ -13,6 +13,7 @@
 #include "server/api/authenticator.h"
 #include "server/http/handler.h"
 #include "storage/engine.h"
+#include "storage/model/ascii.h"
 
 namespace tablestone::api {
 
@@ -24,7 +25,7 @@ namespace tablestone::api {
 inline std::optional<std::string_view> FindRequestHeader(const http::Request& request, std::string_view name) {
   for (const auto& field : request) {
     const boost::beast::string_view n = field.name_string();
-    if (n.size() == name.size() && boost::beast::iequals(n, boost::beast::string_view(name.data(), name.size()))) {
+    if (n.size() == name.size() && model::EqualsIgnoreCase(std::string_view(n.data(), n.size()), name)) {
       return std::string_view(field.value().data(), field.value().size());
     }
   }

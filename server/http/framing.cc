@@ -1,16 +1,8 @@
 #include "server/http/framing.h"
 
-#include <boost/beast/core/string.hpp>
 
 namespace tablestone::http {
 namespace {
-
-// Header names and codings compare case-insensitively in ASCII (Beast's own
-// comparison; server/http may not use the model layer's).
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return boost::beast::iequals(boost::beast::string_view(a.data(), a.size()),
-                               boost::beast::string_view(b.data(), b.size()));
-}
 
 bool IsOws(char c) { return c == ' ' || c == '\t'; }
 
@@ -72,7 +64,17 @@ bool IsIpLiteralBody(std::string_view s) {
   return true;
 }
 
+char AsciiLower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+
 }  // namespace
+
+bool EqualsIgnoreCaseAscii(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] != b[i] && AsciiLower(a[i]) != AsciiLower(b[i])) return false;
+  }
+  return true;
+}
 
 bool IsValidHostValue(std::string_view value) {
   if (value.empty()) return true;
@@ -109,7 +111,7 @@ bool IsValidHostValue(std::string_view value) {
 }
 
 void FramingCheck::Add(std::string_view name, std::string_view value) {
-  if (EqualsIgnoreCase(name, "Content-Length")) {
+  if (EqualsIgnoreCaseAscii(name, "Content-Length")) {
     ForEachListItem(value, [&](std::string_view item) {
       ++content_lengths_;
       if (item.empty() || item.size() > 19) bad_content_length_ = true;
@@ -117,15 +119,15 @@ void FramingCheck::Add(std::string_view name, std::string_view value) {
         if (!IsDigit(c)) bad_content_length_ = true;
       }
     });
-  } else if (EqualsIgnoreCase(name, "Transfer-Encoding")) {
+  } else if (EqualsIgnoreCaseAscii(name, "Transfer-Encoding")) {
     has_transfer_encoding_ = true;
     ForEachListItem(value, [&](std::string_view item) {
       // Empty list elements are allowed and ignored (RFC 9110 section 5.6.1).
       if (item.empty()) return;
       ++codings_;
-      if (!EqualsIgnoreCase(item, "chunked")) chunked_only_ = false;
+      if (!EqualsIgnoreCaseAscii(item, "chunked")) chunked_only_ = false;
     });
-  } else if (EqualsIgnoreCase(name, "Host")) {
+  } else if (EqualsIgnoreCaseAscii(name, "Host")) {
     ++hosts_;
     if (!IsValidHostValue(TrimOws(value))) bad_host_ = true;
   }

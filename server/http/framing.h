@@ -67,6 +67,13 @@ FramingError CheckRequestFraming(unsigned version, const boost::beast::http::fie
 // empty Host when the target URI has no authority).
 bool IsValidHostValue(std::string_view value);
 
+// ASCII case-insensitive equality of header names and tokens. Use this, not
+// boost::beast::iequals: Boost 1.81's reads one byte past the end of both
+// strings when they differ only in the case of their last byte (an ASan
+// heap-buffer-overflow that fuzz_http_framing found on a value ending in
+// "chunkeD").
+bool EqualsIgnoreCaseAscii(std::string_view a, std::string_view b);
+
 // Short text of an error, for logs.
 std::string_view FramingErrorText(FramingError error);
 

@@ -255,7 +255,7 @@ void Session::OnHeader(beast::error_code ec, size_t) {
   }
   if (!parser_->is_done() && req.version() >= 11) {
     auto expect = req[bhttp::field::expect];
-    if (!expect.empty() && beast::iequals(expect, "100-continue")) {
+    if (!expect.empty() && EqualsIgnoreCaseAscii(std::string_view(expect.data(), expect.size()), "100-continue")) {
       net::async_write(stream_, net::buffer(kContinue, sizeof(kContinue) - 1),
                        beast::bind_front_handler(&Session::OnContinueWritten, shared_from_this()));
       return;
