@@ -158,6 +158,18 @@ class Engine {
   // `done` gets the log write's error if it failed (the caller must then not
   // acknowledge: those writes may be lost in a crash). Never blocks on I/O.
   virtual void AwaitDurable(std::function<void(Status)> done) = 0;
+  // True when a response built now from reading the entities of `table` in
+  // `account` (name in any case) cannot reflect a write that is not durable
+  // yet: nothing pending for that table's entities, the catalog, ACLs or
+  // account metadata. Writes to other tables do not count, so their burst does
+  // not make these reads wait for its log writes. Call it after reading; when
+  // it answers false, AwaitDurable() as for any response. May answer false when
+  // nothing is pending (never the reverse). Cheap: a few atomic loads.
+  virtual bool TableReadIsDurable(std::string_view account, std::string_view table) {
+    (void)account;
+    (void)table;
+    return VisibleMark() <= DurableMark();
+  }
   // Lower-level pieces of the same, for tests and tools:
   // A number covering every write visible to readers now (RocksDB's last
   // published sequence number). Cheap: an atomic load.

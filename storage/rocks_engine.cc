@@ -403,6 +403,55 @@ void RocksEngine::AwaitDurable(std::function<void(Status)> done) {
   if (!s.ok()) FlushDurabilityWaiters();
 }
 
+// Why a read that saw a write W finds it here: W's writer raised its mark's
+// in_flight before committing, and lowers it only after recording a sequence
+// number >= W's and after the caches and catalog show W. The read saw W
+// through RocksDB's published sequence number, a cache mutex or the catalog
+// mutex, each of which orders the raise before the read's loads below; so it
+// finds in_flight > 0, or (after the lower) last_seq covering W. Either is
+// compared with the durable mark like the global test. Loading the durable
+// mark first only makes the answer more cautious.
+bool RocksEngine::TableReadIsDurable(std::string_view account, std::string_view table) {
+  const uint64_t durable = DurableMark();
+  auto idle = [durable](const WriteMark& mark) {
+    return mark.in_flight.load(std::memory_order_seq_cst) == 0 &&
+           mark.last_seq.load(std::memory_order_seq_cst) <= durable;
+  };
+  return idle(TableMark(account, table)) && idle(OtherDataMark());
+}
+
+RocksEngine::WriteMark& RocksEngine::TableMark(std::string_view account, std::string_view table) {
+  // FNV-1a over both names, ASCII case folded (table names are
+  // case-insensitive; account names are lower case already).
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](std::string_view text) {
+    for (unsigned char c : text) {
+      h ^= (c >= 'A' && c <= 'Z') ? c + ('a' - 'A') : c;
+      h *= 1099511628211ull;
+    }
+  };
+  mix(account);
+  h ^= '/';
+  h *= 1099511628211ull;
+  mix(table);
+  return write_marks_[h % kTableMarkSlots];
+}
+
+RocksEngine::MarkedWrite::MarkedWrite(RocksEngine& engine, WriteMark& mark) : engine_(engine), mark_(mark) {
+  mark_.in_flight.fetch_add(1, std::memory_order_seq_cst);
+}
+
+RocksEngine::MarkedWrite::~MarkedWrite() {
+  // Covers this write whether or not it committed (a failed commit records a
+  // number that is already visible: harmless). Callers hold a gate pass, so
+  // db_ is open.
+  const uint64_t seq = engine_.db_->GetLatestSequenceNumber();
+  uint64_t last = mark_.last_seq.load(std::memory_order_relaxed);
+  while (last < seq && !mark_.last_seq.compare_exchange_weak(last, seq, std::memory_order_seq_cst)) {
+  }
+  mark_.in_flight.fetch_sub(1, std::memory_order_seq_cst);
+}
+
 void RocksEngine::FlushDurabilityWaiters() {
   std::vector<std::function<void(Status)>> batch;
   {
@@ -464,6 +513,7 @@ StatusOr<TableInfo> RocksEngine::CreateTable(std::string_view account, std::stri
     if (catalog_.count(key) != 0) return Status::TableAlreadyExists("table " + std::string(name) + " exists");
   }
   TableInfo info{next_table_id_, std::string(account), std::string(name)};
+  MarkedWrite marked(*this, OtherDataMark());  // until the catalog shows the table
   rocksdb::WriteBatch batch;
   TABLESTONE_RETURN_IF_ERROR(FromRocks(batch.Put(cf(kCatalogCf), key, EncodeCatalogValue(info.id, name)), "batch"));
   TABLESTONE_RETURN_IF_ERROR(
@@ -493,6 +543,7 @@ Status RocksEngine::DeleteTable(std::string_view account, std::string_view name)
   // Refuses new writes to the table and waits for those in flight, so the
   // DeleteRange below covers every row ever written (no resurrection).
   state->gate.CloseAndDrain();
+  MarkedWrite marked(*this, OtherDataMark());  // until the caches and catalog forget the table
   rocksdb::WriteBatch batch;
   Status s = FromRocks(batch.Delete(cf(kCatalogCf), key), "batch");
   if (s.ok()) s = FromRocks(batch.DeleteRange(cf(kEntitiesCf), TableStart(id), TableEnd(id)), "batch");
@@ -551,6 +602,7 @@ StatusOr<TableListResult> RocksEngine::ListTables(std::string_view account, cons
 Status RocksEngine::PutAccountMeta(std::string_view account, std::string_view key, std::string_view value) {
   GatePass pass(gate_);
   if (!pass.ok()) return ShutDownStatus();
+  MarkedWrite marked(*this, OtherDataMark());
   return FromRocks(db_->Put(WriteOpts(), cf(kMetaCf), AccountMetaKey(account, key), value), "writing metadata");
 }
 
@@ -571,6 +623,7 @@ Status RocksEngine::PutTableAcl(const TableInfo& table, std::string_view value) 
   if (!state) return Status::TableNotFound("table does not exist");
   GatePass table_pass(state->gate);
   if (!table_pass.ok()) return Status::TableNotFound("table does not exist");
+  MarkedWrite marked(*this, OtherDataMark());
   return FromRocks(db_->Put(WriteOpts(), cf(kMetaCf), TableAclKey(table.id), value), "writing table ACL");
 }
 

@@ -64,6 +64,7 @@ class RocksEngine final : public Engine {
            stalled_column_families_->load(std::memory_order_relaxed) == 0;
   }
   void AwaitDurable(std::function<void(Status)> done) override;
+  bool TableReadIsDurable(std::string_view account, std::string_view table) override;
 
   uint64_t VisibleMark() override;
   uint64_t DurableMark() override {
@@ -96,8 +97,38 @@ class RocksEngine final : public Engine {
   int64_t NextTimestamp(int64_t floor);
   rocksdb::WriteOptions WriteOpts() const;
   // db_->Write, recovering from a latched background error (disk full, read-only
-  // volume) once the disk accepts writes again; see the definition.
+  // volume) once the disk accepts writes again; see the definition. The caller
+  // holds a MarkedWrite for what the batch changes.
   rocksdb::Status CommitBatch(rocksdb::WriteBatch* batch);
+
+  // ---- Write marks (TableReadIsDurable) ----
+  // The durability state of the writes to one group of data: how many are
+  // between "about to commit" and "committed, caches updated", and a sequence
+  // number covering every one of them that finished. Slot kTableMarkSlots is
+  // everything that is not a table's entities (catalog, ACLs, account
+  // metadata); the others are tables' entities by hash of account and name
+  // (a shared slot only makes a read wait when it need not).
+  struct alignas(64) WriteMark {
+    std::atomic<uint32_t> in_flight{0};
+    std::atomic<uint64_t> last_seq{0};
+  };
+  static constexpr size_t kTableMarkSlots = 1024;
+  WriteMark& TableMark(std::string_view account, std::string_view table);
+  WriteMark& OtherDataMark() { return write_marks_[kTableMarkSlots]; }
+  // Held around a commit and everything that makes it visible (caches, the
+  // catalog): a read that saw the write then finds the mark in flight or its
+  // sequence number recorded. See TableReadIsDurable's definition.
+  class MarkedWrite {
+   public:
+    MarkedWrite(RocksEngine& engine, WriteMark& mark);
+    ~MarkedWrite();
+    MarkedWrite(const MarkedWrite&) = delete;
+    MarkedWrite& operator=(const MarkedWrite&) = delete;
+
+   private:
+    RocksEngine& engine_;
+    WriteMark& mark_;
+  };
   // The stored value of an entity key: from the entity cache, else from
   // RocksDB (then offered to the cache, entity_cache.h). On ok, *bytes views
   // *cached or *value, whichever served it.
@@ -140,6 +171,7 @@ class RocksEngine final : public Engine {
   std::shared_ptr<std::atomic<int>> stalled_column_families_ = std::make_shared<std::atomic<int>>(0);
   // Sequence number up to which the WAL is written (SyncWal); see Engine.
   std::atomic<uint64_t> durable_mark_{0};
+  std::unique_ptr<WriteMark[]> write_marks_ = std::make_unique<WriteMark[]>(kTableMarkSlots + 1);
   std::atomic<uint64_t> wal_syncs_{0};  // Stats::wal_syncs
   std::mutex sync_mu_;  // one SyncWal at a time: concurrent ones would only repeat the work
   // AwaitDurable() callbacks waiting for the next log write, and whether that

@@ -210,6 +210,8 @@ WriteResult RocksEngine::Write(const TableInfo& table, std::span<const WriteOp> 
   // Strictly newer than the stored versions even if the clock went backwards
   // across a restart, so every write changes the ETag (Learn: understanding-the-table-service-data-model).
   const int64_t ts = NextTimestamp(floor);
+  // Until the entity cache shows the new values (TableReadIsDurable).
+  MarkedWrite marked(*this, TableMark(table.account, table.name));
   rocksdb::WriteBatch batch;
   for (Pending& p : pending) {
     rocksdb::Status bs;

@@ -74,9 +74,12 @@ class Dispatcher : public http::RequestHandler {
   // The common headers, and CORS headers when the request has an Origin.
   void Decorate(const http::Request& request, const std::string& request_id,
                 const std::optional<std::string>& cors_account, http::Response& response);
-  // Decorate, then the group commit wait, then `done`.
+  // Decorate, then the group commit wait, then `done`. `info` (null when the
+  // request was refused before its handler) narrows the wait of an entity read
+  // to writes its answer can reflect (Engine::TableReadIsDurable).
   void Finish(const http::Request& request, const std::string& request_id,
-              const std::optional<std::string>& cors_account, http::Response response, http::Completion done);
+              const std::optional<std::string>& cors_account, http::Response response, http::Completion done,
+              const RequestInfo* info);
 
   storage::Engine& engine_;
   ApiOptions options_;

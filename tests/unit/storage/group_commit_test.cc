@@ -22,6 +22,8 @@ using test_util::MakeEntity;
 using test_util::Op;
 using test_util::WriteOne;
 
+constexpr const char* kAccount = "devstoreaccount1";
+
 // One thread per lane, so a task that holds the short lane holds all of it.
 class GroupCommitTest : public EngineTest {
  protected:
@@ -61,6 +63,40 @@ TEST_P(GroupCommitTest, AWriteIsAnsweredOnlyOnceDurable) {
   auto f = durable_at_callback.get_future();
   ASSERT_EQ(f.wait_for(10s), std::future_status::ready);
   EXPECT_GE(f.get(), mark);
+}
+
+// TableReadIsDurable: a table's entity writes count for reads of that table
+// only (name in any case); catalog, ACL and account-metadata writes count for
+// every table; each until the log write that covers it.
+TEST_P(GroupCommitTest, ATableReadWaitsOnlyForWritesItCanReflect) {
+  TableInfo a = Create("gca");
+  TableInfo b = Create("gcb");
+  ASSERT_TRUE(engine_->SyncWal().ok());
+  EXPECT_TRUE(engine_->TableReadIsDurable(kAccount, "gca"));
+  EXPECT_TRUE(engine_->TableReadIsDurable(kAccount, "gcb"));
+
+  ASSERT_TRUE(WriteOne(*engine_, a, Op(model::WriteKind::kInsert, MakeEntity("p", "r"))).status.ok());
+  EXPECT_FALSE(engine_->TableReadIsDurable(kAccount, "gca"));
+  EXPECT_FALSE(engine_->TableReadIsDurable(kAccount, "GCA"));
+  EXPECT_TRUE(engine_->TableReadIsDurable(kAccount, "gcb"));
+  ASSERT_TRUE(engine_->SyncWal().ok());
+  EXPECT_TRUE(engine_->TableReadIsDurable(kAccount, "gca"));
+
+  // A failed write (the row exists) changes nothing and holds nothing.
+  ASSERT_FALSE(WriteOne(*engine_, a, Op(model::WriteKind::kInsert, MakeEntity("p", "r"))).status.ok());
+  EXPECT_TRUE(engine_->TableReadIsDurable(kAccount, "gca"));
+
+  for (int step = 0; step < 3; ++step) {
+    switch (step) {
+      case 0: ASSERT_TRUE(engine_->CreateTable(kAccount, "gcc").ok()); break;
+      case 1: ASSERT_TRUE(engine_->PutTableAcl(a, "<acl/>").ok()); break;
+      default: ASSERT_TRUE(engine_->PutAccountMeta(kAccount, "props", "x").ok()); break;
+    }
+    EXPECT_FALSE(engine_->TableReadIsDurable(kAccount, "gca")) << step;
+    EXPECT_FALSE(engine_->TableReadIsDurable(kAccount, "gcb")) << step;
+    ASSERT_TRUE(engine_->SyncWal().ok());
+    EXPECT_TRUE(engine_->TableReadIsDurable(kAccount, "gcb")) << step;
+  }
 }
 
 // Deterministic batching: the short lane is held by a task while writes on
