@@ -11,6 +11,7 @@
 #include "protocol/route.h"
 #include "server/api/api_options.h"
 #include "server/api/authenticator.h"
+#include "server/api/request_parts.h"
 #include "server/http/handler.h"
 #include "storage/engine.h"
 #include "storage/model/ascii.h"
@@ -37,6 +38,19 @@ inline std::optional<std::string_view> FindRequestHeader(const http::Request& re
 inline std::string_view RequestHeader(const http::Request& request, std::string_view name) {
   return FindRequestHeader(request, name).value_or(std::string_view());
 }
+
+// The headers of a Beast request, for RequestParts. Holds a reference: the
+// request must outlive it.
+class BeastRequestHeaders final : public RequestHeaders {
+ public:
+  explicit BeastRequestHeaders(const http::Request& request) : request_(request) {}
+  std::optional<std::string_view> Find(std::string_view name) const override {
+    return FindRequestHeader(request_, name);
+  }
+
+ private:
+  const http::Request& request_;
+};
 
 // Shared by all requests; thread-safe (the engine and authenticator are).
 struct ApiContext {
@@ -71,6 +85,13 @@ struct RequestInfo {
   // First value of a query parameter (exact name), or nullptr.
   const std::string* Query(std::string_view name) const { return protocol::FindQueryParam(route.query, name); }
   const std::string& account() const { return route.account.account; }
+  // The parts the typed requests are parsed from, viewing this request;
+  // `headers` is normally BeastRequestHeaders(request). Both must outlive
+  // the parts.
+  RequestParts Parts(const RequestHeaders& headers) const {
+    return RequestParts{account(), route.account.secondary, route.resource, route.query, headers,
+                        std::string_view(request.body())};
+  }
 };
 
 }  // namespace tablestone::api

@@ -5,7 +5,9 @@
 // error. Batch-level problems (413, malformed multipart) are plain JSON errors.
 #include "server/api/batch_handler.h"
 
+#include <optional>
 #include <span>
+#include <string_view>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,7 +17,9 @@
 #include "server/api/batch_plan.h"
 #include "server/api/entity_ops.h"
 #include "server/api/handlers.h"
+#include "server/api/request_parts.h"
 #include "server/api/response.h"
+#include "storage/model/ascii.h"
 #include "storage/model/datetime.h"
 #include "storage/model/limits.h"
 
@@ -72,8 +76,25 @@ BatchAuthorizer MakeAuthorizer(const ApiContext& ctx, const RequestInfo& info) {
   };
 }
 
-// A batch holding a single GET (Learn: performing-entity-group-transactions): run it through the top-level
-// handler on a synthesised request and wrap its response as the only part.
+// The headers of a $batch sub-request (names lower-cased by the parser),
+// looked up like a top-level request's: first value, any case.
+class SubRequestHeaders final : public RequestHeaders {
+ public:
+  explicit SubRequestHeaders(const protocol::batch::SubRequest& sub) : sub_(sub) {}
+  std::optional<std::string_view> Find(std::string_view name) const override {
+    for (const auto& [n, value] : sub_.headers) {
+      if (model::EqualsIgnoreCase(n, name)) return std::string_view(value);
+    }
+    return std::nullopt;
+  }
+
+ private:
+  const protocol::batch::SubRequest& sub_;
+};
+
+// A batch holding a single GET (Learn: performing-entity-group-transactions): run it through the same path as a
+// top-level Get Entity / Query Entities (AnswerGetEntity / AnswerQueryEntities, from the sub-request's own parts)
+// and wrap its response as the only part.
 void RunQuery(const ApiContext& ctx, const RequestInfo& info, const protocol::batch::SubRequest& sub,
               http::Response& response) {
   auto single_part = [&](SubResponse part) { WriteBatchParts({std::move(part)}, true, response); };
@@ -89,26 +110,18 @@ void RunQuery(const ApiContext& ctx, const RequestInfo& info, const protocol::ba
     if (!allowed.ok()) return single_part(ErrorPart(allowed.error(), info.request_id, false));
   }
 
-  http::Request request;
-  request.method(boost::beast::http::verb::get);
-  request.target(sub.url);
-  request.version(11);
-  for (const auto& [name, value] : sub.headers) {
-    if (name == "authorization") continue;  // only the outer request is authenticated
-    request.insert(name, value);
-  }
-  protocol::Route route = info.route;
-  route.resource = resolved->resource;
-  route.query = resolved->query;
-  route.operation = op;
-  RequestInfo sub_info{request, info.connection, info.request_id, info.start_ticks, std::move(route), info.grant,
-                       info.base_url};
+  // Only the outer request is authenticated; the sub-request's headers are
+  // read for what the operation itself reads (Accept).
+  SubRequestHeaders headers(sub);
+  RequestParts parts{info.account(), info.route.account.secondary, resolved->resource, resolved->query, headers,
+                     sub.body};
+  ReadScope scope{info.request_id, info.base_url, info.grant};
   http::Response sub_response;
   sub_response.version(11);
   if (op == Operation::kGetEntity) {
-    HandleGetEntity(ctx, sub_info, sub_response);
+    AnswerGetEntity(ctx, parts, scope, sub_response);
   } else {
-    HandleQueryEntities(ctx, sub_info, sub_response);
+    AnswerQueryEntities(ctx, parts, scope, sub_response);
   }
   SubResponse part;
   part.status = static_cast<int>(sub_response.result_int());

@@ -8,6 +8,7 @@
 #include "protocol/request_options.h"
 #include "server/api/entity_ops.h"
 #include "server/api/handlers.h"
+#include "server/api/query_ops.h"
 #include "server/api/response.h"
 #include "storage/model/etag.h"
 
@@ -30,22 +31,41 @@ bool KeyAllowed(const RequestInfo& info, std::string_view pk, std::string_view r
 
 }  // namespace
 
-void HandleGetEntity(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
-  auto level = protocol::NegotiateMetadata(info.Query("$format"), info.Header("Accept"));
-  if (!level.ok()) return WriteError(info, level.error(), response);
-  auto select = protocol::ParseSelect(info.Query("$select"));
-  if (!select.ok()) return WriteError(info, select.error(), response);
-  const model::EntityKey& key = *info.route.resource.key;
-  if (!KeyAllowed(info, key.partition_key, key.row_key)) {
-    return WriteError(info, ApiError::AuthorizationFailure(), response);
+namespace {
+
+// Get Entity's handler step: on success writes the 200 answer; on failure
+// writes nothing and returns the error.
+std::optional<ApiError> RunGetEntity(const ApiContext& ctx, const GetEntityRequest& req, const ReadScope& scope,
+                                     http::Response& response) {
+  // A service SAS may be limited to a key range (Learn: create-service-sas).
+  if (scope.grant.kind == AuthGrant::Kind::kServiceSas && !scope.grant.InRange(req.partition_key, req.row_key)) {
+    return ApiError::AuthorizationFailure();
   }
-  auto table = ctx.engine.GetTable(info.account(), info.route.resource.table);
-  if (!table.ok()) return WriteError(info, protocol::FromStatus(table.status()), response);
-  auto entity = ctx.engine.GetEntity(*table, key.partition_key, key.row_key);
-  if (!entity.ok()) return WriteError(info, protocol::FromStatus(entity.status()), response);
-  protocol::EntityWriteContext wctx{info.base_url, info.account(), info.route.resource.table, *level, &*select};
-  WriteJson(response, 200, *level, protocol::WriteEntity(*entity, wctx));
+  auto table = ctx.engine.GetTable(req.account, req.table);
+  if (!table.ok()) return protocol::FromStatus(table.status());
+  auto entity = ctx.engine.GetEntity(*table, req.partition_key, req.row_key);
+  if (!entity.ok()) return protocol::FromStatus(entity.status());
+  protocol::EntityWriteContext wctx{scope.base_url, req.account, req.table, req.level, &req.select};
+  WriteJson(response, 200, req.level, protocol::WriteEntity(*entity, wctx));
   response.set("ETag", model::FormatETag(entity->timestamp));
+  return std::nullopt;
+}
+
+}  // namespace
+
+void AnswerGetEntity(const ApiContext& ctx, const RequestParts& parts, const ReadScope& scope,
+                     http::Response& response) {
+  auto req = ParseGetEntity(parts);
+  if (!req.ok()) return WriteError(protocol::Operation::kGetEntity, parts, scope.request_id, req.error(), response);
+  if (auto error = RunGetEntity(ctx, *req, scope, response)) {
+    WriteError(protocol::Operation::kGetEntity, parts, scope.request_id, *error, response);
+  }
+}
+
+void HandleGetEntity(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
+  BeastRequestHeaders headers(info.request);
+  AnswerGetEntity(ctx, info.Parts(headers), ReadScope{info.request_id, info.base_url, info.grant, info.inline_slice},
+                  response);
 }
 
 void HandleEntityWrite(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {

@@ -2,13 +2,16 @@
 // query_handler.cc). Each writes the full status/headers/body of its
 // response, errors included (via response.h); the dispatcher adds the common
 // x-ms-* headers afterwards. None throws for expected failures.
+//
+// Each parses its typed request first (entity_ops.h, query_ops.h,
+// table_ops.h: pure, all input validation), then runs it against the engine
+// and renders the answer.
 #pragma once
 
-#include <memory>
+#include <string_view>
 
-#include "protocol/api_error.h"
-#include "protocol/filter/filter.h"
 #include "server/api/api_context.h"
+#include "server/api/request_parts.h"
 #include "server/http/handler.h"
 
 namespace tablestone::api {
@@ -24,8 +27,25 @@ void HandleEntityWrite(const ApiContext& ctx, const RequestInfo& info, http::Res
 
 void HandleQueryEntities(const ApiContext& ctx, const RequestInfo& info, http::Response& response);
 
-// The $filter query option shared by Query Tables and Query Entities: null
-// when absent, else the parsed filter or its 400/501 error.
-protocol::ApiResult<std::shared_ptr<const protocol::filter::Filter>> ParseFilterOption(const RequestInfo& info);
+// Who asks, and how the answer addresses its entities, for an entity read
+// run from RequestParts. Views into the caller's request, which outlives the
+// call.
+struct ReadScope {
+  std::string_view request_id;  // for error bodies and the 500 log line
+  std::string_view base_url;    // service root with trailing '/'
+  const AuthGrant& grant;       // a service SAS may limit the keys readable
+  InlineSlice* inline_slice = nullptr;  // set only for the I/O-thread try of a query
+};
+
+// Get Entity and Query Entities from their request parts: parse the typed
+// request (query_ops.h), run it against the engine, and write the whole
+// response, errors included. The same path for a top-level request (the
+// Handle* functions above) and for the GET inside $batch (batch_handler.cc).
+// A query that reached `scope.inline_slice` sets its gave_up and writes
+// nothing.
+void AnswerGetEntity(const ApiContext& ctx, const RequestParts& parts, const ReadScope& scope,
+                     http::Response& response);
+void AnswerQueryEntities(const ApiContext& ctx, const RequestParts& parts, const ReadScope& scope,
+                         http::Response& response);
 
 }  // namespace tablestone::api

@@ -4,13 +4,14 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "protocol/continuation.h"
 #include "protocol/filter/filter.h"
 #include "protocol/odata_writer.h"
-#include "protocol/request_options.h"
 #include "server/api/handlers.h"
+#include "server/api/query_ops.h"
 #include "server/api/response.h"
 
 namespace tablestone::api {
@@ -57,79 +58,51 @@ class JsonRowSizer final : public model::RowSizer {
   }
 
  private:
-  // Views into the request's RequestInfo, which outlives the scan.
+  // Views into the request's parts and ReadScope, which outlive the scan.
   protocol::EntityWriteContext ctx_;
 };
 
-}  // namespace
-
-protocol::ApiResult<std::shared_ptr<const protocol::filter::Filter>> ParseFilterOption(const RequestInfo& info) {
-  const std::string* text = info.Query("$filter");
-  if (text == nullptr) return std::shared_ptr<const protocol::filter::Filter>();
-  return protocol::filter::Filter::Parse(*text);
-}
-
-void HandleQueryEntities(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
-  auto level = protocol::NegotiateMetadata(info.Query("$format"), info.Header("Accept"));
-  if (!level.ok()) return WriteError(info, level.error(), response);
-  auto select = protocol::ParseSelect(info.Query("$select"));
-  if (!select.ok()) return WriteError(info, select.error(), response);
-  auto top = protocol::ParseTop(info.Query("$top"));
-  if (!top.ok()) return WriteError(info, top.error(), response);
-
-  auto parsed_filter = ParseFilterOption(info);
-  if (!parsed_filter.ok()) return WriteError(info, parsed_filter.error(), response);
-  std::shared_ptr<const protocol::filter::Filter> filter = std::move(parsed_filter).value();
-
-  model::ScanSpec spec;
-  const std::string* next_pk = info.Query("NextPartitionKey");
-  const std::string* next_rk = info.Query("NextRowKey");
-  if (next_pk != nullptr) {
-    auto pk = protocol::DecodeContinuation(*next_pk);
-    if (!pk.ok()) return WriteError(info, pk.error(), response);
-    model::EntityKey resume{std::move(pk).value(), {}};
-    if (next_rk != nullptr && !next_rk->empty()) {
-      auto rk = protocol::DecodeContinuation(*next_rk);
-      if (!rk.ok()) return WriteError(info, rk.error(), response);
-      resume.row_key = std::move(rk).value();
-    }
-    spec.resume_from = std::move(resume);
-  } else if (next_rk != nullptr && !next_rk->empty()) {
-    return WriteError(info, ApiError::InvalidInput(), response);
-  }
-
-  auto table = ctx.engine.GetTable(info.account(), info.route.resource.table);
-  if (!table.ok()) return WriteError(info, protocol::FromStatus(table.status()), response);
+// Query Entities' handler step: on success writes the 200 answer; on failure
+// writes nothing and returns the error. A scan that reached the I/O thread's
+// slice sets scope.inline_slice->gave_up and writes nothing. Consumes `req`
+// (its resume key moves into the scan).
+std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesRequest&& req,
+                                         const ReadScope& scope, http::Response& response) {
+  auto table = ctx.engine.GetTable(req.account, req.table);
+  if (!table.ok()) return protocol::FromStatus(table.status());
 
   std::vector<model::Entity> entities;
   std::optional<model::EntityKey> next;
-  protocol::EntityWriteContext wctx{info.base_url, info.account(), info.route.resource.table, *level, &*select};
-  if (!top->has_value() || **top > 0) {
-    if (filter) filter->PlanScan(&spec);
-    const bool sas_range = info.grant.kind == AuthGrant::Kind::kServiceSas &&
-                           (info.grant.sas_start.has_value() || info.grant.sas_end.has_value());
+  protocol::EntityWriteContext wctx{scope.base_url, req.account, req.table, req.level, &req.select};
+  if (!req.top.has_value() || *req.top > 0) {
+    model::ScanSpec spec;
+    spec.resume_from = std::move(req.resume_from);
+    if (req.filter) req.filter->PlanScan(&spec);
+    const AuthGrant& grant = scope.grant;
+    const bool sas_range = grant.kind == AuthGrant::Kind::kServiceSas &&
+                           (grant.sas_start.has_value() || grant.sas_end.has_value());
     if (sas_range) {
       // The token's range bounds the scan itself, so a page never reads past
       // it nor names a key outside it as the continuation, and a token
       // outside the range yields an empty, final page (docs/compatibility.md,
       // "SAS key ranges"). The predicate stays as a second check.
-      spec.bound = model::KeyRange{info.grant.sas_start, info.grant.sas_end};
-      spec.predicate = std::make_shared<SasRangePredicate>(&info.grant, filter);
+      spec.bound = model::KeyRange{grant.sas_start, grant.sas_end};
+      spec.predicate = std::make_shared<SasRangePredicate>(&grant, req.filter);
     } else {
-      spec.predicate = filter;
+      spec.predicate = req.filter;
     }
-    spec.max_results = top->has_value() ? static_cast<size_t>(**top) : model::kMaxPageEntities;
+    spec.max_results = req.top.has_value() ? static_cast<size_t>(*req.top) : model::kMaxPageEntities;
     spec.max_bytes = model::kMaxPageBytes;
     spec.row_sizer = std::make_shared<JsonRowSizer>(wctx);
     spec.deadline = std::chrono::steady_clock::now() + ctx.options.query_time_budget;
-    const bool sliced = info.inline_slice != nullptr && info.inline_slice->until < *spec.deadline;
-    if (sliced) spec.deadline = info.inline_slice->until;
+    const bool sliced = scope.inline_slice != nullptr && scope.inline_slice->until < *spec.deadline;
+    if (sliced) spec.deadline = scope.inline_slice->until;
     if (!spec.match_nothing) {
       auto result = ctx.engine.Scan(*table, spec);
-      if (!result.ok()) return WriteError(info, protocol::FromStatus(result.status()), response);
+      if (!result.ok()) return protocol::FromStatus(result.status());
       if (sliced && result->deadline_passed) {
-        info.inline_slice->gave_up = true;  // too long for an I/O thread: the dispatcher runs it again
-        return;
+        scope.inline_slice->gave_up = true;  // too long for an I/O thread: the dispatcher runs it again
+        return std::nullopt;
       }
       entities = std::move(result->entities);
       next = std::move(result->next);
@@ -139,7 +112,27 @@ void HandleQueryEntities(const ApiContext& ctx, const RequestInfo& info, http::R
     response.set("x-ms-continuation-NextPartitionKey", protocol::EncodeContinuation(next->partition_key));
     response.set("x-ms-continuation-NextRowKey", protocol::EncodeContinuation(next->row_key));
   }
-  WriteJson(response, 200, *level, protocol::WriteEntityFeed(entities, wctx));
+  WriteJson(response, 200, req.level, protocol::WriteEntityFeed(entities, wctx));
+  return std::nullopt;
+}
+
+}  // namespace
+
+void AnswerQueryEntities(const ApiContext& ctx, const RequestParts& parts, const ReadScope& scope,
+                         http::Response& response) {
+  auto req = ParseQueryEntities(parts);
+  if (!req.ok()) {
+    return WriteError(protocol::Operation::kQueryEntities, parts, scope.request_id, req.error(), response);
+  }
+  if (auto error = RunQueryEntities(ctx, std::move(*req), scope, response)) {
+    WriteError(protocol::Operation::kQueryEntities, parts, scope.request_id, *error, response);
+  }
+}
+
+void HandleQueryEntities(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
+  BeastRequestHeaders headers(info.request);
+  AnswerQueryEntities(ctx, info.Parts(headers),
+                      ReadScope{info.request_id, info.base_url, info.grant, info.inline_slice}, response);
 }
 
 }  // namespace tablestone::api

@@ -26,10 +26,15 @@ std::string_view CauseOf(const protocol::ApiError& error) {
 }
 }  // namespace
 
-void LogServerError(const RequestInfo& info, const protocol::ApiError& error) {
+void LogServerError(protocol::Operation operation, std::string_view account, std::string_view table,
+                    std::string_view request_id, const protocol::ApiError& error) {
   if (error.http_status != 500) return;
-  ApiLog()->error("500 {} on {}/{} (request {}): {}: {}", protocol::OperationName(info.route.operation),
-                  info.account(), info.route.resource.table, info.request_id, error.code, CauseOf(error));
+  ApiLog()->error("500 {} on {}/{} (request {}): {}: {}", protocol::OperationName(operation), account, table,
+                  request_id, error.code, CauseOf(error));
+}
+
+void LogServerError(const RequestInfo& info, const protocol::ApiError& error) {
+  LogServerError(info.route.operation, info.account(), info.route.resource.table, info.request_id, error);
 }
 
 void LogServerError(std::string_view request_id, std::string_view context, const protocol::ApiError& error) {
@@ -64,6 +69,16 @@ void WriteError(const RequestInfo& info, const protocol::ApiError& error, http::
   if (format != nullptr) accept_for_error = *format;
   LogServerError(info, error);
   WriteErrorRaw(info.request_id, accept_for_error, error, response, xml);
+}
+
+void WriteError(protocol::Operation operation, const RequestParts& parts, std::string_view request_id,
+                const protocol::ApiError& error, http::Response& response) {
+  std::string_view accept = parts.headers.Get("Accept");
+  const std::string* format = parts.Query("$format");
+  std::string accept_for_error(accept);
+  if (format != nullptr) accept_for_error = *format;
+  LogServerError(operation, parts.account, parts.resource.table, request_id, error);
+  WriteErrorRaw(request_id, accept_for_error, error, response, /*xml=*/false);
 }
 
 void WriteJson(http::Response& response, unsigned status, protocol::MetadataLevel level, std::string body) {

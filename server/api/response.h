@@ -6,8 +6,10 @@
 #include <string_view>
 
 #include "protocol/api_error.h"
+#include "protocol/operation.h"
 #include "protocol/request_options.h"
 #include "server/api/api_context.h"
+#include "server/api/request_parts.h"
 #include "server/http/handler.h"
 
 namespace tablestone::api {
@@ -20,6 +22,10 @@ inline constexpr std::string_view kServerHeader = "Tablestone-Table/0.1 (Windows
 // A 500 is logged here (LogServerError), so handlers only write the error.
 void WriteError(const RequestInfo& info, const protocol::ApiError& error, http::Response& response,
                 bool xml = false);
+// The same for a request known by its parts (the GET inside $batch has no
+// RequestInfo of its own): `operation` names it in the 500 log line. JSON only.
+void WriteError(protocol::Operation operation, const RequestParts& parts, std::string_view request_id,
+                const protocol::ApiError& error, http::Response& response);
 // Same without a routed request (transport errors, version/route failures).
 // It does not log: its caller logs a 500 with what it knows (LogServerError),
 // or leaves it to the HTTP layer that already logged the cause.
@@ -32,6 +38,8 @@ void WriteErrorRaw(std::string_view request_id, std::string_view accept, const p
 // answers 500 calls it exactly once: WriteError, the batch failure part, and
 // the dispatcher's answers outside a handler.
 void LogServerError(const RequestInfo& info, const protocol::ApiError& error);
+void LogServerError(protocol::Operation operation, std::string_view account, std::string_view table,
+                    std::string_view request_id, const protocol::ApiError& error);
 void LogServerError(std::string_view request_id, std::string_view context, const protocol::ApiError& error);
 
 // 200/201 JSON body with the OData Content-Type, nosniff, no-cache and

@@ -12,6 +12,8 @@
 #include "protocol/xml/acl_xml.h"
 #include "server/api/cors.h"
 #include "server/api/response.h"
+#include "server/api/service_ops.h"
+#include "server/api/table_ops.h"
 #include "storage/model/datetime.h"
 
 namespace tablestone::api {
@@ -63,21 +65,6 @@ std::vector<pxml::SignedIdentifier> ToIdentifiers(const std::vector<protocol::Ac
   return out;
 }
 
-std::vector<protocol::AclEntry> ToEntries(const std::vector<pxml::SignedIdentifier>& identifiers) {
-  std::vector<protocol::AclEntry> out;
-  out.reserve(identifiers.size());
-  for (const pxml::SignedIdentifier& si : identifiers) {
-    protocol::AclEntry e;
-    e.id = si.id;
-    e.has_policy = si.start.has_value() || si.expiry.has_value() || si.permission.has_value();
-    e.start = si.start;
-    e.expiry = si.expiry;
-    e.permission = si.permission;
-    out.push_back(std::move(e));
-  }
-  return out;
-}
-
 }  // namespace
 
 ApiResult<pxml::ServiceProperties> LoadServiceProperties(storage::Engine& engine, std::string_view account) {
@@ -92,8 +79,15 @@ ApiResult<pxml::ServiceProperties> LoadServiceProperties(storage::Engine& engine
   return pxml::MergeServiceProperties(defaults, *parsed);
 }
 
-void HandleGetTableAcl(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
-  auto table = ctx.engine.GetTable(info.account(), info.route.resource.table);
+namespace {
+
+// The handler steps: each runs its typed request (table_ops.h,
+// service_ops.h) against the engine and writes the whole answer, errors
+// included (XML).
+
+void RunGetTableAcl(const ApiContext& ctx, const RequestInfo& info, const TableRequest& req,
+                    http::Response& response) {
+  auto table = ctx.engine.GetTable(req.account, req.table);
   if (!table.ok()) return WriteXmlError(info, protocol::FromStatus(table.status()), response);
   auto blob = ctx.engine.GetTableAcl(*table);
   if (!blob.ok()) return WriteXmlError(info, protocol::FromStatus(blob.status()), response);
@@ -102,58 +96,92 @@ void HandleGetTableAcl(const ApiContext& ctx, const RequestInfo& info, http::Res
   WriteXmlBody(response, 200, pxml::WriteSignedIdentifiers(ToIdentifiers(*entries)));
 }
 
-void HandleSetTableAcl(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
-  // Parse first: a malformed body is a 400 even for a missing table, and a
-  // table lookup is not worth doing for it.
-  auto identifiers = pxml::ParseSignedIdentifiers(info.request.body());
-  if (!identifiers.ok()) return WriteXmlError(info, identifiers.error(), response);
-  auto table = ctx.engine.GetTable(info.account(), info.route.resource.table);
+void RunSetTableAcl(const ApiContext& ctx, const RequestInfo& info, const SetTableAclRequest& req,
+                    http::Response& response) {
+  auto table = ctx.engine.GetTable(req.account, req.table);
   if (!table.ok()) return WriteXmlError(info, protocol::FromStatus(table.status()), response);
-  Status put = ctx.engine.PutTableAcl(*table, protocol::EncodeAclBlob(ToEntries(*identifiers)));
+  Status put = ctx.engine.PutTableAcl(*table, protocol::EncodeAclBlob(req.entries));
   if (!put.ok()) return WriteXmlError(info, protocol::FromStatus(put), response);
   WriteEmpty(response, 204);
 }
 
-void HandleGetServiceProperties(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
-  auto properties = LoadServiceProperties(ctx.engine, info.account());
+void RunGetServiceProperties(const ApiContext& ctx, const RequestInfo& info, const GetServicePropertiesRequest& req,
+                             http::Response& response) {
+  auto properties = LoadServiceProperties(ctx.engine, req.account);
   if (!properties.ok()) return WriteXmlError(info, properties.error(), response);
   WriteXmlBody(response, 200, pxml::WriteServiceProperties(*properties));
 }
 
-void HandleSetServiceProperties(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
-  auto update = pxml::ParseServiceProperties(info.request.body());
-  if (!update.ok()) return WriteXmlError(info, update.error(), response);
+void RunSetServiceProperties(const ApiContext& ctx, const RequestInfo& info, const SetServicePropertiesRequest& req,
+                             http::Response& response) {
   std::lock_guard<std::mutex> lock(PropertiesWriteMutex());
-  auto current = LoadServiceProperties(ctx.engine, info.account());
+  auto current = LoadServiceProperties(ctx.engine, req.account);
   if (!current.ok()) return WriteXmlError(info, current.error(), response);
-  pxml::ServiceProperties merged = pxml::MergeServiceProperties(*current, *update);
-  Status put = ctx.engine.PutAccountMeta(info.account(), kServicePropertiesKey, pxml::WriteServiceProperties(merged));
+  pxml::ServiceProperties merged = pxml::MergeServiceProperties(*current, req.update);
+  Status put = ctx.engine.PutAccountMeta(req.account, kServicePropertiesKey, pxml::WriteServiceProperties(merged));
   if (!put.ok()) return WriteXmlError(info, protocol::FromStatus(put), response);
   WriteEmpty(response, 202);
 }
 
-void HandleGetServiceStats(const ApiContext&, const RequestInfo& info, http::Response& response) {
-  // Only the secondary endpoint answers stats (Learn: get-table-service-stats).
-  if (!info.route.account.secondary) {
-    return WriteXmlError(info, ApiError::InvalidQueryParameterValue(), response);
-  }
+void RunGetServiceStats(const GetServiceStatsRequest&, http::Response& response) {
   // One process holds both "locations", so replication is always current.
   WriteXmlBody(response, 200, pxml::WriteServiceStats("live", model::NowTicks()));
 }
 
-void HandlePreflight(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
-  std::string_view origin = info.Header("Origin");
-  std::string_view method = info.Header("Access-Control-Request-Method");
-  if (origin.empty() || method.empty()) {
-    return WriteXmlError(info, ApiError::InvalidHeaderValue("A required CORS header is not present."), response);
-  }
-  std::string_view requested_headers = info.Header("Access-Control-Request-Headers");
-  auto properties = LoadServiceProperties(ctx.engine, info.account());
+void RunPreflight(const ApiContext& ctx, const RequestInfo& info, const PreflightRequest& req,
+                  http::Response& response) {
+  auto properties = LoadServiceProperties(ctx.engine, req.account);
   if (!properties.ok()) return WriteXmlError(info, properties.error(), response);
-  CorsRuleMatch match = FindPreflightRule(properties->cors, origin, method, requested_headers);
+  CorsRuleMatch match = FindPreflightRule(properties->cors, req.origin, req.method, req.requested_headers);
   if (match.rule == nullptr) return WriteXmlError(info, ApiError::CorsPreflightFailure(), response);
-  SetPreflightHeaders(match, origin, method, requested_headers, response);
+  SetPreflightHeaders(match, req.origin, req.method, req.requested_headers, response);
   WriteEmpty(response, 200);
+}
+
+}  // namespace
+
+void HandleGetTableAcl(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
+  BeastRequestHeaders headers(info.request);
+  auto req = ParseGetTableAcl(info.Parts(headers));
+  if (!req.ok()) return WriteXmlError(info, req.error(), response);
+  RunGetTableAcl(ctx, info, *req, response);
+}
+
+void HandleSetTableAcl(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
+  // Parse first: a malformed body is a 400 even for a missing table, and a
+  // table lookup is not worth doing for it.
+  BeastRequestHeaders headers(info.request);
+  auto req = ParseSetTableAcl(info.Parts(headers));
+  if (!req.ok()) return WriteXmlError(info, req.error(), response);
+  RunSetTableAcl(ctx, info, *req, response);
+}
+
+void HandleGetServiceProperties(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
+  BeastRequestHeaders headers(info.request);
+  auto req = ParseGetServiceProperties(info.Parts(headers));
+  if (!req.ok()) return WriteXmlError(info, req.error(), response);
+  RunGetServiceProperties(ctx, info, *req, response);
+}
+
+void HandleSetServiceProperties(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
+  BeastRequestHeaders headers(info.request);
+  auto req = ParseSetServiceProperties(info.Parts(headers));
+  if (!req.ok()) return WriteXmlError(info, req.error(), response);
+  RunSetServiceProperties(ctx, info, *req, response);
+}
+
+void HandleGetServiceStats(const ApiContext&, const RequestInfo& info, http::Response& response) {
+  BeastRequestHeaders headers(info.request);
+  auto req = ParseGetServiceStats(info.Parts(headers));
+  if (!req.ok()) return WriteXmlError(info, req.error(), response);
+  RunGetServiceStats(*req, response);
+}
+
+void HandlePreflight(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
+  BeastRequestHeaders headers(info.request);
+  auto req = ParsePreflight(info.Parts(headers));
+  if (!req.ok()) return WriteXmlError(info, req.error(), response);
+  RunPreflight(ctx, info, *req, response);
 }
 
 void ApplyCorsHeaders(storage::Engine& engine, std::string_view account, const http::Request& request,

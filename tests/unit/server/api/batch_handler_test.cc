@@ -357,6 +357,83 @@ TEST_F(BatchTest, SingleQueryInBatch) {
   EXPECT_FALSE(parts[0].headers["ETag"].empty());
 }
 
+// The GET inside $batch runs through the same parse and handler step as a
+// top-level read (AnswerGetEntity / AnswerQueryEntities), reading the
+// sub-request's own Accept and query options.
+std::string SingleGetBody(const std::string& url, const std::string& headers) {
+  return "--batch_q\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n"
+         "GET " + url + " HTTP/1.1\r\n" + headers + "\r\n--batch_q--\r\n";
+}
+
+TEST_F(BatchTest, SingleQueryInBatchReadsTheSubRequestsOptions) {
+  for (const char* rk : {"a", "b", "c"}) {
+    ASSERT_EQ(Insert("orders", std::string(R"({"PartitionKey":"p","RowKey":")") + rk + R"(","v":1})").result_int(),
+              201);
+  }
+  // Query Entities with $top: the page and its continuation headers.
+  auto r = Batch(SingleGetBody(std::string(kBase) + "orders()?$top=2&$filter=PartitionKey%20eq%20'p'",
+                               "Accept: application/json;odata=nometadata\r\n"),
+                 "multipart/mixed; boundary=batch_q");
+  ASSERT_EQ(r.result_int(), 202) << r.body();
+  auto parts = ParseParts(r.body());
+  ASSERT_EQ(parts.size(), 1u) << r.body();
+  EXPECT_EQ(parts[0].status, 200);
+  EXPECT_EQ(parts[0].headers["Content-Type"], protocol::JsonContentType(protocol::MetadataLevel::kNoMetadata));
+  EXPECT_EQ(parts[0].headers["DataServiceVersion"], "3.0;");
+  EXPECT_FALSE(parts[0].headers["x-ms-continuation-NextPartitionKey"].empty()) << r.body();
+  EXPECT_FALSE(parts[0].headers["x-ms-continuation-NextRowKey"].empty()) << r.body();
+  const nlohmann::json page = nlohmann::json::parse(parts[0].body);
+  ASSERT_EQ(page["value"].size(), 2u);
+  EXPECT_FALSE(page.contains("odata.metadata"));
+
+  // Get Entity with $select and $format (which wins over Accept).
+  r = Batch(SingleGetBody(EntityUrl("p", "b") + "?$select=v&$format=application/json;odata=fullmetadata",
+                          "Accept: application/json;odata=nometadata\r\n"),
+            "multipart/mixed; boundary=batch_q");
+  ASSERT_EQ(r.result_int(), 202) << r.body();
+  parts = ParseParts(r.body());
+  ASSERT_EQ(parts.size(), 1u) << r.body();
+  EXPECT_EQ(parts[0].status, 200);
+  EXPECT_EQ(parts[0].headers["Content-Type"], protocol::JsonContentType(protocol::MetadataLevel::kFullMetadata));
+  EXPECT_FALSE(parts[0].headers["ETag"].empty());
+  const nlohmann::json entity = nlohmann::json::parse(parts[0].body);
+  EXPECT_EQ(entity["v"], 1);
+  EXPECT_TRUE(entity.contains("odata.metadata"));
+}
+
+TEST_F(BatchTest, SingleQueryInBatchErrorsAreTheTopLevelOnes) {
+  // A missing entity: 404 ResourceNotFound, as a top-level Get Entity.
+  auto r = Batch(SingleGetBody(EntityUrl("p", "nope"), "Accept: application/json;odata=nometadata\r\n"),
+                 "multipart/mixed; boundary=batch_q");
+  ASSERT_EQ(r.result_int(), 202) << r.body();
+  auto parts = ParseParts(r.body());
+  ASSERT_EQ(parts.size(), 1u) << r.body();
+  auto top = Send("GET", "/orders(PartitionKey='p',RowKey='nope')", {},
+                  {{"Accept", "application/json;odata=nometadata"}});
+  EXPECT_EQ(parts[0].status, static_cast<int>(top.result_int()));
+  EXPECT_EQ(parts[0].status, 404);
+  EXPECT_EQ(ErrorCodeOf(parts[0]), J(top)["odata.error"]["code"]);
+  EXPECT_EQ(parts[0].headers["x-ms-error-code"], "ResourceNotFound");
+  EXPECT_EQ(parts[0].headers["Content-Type"], H(top, "Content-Type"));
+
+  // A parse error: the sub-request's Accept decides it.
+  r = Batch(SingleGetBody(std::string(kBase) + "orders()", "Accept: application/atom+xml\r\n"),
+            "multipart/mixed; boundary=batch_q");
+  ASSERT_EQ(r.result_int(), 202) << r.body();
+  parts = ParseParts(r.body());
+  ASSERT_EQ(parts.size(), 1u) << r.body();
+  EXPECT_EQ(parts[0].status, 415);
+  EXPECT_EQ(ErrorCodeOf(parts[0]), "AtomFormatNotSupported");
+
+  // A bad $top in the sub-request's URL.
+  r = Batch(SingleGetBody(std::string(kBase) + "orders()?$top=5000", ""), "multipart/mixed; boundary=batch_q");
+  ASSERT_EQ(r.result_int(), 202) << r.body();
+  parts = ParseParts(r.body());
+  ASSERT_EQ(parts.size(), 1u) << r.body();
+  EXPECT_EQ(parts[0].status, 400);
+  EXPECT_EQ(ErrorCodeOf(parts[0]), "InvalidInput");
+}
+
 // Readers never see half a batch: a writer rewrites all 50 rows of a
 // partition per batch while a reader queries the partition.
 TEST_F(BatchTest, ReadersSeeWholeBatchesOnly) {
