@@ -2,7 +2,7 @@
 # bench/async/run.sh: does one client's long scan stall the others? (issue 15)
 #
 #   bench/async/run.sh [--rows N] [--duration S] [--conns C] [--filter F] [--out FILE]
-#                      [--bin LABEL=BINARY]... [--azurite] [--azurite-rows N]
+#                      [--bin LABEL=BINARY]... [--azurite] [--azurite-rows N] [--only-bursts]
 #
 # For each server in turn (pinned to CPU 0; the clients to CPU 1), on a fresh
 # data directory: load N entities (default 1,000,000) into ONE partition of
@@ -24,6 +24,7 @@
 # finished. --azurite adds Azurite 3.35 (bench/.cache, from
 # bench/install-bench-deps.sh) with --azurite-rows rows (default 20,000: it
 # loads one partition slowly, 100,000 took over 15 minutes), as a comparison only.
+# --only-bursts measures the burst and fsync rows only (use a small --rows).
 # Every process is bounded by `timeout`; the EXIT trap stops them. Loopback only.
 set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -36,6 +37,7 @@ FILTER="Num eq -5"
 OUT=""
 AZURITE=0
 AZ_ROWS=20000
+ONLY_BURSTS=0
 BINS=()
 PORT=20811
 while [[ $# -gt 0 ]]; do
@@ -48,7 +50,8 @@ while [[ $# -gt 0 ]]; do
     --bin) BINS+=("$2"); shift ;;
     --azurite) AZURITE=1 ;;
     --azurite-rows) AZ_ROWS="$2"; shift ;;
-    -h|--help) sed -n '2,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --only-bursts) ONLY_BURSTS=1 ;;
+    -h|--help) sed -n '2,28p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -103,6 +106,7 @@ scan_loop() {  # -> json line
 declare -A R
 measure() {  # LABEL
   local label="$1" alone during bg
+  if (( ONLY_BURSTS )); then measure_burst "$label" burst; return; fi
   alone="$(run_wrk get bench pt)"
   scan_loop >"$WORK/scan.json" & bg=$!
   sleep 0.3
