@@ -263,8 +263,8 @@ void Dispatcher::Finish(const http::Request& request, const std::string& request
   // write burst elsewhere does not hold it (docs/architecture.md, "Write path").
   const bool entity_read = info != nullptr && (info->route.operation == protocol::Operation::kGetEntity ||
                                                info->route.operation == protocol::Operation::kQueryEntities);
-  if (entity_read ? engine_.TableReadIsDurable(info->account(), info->route.resource.table)
-                  : engine_.VisibleMark() <= engine_.DurableMark()) {
+  if (engine_.VisibleMark() <= engine_.DurableMark() ||
+      (entity_read && engine_.TableReadIsDurable(info->account(), info->route.resource.table))) {
     return done(std::move(response));
   }
   struct Held {

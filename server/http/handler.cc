@@ -8,7 +8,7 @@ namespace {
 
 class WaitingSink final : public ResponseSink {
  public:
-  void Complete(Response response) override {
+  void Complete(Response&& response) override {
     std::lock_guard lock(mu_);
     response_ = std::move(response);
     done_ = true;

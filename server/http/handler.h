@@ -42,7 +42,7 @@ class ResponseSink {
   virtual ~ResponseSink() = default;
   // Receives the response of the request handed to Handle(). Called exactly
   // once, from any thread.
-  virtual void Complete(Response response) = 0;
+  virtual void Complete(Response&& response) = 0;
   // True once the client has gone away (its connection closed while the
   // request waited): work not started yet may be skipped. The response is
   // then dropped, but Complete() must still be called.
@@ -80,7 +80,7 @@ class Completion {
   Completion(const Completion&) = delete;
   Completion& operator=(const Completion&) = delete;
 
-  void operator()(Response response) {
+  void operator()(Response&& response) {
     std::shared_ptr<ResponseSink> sink = std::move(sink_);
     if (sink) sink->Complete(std::move(response));
   }

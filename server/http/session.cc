@@ -14,6 +14,8 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 #include <cerrno>
+#include <cstdint>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <vector>
@@ -27,6 +29,10 @@ namespace {
 
 namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
+
+// The session whose HandleRequest() is running on this thread, if any
+// (Session::Complete).
+thread_local Session* t_handling = nullptr;
 namespace net = boost::asio;
 
 // Static so the 100-continue write needs neither a message nor a serializer.
@@ -73,10 +79,27 @@ bool IsQuietReadError(const beast::error_code& ec) {
 // A byte that would end a header line early (CR, LF) or that receivers treat
 // as the end of the value (NUL).
 bool IsLineBreaking(beast::string_view s) {
-  for (char c : s) {
-    if (static_cast<unsigned char>(c) <= '\r' && (c == '\r' || c == '\n' || c == '\0')) return true;
+  // Eight bytes at a time: a word with no byte below 0x0E holds none of the
+  // three (the byte loop was ~5% of a point GET's instructions). A word that
+  // has one (a tab, say) is checked byte by byte.
+  constexpr uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr uint64_t kHigh = 0x8080808080808080ULL;
+  auto exact = [](const char* p, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+      const char c = p[i];
+      if (c == '\r' || c == '\n' || c == '\0') return true;
+    }
+    return false;
+  };
+  const char* p = s.data();
+  const size_t n = s.size();
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t x;
+    std::memcpy(&x, p + i, 8);
+    if (((x - kOnes * 0x0E) & ~x & kHigh) != 0 && exact(p + i, 8)) return true;
   }
-  return false;
+  return exact(p + i, n - i);
 }
 
 }  // namespace
@@ -317,6 +340,9 @@ void Session::HandleRequest() {
   handled_ = false;
   cancelled_.store(false, std::memory_order_relaxed);
   work_done_.store(false, std::memory_order_relaxed);
+  // Restored, not cleared: an inline answer may start the next request.
+  Session* const outer = t_handling;
+  t_handling = this;
   try {
     env_.handler->Handle(request_, context_, Completion(shared_from_this()));
   } catch (const std::exception& e) {
@@ -327,6 +353,7 @@ void Session::HandleRequest() {
     env_.log->error("handler threw a non-exception on {} {}", std::string_view(request_.method_string()),
                     std::string_view(request_.target()));
   }
+  t_handling = outer;
   // Answered inline (a point read): the write is already under way or done,
   // and request_seq_ may have moved on. Otherwise watch for the client
   // leaving, unless the handler said its work is done (an applied write
@@ -336,9 +363,13 @@ void Session::HandleRequest() {
   }
 }
 
-void Session::Complete(Response response) {
-  // Inline when called on our executor (a handler answering at once), else
-  // posted back to it.
+void Session::Complete(Response&& response) {
+  // A handler answering at once, inside our Handle() call: straight on. A
+  // dispatch() would do the same through the type-erased executor, at the
+  // cost of wrapping the response in a heap-allocated function (measured:
+  // ~2% of a point GET's instructions, bench/profile/callgrind.sh).
+  if (t_handling == this) return OnHandled(std::move(response));
+  // Otherwise posted back to our executor (inline if already on it).
   net::dispatch(stream_.get_executor(), [self = shared_from_this(), r = std::move(response)]() mutable {
     self->OnHandled(std::move(r));
   });
@@ -347,11 +378,12 @@ void Session::Complete(Response response) {
 void Session::Abandoned() {
   net::post(stream_.get_executor(), [self = shared_from_this()] {
     self->RenderInternalError();
-    self->OnHandled(std::move(self->response_));
+    Response rendered = std::move(self->response_);  // OnHandled moves into response_
+    self->OnHandled(std::move(rendered));
   });
 }
 
-void Session::OnHandled(Response response) {
+void Session::OnHandled(Response&& response) {
   if (state_ != State::kHandling || handled_) return;
   handled_ = true;
   StopCancelWatch();

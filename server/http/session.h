@@ -91,7 +91,7 @@ class Session : public Closable, public ResponseSink, public std::enable_shared_
   void RequestClose(CloseMode mode) override;
 
   // ResponseSink: the handler's answer to the request in flight (any thread).
-  void Complete(Response response) override;
+  void Complete(Response&& response) override;
   bool Cancelled() const override { return cancelled_.load(std::memory_order_relaxed); }
   void WorkDone() override { work_done_.store(true, std::memory_order_relaxed); }
   void Abandoned() override;
@@ -117,7 +117,7 @@ class Session : public Closable, public ResponseSink, public std::enable_shared_
   void RenderInternalError();
   void FinishResponse();
   // The handler's response arrived (on our executor).
-  void OnHandled(Response response);
+  void OnHandled(Response&& response);
   // Watches the socket while the handler works elsewhere (see above).
   void StartCancelWatch();
   void OnCancelWatch(boost::beast::error_code ec, uint64_t seq);

@@ -27,7 +27,7 @@ constexpr const char* kAccount = "devstoreaccount1";
 // Records the response; Cancelled() is under the test's control.
 class TestSink final : public http::ResponseSink {
  public:
-  void Complete(http::Response response) override {
+  void Complete(http::Response&& response) override {
     on_thread = std::this_thread::get_id();
     promise_.set_value(std::move(response));
   }

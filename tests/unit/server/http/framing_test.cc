@@ -110,6 +110,23 @@ TEST(DropUnsafeHeaderFieldsTest, RemovesOnlyFieldsWithLineBreaks) {
   EXPECT_EQ(DropUnsafeHeaderFields(&response), 0u);
 }
 
+TEST(DropUnsafeHeaderFieldsTest, FindsABreakAtEveryPositionOfALongValue) {
+  // The check reads eight bytes at a time: a break in any lane of any word,
+  // or in the tail, is found; tabs, high bytes and 0x0E..0x1F alone are kept.
+  for (char bad : {'\r', '\n', '\0'}) {
+    for (size_t at = 0; at < 21; ++at) {
+      std::string value(21, 'v');
+      value[at] = bad;
+      Response response;
+      response.set("X-Long", value);
+      EXPECT_EQ(DropUnsafeHeaderFields(&response), 1u) << int(bad) << " at " << at;
+    }
+  }
+  Response response;
+  response.set("X-Kept", std::string("\t\x0e\x1f\x80\xff\t\t\x7f tab and high bytes \xc3\xa9\t", 31));
+  EXPECT_EQ(DropUnsafeHeaderFields(&response), 0u);
+}
+
 TEST(EqualsIgnoreCaseAsciiTest, ComparesAsciiCaseInsensitivelyWithinBothStrings) {
   EXPECT_TRUE(EqualsIgnoreCaseAscii("chunked", "CHUNKED"));
   EXPECT_TRUE(EqualsIgnoreCaseAscii("", ""));
