@@ -56,17 +56,17 @@ std::shared_ptr<const CachedPartition> BuildEntry(const std::string& pk, int row
 
 TEST(PartitionCacheTest, BuilderLaysOutColumnsAndFindsRows) {
   auto entry = BuildEntry("p", 10);
-  const model::RowBlock& block = entry->block;
+  const RowBlock& block = entry->block;
   ASSERT_EQ(block.row_count(), 10u);
   EXPECT_EQ(block.partition_key, "p");
-  const model::RowColumn* n = block.FindColumn("n");
-  const model::RowColumn* s = block.FindColumn("s");
+  const RowColumn* n = block.FindColumn("n");
+  const RowColumn* s = block.FindColumn("s");
   ASSERT_NE(n, nullptr);
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(n->uniform_tag, static_cast<uint8_t>(model::EdmType::kInt32));
-  EXPECT_EQ(s->uniform_tag, model::kMixedTag);  // absent in odd rows
+  EXPECT_EQ(s->uniform_tag, kMixedTag);  // absent in odd rows
   EXPECT_EQ(n->ints[7], 7);
-  EXPECT_EQ(s->tags[3], model::kAbsentTag);
+  EXPECT_EQ(s->tags[3], kAbsentTag);
   EXPECT_EQ(s->texts[4], "x4");
   Entity row = block.RowEntity(4);
   EXPECT_EQ(row.row_key, "r0004");
@@ -87,13 +87,13 @@ TEST(PartitionCacheTest, BuilderLaysOutColumnsAndFindsRows) {
 TEST(PartitionCacheTest, BuilderComputesZoneMaps) {
   // n: Int32 0..9 in every row; s: strings in even rows (no range).
   auto entry = BuildEntry("p", 10);
-  const model::RowColumn* n = entry->block.FindColumn("n");
+  const RowColumn* n = entry->block.FindColumn("n");
   ASSERT_NE(n, nullptr);
   EXPECT_EQ(n->value_tag, static_cast<uint8_t>(model::EdmType::kInt32));
   EXPECT_TRUE(n->has_range);
   EXPECT_EQ(n->min_int, 0);
   EXPECT_EQ(n->max_int, 9);
-  const model::RowColumn* s = entry->block.FindColumn("s");
+  const RowColumn* s = entry->block.FindColumn("s");
   EXPECT_EQ(s->value_tag, static_cast<uint8_t>(model::EdmType::kString));
   EXPECT_FALSE(s->has_range);
 
@@ -111,21 +111,21 @@ TEST(PartitionCacheTest, BuilderComputesZoneMaps) {
     builder.Add(std::string_view(key).substr(prefix.size()), e, EncodeEntityValue(e));
   }
   auto z = builder.Finish(std::string(), 0);
-  const model::RowColumn* d = z->block.FindColumn("d");
+  const RowColumn* d = z->block.FindColumn("d");
   EXPECT_TRUE(d->has_range);
   EXPECT_EQ(d->min_double, -1.0);
   EXPECT_EQ(d->max_double, 7.0);
-  const model::RowColumn* nan = z->block.FindColumn("nan");
+  const RowColumn* nan = z->block.FindColumn("nan");
   EXPECT_EQ(nan->value_tag, static_cast<uint8_t>(model::EdmType::kDouble));
   EXPECT_FALSE(nan->has_range);
-  const model::RowColumn* t = z->block.FindColumn("t");
-  EXPECT_EQ(t->uniform_tag, model::kMixedTag);  // absent in row 1
+  const RowColumn* t = z->block.FindColumn("t");
+  EXPECT_EQ(t->uniform_tag, kMixedTag);  // absent in row 1
   EXPECT_EQ(t->value_tag, static_cast<uint8_t>(model::EdmType::kDateTime));
   EXPECT_TRUE(t->has_range);
   EXPECT_EQ(t->min_int, 997);
   EXPECT_EQ(t->max_int, 1000);
-  const model::RowColumn* m = z->block.FindColumn("m");
-  EXPECT_EQ(m->value_tag, model::kMixedTag);
+  const RowColumn* m = z->block.FindColumn("m");
+  EXPECT_EQ(m->value_tag, kMixedTag);
   EXPECT_FALSE(m->has_range);
 }
 
