@@ -11,6 +11,7 @@
 #include <cmath>
 #include <atomic>
 #include <cstdio>
+#include <functional>
 #include <random>
 #include <string>
 #include <thread>
@@ -19,6 +20,7 @@
 #include "storage/engine.h"
 #include "storage/entity_codec.h"
 #include "storage/key_codec.h"
+#include "storage/model/filter_eval.h"
 #include "tests/unit/storage/engine_test_util.h"
 
 namespace tablestone::storage {
@@ -301,6 +303,30 @@ class CachedScanTest : public ::testing::TestWithParam<bool> {
   TableInfo tables_[2];
 };
 
+// A predicate with a columnar() expression, `n <op> <Int32 literal>`, built
+// by hand as protocol's parser would, and an optional rest (MatchesRest): the
+// cached path evaluates the expression over the columns and the rest on the
+// rows it keeps; the uncached engine calls Matches().
+class ExprPredicate final : public model::RowPredicate {
+ public:
+  ExprPredicate(model::CompareOp op, int32_t literal, std::function<bool(const Entity&)> rest)
+      : rest_(std::move(rest)) {
+    model::FilterNode node;
+    node.kind = model::FilterNodeKind::kCompare;
+    node.property.name = "n";
+    node.op = op;
+    node.literal = EdmValue::Int32(literal);
+    expr_.nodes.push_back(std::move(node));
+  }
+  bool Matches(const Entity& e) const override { return model::EvaluateEntity(expr_, e) && MatchesRest(e); }
+  const model::FilterExpr* columnar() const override { return &expr_; }
+  bool MatchesRest(const Entity& e) const override { return !rest_ || rest_(e); }
+
+ private:
+  model::FilterExpr expr_;
+  std::function<bool(const Entity&)> rest_;
+};
+
 class SpecGenerator {
  public:
   SpecGenerator(uint32_t seed, std::vector<std::string> pks) : rng_(seed), pks_(std::move(pks)) {}
@@ -342,8 +368,19 @@ class SpecGenerator {
       case 1: spec.deadline = std::chrono::steady_clock::now() + std::chrono::hours(1); break;
       default: break;
     }
-    switch (Pick(4)) {
+    switch (Pick(6)) {
       case 0: break;  // no predicate
+      case 4: {       // a filter expression only
+        static const model::CompareOp kOps[] = {model::CompareOp::kLt, model::CompareOp::kGe, model::CompareOp::kNe};
+        spec.predicate = std::make_shared<ExprPredicate>(kOps[Pick(3)], Pick(100), nullptr);
+        break;
+      }
+      case 5: {  // a filter expression and a rest, as a SAS key range adds
+        const std::string rk = RowKey(Pick(320));
+        spec.predicate = std::make_shared<ExprPredicate>(model::CompareOp::kLt, 20 + Pick(60),
+                                                         [rk](const Entity& e) { return e.row_key < rk; });
+        break;
+      }
       case 1: {
         const int64_t m = 2 + Pick(5);
         spec.predicate = test_util::Where([m](const Entity& e) {
