@@ -45,7 +45,7 @@ void PartitionBuilder::Add(std::string_view key_suffix, const model::Entity& row
     auto [it, added] = column_index_.try_emplace(p.name, columns_.size());
     if (added) columns_.emplace_back().name = Append(p.name);
     ColumnBuilder& c = columns_[it->second];
-    c.tags.resize(r, model::kAbsentTag);  // rows since the column's last value lack it
+    c.tags.resize(r, kAbsentTag);  // rows since the column's last value lack it
     const EdmType type = p.value.type;
     c.tags.push_back(static_cast<uint8_t>(type));
     if (type == EdmType::kDouble) {
@@ -71,7 +71,7 @@ std::shared_ptr<const CachedPartition> PartitionBuilder::Finish(std::string next
   // allocated and never moved again).
   const char* base = out->arena.data();
   auto view = [base](Span s) { return std::string_view(base + s.offset, s.size); };
-  model::RowBlock& block = out->block;
+  RowBlock& block = out->block;
   block.partition_key = view(partition_key_);
   block.row_keys.reserve(n);
   block.timestamps.reserve(n);
@@ -86,13 +86,13 @@ std::shared_ptr<const CachedPartition> PartitionBuilder::Finish(std::string next
   size_t column_bytes = 0;
   block.columns.reserve(columns_.size());
   for (ColumnBuilder& c : columns_) {
-    model::RowColumn& col = block.columns.emplace_back();
+    RowColumn& col = block.columns.emplace_back();
     col.name = view(c.name);
-    c.tags.resize(n, model::kAbsentTag);
+    c.tags.resize(n, kAbsentTag);
     col.tags = std::move(c.tags);
     col.tags.shrink_to_fit();
     const bool uniform = std::all_of(col.tags.begin(), col.tags.end(), [&](uint8_t t) { return t == col.tags[0]; });
-    col.uniform_tag = uniform && n > 0 ? col.tags[0] : model::kMixedTag;
+    col.uniform_tag = uniform && n > 0 ? col.tags[0] : kMixedTag;
     if (!c.ints.empty()) {
       c.ints.resize(n);
       col.ints = std::move(c.ints);
@@ -109,7 +109,7 @@ std::shared_ptr<const CachedPartition> PartitionBuilder::Finish(std::string next
       col.texts.resize(n);
     }
     col.ComputeZoneMap();
-    column_bytes += sizeof(model::RowColumn) + VectorBytes(col.tags) + VectorBytes(col.ints) +
+    column_bytes += sizeof(RowColumn) + VectorBytes(col.tags) + VectorBytes(col.ints) +
                     VectorBytes(col.doubles) + VectorBytes(col.texts);
   }
   out->next_key = std::move(next_key);

@@ -1,5 +1,5 @@
 // PartitionCache: decoded, columnar copies of whole partitions for filtered
-// scans (storage/model/row_block.h), bounded by bytes, invalidated by writes.
+// scans (row_block.h), bounded by bytes, invalidated by writes.
 //
 // Why: a scan that iterates RocksDB and decodes every row costs ~240 ns per
 // row; filtering a cached columnar block costs a few ns. A partition is
@@ -59,7 +59,7 @@
 #include <vector>
 
 #include "storage/model/entity.h"
-#include "storage/model/row_block.h"
+#include "storage/row_block.h"
 
 namespace tablestone::storage {
 
@@ -71,7 +71,7 @@ inline constexpr size_t kMinCachedRows = 64;
 struct CachedPartition {
   std::string prefix;  // PartitionStart(table id, pk): row i's key is prefix + row_suffixes[i]
   std::string arena;   // owns the bytes every view below (and in block) points into
-  model::RowBlock block;
+  RowBlock block;
   std::vector<std::string_view> row_suffixes;  // encoded keys after `prefix`, ascending
   std::vector<std::string_view> values;        // encoded entity values (entity_codec.h)
   size_t memory_bytes = 0;                     // everything above, allocated capacity

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "storage/block_evaluator.h"
 #include "storage/column_families.h"
 #include "storage/entity_codec.h"
 #include "storage/key_codec.h"
@@ -39,7 +40,7 @@ std::string UpperKey(uint64_t id, const std::optional<KeyBound>& b) {
 // How often (in rows) the deadline is checked; reading the clock per row
 // would cost more than decoding the row.
 constexpr size_t kClockCheckInterval = 256;
-// Rows of a cached partition filtered per MatchBlock call: big enough for
+// Rows of a cached partition filtered per EvaluateBlock call: big enough for
 // tight loops, small enough that a page ending early wastes little.
 constexpr size_t kBlockChunkRows = 512;
 
@@ -130,14 +131,21 @@ class Page {
 // when the page ended inside it (result->next is then set).
 Status ServeCached(const CachedPartition& entry, std::string_view lower, std::string_view upper,
                    const model::ScanSpec& spec, Page* page, model::ScanResult* result, bool* ended) {
-  const model::RowBlock& block = entry.block;
+  const RowBlock& block = entry.block;
   const size_t begin = entry.LowerBound(lower);
   const size_t end = entry.LowerBound(upper);
+  // The predicate's $filter runs over the columns; its rest (if any) on the
+  // rows that filter keeps (model::RowPredicate's contract). A predicate
+  // without an expression is tested row by row.
+  const model::RowPredicate* predicate = spec.predicate.get();
+  const model::FilterExpr* expr = predicate != nullptr ? predicate->columnar() : nullptr;
   uint8_t keep[kBlockChunkRows];
   for (size_t chunk = begin; chunk < end; chunk += kBlockChunkRows) {
     const size_t chunk_end = std::min(end, chunk + kBlockChunkRows);
-    if (spec.predicate) {
-      spec.predicate->MatchBlock(block, chunk, chunk_end, keep);
+    if (expr != nullptr) {
+      EvaluateBlock(*expr, block, chunk, chunk_end, keep);
+    } else if (predicate != nullptr) {
+      for (size_t i = chunk; i < chunk_end; ++i) keep[i - chunk] = predicate->Matches(block.RowEntity(i)) ? 1 : 0;
     } else {
       std::fill(keep, keep + (chunk_end - chunk), uint8_t{1});
     }
@@ -157,6 +165,7 @@ Status ServeCached(const CachedPartition& entry, std::string_view lower, std::st
       TABLESTONE_RETURN_IF_ERROR(DecodeEntityValue(entry.values[i], &row));
       row.partition_key.assign(block.partition_key);
       row.row_key.assign(block.row_keys[i]);
+      if (expr != nullptr && !predicate->MatchesRest(row)) continue;  // examined, not kept
       if (!page->Keep(std::move(row), entry.values[i].size())) {
         result->next = model::EntityKey{std::string(block.partition_key), std::string(block.row_keys[i])};
         *ended = true;

@@ -2,16 +2,14 @@
 
 #include <utility>
 
-#include "protocol/filter/ast.h"
-#include "protocol/filter/block_evaluator.h"
-#include "protocol/filter/evaluator.h"
 #include "protocol/filter/parser.h"
 #include "protocol/filter/planner.h"
 #include "protocol/url.h"
+#include "storage/model/filter_eval.h"
 
 namespace tablestone::protocol::filter {
 
-Filter::Filter(std::unique_ptr<const Ast> ast) : ast_(std::move(ast)) {}
+Filter::Filter(std::unique_ptr<const model::FilterExpr> expr) : expr_(std::move(expr)) {}
 Filter::~Filter() = default;
 
 ApiResult<std::shared_ptr<const Filter>> Filter::Parse(std::string_view text) {
@@ -19,19 +17,17 @@ ApiResult<std::shared_ptr<const Filter>> Filter::Parse(std::string_view text) {
   // stored key or value (those are UTF-8); refuse it as bad input rather than silently
   // matching nothing, so a client bug surfaces (docs/reliability.md, hostile clients).
   if (!IsValidUtf8(text)) return ApiError::InvalidInput("The $filter is not valid UTF-8.");
-  ApiResult<std::unique_ptr<Ast>> parsed = ParseFilter(text);
+  ApiResult<std::unique_ptr<model::FilterExpr>> parsed = ParseFilter(text);
   if (!parsed.ok()) return parsed.error();
   return std::shared_ptr<const Filter>(new Filter(std::move(parsed).value()));
 }
 
-bool Filter::Matches(const model::Entity& entity) const { return EvaluateEntity(*ast_, entity); }
+bool Filter::Matches(const model::Entity& entity) const { return model::EvaluateEntity(*expr_, entity); }
 
-void Filter::MatchBlock(const model::RowBlock& block, size_t begin, size_t end, uint8_t* keep) const {
-  EvaluateBlock(*ast_, block, begin, end, keep);
+bool Filter::MatchesTableName(std::string_view table_name) const {
+  return model::EvaluateTableName(*expr_, table_name);
 }
 
-bool Filter::MatchesTableName(std::string_view table_name) const { return EvaluateTableName(*ast_, table_name); }
-
-void Filter::PlanScan(model::ScanSpec* spec) const { PlanScanSpec(*ast_, spec); }
+void Filter::PlanScan(model::ScanSpec* spec) const { PlanScanSpec(*expr_, spec); }
 
 }  // namespace tablestone::protocol::filter

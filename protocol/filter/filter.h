@@ -7,8 +7,10 @@
 // Thread safety: a parsed Filter is immutable; every const method may be
 // called concurrently from any number of threads.
 //
-// Internals: lexer.h (tokens and literals), parser.h (grammar -> ast.h),
-// evaluator.h (the service's comparison semantics), planner.h (key ranges).
+// Internals: lexer.h (tokens and literals), parser.h (grammar -> the
+// expression tree storage/model/filter_expr.h), planner.h (key ranges). The
+// tree is evaluated by storage/model/filter_eval.h (row by row, the service's
+// comparison semantics) and, over cached partitions, by the storage engine.
 // Compatibility decisions are listed in docs/compatibility-notes/filter.md.
 #pragma once
 
@@ -17,16 +19,16 @@
 
 #include "protocol/api_error.h"
 #include "storage/model/entity.h"
-#include "storage/model/row_block.h"
+#include "storage/model/filter_expr.h"
+#include "storage/model/row_predicate.h"
 #include "storage/model/scan_spec.h"
 
 namespace tablestone::protocol::filter {
 
-struct Ast;  // ast.h
-
 // A Filter is the scan predicate of a query (model::RowPredicate): Matches()
-// per row, MatchBlock() over a columnar block of a cached partition
-// (block_evaluator.h); both give the same answer for every row.
+// per row, and its expression tree as columnar(), which the engine evaluates
+// a column at a time over cached partitions; both give the same answer for
+// every row (the whole predicate is the expression: no MatchesRest()).
 class Filter final : public model::RowPredicate {
  public:
   // Parses an OData v3 $filter expression (already percent-decoded, '+' already turned into spaces by the
@@ -50,8 +52,9 @@ class Filter final : public model::RowPredicate {
   // scan must evaluate >= several million simple comparisons per second per core.
   bool Matches(const model::Entity& entity) const override;
 
-  // Matches() for rows [begin, end) of `block` at once: keep[i - begin] = 1 or 0.
-  void MatchBlock(const model::RowBlock& block, size_t begin, size_t end, uint8_t* keep) const override;
+  // The parsed expression; Matches(e) == model::EvaluateEntity(expr(), e).
+  const model::FilterExpr& expr() const { return *expr_; }
+  const model::FilterExpr* columnar() const override { return expr_.get(); }
 
   // Query Tables: evaluates with `TableName` (a string) as the only property.
   bool MatchesTableName(std::string_view table_name) const;
@@ -70,9 +73,9 @@ class Filter final : public model::RowPredicate {
   Filter& operator=(const Filter&) = delete;
 
  private:
-  explicit Filter(std::unique_ptr<const Ast> ast);
+  explicit Filter(std::unique_ptr<const model::FilterExpr> expr);
 
-  std::unique_ptr<const Ast> ast_;
+  std::unique_ptr<const model::FilterExpr> expr_;
 };
 
 }  // namespace tablestone::protocol::filter

@@ -10,6 +10,14 @@
 namespace tablestone::protocol::filter {
 namespace {
 
+using model::CompareOp;
+using model::FilterExpr;
+using model::FilterNode;
+using model::FilterNodeKind;
+using model::Mirror;
+using model::PropertyRef;
+using model::SystemProperty;
+
 bool IsKeyword(std::string_view w) {
   static constexpr std::string_view kKeywords[] = {"and", "or",  "not", "eq",  "ne",  "gt",   "ge",    "lt",  "le",
                                                    "add", "sub", "mul", "div", "mod", "true", "false", "null"};
@@ -69,8 +77,8 @@ class Parser {
  public:
   explicit Parser(std::string_view text) : text_(text), lexer_(text) {}
 
-  ApiResult<std::unique_ptr<Ast>> Run() {
-    ast_ = std::make_unique<Ast>();
+  ApiResult<std::unique_ptr<FilterExpr>> Run() {
+    ast_ = std::make_unique<FilterExpr>();
     Advance();
     if (tok_.kind == TokenKind::kEnd) {  // empty or all whitespace: no filter
       ast_->root = Constant(true);
@@ -111,13 +119,13 @@ class Parser {
   bool AtWord(std::string_view w) const { return tok_.kind == TokenKind::kWord && tok_.text == w; }
 
   // ---- AST construction ----
-  int AddNode(Node node) {
+  int AddNode(FilterNode node) {
     ast_->nodes.push_back(std::move(node));
     return static_cast<int>(ast_->nodes.size() - 1);
   }
   int Constant(bool value) {
-    Node n;
-    n.kind = NodeKind::kConstant;
+    FilterNode n;
+    n.kind = FilterNodeKind::kConstant;
     n.constant = value;
     return AddNode(std::move(n));
   }
@@ -134,8 +142,8 @@ class Parser {
     switch (o.kind) {
       case Operand::Kind::kBool: return o.node;
       case Operand::Kind::kProperty: {
-        Node n;
-        n.kind = NodeKind::kBoolProperty;
+        FilterNode n;
+        n.kind = FilterNodeKind::kBoolProperty;
         n.property = MakePropertyRef(o.name);
         ++ast_->comparison_count;
         return AddNode(std::move(n));
@@ -175,8 +183,8 @@ class Parser {
       Unsupported(ApiError::NotImplemented());
       return Constant(false);
     }
-    Node n;
-    n.kind = NodeKind::kCompare;
+    FilterNode n;
+    n.kind = FilterNodeKind::kCompare;
     if (left_prop) {
       n.property = MakePropertyRef(left.name);
       n.op = op;
@@ -191,13 +199,13 @@ class Parser {
   }
 
   // ---- grammar ----
-  Operand ParseOr() { return ParseChain("or", NodeKind::kOr, &Parser::ParseAnd); }
-  Operand ParseAnd() { return ParseChain("and", NodeKind::kAnd, &Parser::ParseNot); }
+  Operand ParseOr() { return ParseChain("or", FilterNodeKind::kOr, &Parser::ParseAnd); }
+  Operand ParseAnd() { return ParseChain("and", FilterNodeKind::kAnd, &Parser::ParseNot); }
 
-  Operand ParseChain(std::string_view keyword, NodeKind kind, Operand (Parser::*sub)()) {
+  Operand ParseChain(std::string_view keyword, FilterNodeKind kind, Operand (Parser::*sub)()) {
     Operand first = (this->*sub)();
     if (failed() || !AtWord(keyword)) return first;
-    Node n;
+    FilterNode n;
     n.kind = kind;
     n.children.push_back(ToBool(std::move(first)));
     while (!failed() && AtWord(keyword)) {
@@ -218,8 +226,8 @@ class Parser {
     Operand inner = failed() ? Operand{} : ParseNot();
     Leave();
     if (failed()) return {};
-    Node n;
-    n.kind = NodeKind::kNot;
+    FilterNode n;
+    n.kind = FilterNodeKind::kNot;
     n.children.push_back(ToBool(std::move(inner)));
     return BoolOperand(AddNode(std::move(n)));
   }
@@ -355,7 +363,7 @@ class Parser {
   std::string_view text_;
   Lexer lexer_;
   Token tok_;
-  std::unique_ptr<Ast> ast_;
+  std::unique_ptr<FilterExpr> ast_;
   std::optional<ApiError> fatal_;     // syntax error or limit: reported first
   std::optional<ApiError> semantic_;  // first unsupported construct / null comparison
   int depth_ = 0;
@@ -370,7 +378,7 @@ ApiError SyntaxError(std::string_view text, size_t byte_pos) {
                                 std::string(text) + "'.");
 }
 
-ApiResult<std::unique_ptr<Ast>> ParseFilter(std::string_view text) {
+ApiResult<std::unique_ptr<FilterExpr>> ParseFilter(std::string_view text) {
   if (text.size() > kMaxFilterBytes) return ApiError::InvalidInput();
   Parser parser(text);
   return parser.Run();

@@ -29,7 +29,7 @@
 #include <string_view>
 
 #include "protocol/api_error.h"
-#include "protocol/filter/ast.h"
+#include "storage/model/filter_expr.h"
 
 namespace tablestone::protocol::filter {
 
@@ -41,9 +41,10 @@ inline constexpr size_t kMaxFilterBytes = 32 * 1024;
 // bounds the parser's and the evaluator's recursion.
 inline constexpr int kMaxNestingDepth = 64;
 
-// Parses `text`; never throws, never crashes. An empty or all-whitespace
-// text yields the constant `true`.
-ApiResult<std::unique_ptr<Ast>> ParseFilter(std::string_view text);
+// Parses `text` into the expression tree the scan evaluates
+// (storage/model/filter_expr.h); never throws, never crashes. An empty or
+// all-whitespace text yields the constant `true`.
+ApiResult<std::unique_ptr<model::FilterExpr>> ParseFilter(std::string_view text);
 
 // "Syntax error at position N in '<text>'." with N counted in UTF-16 code
 // units up to `byte_pos`, as .NET reports positions.

@@ -6,10 +6,17 @@
 #include <utility>
 #include <vector>
 
-#include "protocol/filter/ordinal.h"
+#include "storage/model/ordinal.h"
 
 namespace tablestone::protocol::filter {
 namespace {
+
+using model::CompareOp;
+using model::CompareUtf16Ordinal;
+using model::FilterExpr;
+using model::FilterNode;
+using model::FilterNodeKind;
+using model::SystemProperty;
 
 // A cut: a position between keys in (PartitionKey, RowKey) order. Within one
 // partition: PartitionStart < {KeyBefore(r), KeyAfter(r)} by r < PartitionEnd.
@@ -122,22 +129,22 @@ KeySet RowKeySet(const std::string& p, CompareOp op, const std::string& r) {
 }
 
 // A key compared with a non-string literal is a type mismatch with a fixed
-// answer for every row (evaluator.h).
+// answer for every row (storage/model/filter_eval.h).
 KeySet MismatchSet(CompareOp op) {
   bool always = op == CompareOp::kNe || op == CompareOp::kLt || op == CompareOp::kLe;
   return always ? All() : KeySet{};
 }
 
-bool IsPartitionKeyEq(const Node& n) {
-  return n.kind == NodeKind::kCompare && n.property.system == SystemProperty::kPartitionKey &&
+bool IsPartitionKeyEq(const FilterNode& n) {
+  return n.kind == FilterNodeKind::kCompare && n.property.system == SystemProperty::kPartitionKey &&
          n.op == CompareOp::kEq && n.literal.type == model::EdmType::kString;
 }
 
 // A `PartitionKey eq 'p'` that holds whenever this conjunction holds.
-const std::string* FindPartitionEq(const Ast& ast, int index) {
-  const Node& n = ast.nodes[static_cast<size_t>(index)];
+const std::string* FindPartitionEq(const FilterExpr& ast, int index) {
+  const FilterNode& n = ast.nodes[static_cast<size_t>(index)];
   if (IsPartitionKeyEq(n)) return &n.literal.text;
-  if (n.kind == NodeKind::kAnd) {
+  if (n.kind == FilterNodeKind::kAnd) {
     for (int c : n.children) {
       if (const std::string* p = FindPartitionEq(ast, c)) return p;
     }
@@ -146,24 +153,24 @@ const std::string* FindPartitionEq(const Ast& ast, int index) {
 }
 
 // `partition`: a partition the enclosing conjunction pins, or null.
-KeySet Plan(const Ast& ast, int index, const std::string* partition) {
-  const Node& n = ast.nodes[static_cast<size_t>(index)];
+KeySet Plan(const FilterExpr& ast, int index, const std::string* partition) {
+  const FilterNode& n = ast.nodes[static_cast<size_t>(index)];
   switch (n.kind) {
-    case NodeKind::kConstant: return n.constant ? All() : KeySet{};
-    case NodeKind::kNot: return All();  // the complement of a superset is no superset
-    case NodeKind::kBoolProperty:
+    case FilterNodeKind::kConstant: return n.constant ? All() : KeySet{};
+    case FilterNodeKind::kNot: return All();  // the complement of a superset is no superset
+    case FilterNodeKind::kBoolProperty:
       // Keys are strings, never Boolean true.
       return n.property.system == SystemProperty::kPartitionKey || n.property.system == SystemProperty::kRowKey
                  ? KeySet{}
                  : All();
-    case NodeKind::kCompare: {
+    case FilterNodeKind::kCompare: {
       const SystemProperty sys = n.property.system;
       if (sys != SystemProperty::kPartitionKey && sys != SystemProperty::kRowKey) return All();
       if (n.literal.type != model::EdmType::kString) return MismatchSet(n.op);
       if (sys == SystemProperty::kPartitionKey) return PartitionKeySet(n.op, n.literal.text);
       return partition ? RowKeySet(*partition, n.op, n.literal.text) : All();
     }
-    case NodeKind::kAnd: {
+    case FilterNodeKind::kAnd: {
       if (const std::string* own = FindPartitionEq(ast, index)) partition = own;
       KeySet result = All();
       for (int c : n.children) {
@@ -172,7 +179,7 @@ KeySet Plan(const Ast& ast, int index, const std::string* partition) {
       }
       return result;
     }
-    case NodeKind::kOr: {
+    case FilterNodeKind::kOr: {
       KeySet result;
       for (int c : n.children) {
         result = Union(std::move(result), Plan(ast, c, partition));
@@ -217,7 +224,7 @@ std::optional<model::KeyBound> UpperBound(Cut c) {
 
 }  // namespace
 
-void PlanScanSpec(const Ast& ast, model::ScanSpec* spec) {
+void PlanScanSpec(const FilterExpr& ast, model::ScanSpec* spec) {
   if (spec->match_nothing) return;
   KeySet plan = Plan(ast, ast.root, nullptr);
   if (!spec->ranges.empty()) {

@@ -14,13 +14,13 @@
 // Ranges come out sorted, merged and disjoint in ordinal UTF-16 key order.
 #pragma once
 
-#include "protocol/filter/ast.h"
+#include "storage/model/filter_expr.h"
 #include "storage/model/scan_spec.h"
 
 namespace tablestone::protocol::filter {
 
 // Intersects spec->ranges (empty = whole table) with the filter's plan; sets
 // match_nothing (and clears ranges) when nothing can match.
-void PlanScanSpec(const Ast& ast, model::ScanSpec* spec);
+void PlanScanSpec(const model::FilterExpr& ast, model::ScanSpec* spec);
 
 }  // namespace tablestone::protocol::filter

@@ -22,30 +22,29 @@ namespace {
 
 // The rows a service SAS with a key range (spk/srk/epk/erk) may read, and-ed
 // with the $filter if there is one. `grant` is the request's, which outlives
-// the scan that uses this predicate.
+// the scan that uses this predicate. The filter (an empty one, "every row",
+// when the query has none) is the columnar() part, evaluated over cached
+// partitions a column at a time; the key range is the rest, checked on the
+// rows the filter keeps. The scan is already bounded by the range
+// (ScanSpec::bound): this is the second check.
 class SasRangePredicate final : public model::RowPredicate {
  public:
   SasRangePredicate(const AuthGrant* grant, std::shared_ptr<const protocol::filter::Filter> filter)
-      : grant_(grant), filter_(std::move(filter)) {}
+      : grant_(grant), filter_(filter != nullptr ? std::move(filter) : MatchEveryRow()) {}
 
-  bool Matches(const model::Entity& e) const override {
-    return grant_->InRange(e.partition_key, e.row_key) && (filter_ == nullptr || filter_->Matches(e));
-  }
-
-  void MatchBlock(const model::RowBlock& block, size_t begin, size_t end, uint8_t* keep) const override {
-    if (filter_ != nullptr) {
-      filter_->MatchBlock(block, begin, end, keep);
-    } else {
-      std::fill(keep, keep + (end - begin), uint8_t{1});
-    }
-    for (size_t i = begin; i < end; ++i) {
-      if (keep[i - begin] != 0 && !grant_->InRange(block.partition_key, block.row_keys[i])) keep[i - begin] = 0;
-    }
-  }
+  bool Matches(const model::Entity& e) const override { return MatchesRest(e) && filter_->Matches(e); }
+  const model::FilterExpr* columnar() const override { return &filter_->expr(); }
+  bool MatchesRest(const model::Entity& e) const override { return grant_->InRange(e.partition_key, e.row_key); }
 
  private:
+  static std::shared_ptr<const protocol::filter::Filter> MatchEveryRow() {
+    static const auto* const kAll = new std::shared_ptr<const protocol::filter::Filter>(
+        protocol::filter::Filter::Parse("").value());
+    return *kAll;
+  }
+
   const AuthGrant* grant_;
-  std::shared_ptr<const protocol::filter::Filter> filter_;
+  std::shared_ptr<const protocol::filter::Filter> filter_;  // never null
 };
 
 // A page's bytes as the response writes them (issue 22, finding 6): the

@@ -12,7 +12,7 @@
 
 #include "storage/model/entity.h"
 #include "storage/model/limits.h"
-#include "storage/model/row_block.h"
+#include "storage/model/row_predicate.h"
 
 namespace tablestone::model {
 
@@ -63,8 +63,9 @@ struct ScanSpec {
   std::optional<KeyRange> bound;
   // Continue at this key (inclusive): the first entity of the next page.
   std::optional<EntityKey> resume_from;
-  // Rows it rejects are skipped (tested per Entity, or per block of a cached
-  // partition; see row_block.h). Null = keep every row.
+  // Rows it rejects are skipped (tested per Entity, or through its columnar()
+  // expression over the columns of a cached partition; see row_predicate.h).
+  // Null = keep every row.
   std::shared_ptr<const RowPredicate> predicate;
   // Page limits: stop after this many kept entities, or before a kept row
   // that would take the page's bytes past max_bytes (a page always holds at

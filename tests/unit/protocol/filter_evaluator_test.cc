@@ -1,7 +1,7 @@
-// Evaluator: the service's comparison semantics (Learn: querying-tables-and-entities): widening,
+// Row evaluation (storage/model/filter_eval.h, through Filter): the service's comparison semantics (Learn: querying-tables-and-entities): widening,
 // the type-mismatch truth table, missing properties, ordinal strings,
 // DateTime, Guid, Binary, Boolean, bare properties, Query Tables.
-#include "protocol/filter/evaluator.h"
+#include "storage/model/filter_eval.h"
 
 #include <gtest/gtest.h>
 
@@ -14,12 +14,16 @@
 #include <vector>
 
 #include "protocol/filter/filter.h"
-#include "protocol/filter/ordinal.h"
+#include "storage/model/ordinal.h"
 
 namespace tablestone::protocol::filter {
 namespace {
 
+using model::CompareOp;
+using model::CompareUtf16Ordinal;
+using model::CompareValue;
 using model::EdmValue;
+using model::ValueView;
 
 constexpr int64_t kDt = 637500000001234567LL;  // 2021-02-27T05:20:00.1234567Z
 constexpr int64_t kTimestamp = 637600000000000000LL;

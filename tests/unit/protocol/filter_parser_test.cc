@@ -14,7 +14,13 @@
 namespace tablestone::protocol::filter {
 namespace {
 
+using model::CompareOp;
 using model::EdmType;
+using model::FilterExpr;
+using model::FilterNode;
+using model::FilterNodeKind;
+using model::PropertyRef;
+using model::SystemProperty;
 
 std::string OpName(CompareOp op) {
   switch (op) {
@@ -51,19 +57,19 @@ std::string LiteralText(const model::EdmValue& v) {
 }
 
 // An s-expression of the AST, e.g. "(or [a eq 1] (and b [c lt 'x']))".
-std::string Dump(const Ast& ast, int index) {
-  const Node& n = ast.nodes[static_cast<size_t>(index)];
+std::string Dump(const FilterExpr& ast, int index) {
+  const FilterNode& n = ast.nodes[static_cast<size_t>(index)];
   switch (n.kind) {
-    case NodeKind::kAnd:
-    case NodeKind::kOr:
-    case NodeKind::kNot: {
-      std::string out = n.kind == NodeKind::kAnd ? "(and" : (n.kind == NodeKind::kOr ? "(or" : "(not");
+    case FilterNodeKind::kAnd:
+    case FilterNodeKind::kOr:
+    case FilterNodeKind::kNot: {
+      std::string out = n.kind == FilterNodeKind::kAnd ? "(and" : (n.kind == FilterNodeKind::kOr ? "(or" : "(not");
       for (int c : n.children) out += " " + Dump(ast, c);
       return out + ")";
     }
-    case NodeKind::kCompare: return "[" + n.property.name + " " + OpName(n.op) + " " + LiteralText(n.literal) + "]";
-    case NodeKind::kBoolProperty: return n.property.name;
-    case NodeKind::kConstant: return n.constant ? "true" : "false";
+    case FilterNodeKind::kCompare: return "[" + n.property.name + " " + OpName(n.op) + " " + LiteralText(n.literal) + "]";
+    case FilterNodeKind::kBoolProperty: return n.property.name;
+    case FilterNodeKind::kConstant: return n.constant ? "true" : "false";
   }
   return "?";
 }
@@ -83,7 +89,7 @@ void PrintTo(const TreeCase& c, std::ostream* os) { *os << c.filter; }
 class ParserTreeTest : public ::testing::TestWithParam<TreeCase> {};
 
 TEST_P(ParserTreeTest, BuildsTree) {
-  ApiResult<std::unique_ptr<Ast>> r = ParseFilter(GetParam().filter);
+  ApiResult<std::unique_ptr<FilterExpr>> r = ParseFilter(GetParam().filter);
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(Dump(**r, (*r)->root), GetParam().tree);
 }
@@ -125,12 +131,12 @@ INSTANTIATE_TEST_SUITE_P(
         TreeCase{"", "true"}, TreeCase{" \t ", "true"}));
 
 TEST(ParserTest, ResolvesSystemProperties) {
-  ApiResult<std::unique_ptr<Ast>> r =
+  ApiResult<std::unique_ptr<FilterExpr>> r =
       ParseFilter("PartitionKey eq 'a' and RowKey eq 'b' and Timestamp gt datetime'2020-01-01T00:00:00Z' and "
                   "TableName eq 'c' and partitionkey eq 'd'");
   ASSERT_TRUE(r.ok());
-  const Ast& ast = **r;
-  const Node& root = ast.nodes[static_cast<size_t>(ast.root)];
+  const FilterExpr& ast = **r;
+  const FilterNode& root = ast.nodes[static_cast<size_t>(ast.root)];
   ASSERT_EQ(root.children.size(), 5u);
   auto prop = [&](int i) -> const PropertyRef& { return ast.nodes[static_cast<size_t>(root.children[i])].property; };
   EXPECT_EQ(prop(0).system, SystemProperty::kPartitionKey);

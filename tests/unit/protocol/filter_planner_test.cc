@@ -12,11 +12,12 @@
 #include <vector>
 
 #include "protocol/filter/filter.h"
-#include "protocol/filter/ordinal.h"
+#include "storage/model/ordinal.h"
 
 namespace tablestone::protocol::filter {
 namespace {
 
+using model::CompareUtf16Ordinal;
 using model::KeyBound;
 using model::KeyRange;
 using model::ScanSpec;

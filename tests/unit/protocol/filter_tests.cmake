@@ -1,8 +1,6 @@
 # Owner of protocol/filter: its unit tests in unit_protocol, plus a micro
 # benchmark executable (not registered with CTest).
 target_sources(unit_protocol PRIVATE
-  ${CMAKE_CURRENT_LIST_DIR}/filter_block_test.cc
-  ${CMAKE_CURRENT_LIST_DIR}/filter_comparison_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/filter_evaluator_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/filter_lexer_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/filter_parser_test.cc

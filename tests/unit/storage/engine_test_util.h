@@ -14,7 +14,7 @@
 
 #include "storage/engine.h"
 #include "storage/model/entity.h"
-#include "storage/model/row_block.h"
+#include "storage/model/row_predicate.h"
 #include "storage/model/write_op.h"
 
 namespace tablestone::storage::test_util {
@@ -39,7 +39,7 @@ class TempDir {
 };
 
 // A scan predicate from a function of the entity; blocks of cached
-// partitions are tested row by row (RowPredicate's default MatchBlock).
+// partitions are tested row by row (columnar() is null).
 class FunctionPredicate final : public model::RowPredicate {
  public:
   explicit FunctionPredicate(std::function<bool(const model::Entity&)> fn) : fn_(std::move(fn)) {}

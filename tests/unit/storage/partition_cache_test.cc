@@ -11,6 +11,7 @@
 #include <cmath>
 #include <atomic>
 #include <cstdio>
+#include <functional>
 #include <random>
 #include <string>
 #include <thread>
@@ -19,6 +20,7 @@
 #include "storage/engine.h"
 #include "storage/entity_codec.h"
 #include "storage/key_codec.h"
+#include "storage/model/filter_eval.h"
 #include "tests/unit/storage/engine_test_util.h"
 
 namespace tablestone::storage {
@@ -56,17 +58,17 @@ std::shared_ptr<const CachedPartition> BuildEntry(const std::string& pk, int row
 
 TEST(PartitionCacheTest, BuilderLaysOutColumnsAndFindsRows) {
   auto entry = BuildEntry("p", 10);
-  const model::RowBlock& block = entry->block;
+  const RowBlock& block = entry->block;
   ASSERT_EQ(block.row_count(), 10u);
   EXPECT_EQ(block.partition_key, "p");
-  const model::RowColumn* n = block.FindColumn("n");
-  const model::RowColumn* s = block.FindColumn("s");
+  const RowColumn* n = block.FindColumn("n");
+  const RowColumn* s = block.FindColumn("s");
   ASSERT_NE(n, nullptr);
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(n->uniform_tag, static_cast<uint8_t>(model::EdmType::kInt32));
-  EXPECT_EQ(s->uniform_tag, model::kMixedTag);  // absent in odd rows
+  EXPECT_EQ(s->uniform_tag, kMixedTag);  // absent in odd rows
   EXPECT_EQ(n->ints[7], 7);
-  EXPECT_EQ(s->tags[3], model::kAbsentTag);
+  EXPECT_EQ(s->tags[3], kAbsentTag);
   EXPECT_EQ(s->texts[4], "x4");
   Entity row = block.RowEntity(4);
   EXPECT_EQ(row.row_key, "r0004");
@@ -87,13 +89,13 @@ TEST(PartitionCacheTest, BuilderLaysOutColumnsAndFindsRows) {
 TEST(PartitionCacheTest, BuilderComputesZoneMaps) {
   // n: Int32 0..9 in every row; s: strings in even rows (no range).
   auto entry = BuildEntry("p", 10);
-  const model::RowColumn* n = entry->block.FindColumn("n");
+  const RowColumn* n = entry->block.FindColumn("n");
   ASSERT_NE(n, nullptr);
   EXPECT_EQ(n->value_tag, static_cast<uint8_t>(model::EdmType::kInt32));
   EXPECT_TRUE(n->has_range);
   EXPECT_EQ(n->min_int, 0);
   EXPECT_EQ(n->max_int, 9);
-  const model::RowColumn* s = entry->block.FindColumn("s");
+  const RowColumn* s = entry->block.FindColumn("s");
   EXPECT_EQ(s->value_tag, static_cast<uint8_t>(model::EdmType::kString));
   EXPECT_FALSE(s->has_range);
 
@@ -111,21 +113,21 @@ TEST(PartitionCacheTest, BuilderComputesZoneMaps) {
     builder.Add(std::string_view(key).substr(prefix.size()), e, EncodeEntityValue(e));
   }
   auto z = builder.Finish(std::string(), 0);
-  const model::RowColumn* d = z->block.FindColumn("d");
+  const RowColumn* d = z->block.FindColumn("d");
   EXPECT_TRUE(d->has_range);
   EXPECT_EQ(d->min_double, -1.0);
   EXPECT_EQ(d->max_double, 7.0);
-  const model::RowColumn* nan = z->block.FindColumn("nan");
+  const RowColumn* nan = z->block.FindColumn("nan");
   EXPECT_EQ(nan->value_tag, static_cast<uint8_t>(model::EdmType::kDouble));
   EXPECT_FALSE(nan->has_range);
-  const model::RowColumn* t = z->block.FindColumn("t");
-  EXPECT_EQ(t->uniform_tag, model::kMixedTag);  // absent in row 1
+  const RowColumn* t = z->block.FindColumn("t");
+  EXPECT_EQ(t->uniform_tag, kMixedTag);  // absent in row 1
   EXPECT_EQ(t->value_tag, static_cast<uint8_t>(model::EdmType::kDateTime));
   EXPECT_TRUE(t->has_range);
   EXPECT_EQ(t->min_int, 997);
   EXPECT_EQ(t->max_int, 1000);
-  const model::RowColumn* m = z->block.FindColumn("m");
-  EXPECT_EQ(m->value_tag, model::kMixedTag);
+  const RowColumn* m = z->block.FindColumn("m");
+  EXPECT_EQ(m->value_tag, kMixedTag);
   EXPECT_FALSE(m->has_range);
 }
 
@@ -301,6 +303,30 @@ class CachedScanTest : public ::testing::TestWithParam<bool> {
   TableInfo tables_[2];
 };
 
+// A predicate with a columnar() expression, `n <op> <Int32 literal>`, built
+// by hand as protocol's parser would, and an optional rest (MatchesRest): the
+// cached path evaluates the expression over the columns and the rest on the
+// rows it keeps; the uncached engine calls Matches().
+class ExprPredicate final : public model::RowPredicate {
+ public:
+  ExprPredicate(model::CompareOp op, int32_t literal, std::function<bool(const Entity&)> rest)
+      : rest_(std::move(rest)) {
+    model::FilterNode node;
+    node.kind = model::FilterNodeKind::kCompare;
+    node.property.name = "n";
+    node.op = op;
+    node.literal = EdmValue::Int32(literal);
+    expr_.nodes.push_back(std::move(node));
+  }
+  bool Matches(const Entity& e) const override { return model::EvaluateEntity(expr_, e) && MatchesRest(e); }
+  const model::FilterExpr* columnar() const override { return &expr_; }
+  bool MatchesRest(const Entity& e) const override { return !rest_ || rest_(e); }
+
+ private:
+  model::FilterExpr expr_;
+  std::function<bool(const Entity&)> rest_;
+};
+
 class SpecGenerator {
  public:
   SpecGenerator(uint32_t seed, std::vector<std::string> pks) : rng_(seed), pks_(std::move(pks)) {}
@@ -342,8 +368,19 @@ class SpecGenerator {
       case 1: spec.deadline = std::chrono::steady_clock::now() + std::chrono::hours(1); break;
       default: break;
     }
-    switch (Pick(4)) {
+    switch (Pick(6)) {
       case 0: break;  // no predicate
+      case 4: {       // a filter expression only
+        static const model::CompareOp kOps[] = {model::CompareOp::kLt, model::CompareOp::kGe, model::CompareOp::kNe};
+        spec.predicate = std::make_shared<ExprPredicate>(kOps[Pick(3)], Pick(100), nullptr);
+        break;
+      }
+      case 5: {  // a filter expression and a rest, as a SAS key range adds
+        const std::string rk = RowKey(Pick(320));
+        spec.predicate = std::make_shared<ExprPredicate>(model::CompareOp::kLt, 20 + Pick(60),
+                                                         [rk](const Entity& e) { return e.row_key < rk; });
+        break;
+      }
       case 1: {
         const int64_t m = 2 + Pick(5);
         spec.predicate = test_util::Where([m](const Entity& e) {

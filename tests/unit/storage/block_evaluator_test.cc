@@ -1,10 +1,14 @@
-// Block evaluation (block_evaluator.h, Filter::MatchBlock) against row-by-row
-// evaluation (Filter::Matches): thousands of random filters over random blocks
+// Block evaluation (storage/block_evaluator.h, as the scan runs it on a
+// Filter's columnar() expression) against row-by-row evaluation
+// (Filter::Matches, storage/model/filter_eval.h): thousands of random filters over random blocks
 // of rows with mixed types, absent properties, NaN, ordinal-sensitive strings
 // and upper-case Guids must give the same answer for every row. Half the
 // blocks have narrow value ranges so that the zone-map skip
 // (BlockMayMatch) fires often; its own cases are tested directly below.
-#include "protocol/filter/block_evaluator.h"
+// The expressions are written as $filter text and built by protocol's parser
+// (a test-only dependency, see CMakeLists.txt); storage/ itself never
+// includes protocol/.
+#include "storage/block_evaluator.h"
 
 #include <gtest/gtest.h>
 
@@ -14,14 +18,18 @@
 #include <string>
 #include <vector>
 
-#include "protocol/filter/evaluator.h"
 #include "protocol/filter/filter.h"
 #include "protocol/filter/parser.h"
 #include "storage/model/datetime.h"
-#include "storage/model/row_block.h"
+#include "storage/model/filter_eval.h"
+#include "storage/row_block.h"
 
-namespace tablestone::protocol::filter {
+namespace tablestone::storage {
 namespace {
+
+using model::EvaluateEntity;
+using protocol::filter::Filter;
+using protocol::filter::ParseFilter;
 
 using model::EdmType;
 using model::EdmValue;
@@ -36,22 +44,22 @@ const char* const kGuid2 = "7c9e6679-7425-40de-944b-e07fc1f90ae7";
 
 // A RowBlock over `rows` (which must outlive it), built here independently of
 // storage's PartitionBuilder: one column per name, tags/payloads per row.
-model::RowBlock BlockOf(const std::vector<Entity>& rows) {
-  model::RowBlock block;
+RowBlock BlockOf(const std::vector<Entity>& rows) {
+  RowBlock block;
   block.partition_key = rows.empty() ? std::string_view() : std::string_view(rows[0].partition_key);
   const size_t n = rows.size();
   for (size_t r = 0; r < n; ++r) {
     block.row_keys.push_back(rows[r].row_key);
     block.timestamps.push_back(rows[r].timestamp);
     for (const model::Property& p : rows[r].properties) {
-      model::RowColumn* c = nullptr;
-      for (model::RowColumn& existing : block.columns) {
+      RowColumn* c = nullptr;
+      for (RowColumn& existing : block.columns) {
         if (existing.name == p.name) c = &existing;
       }
       if (c == nullptr) {
         c = &block.columns.emplace_back();
         c->name = p.name;
-        c->tags.assign(n, model::kAbsentTag);
+        c->tags.assign(n, kAbsentTag);
       }
       c->tags[r] = static_cast<uint8_t>(p.value.type);
       switch (p.value.type) {
@@ -71,10 +79,10 @@ model::RowBlock BlockOf(const std::vector<Entity>& rows) {
       }
     }
   }
-  for (model::RowColumn& c : block.columns) {
+  for (RowColumn& c : block.columns) {
     bool uniform = true;
     for (uint8_t t : c.tags) uniform = uniform && t == c.tags[0];
-    c.uniform_tag = uniform ? c.tags[0] : model::kMixedTag;
+    c.uniform_tag = uniform ? c.tags[0] : kMixedTag;
     c.ComputeZoneMap();
   }
   return block;
@@ -249,14 +257,14 @@ class FilterGenerator {
   RowGenerator* rng_;
 };
 
-TEST(FilterBlockTest, MatchBlockEqualsMatchesOnRandomFiltersAndRows) {
+TEST(BlockEvaluatorTest, EvaluateBlockEqualsMatchesOnRandomFiltersAndRows) {
   RowGenerator rows_gen(7);
   FilterGenerator gen(&rows_gen);
   int checked = 0, kept = 0, dropped = 0, skipped = 0, skipped_narrow = 0;
   for (int block_index = 0; block_index < 200; ++block_index) {
     const bool narrow = block_index % 2 == 1;
     const std::vector<Entity> rows = rows_gen.Make(static_cast<size_t>(1 + rows_gen.Pick(200)), narrow);
-    const model::RowBlock block = BlockOf(rows);
+    const RowBlock block = BlockOf(rows);
     for (int i = 0; i < 100; ++i) {
       const std::string text = gen.Make(3);
       auto f = Filter::Parse(text);
@@ -270,7 +278,8 @@ TEST(FilterBlockTest, MatchBlockEqualsMatchesOnRandomFiltersAndRows) {
       const size_t begin = static_cast<size_t>(rows_gen.Pick(static_cast<int>(rows.size())));
       const size_t end = begin + static_cast<size_t>(rows_gen.Pick(static_cast<int>(rows.size() - begin) + 1));
       std::vector<uint8_t> keep(end - begin, 0xAA);
-      (*f)->MatchBlock(block, begin, end, keep.data());
+      ASSERT_NE((*f)->columnar(), nullptr);
+      EvaluateBlock(*(*f)->columnar(), block, begin, end, keep.data());
       for (size_t r = begin; r < end; ++r) {
         const bool want = (*f)->Matches(rows[r]);
         ASSERT_EQ(keep[r - begin], want ? 1 : 0) << text << " row " << r;
@@ -288,7 +297,7 @@ TEST(FilterBlockTest, MatchBlockEqualsMatchesOnRandomFiltersAndRows) {
   EXPECT_GT(skipped_narrow, skipped);
 }
 
-TEST(FilterBlockTest, UniformColumnsUseTheServiceSemantics) {
+TEST(BlockEvaluatorTest, UniformColumnsUseTheServiceSemantics) {
   // Hand-picked cases of the tight loops: widening, NaN, mismatch, absence.
   std::vector<Entity> rows(4);
   const double nan = std::nan("");
@@ -298,13 +307,13 @@ TEST(FilterBlockTest, UniformColumnsUseTheServiceSemantics) {
     rows[i].row_key = std::to_string(i);
     rows[i].properties = {{"I", EdmValue::Int32(static_cast<int32_t>(i))}, {"D", EdmValue::Double(doubles[i])}};
   }
-  const model::RowBlock block = BlockOf(rows);
+  const RowBlock block = BlockOf(rows);
   auto run = [&](const char* text) {
     auto f = Filter::Parse(text);
     EXPECT_TRUE(f.ok()) << text;
     std::string bits;
     uint8_t keep[4];
-    (*f)->MatchBlock(block, 0, 4, keep);
+    EvaluateBlock(*(*f)->columnar(), block, 0, 4, keep);
     for (uint8_t k : keep) bits += k ? '1' : '0';
     return bits;
   };
@@ -341,38 +350,38 @@ std::vector<Entity> ZoneRows() {
   return rows;
 }
 
-TEST(FilterBlockTest, ZoneMapOfColumns) {
+TEST(BlockEvaluatorTest, ZoneMapOfColumns) {
   const std::vector<Entity> rows = ZoneRows();
-  const model::RowBlock block = BlockOf(rows);
-  const model::RowColumn* n = block.FindColumn("N");
+  const RowBlock block = BlockOf(rows);
+  const RowColumn* n = block.FindColumn("N");
   ASSERT_NE(n, nullptr);
   EXPECT_EQ(n->value_tag, static_cast<uint8_t>(EdmType::kInt32));
   EXPECT_TRUE(n->has_range);
   EXPECT_EQ(n->min_int, 10);
   EXPECT_EQ(n->max_int, 19);
-  const model::RowColumn* d = block.FindColumn("D");
+  const RowColumn* d = block.FindColumn("D");
   EXPECT_TRUE(d->has_range);
   EXPECT_EQ(d->min_double, 0.0);  // -0.0 or 0.0: equal
   EXPECT_EQ(d->max_double, 2.5);
   EXPECT_FALSE(block.FindColumn("DN")->has_range);  // a NaN
   EXPECT_EQ(block.FindColumn("DN")->value_tag, static_cast<uint8_t>(EdmType::kDouble));
   EXPECT_FALSE(block.FindColumn("S")->has_range);
-  EXPECT_EQ(block.FindColumn("M")->value_tag, model::kMixedTag);
+  EXPECT_EQ(block.FindColumn("M")->value_tag, kMixedTag);
   EXPECT_FALSE(block.FindColumn("M")->has_range);
-  const model::RowColumn* g = block.FindColumn("G");  // gaps: not uniform, still ranged
-  EXPECT_EQ(g->uniform_tag, model::kMixedTag);
+  const RowColumn* g = block.FindColumn("G");  // gaps: not uniform, still ranged
+  EXPECT_EQ(g->uniform_tag, kMixedTag);
   EXPECT_EQ(g->value_tag, static_cast<uint8_t>(EdmType::kInt32));
   EXPECT_TRUE(g->has_range);
   EXPECT_EQ(g->min_int, 5);
   EXPECT_EQ(g->max_int, 6);
-  const model::RowColumn* b = block.FindColumn("B");
+  const RowColumn* b = block.FindColumn("B");
   EXPECT_TRUE(b->has_range);
   EXPECT_EQ(b->max_int, 0);
 }
 
-TEST(FilterBlockTest, BlockMayMatchProvesNoneOnlyWhenNoRowCanMatch) {
+TEST(BlockEvaluatorTest, BlockMayMatchProvesNoneOnlyWhenNoRowCanMatch) {
   const std::vector<Entity> rows = ZoneRows();
-  const model::RowBlock block = BlockOf(rows);
+  const RowBlock block = BlockOf(rows);
   const std::string dt_first = "datetime'" + model::FormatDateTime7(kT0) + "'";
   const std::string dt_last = "datetime'" + model::FormatDateTime7(kT0 + 9) + "'";
   struct Case {
@@ -435,15 +444,15 @@ TEST(FilterBlockTest, BlockMayMatchProvesNoneOnlyWhenNoRowCanMatch) {
   }
 }
 
-TEST(FilterBlockTest, ZoneMapNormalisesBooleansAndIgnoresBlocksWithoutIt) {
+TEST(BlockEvaluatorTest, ZoneMapNormalisesBooleansAndIgnoresBlocksWithoutIt) {
   std::vector<Entity> rows(2);
   for (size_t i = 0; i < rows.size(); ++i) {
     rows[i].partition_key = "p";
     rows[i].row_key = std::to_string(i);
     rows[i].properties = {{"B", EdmValue::Boolean(true)}, {"N", EdmValue::Int32(1)}};
   }
-  model::RowBlock block = BlockOf(rows);
-  model::RowColumn& b = block.columns[0];
+  RowBlock block = BlockOf(rows);
+  RowColumn& b = block.columns[0];
   b.ints = {2, 7};  // a Boolean stored as a non-zero other than 1 is still true
   b.ComputeZoneMap();
   EXPECT_EQ(b.min_int, 1);
@@ -452,8 +461,8 @@ TEST(FilterBlockTest, ZoneMapNormalisesBooleansAndIgnoresBlocksWithoutIt) {
   ASSERT_TRUE(eq_true.ok());
   EXPECT_TRUE(BlockMayMatch(**eq_true, block));
   // A column built without ComputeZoneMap claims nothing: always "maybe".
-  model::RowColumn& n = block.columns[1];
-  n.value_tag = model::kMixedTag;
+  RowColumn& n = block.columns[1];
+  n.value_tag = kMixedTag;
   n.has_range = false;
   auto far = ParseFilter("N gt 100");
   ASSERT_TRUE(far.ok());
@@ -463,4 +472,4 @@ TEST(FilterBlockTest, ZoneMapNormalisesBooleansAndIgnoresBlocksWithoutIt) {
 }
 
 }  // namespace
-}  // namespace tablestone::protocol::filter
+}  // namespace tablestone::storage

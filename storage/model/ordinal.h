@@ -16,7 +16,7 @@
 #include <cstring>
 #include <string_view>
 
-namespace tablestone::protocol::filter {
+namespace tablestone::model {
 
 // Rank of a byte at the first difference; see above.
 inline unsigned OrdinalByteRank(unsigned char c) {
@@ -40,4 +40,4 @@ inline int CompareUtf16Ordinal(std::string_view a, std::string_view b) {
   return a.size() < b.size() ? -1 : 1;
 }
 
-}  // namespace tablestone::protocol::filter
+}  // namespace tablestone::model

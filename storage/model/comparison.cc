@@ -1,9 +1,9 @@
-#include "protocol/filter/comparison.h"
+#include "storage/model/comparison.h"
 
-namespace tablestone::protocol::filter {
+namespace tablestone::model {
 
 // The table is indexed by the EdmType values: it must follow them.
-static_assert(static_cast<int>(model::EdmType::kString) == 1 && static_cast<int>(model::EdmType::kBinary) == 8,
+static_assert(static_cast<int>(EdmType::kString) == 1 && static_cast<int>(EdmType::kBinary) == 8,
               "kCompareTable rows and columns follow the EdmType values 1..8");
 
 std::string_view CompareKindName(CompareKind kind) {
@@ -20,4 +20,4 @@ std::string_view CompareKindName(CompareKind kind) {
   return "?";
 }
 
-}  // namespace tablestone::protocol::filter
+}  // namespace tablestone::model

@@ -1,15 +1,14 @@
-#include "protocol/filter/evaluator.h"
+#include "storage/model/filter_eval.h"
 
 #include <cstring>
 
-#include "protocol/filter/comparison.h"
-#include "protocol/filter/ordinal.h"
 #include "storage/model/ascii.h"
+#include "storage/model/comparison.h"
+#include "storage/model/ordinal.h"
 
-namespace tablestone::protocol::filter {
+namespace tablestone::model {
 namespace {
 
-using model::EdmType;
 
 // Applies op to a three-way result (<0, 0, >0).
 bool FromOrder(CompareOp op, int c) {
@@ -54,8 +53,8 @@ int CompareBytes(std::string_view a, std::string_view b) {
 int CompareGuid(std::string_view a, std::string_view b) {
   size_t n = a.size() < b.size() ? a.size() : b.size();
   for (size_t i = 0; i < n; ++i) {
-    char x = model::AsciiLower(a[i]);
-    char y = model::AsciiLower(b[i]);
+    char x = AsciiLower(a[i]);
+    char y = AsciiLower(b[i]);
     if (x != y) return static_cast<unsigned char>(x) < static_cast<unsigned char>(y) ? -1 : 1;
   }
   return Order(a.size(), b.size());
@@ -63,7 +62,7 @@ int CompareGuid(std::string_view a, std::string_view b) {
 
 // Looks up properties of an entity without allocating.
 struct EntityRow {
-  const model::Entity& entity;
+  const Entity& entity;
   bool Get(const PropertyRef& ref, ValueView* out) const {
     switch (ref.system) {
       case SystemProperty::kPartitionKey: *out = ValueView::String(entity.partition_key); return true;
@@ -71,7 +70,7 @@ struct EntityRow {
       case SystemProperty::kTimestamp: *out = ValueView::DateTime(entity.timestamp); return true;
       case SystemProperty::kNone: break;
     }
-    const model::Property* p = entity.Find(ref.name);
+    const Property* p = entity.Find(ref.name);
     if (p == nullptr) return false;
     *out = ValueView::Of(p->value);
     return true;
@@ -88,26 +87,26 @@ struct TableRow {
 };
 
 template <typename Row>
-bool Eval(const Ast& ast, int index, const Row& row) {
-  const Node& n = ast.nodes[static_cast<size_t>(index)];
+bool Eval(const FilterExpr& ast, int index, const Row& row) {
+  const FilterNode& n = ast.nodes[static_cast<size_t>(index)];
   switch (n.kind) {
-    case NodeKind::kAnd:
+    case FilterNodeKind::kAnd:
       for (int c : n.children) {
         if (!Eval(ast, c, row)) return false;
       }
       return true;
-    case NodeKind::kOr:
+    case FilterNodeKind::kOr:
       for (int c : n.children) {
         if (Eval(ast, c, row)) return true;
       }
       return false;
-    case NodeKind::kNot: return !Eval(ast, n.children[0], row);
-    case NodeKind::kConstant: return n.constant;
-    case NodeKind::kBoolProperty: {
+    case FilterNodeKind::kNot: return !Eval(ast, n.children[0], row);
+    case FilterNodeKind::kConstant: return n.constant;
+    case FilterNodeKind::kBoolProperty: {
       ValueView v;
       return row.Get(n.property, &v) && v.type == EdmType::kBoolean && v.int_value != 0;
     }
-    case NodeKind::kCompare: {
+    case FilterNodeKind::kCompare: {
       ValueView v;
       if (!row.Get(n.property, &v)) return false;  // missing: false for every operator
       return CompareValue(v, n.op, n.literal);
@@ -118,7 +117,7 @@ bool Eval(const Ast& ast, int index, const Row& row) {
 
 }  // namespace
 
-bool CompareValue(const ValueView& p, CompareOp op, const model::EdmValue& lit) {
+bool CompareValue(const ValueView& p, CompareOp op, const EdmValue& lit) {
   // The type decisions are comparison.h's table; this only applies them.
   switch (Classify(p.type, lit.type)) {
     case CompareKind::kInt64:
@@ -133,12 +132,12 @@ bool CompareValue(const ValueView& p, CompareOp op, const model::EdmValue& lit) 
   return MismatchAnswer(op);
 }
 
-bool EvaluateEntity(const Ast& ast, const model::Entity& entity) {
+bool EvaluateEntity(const FilterExpr& ast, const Entity& entity) {
   return Eval(ast, ast.root, EntityRow{entity});
 }
 
-bool EvaluateTableName(const Ast& ast, std::string_view table_name) {
+bool EvaluateTableName(const FilterExpr& ast, std::string_view table_name) {
   return Eval(ast, ast.root, TableRow{table_name});
 }
 
-}  // namespace tablestone::protocol::filter
+}  // namespace tablestone::model

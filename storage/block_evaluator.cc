@@ -1,19 +1,29 @@
-#include "protocol/filter/block_evaluator.h"
+#include "storage/block_evaluator.h"
 
 #include <cstring>
 #include <string_view>
 #include <vector>
 
-#include "protocol/filter/comparison.h"
-#include "protocol/filter/evaluator.h"
-#include "protocol/filter/ordinal.h"
+#include "storage/model/comparison.h"
+#include "storage/model/filter_eval.h"
+#include "storage/model/ordinal.h"
 
-namespace tablestone::protocol::filter {
+namespace tablestone::storage {
 namespace {
 
+using model::Classify;
+using model::CompareKind;
+using model::CompareOp;
+using model::CompareUtf16Ordinal;
+using model::CompareValue;
 using model::EdmType;
-using model::RowBlock;
-using model::RowColumn;
+using model::FilterExpr;
+using model::FilterNode;
+using model::FilterNodeKind;
+using model::LiteralAsDouble;
+using model::MismatchAnswer;
+using model::SystemProperty;
+using model::ValueView;
 
 // out[i] = (get(i) op lit) for i in [0, n): the operator is chosen once, the
 // loop body is a plain comparison the compiler can vectorize. For doubles the
@@ -83,18 +93,18 @@ bool CompareUniform(const RowColumn& c, EdmType tag, size_t begin, size_t n, Com
 
 void CompareColumn(const RowColumn& c, size_t begin, size_t n, CompareOp op, const model::EdmValue& lit,
                    uint8_t* out) {
-  if (c.uniform_tag != model::kMixedTag && c.uniform_tag != model::kAbsentTag &&
+  if (c.uniform_tag != kMixedTag && c.uniform_tag != kAbsentTag &&
       CompareUniform(c, static_cast<EdmType>(c.uniform_tag), begin, n, op, lit, out)) {
     return;
   }
   // Mixed types, absent rows, or a pair with no tight loop: row by row.
   for (size_t i = 0; i < n; ++i) {
     const size_t row = begin + i;
-    out[i] = c.tags[row] != model::kAbsentTag && CompareValue(ViewOf(c, row), op, lit);
+    out[i] = c.tags[row] != kAbsentTag && CompareValue(ViewOf(c, row), op, lit);
   }
 }
 
-void Compare(const Node& node, const RowBlock& block, size_t begin, size_t n, uint8_t* out) {
+void Compare(const FilterNode& node, const RowBlock& block, size_t begin, size_t n, uint8_t* out) {
   const model::EdmValue& lit = node.literal;
   switch (node.property.system) {
     case SystemProperty::kPartitionKey:  // one partition per block: one answer
@@ -120,7 +130,7 @@ void Compare(const Node& node, const RowBlock& block, size_t begin, size_t n, ui
 
 // A bare property: true only where it is Boolean true. Keys and Timestamp are
 // never Boolean.
-void BoolProperty(const Node& node, const RowBlock& block, size_t begin, size_t n, uint8_t* out) {
+void BoolProperty(const FilterNode& node, const RowBlock& block, size_t begin, size_t n, uint8_t* out) {
   const RowColumn* c = node.property.system == SystemProperty::kNone ? block.FindColumn(node.property.name) : nullptr;
   if (c == nullptr) return Fill(out, n, false);
   const uint8_t* tags = c->tags.data() + begin;
@@ -130,14 +140,14 @@ void BoolProperty(const Node& node, const RowBlock& block, size_t begin, size_t 
   }
 }
 
-void Eval(const Ast& ast, int index, const RowBlock& block, size_t begin, size_t n, uint8_t* out) {
-  const Node& node = ast.nodes[static_cast<size_t>(index)];
+void Eval(const FilterExpr& ast, int index, const RowBlock& block, size_t begin, size_t n, uint8_t* out) {
+  const FilterNode& node = ast.nodes[static_cast<size_t>(index)];
   switch (node.kind) {
-    case NodeKind::kAnd:
-    case NodeKind::kOr: {
+    case FilterNodeKind::kAnd:
+    case FilterNodeKind::kOr: {
       Eval(ast, node.children[0], block, begin, n, out);
       std::vector<uint8_t> other(n);
-      const bool is_and = node.kind == NodeKind::kAnd;
+      const bool is_and = node.kind == FilterNodeKind::kAnd;
       for (size_t c = 1; c < node.children.size(); ++c) {
         Eval(ast, node.children[c], block, begin, n, other.data());
         if (is_and) {
@@ -148,13 +158,13 @@ void Eval(const Ast& ast, int index, const RowBlock& block, size_t begin, size_t
       }
       return;
     }
-    case NodeKind::kNot:
+    case FilterNodeKind::kNot:
       Eval(ast, node.children[0], block, begin, n, out);
       for (size_t i = 0; i < n; ++i) out[i] ^= 1;
       return;
-    case NodeKind::kConstant: return Fill(out, n, node.constant);
-    case NodeKind::kBoolProperty: return BoolProperty(node, block, begin, n, out);
-    case NodeKind::kCompare: return Compare(node, block, begin, n, out);
+    case FilterNodeKind::kConstant: return Fill(out, n, node.constant);
+    case FilterNodeKind::kBoolProperty: return BoolProperty(node, block, begin, n, out);
+    case FilterNodeKind::kCompare: return Compare(node, block, begin, n, out);
   }
 }
 
@@ -177,7 +187,7 @@ bool RangeMayMatch(T lo, T hi, CompareOp op, T lit) {
 // A comparison on a column every row of which either lacks the property or
 // has type c.value_tag, decided by comparison.h's table as CompareValue is.
 bool ColumnMayMatch(const RowColumn& c, CompareOp op, const model::EdmValue& lit) {
-  if (c.value_tag == model::kMixedTag || c.value_tag == model::kAbsentTag) return true;
+  if (c.value_tag == kMixedTag || c.value_tag == kAbsentTag) return true;
   switch (Classify(static_cast<EdmType>(c.value_tag), lit.type)) {
     case CompareKind::kMismatch: return MismatchAnswer(op);  // every present row gets it
     case CompareKind::kString:
@@ -193,28 +203,28 @@ bool ColumnMayMatch(const RowColumn& c, CompareOp op, const model::EdmValue& lit
   return true;
 }
 
-bool MayMatch(const Ast& ast, int index, const RowBlock& block) {
-  const Node& node = ast.nodes[static_cast<size_t>(index)];
+bool MayMatch(const FilterExpr& ast, int index, const RowBlock& block) {
+  const FilterNode& node = ast.nodes[static_cast<size_t>(index)];
   switch (node.kind) {
-    case NodeKind::kAnd:
+    case FilterNodeKind::kAnd:
       for (int c : node.children) {
         if (!MayMatch(ast, c, block)) return false;
       }
       return true;
-    case NodeKind::kOr:
+    case FilterNodeKind::kOr:
       for (int c : node.children) {
         if (MayMatch(ast, c, block)) return true;
       }
       return false;
-    case NodeKind::kNot: return true;  // "none" below says nothing about "all"
-    case NodeKind::kConstant: return node.constant;
-    case NodeKind::kBoolProperty: {
+    case FilterNodeKind::kNot: return true;  // "none" below says nothing about "all"
+    case FilterNodeKind::kConstant: return node.constant;
+    case FilterNodeKind::kBoolProperty: {
       if (node.property.system != SystemProperty::kNone) return false;  // never Boolean (BoolProperty)
       const RowColumn* c = block.FindColumn(node.property.name);
       if (c == nullptr) return false;
       return ColumnMayMatch(*c, CompareOp::kEq, model::EdmValue::Boolean(true));
     }
-    case NodeKind::kCompare:
+    case FilterNodeKind::kCompare:
       switch (node.property.system) {
         case SystemProperty::kPartitionKey:  // one value per block: the exact answer
           return CompareValue(ValueView::String(block.partition_key), node.op, node.literal);
@@ -233,12 +243,12 @@ bool MayMatch(const Ast& ast, int index, const RowBlock& block) {
 
 }  // namespace
 
-bool BlockMayMatch(const Ast& ast, const model::RowBlock& block) { return MayMatch(ast, ast.root, block); }
+bool BlockMayMatch(const FilterExpr& ast, const RowBlock& block) { return MayMatch(ast, ast.root, block); }
 
-void EvaluateBlock(const Ast& ast, const model::RowBlock& block, size_t begin, size_t end, uint8_t* keep) {
+void EvaluateBlock(const FilterExpr& ast, const RowBlock& block, size_t begin, size_t end, uint8_t* keep) {
   if (end <= begin) return;
   if (!BlockMayMatch(ast, block)) return Fill(keep, end - begin, false);
   Eval(ast, ast.root, block, begin, end - begin, keep);
 }
 
-}  // namespace tablestone::protocol::filter
+}  // namespace tablestone::storage

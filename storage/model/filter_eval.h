@@ -1,5 +1,7 @@
-// Evaluation of a parsed $filter against one row (Learn: querying-tables-and-entities;
-// docs/compatibility-notes/filter.md).
+// Evaluation of a $filter expression (filter_expr.h) against one row
+// (Learn: querying-tables-and-entities; docs/compatibility-notes/filter.md).
+// The scan's row path and protocol::filter::Filter::Matches use it; the
+// columnar path (storage/block_evaluator.h) gives the same answers.
 //
 // Semantics:
 //  * a missing property makes the comparison false for every operator
@@ -16,31 +18,31 @@
 #include <cstdint>
 #include <string_view>
 
-#include "protocol/filter/ast.h"
 #include "storage/model/edm.h"
 #include "storage/model/entity.h"
+#include "storage/model/filter_expr.h"
 
-namespace tablestone::protocol::filter {
+namespace tablestone::model {
 
 // A borrowed view of a property value (the system properties have no
 // EdmValue of their own, so the evaluator works on views).
 struct ValueView {
-  model::EdmType type = model::EdmType::kString;
+  EdmType type = EdmType::kString;
   int64_t int_value = 0;
   double double_value = 0;
   std::string_view text;
 
-  static ValueView Of(const model::EdmValue& v) { return {v.type, v.int_value, v.double_value, v.text}; }
-  static ValueView String(std::string_view s) { return {model::EdmType::kString, 0, 0, s}; }
-  static ValueView DateTime(int64_t ticks) { return {model::EdmType::kDateTime, ticks, 0, {}}; }
+  static ValueView Of(const EdmValue& v) { return {v.type, v.int_value, v.double_value, v.text}; }
+  static ValueView String(std::string_view s) { return {EdmType::kString, 0, 0, s}; }
+  static ValueView DateTime(int64_t ticks) { return {EdmType::kDateTime, ticks, 0, {}}; }
 };
 
 // `property op literal` by the rules above (property present).
-bool CompareValue(const ValueView& property, CompareOp op, const model::EdmValue& literal);
+bool CompareValue(const ValueView& property, CompareOp op, const EdmValue& literal);
 
 // The whole filter against an entity (PartitionKey, RowKey, Timestamp
 // included) or against a table name (the property `TableName`).
-bool EvaluateEntity(const Ast& ast, const model::Entity& entity);
-bool EvaluateTableName(const Ast& ast, std::string_view table_name);
+bool EvaluateEntity(const FilterExpr& expr, const Entity& entity);
+bool EvaluateTableName(const FilterExpr& expr, std::string_view table_name);
 
-}  // namespace tablestone::protocol::filter
+}  // namespace tablestone::model

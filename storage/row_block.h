@@ -1,11 +1,13 @@
-// RowBlock: the rows of ONE partition laid out by column, and RowPredicate,
-// the row filter of a scan that can test one Entity or a whole block.
+// RowBlock: the rows of ONE partition laid out by column, the layout of the
+// scan cache (partition_cache.h). Private to storage/: nothing outside it sees
+// the columns; a scan's predicate reaches them only as a $filter expression
+// (model::RowPredicate::columnar()) that block_evaluator.h evaluates here.
 //
 // Why columns: a filtered scan spends almost all its time per row. Comparing a
 // contiguous int64 array with a literal costs ~1 ns per row; finding a
 // property by name in a decoded Entity costs 10-100x that. The storage engine
-// keeps blocks of hot partitions (storage/partition_cache.h) and filters them
-// with RowPredicate::MatchBlock; rows not in a block go through Matches().
+// keeps blocks of hot partitions (partition_cache.h) and filters them with
+// block_evaluator.h; rows not in a block go through RowPredicate::Matches().
 //
 // Contract of a RowBlock (all views borrowed from the block's owner, which
 // keeps them alive and immutable while the block is in use):
@@ -47,7 +49,7 @@
 #include "storage/model/edm.h"
 #include "storage/model/entity.h"
 
-namespace tablestone::model {
+namespace tablestone::storage {
 
 inline constexpr uint8_t kAbsentTag = 0;    // not an EdmType value (those start at 1)
 inline constexpr uint8_t kMixedTag = 0xFF;  // RowColumn::uniform_tag when rows differ
@@ -84,13 +86,13 @@ struct RowColumn {
     if (seen == kAbsentTag) return;  // no row has the property
     value_tag = seen;
     const size_t n = tags.size();
-    switch (static_cast<EdmType>(seen)) {
-      case EdmType::kInt32:
-      case EdmType::kInt64:
-      case EdmType::kDateTime:
-      case EdmType::kBoolean: {
+    switch (static_cast<model::EdmType>(seen)) {
+      case model::EdmType::kInt32:
+      case model::EdmType::kInt64:
+      case model::EdmType::kDateTime:
+      case model::EdmType::kBoolean: {
         if (ints.size() != n) return;
-        const bool is_bool = seen == static_cast<uint8_t>(EdmType::kBoolean);
+        const bool is_bool = seen == static_cast<uint8_t>(model::EdmType::kBoolean);
         bool first = true;
         for (size_t i = 0; i < n; ++i) {
           if (tags[i] == kAbsentTag) continue;
@@ -102,7 +104,7 @@ struct RowColumn {
         has_range = true;
         return;
       }
-      case EdmType::kDouble: {
+      case model::EdmType::kDouble: {
         if (doubles.size() != n) return;
         bool first = true;
         for (size_t i = 0; i < n; ++i) {
@@ -140,46 +142,29 @@ struct RowBlock {
 
   // Row `row` as an Entity (keys, timestamp, the properties it has, in column
   // order rather than the order the client sent them). For predicates without
-  // a columnar evaluation and for tests; scans decode results from the stored
+  // a columnar expression and for tests; scans decode results from the stored
   // bytes instead, which keep the property order.
-  Entity RowEntity(size_t row) const {
-    Entity e;
+  model::Entity RowEntity(size_t row) const {
+    model::Entity e;
     e.partition_key.assign(partition_key);
     e.row_key.assign(row_keys[row]);
     e.timestamp = timestamps[row];
     for (const RowColumn& c : columns) {
       const uint8_t tag = c.tags[row];
       if (tag == kAbsentTag) continue;
-      EdmValue v;
-      v.type = static_cast<EdmType>(tag);
+      model::EdmValue v;
+      v.type = static_cast<model::EdmType>(tag);
       switch (v.type) {
-        case EdmType::kDouble: v.double_value = c.doubles[row]; break;
-        case EdmType::kString:
-        case EdmType::kGuid:
-        case EdmType::kBinary: v.text.assign(c.texts[row]); break;
+        case model::EdmType::kDouble: v.double_value = c.doubles[row]; break;
+        case model::EdmType::kString:
+        case model::EdmType::kGuid:
+        case model::EdmType::kBinary: v.text.assign(c.texts[row]); break;
         default: v.int_value = c.ints[row]; break;
       }
-      e.properties.push_back(Property{std::string(c.name), std::move(v)});
+      e.properties.push_back(model::Property{std::string(c.name), std::move(v)});
     }
     return e;
   }
 };
 
-// Which rows a scan keeps. Matches() and MatchBlock() must agree on every row:
-// MatchBlock(block, b, e, keep) sets keep[i - b] to 1 exactly when
-// Matches(block.RowEntity(i)) is true, for i in [b, e), and to 0 otherwise
-// (no other values: the scanner looks for the kept rows with memchr).
-//
-// Thread safety: implementations must be immutable (scans run concurrently).
-class RowPredicate {
- public:
-  virtual ~RowPredicate() = default;
-  virtual bool Matches(const Entity& entity) const = 0;
-  // The default tests each row through RowEntity(): correct for any
-  // predicate, fast for none; filters override it with column loops.
-  virtual void MatchBlock(const RowBlock& block, size_t begin, size_t end, uint8_t* keep) const {
-    for (size_t i = begin; i < end; ++i) keep[i - begin] = Matches(block.RowEntity(i)) ? 1 : 0;
-  }
-};
-
-}  // namespace tablestone::model
+}  // namespace tablestone::storage

@@ -1,8 +1,15 @@
-// The parsed form of a $filter: a small tree of boolean nodes stored in one
-// vector (children refer to nodes by index). Only constructs the service
-// evaluates survive parsing: and/or/not, property-vs-literal comparisons
-// (normalised so the property is on the left), bare Boolean properties and
-// Boolean constants. Everything else is rejected by the parser.
+// FilterExpr: a parsed `$filter` as a plain value, the row filter a scan
+// evaluates (storage/model/row_predicate.h). A small tree of boolean nodes
+// stored in one vector (children refer to nodes by index): and/or/not,
+// property-vs-literal comparisons (the property on the left, the literal
+// typed by its Edm type), bare Boolean properties and Boolean constants.
+//
+// No parsing here: protocol/filter/parser.h builds the tree from the query
+// text and rejects every construct the service does not evaluate. Evaluation:
+// filter_eval.h row by row; storage/block_evaluator.h over the columns of a
+// cached partition; both decide types by comparison.h's one table.
+//
+// Thread safety: plain data; concurrent const use is safe.
 #pragma once
 
 #include <cstddef>
@@ -12,7 +19,7 @@
 
 #include "storage/model/edm.h"
 
-namespace tablestone::protocol::filter {
+namespace tablestone::model {
 
 enum class CompareOp : uint8_t { kEq, kNe, kGt, kGe, kLt, kLe };
 
@@ -37,7 +44,7 @@ struct PropertyRef {
   bool is_table_name = false;  // `TableName`, the only property in Query Tables
 };
 
-enum class NodeKind : uint8_t {
+enum class FilterNodeKind : uint8_t {
   kAnd,           // all children true (n-ary)
   kOr,            // any child true (n-ary)
   kNot,           // one child
@@ -46,19 +53,19 @@ enum class NodeKind : uint8_t {
   kConstant,      // `true` / `false`
 };
 
-struct Node {
-  NodeKind kind = NodeKind::kConstant;
+struct FilterNode {
+  FilterNodeKind kind = FilterNodeKind::kConstant;
   std::vector<int> children;  // kAnd/kOr: >= 2; kNot: 1
   PropertyRef property;       // kCompare, kBoolProperty
   CompareOp op = CompareOp::kEq;
-  model::EdmValue literal;    // kCompare; Guid text is canonical lower case
+  EdmValue literal;    // kCompare; Guid text is canonical lower case
   bool constant = false;      // kConstant
 };
 
-struct Ast {
-  std::vector<Node> nodes;
+struct FilterExpr {
+  std::vector<FilterNode> nodes;
   int root = 0;
   size_t comparison_count = 0;  // comparisons + bare property tests
 };
 
-}  // namespace tablestone::protocol::filter
+}  // namespace tablestone::model

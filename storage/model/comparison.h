@@ -1,11 +1,12 @@
 // The one classification table of the service's $filter comparison rules:
 // for a property of type P and a literal of type L, how `P op L` is decided.
-// The row evaluator (evaluator.cc CompareValue) and the block evaluator
-// (block_evaluator.cc: the column loops and the zone-map test) all dispatch
+// The row evaluator (filter_eval.cc CompareValue) and the block evaluator
+// (storage/block_evaluator.cc: the column loops and the zone-map test) all dispatch
 // on Classify(), so the type decisions live here and only here.
 //
 // The rules (the service's comparison matrix; pinned by
-// tests/unit/protocol/filter_comparison_test.cc and filter_evaluator_test.cc,
+// tests/unit/model/comparison_test.cc and
+// tests/unit/protocol/filter_evaluator_test.cc,
 // described in docs/compatibility-notes/filter.md):
 //   * the literal may widen, never the property: an Int32 literal compares
 //     with an Int32 or Int64 property as Int64, an Int32 or Int64 literal with
@@ -29,10 +30,10 @@
 #include <cstdint>
 #include <string_view>
 
-#include "protocol/filter/ast.h"
 #include "storage/model/edm.h"
+#include "storage/model/filter_expr.h"
 
-namespace tablestone::protocol::filter {
+namespace tablestone::model {
 
 // How a (property type, literal type) pair is compared.
 enum class CompareKind : uint8_t {
@@ -77,7 +78,7 @@ inline constexpr std::array<std::array<CompareKind, 9>, 9> kCompareTable = {{
 }  // namespace internal
 
 // How `property op literal` is decided for these types.
-constexpr CompareKind Classify(model::EdmType property, model::EdmType literal) {
+constexpr CompareKind Classify(EdmType property, EdmType literal) {
   const auto p = static_cast<size_t>(property);
   const auto l = static_cast<size_t>(literal);
   if (p >= internal::kCompareTable.size() || l >= internal::kCompareTable.size()) return CompareKind::kMismatch;
@@ -98,11 +99,11 @@ constexpr bool MismatchAnswer(CompareOp op) {
 }
 
 // The literal of a kDouble pair as a double (an Int32/Int64 literal widens).
-inline double LiteralAsDouble(const model::EdmValue& literal) {
-  return literal.type == model::EdmType::kDouble ? literal.double_value : static_cast<double>(literal.int_value);
+inline double LiteralAsDouble(const EdmValue& literal) {
+  return literal.type == EdmType::kDouble ? literal.double_value : static_cast<double>(literal.int_value);
 }
 
 // "Int64", "Double", ... (test messages, logs).
 std::string_view CompareKindName(CompareKind kind);
 
-}  // namespace tablestone::protocol::filter
+}  // namespace tablestone::model

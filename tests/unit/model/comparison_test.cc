@@ -3,7 +3,7 @@
 // evaluator) on every (property type, literal type, operator) triple.
 // Behaviour: docs/compatibility-notes/filter.md and
 // https://learn.microsoft.com/en-us/rest/api/storageservices/querying-tables-and-entities
-#include "protocol/filter/comparison.h"
+#include "storage/model/comparison.h"
 
 #include <gtest/gtest.h>
 
@@ -11,13 +11,11 @@
 #include <limits>
 #include <string>
 
-#include "protocol/filter/evaluator.h"
+#include "storage/model/filter_eval.h"
 
-namespace tablestone::protocol::filter {
+namespace tablestone::model {
 namespace {
 
-using model::EdmType;
-using model::EdmValue;
 
 constexpr std::array<EdmType, 8> kTypes = {EdmType::kString,  EdmType::kInt32,    EdmType::kInt64, EdmType::kDouble,
                                            EdmType::kBoolean, EdmType::kDateTime, EdmType::kGuid,  EdmType::kBinary};
@@ -161,4 +159,4 @@ TEST(FilterComparisonTest, NanIsUnorderedForEveryDoublePair) {
 }
 
 }  // namespace
-}  // namespace tablestone::protocol::filter
+}  // namespace tablestone::model
