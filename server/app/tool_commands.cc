@@ -1,0 +1,136 @@
+#include "server/app/tool_commands.h"
+
+#include <CLI/CLI.hpp>
+#include <map>
+#include <sstream>
+
+#include "tools/connection_string.h"
+#include "tools/data_commands.h"
+#include "tools/table_store.h"
+
+namespace tablestone::app {
+namespace {
+
+constexpr const char* kCommands[] = {"export", "import"};
+
+// A store named by a connection string or an offline data directory.
+struct Endpoint {
+  std::string connection;
+  std::string location;
+  std::string account = std::string(tools::kDevAccount);
+};
+
+std::unique_ptr<tools::TableStore> OpenStore(const Endpoint& e, bool create, std::string* error) {
+  if (!e.location.empty()) return tools::OpenOfflineStore(e.location, e.account, create, error);
+  tools::Connection c;
+  if (!tools::ParseConnectionString(e.connection, &c, error)) return nullptr;
+  return tools::OpenRemoteStore(c, tools::RemoteOptions{});
+}
+
+void PrintSummary(std::FILE* err, const char* verb, const tools::DataSummary& s) {
+  double rate = s.seconds > 0 ? static_cast<double>(s.entities) / s.seconds : 0;
+  std::fprintf(err, "tablestone: %s %llu entities of %llu tables in %.2f s (%.0f entities/s)\n", verb,
+               static_cast<unsigned long long>(s.entities), static_cast<unsigned long long>(s.tables), s.seconds,
+               rate);
+}
+
+}  // namespace
+
+bool IsToolCommand(const std::vector<std::string>& args) {
+  if (args.empty()) return false;
+  for (const char* c : kCommands) {
+    if (args[0] == c) return true;
+  }
+  return false;
+}
+
+int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FILE* err) {
+  CLI::App app{"tablestone data tools", "tablestone"};
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "Help of every subcommand");
+
+  // ---- export ----
+  Endpoint from;
+  tools::ExportOptions export_options;
+  std::string export_compress;
+  CLI::App* export_cmd = app.add_subcommand("export", "Write tables to an export file (docs/export-format.md)");
+  auto* from_conn = export_cmd->add_option("--from", from.connection, "Connection string of the source endpoint");
+  auto* from_loc = export_cmd->add_option("--fromLocation", from.location,
+                                          "Offline data directory of a stopped server as the source");
+  from_conn->excludes(from_loc);
+  export_cmd->add_option("--account", from.account, "Account in --fromLocation (default devstoreaccount1)");
+  export_cmd->add_option("--table", export_options.tables, "A table to export (repeat; default: every table)");
+  export_cmd->add_option("--out", export_options.out, "Output file, '-' for stdout")->required();
+  export_cmd->add_option("--compress", export_compress, "none, gzip or zstd (default: by the file name, .gz/.zst)")
+      ->check(CLI::IsMember({"none", "gzip", "zstd"}));
+
+  // ---- import ----
+  Endpoint to;
+  tools::ImportOptions import_options;
+  std::map<std::string, tools::WriteMode> modes = {
+      {"insert", tools::WriteMode::kInsert}, {"upsert", tools::WriteMode::kUpsert},
+      {"replace", tools::WriteMode::kReplace}};
+  std::map<std::string, tools::IfExists> if_exists = {
+      {"fail", tools::IfExists::kFail}, {"append", tools::IfExists::kAppend},
+      {"replace", tools::IfExists::kReplace}};
+  CLI::App* import_cmd = app.add_subcommand("import", "Load an export file into an endpoint or a data directory");
+  auto* to_conn = import_cmd->add_option("--to", to.connection, "Connection string of the target endpoint");
+  auto* to_loc = import_cmd->add_option("--toLocation", to.location,
+                                        "Offline data directory (created if missing) as the target");
+  to_conn->excludes(to_loc);
+  import_cmd->add_option("--account", to.account, "Account in --toLocation (default devstoreaccount1)");
+  import_cmd->add_option("--in", import_options.in, "Export file, '-' for stdin (gzip/zstd detected)")->required();
+  import_cmd->add_option("--mode", import_options.mode, "insert (fail on an existing entity), upsert or replace")
+      ->transform(CLI::CheckedTransformer(modes, CLI::ignore_case));
+  import_cmd->add_option("--ifExists", import_options.if_exists,
+                         "For a table that exists on the target: fail, append or replace (delete first)")
+      ->transform(CLI::CheckedTransformer(if_exists, CLI::ignore_case));
+
+  std::vector<std::string> argv_storage;
+  argv_storage.push_back("tablestone");
+  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
+  std::vector<const char*> argv;
+  for (const auto& a : argv_storage) argv.push_back(a.c_str());
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+    if (export_cmd->parsed() && from.connection.empty() && from.location.empty()) {
+      throw CLI::RequiredError("export needs --from CONN or --fromLocation DIR");
+    }
+    if (import_cmd->parsed() && to.connection.empty() && to.location.empty()) {
+      throw CLI::RequiredError("import needs --to CONN or --toLocation DIR");
+    }
+  } catch (const CLI::ParseError& e) {
+    std::ostringstream o, e_out;
+    int code = app.exit(e, o, e_out);
+    std::fputs(o.str().c_str(), out);
+    std::fputs(e_out.str().c_str(), err);
+    return code == 0 ? 0 : 2;
+  }
+
+  std::string error;
+  if (export_cmd->parsed()) {
+    export_options.compression = tools::CompressionForPath(export_options.out);
+    if (!export_compress.empty()) tools::ParseCompression(export_compress, &export_options.compression);
+    auto store = OpenStore(from, false, &error);
+    tools::DataSummary summary;
+    if (store == nullptr || !tools::RunExport(*store, export_options, &summary, &error)) {
+      std::fprintf(err, "tablestone export: %s\n", error.c_str());
+      return 1;
+    }
+    PrintSummary(err, "exported", summary);
+    return 0;
+  }
+  if (import_cmd->parsed()) {
+    auto store = OpenStore(to, true, &error);
+    tools::DataSummary summary;
+    if (store == nullptr || !tools::RunImport(*store, import_options, &summary, &error)) {
+      std::fprintf(err, "tablestone import: %s\n", error.c_str());
+      return 1;
+    }
+    PrintSummary(err, "imported", summary);
+    return 0;
+  }
+  return 2;
+}
+
+}  // namespace tablestone::app

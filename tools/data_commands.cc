@@ -1,0 +1,171 @@
+#include "tools/data_commands.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include "tools/export_format.h"
+
+namespace tablestone::tools {
+namespace {
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Keeps a $batch body well under the service's 4 MiB limit whatever the
+// entity sizes (one entity is at most 1 MiB as stored, a little more as JSON).
+constexpr size_t kMaxBatchEntities = 100;
+constexpr size_t kMaxBatchJsonBytes = 2u << 20;
+
+}  // namespace
+
+bool RunExport(TableStore& source, const ExportOptions& options, DataSummary* summary, std::string* error) {
+  auto start = std::chrono::steady_clock::now();
+  *summary = DataSummary{};
+  std::vector<std::string> tables = options.tables;
+  if (tables.empty()) {
+    if (!source.ListTables(&tables, error)) return false;
+    if (tables.empty()) {
+      *error = "account '" + source.AccountName() + "' has no tables to export";
+      return false;
+    }
+  } else {
+    for (const std::string& t : tables) {
+      bool exists = false;
+      if (!source.TableExists(t, &exists, error)) return false;
+      if (!exists) {
+        *error = "table '" + t + "' does not exist in account '" + source.AccountName() + "'";
+        return false;
+      }
+    }
+  }
+
+  const bool to_stdout = options.out == "-";
+  const std::string path = to_stdout ? options.out : options.out + ".partial";
+  LineWriter writer;
+  if (!writer.Open(path, options.compression, error)) return false;
+  auto abandon = [&](std::string why) {
+    std::string ignored;
+    (void)writer.Close(&ignored);
+    if (!to_stdout) std::filesystem::remove(path);
+    *error = std::move(why);
+    return false;
+  };
+
+  std::string line;
+  std::vector<model::Entity> page;
+  for (const std::string& table : tables) {
+    line.clear();
+    AppendHeaderLine(SectionHeader{table, source.AccountName(), kExportFormatVersion}, &line);
+    writer.WriteLine(line);
+    uint64_t count = 0;
+    PageToken token;
+    while (!token.done) {
+      std::string why;
+      if (!source.ReadPage(table, &token, &page, &why)) return abandon(why);
+      for (const model::Entity& e : page) {
+        line.clear();
+        AppendEntityLine(e, &line);
+        writer.WriteLine(line);
+      }
+      count += page.size();
+    }
+    line.clear();
+    AppendEndLine(SectionEnd{table, count}, &line);
+    writer.WriteLine(line);
+    summary->entities += count;
+    ++summary->tables;
+  }
+  std::string why;
+  if (!writer.Close(&why)) return abandon("writing '" + options.out + "': " + why);
+  if (!to_stdout) {
+    std::error_code ec;
+    std::filesystem::rename(path, options.out, ec);
+    if (ec) {
+      std::filesystem::remove(path);
+      *error = "cannot rename '" + path + "' to '" + options.out + "': " + ec.message();
+      return false;
+    }
+  }
+  summary->seconds = SecondsSince(start);
+  return true;
+}
+
+bool RunImport(TableStore& target, const ImportOptions& options, DataSummary* summary, std::string* error) {
+  auto start = std::chrono::steady_clock::now();
+  *summary = DataSummary{};
+  LineReader reader;
+  if (!reader.Open(options.in, error)) return false;
+
+  SectionChecker checker;
+  DecodedLine decoded;
+  std::string line;
+  std::string table;
+  std::vector<model::Entity> batch;
+  size_t batch_bytes = 0;
+  uint64_t written = 0;
+
+  auto incomplete = [&](const std::string& why) {
+    *error = why;
+    if (!table.empty()) *error += " (table '" + table + "' is incomplete on the target: " + std::to_string(written) + " entities written)";
+    return false;
+  };
+  auto flush = [&]() {
+    if (batch.empty()) return true;
+    std::string why;
+    if (!target.WriteBatch(table, options.mode, batch, &why)) return incomplete(why);
+    written += batch.size();
+    summary->entities += batch.size();
+    batch.clear();
+    batch_bytes = 0;
+    return true;
+  };
+
+  while (reader.Next(&line)) {
+    std::string why;
+    if (!checker.Feed(line, &decoded, &why)) return incomplete("'" + options.in + "' " + why);
+    switch (decoded.kind) {
+      case DecodedLine::Kind::kHeader: {
+        table.clear();
+        const std::string& name = decoded.header.table;
+        bool exists = false;
+        if (!target.TableExists(name, &exists, error)) return false;
+        if (exists && options.if_exists == IfExists::kFail) {
+          *error = "table '" + name + "' exists on the target (use --ifExists append or replace)";
+          return false;
+        }
+        if (exists && options.if_exists == IfExists::kReplace && !target.DeleteTable(name, error)) return false;
+        bool existed = false;
+        if ((!exists || options.if_exists == IfExists::kReplace) && !target.CreateTable(name, &existed, error)) {
+          return false;
+        }
+        table = name;
+        written = 0;
+        break;
+      }
+      case DecodedLine::Kind::kEntity:
+        if (!batch.empty() && (batch.front().partition_key != decoded.entity.partition_key ||
+                               batch.size() >= kMaxBatchEntities || batch_bytes + line.size() > kMaxBatchJsonBytes)) {
+          if (!flush()) return false;
+        }
+        batch_bytes += line.size();
+        batch.push_back(std::move(decoded.entity));
+        break;
+      case DecodedLine::Kind::kEnd:
+        if (!flush()) return false;
+        ++summary->tables;
+        table.clear();
+        break;
+    }
+  }
+  if (!reader.error().empty()) return incomplete("'" + options.in + "': " + reader.error());
+  std::string why;
+  if (!checker.Finish(&why)) return incomplete("'" + options.in + "': " + why);
+  if (!target.Flush(error)) return false;
+  summary->seconds = SecondsSince(start);
+  return true;
+}
+
+}  // namespace tablestone::tools
