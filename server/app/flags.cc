@@ -146,7 +146,7 @@ std::string HelpText() {
   out << "tablestone " << TABLESTONE_VERSION
       << ": a local server for the Azure Table storage REST API.\n\n"
          "Usage: tablestone [flags]\n"
-         "       tablestone export|import [options]   data tools (tablestone export --help)\n\n"
+         "       tablestone export|import|copy [options]  data tools (tablestone export --help)\n\n"
          "Precedence: built-in defaults < config file < environment < flags.\n\n"
          "Flags:\n";
   auto line = [&out](const std::string& left, const std::string& text) {

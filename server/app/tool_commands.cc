@@ -1,20 +1,34 @@
 #include "server/app/tool_commands.h"
 
 #include <CLI/CLI.hpp>
+#include <atomic>
+#include <csignal>
 #include <map>
 #include <sstream>
 
 #include "tools/connection_string.h"
+#include "tools/copy_command.h"
 #include "tools/data_commands.h"
 #include "tools/table_store.h"
 
 namespace tablestone::app {
 namespace {
 
-constexpr const char* kCommands[] = {"export", "import"};
+constexpr const char* kCommands[] = {"export", "import", "copy"};
+
+std::atomic<bool> g_interrupted{false};
+
+extern "C" void OnInterrupt(int) {
+  g_interrupted.store(true);
+  // A second Ctrl-C ends the process at once.
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+}
 
 // A store named by a connection string or an offline data directory.
 struct Endpoint {
+  int retries = 5;  // per request, after the first try
+  int retry_delay_ms = 200;  // the first back-off, doubled per retry
   std::string connection;
   std::string location;
   std::string account = std::string(tools::kDevAccount);
@@ -24,7 +38,10 @@ std::unique_ptr<tools::TableStore> OpenStore(const Endpoint& e, bool create, std
   if (!e.location.empty()) return tools::OpenOfflineStore(e.location, e.account, create, error);
   tools::Connection c;
   if (!tools::ParseConnectionString(e.connection, &c, error)) return nullptr;
-  return tools::OpenRemoteStore(c, tools::RemoteOptions{});
+  tools::RemoteOptions options;
+  options.attempts = 1 + e.retries;
+  options.first_backoff_ms = e.retry_delay_ms;
+  return tools::OpenRemoteStore(c, options);
 }
 
 void PrintSummary(std::FILE* err, const char* verb, const tools::DataSummary& s) {
@@ -58,6 +75,8 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
   auto* from_loc = export_cmd->add_option("--fromLocation", from.location,
                                           "Offline data directory of a stopped server as the source");
   from_conn->excludes(from_loc);
+  export_cmd->add_option("--retryDelayMs", from.retry_delay_ms, "First retry back-off in ms, doubled per retry (default 200)");
+  export_cmd->add_option("--retries", from.retries, "Retries of a failed request (503, timeouts, dropped connections; default 5)");
   export_cmd->add_option("--account", from.account, "Account in --fromLocation (default devstoreaccount1)");
   export_cmd->add_option("--table", export_options.tables, "A table to export (repeat; default: every table)");
   export_cmd->add_option("--out", export_options.out, "Output file, '-' for stdout")->required();
@@ -78,6 +97,8 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
   auto* to_loc = import_cmd->add_option("--toLocation", to.location,
                                         "Offline data directory (created if missing) as the target");
   to_conn->excludes(to_loc);
+  import_cmd->add_option("--retryDelayMs", to.retry_delay_ms, "First retry back-off in ms, doubled per retry (default 200)");
+  import_cmd->add_option("--retries", to.retries, "Retries of a failed request (503, timeouts, dropped connections; default 5)");
   import_cmd->add_option("--account", to.account, "Account in --toLocation (default devstoreaccount1)");
   import_cmd->add_option("--in", import_options.in, "Export file, '-' for stdin (gzip/zstd detected)")->required();
   import_cmd->add_option("--mode", import_options.mode, "insert (fail on an existing entity), upsert or replace")
@@ -85,6 +106,42 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
   import_cmd->add_option("--ifExists", import_options.if_exists,
                          "For a table that exists on the target: fail, append or replace (delete first)")
       ->transform(CLI::CheckedTransformer(if_exists, CLI::ignore_case));
+
+  // ---- copy ----
+  Endpoint copy_from, copy_to;
+  tools::CopyOptions copy_options;
+  std::string progress = "auto";
+  CLI::App* copy_cmd = app.add_subcommand(
+      "copy", "Stream tables from one endpoint or data directory to another (resumable with --checkpoint)");
+  auto* cf = copy_cmd->add_option("--from", copy_from.connection, "Connection string of the source endpoint");
+  auto* cfl = copy_cmd->add_option("--fromLocation", copy_from.location, "Offline data directory as the source");
+  cf->excludes(cfl);
+  auto* ct = copy_cmd->add_option("--to", copy_to.connection, "Connection string of the target endpoint");
+  auto* ctl = copy_cmd->add_option("--toLocation", copy_to.location,
+                                   "Offline data directory (created if missing) as the target");
+  ct->excludes(ctl);
+  copy_cmd->add_option("--retryDelayMs", copy_to.retry_delay_ms, "First retry back-off in ms, doubled per retry (default 200)");
+  copy_cmd->add_option("--retries", copy_to.retries,
+                       "Retries of a failed request, with exponential back-off (503, 500 OperationTimedOut, "
+                       "timeouts, dropped connections; default 5)");
+  copy_cmd->add_option("--fromAccount", copy_from.account, "Account in --fromLocation (default devstoreaccount1)");
+  copy_cmd->add_option("--toAccount", copy_to.account, "Account in --toLocation (default devstoreaccount1)");
+  copy_cmd->add_option("--table,--tables", copy_options.tables, "A table to copy (repeat; default: every table)");
+  std::map<std::string, tools::WriteMode> copy_modes = {{"upsert", tools::WriteMode::kUpsert},
+                                                         {"replace", tools::WriteMode::kReplace}};
+  copy_cmd->add_option("--mode", copy_options.mode, "replace (default) or upsert")
+      ->transform(CLI::CheckedTransformer(copy_modes, CLI::ignore_case));
+  copy_cmd->add_option("--ifExists", copy_options.if_exists,
+                       "For a table that exists on the target: append (default), fail or replace")
+      ->transform(CLI::CheckedTransformer(if_exists, CLI::ignore_case));
+  copy_cmd->add_option("--parallel", copy_options.writers, "Batches in flight (default 4)")
+      ->check(CLI::Range(1, 64));
+  copy_cmd->add_option("--checkpoint", copy_options.checkpoint,
+                       "Checkpoint file: resume from it if present, deleted when the copy completes");
+  copy_cmd->add_option("--progress", progress, "auto (a bar on a terminal, else lines), bar, lines or none")
+      ->check(CLI::IsMember({"auto", "bar", "lines", "none"}));
+  copy_cmd->add_option("--progressIntervalMs", copy_options.progress_interval_ms,
+                       "Interval of the plain progress lines (default 5000)");
 
   std::vector<std::string> argv_storage;
   argv_storage.push_back("tablestone");
@@ -98,6 +155,10 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
     }
     if (import_cmd->parsed() && to.connection.empty() && to.location.empty()) {
       throw CLI::RequiredError("import needs --to CONN or --toLocation DIR");
+    }
+    if (copy_cmd->parsed() && (copy_from.connection.empty() == copy_from.location.empty() ||
+                               copy_to.connection.empty() == copy_to.location.empty())) {
+      throw CLI::RequiredError("copy needs --from CONN or --fromLocation DIR, and --to CONN or --toLocation DIR");
     }
   } catch (const CLI::ParseError& e) {
     std::ostringstream o, e_out;
@@ -128,6 +189,38 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
       return 1;
     }
     PrintSummary(err, "imported", summary);
+    return 0;
+  }
+  if (copy_cmd->parsed()) {
+    copy_options.progress = progress == "bar"     ? tools::ProgressStyle::kBar
+                            : progress == "lines" ? tools::ProgressStyle::kLines
+                            : progress == "none"  ? tools::ProgressStyle::kNone
+                                                  : tools::ProgressStyle::kAuto;
+    copy_from.retries = copy_to.retries;
+    copy_from.retry_delay_ms = copy_to.retry_delay_ms;
+    auto source = OpenStore(copy_from, false, &error);
+    if (source == nullptr) {
+      std::fprintf(err, "tablestone copy: %s\n", error.c_str());
+      return 1;
+    }
+    // A data directory has one engine: one writer thread (it is fast).
+    if (!copy_to.location.empty()) copy_options.writers = 1;
+    std::string open_error;
+    auto make_target = [&]() { return OpenStore(copy_to, true, &open_error); };
+    g_interrupted.store(false);
+    copy_options.interrupted = &g_interrupted;
+    std::signal(SIGINT, OnInterrupt);
+    std::signal(SIGTERM, OnInterrupt);
+    tools::DataSummary summary;
+    bool ok = tools::RunCopy(*source, make_target, copy_options, &summary, &error);
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+    if (!ok) {
+      if (!open_error.empty()) error = open_error;
+      std::fprintf(err, "tablestone copy: %s\n", error.c_str());
+      return g_interrupted.load() ? 130 : 1;
+    }
+    PrintSummary(err, "copied", summary);
     return 0;
   }
   return 2;

@@ -268,7 +268,7 @@ def test_bad_input_fails_with_one_line(servers, workdir):
     err = failure(tool("export", "--from", wrong_key, "--out", out))
     assert "403" in err and "AuthenticationFailed" in err
     dead = harness.free_port()
-    err = failure(tool("export", "--from", conn(a).replace(str(a.port), str(dead)), "--out", out))
+    err = failure(tool("export", "--from", conn(a).replace(str(a.port), str(dead)), "--out", out, "--retries", "1"))
     assert "cannot connect" in err
     assert not os.path.exists(out) and not os.path.exists(out + ".partial")
     err = failure(tool("import", "--to", conn(a), "--in", os.path.join(workdir, "nothing-here")))
@@ -284,3 +284,205 @@ def test_stdout_and_stdin(servers, workdir):
     ok(tool("import", "--to", conn(a), "--in", "-", stdin=ref.encode()))
     res = ok(tool("export", "--from", conn(a), "--out", "-"))
     assert res.stdout.decode() == ref
+
+
+def big_file(path, tables=(("big", 100000), ("small", 7))):
+    """An export file of `tables`, entities spread over 100 partitions, sorted as a source lists them."""
+    with open(path, "w", encoding="utf-8") as f:
+        for table, n in tables:
+            f.write(line({"@format": "tablestone-export", "@version": 1, "@table": table,
+                          "@source": "devstoreaccount1"}) + "\n")
+            rows = sorted(("p%03d" % (i % 100), "r%07d" % i, i) for i in range(n))
+            for pk, rk, i in rows:
+                f.write(line({"PartitionKey": pk, "RowKey": rk, "v@odata.type": "Edm.Int64", "v": str(i),
+                              "s": "x" * (i % 64)}) + "\n")
+            f.write(line({"@end": table, "@entities": n}) + "\n")
+
+
+def start_on(workdir, data, started):
+    s = harness.ManagedServer(os.path.abspath(BINARY), data, harness.free_port())
+    s.start()
+    started.append(s)
+    return s
+
+
+def test_copy_killed_and_resumed_ends_with_exactly_the_source(servers, workdir):
+    import random
+    ref = os.path.join(workdir, "big.jsonl")
+    big_file(ref)
+    src_dir = os.path.join(workdir, "src")
+    ok(tool("import", "--toLocation", src_dir, "--in", ref))  # offline: quick
+    started = []
+    try:
+        a = start_on(workdir, src_dir, started)
+        b = servers()
+        cp = os.path.join(workdir, "copy.checkpoint")
+        args = ["copy", "--from", conn(a), "--to", conn(b), "--checkpoint", cp, "--progress", "lines",
+                "--progressIntervalMs", "200"]
+        # Kill -9 at a random point (the first time while it runs), then resume until it completes.
+        kills = 0
+        for attempt in range(10):
+            p = subprocess.Popen([BINARY, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            try:
+                p.wait(timeout=random.uniform(0.5, 2.5) if kills < 2 else 120)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+                kills += 1
+                assert os.path.exists(cp)
+                continue
+            err = p.stderr.read().decode()
+            assert p.returncode == 0, err
+            assert "copied" in err
+            break
+        assert kills >= 1, "the copy finished before it could be killed; the test proves nothing"
+        assert not os.path.exists(cp)  # removed once complete
+        out_a, out_b = os.path.join(workdir, "a.jsonl"), os.path.join(workdir, "b.jsonl")
+        ok(tool("export", "--from", conn(a), "--out", out_a))
+        ok(tool("export", "--from", conn(b), "--out", out_b))
+        assert read(out_a) == read(out_b) == read(ref)
+    finally:
+        for s in started:
+            s.stop()
+
+
+def test_copy_interrupt_reference_and_offline_ends(servers, workdir):
+    a, b = servers(), servers()
+    ref = os.path.join(workdir, "ref.jsonl")
+    write(ref, reference_file("types"))
+    ok(tool("import", "--to", conn(a), "--in", ref))
+    # endpoint -> endpoint, then endpoint -> data directory -> endpoint: the same file each time.
+    res = ok(tool("copy", "--from", conn(a), "--to", conn(b), "--progress", "lines"))
+    assert "copied %d entities of 1 tables" % len(REFERENCE_ENTITIES) in res.stderr.decode()
+    out = os.path.join(workdir, "out.jsonl")
+    ok(tool("export", "--from", conn(b), "--out", out))
+    assert read(out) == read(ref)
+    offline = os.path.join(workdir, "offline")
+    ok(tool("copy", "--from", conn(b), "--toLocation", offline, "--table", "types"))
+    c = servers()
+    ok(tool("copy", "--fromLocation", offline, "--to", conn(c)))
+    ok(tool("export", "--from", conn(c), "--out", out))
+    assert read(out) == read(ref)
+
+    # SIGINT: finishes the batches in flight, saves the checkpoint, exits 130; the rerun completes.
+    big = os.path.join(workdir, "big.jsonl")
+    big_file(big, (("big", 60000),))
+    ok(tool("import", "--to", conn(a), "--in", big))
+    cp = os.path.join(workdir, "cp")
+    p = subprocess.Popen([BINARY, "copy", "--from", conn(a), "--to", conn(c), "--table", "big", "--checkpoint", cp,
+                          "--progress", "none"], stderr=subprocess.PIPE)
+    import time
+    time.sleep(0.7)
+    p.send_signal(2)
+    p.wait(timeout=60)
+    err = p.stderr.read().decode()
+    if p.returncode == 130:
+        assert "interrupted; resume with the same command" in err and os.path.exists(cp)
+        with open(cp) as f:
+            saved = json.load(f)
+        assert saved["current"]["table"] == "big" and saved["entities"] > 0
+        ok(tool("copy", "--from", conn(a), "--to", conn(c), "--table", "big", "--checkpoint", cp))
+    else:
+        assert p.returncode == 0, err  # finished before the signal: nothing to resume
+    ok(tool("export", "--from", conn(c), "--table", "big", "--out", out))
+    assert read(out) == read(big)
+
+
+def test_copy_failures_are_one_line(servers, workdir):
+    a = servers()
+    ref = os.path.join(workdir, "ref.jsonl")
+    write(ref, reference_file("tone"))
+    ok(tool("import", "--to", conn(a), "--in", ref))
+    wrong = conn(a).replace(harness.ACCOUNT_KEY, base64.b64encode(b"w" * 64).decode())
+    err = failure(tool("copy", "--from", conn(a), "--to", wrong))
+    assert "AuthenticationFailed" in err
+    err = failure(tool("copy", "--from", conn(a), "--to", conn(a).replace(str(a.port), str(harness.free_port())),
+                       "--table", "tone", "--retries", "1"))
+    assert "cannot connect" in err
+    err = failure(tool("copy", "--from", conn(a), "--toLocation", os.path.join(workdir, "x"), "--table", "nope"))
+    assert "table 'nope' does not exist" in err
+    err = failure(tool("copy", "--from", conn(a), "--toLocation", a.data_dir))
+    assert "in use by a running server" in err
+    assert tool("copy", "--from", conn(a)).returncode == 2
+
+
+class FlakyProxy:
+    """Forwards to a server, but answers every 3rd request 503 ServerBusy, every 5th 500
+    OperationTimedOut, and drops every 7th connection without an answer."""
+
+    def __init__(self, port):
+        import http.client
+        import http.server
+        import itertools
+        import threading
+        counter = itertools.count(1)
+        self.faults = 0
+
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def handle_one(self):
+                n = next(counter)
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else None
+                if n % 7 == 0:
+                    proxy.faults += 1
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return
+                if n % 3 == 0 or n % 5 == 0:
+                    proxy.faults += 1
+                    code, err = (503, "ServerBusy") if n % 3 == 0 else (500, "OperationTimedOut")
+                    data = json.dumps({"odata.error": {"code": err, "message": {"value": "injected"}}}).encode()
+                    self.send_response(code)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
+                c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+                c.request(self.command, self.path, body=body, headers=dict(self.headers))
+                r = c.getresponse()
+                data = r.read()
+                self.send_response(r.status)
+                for k, v in r.getheaders():
+                    if k.lower() not in ("content-length", "connection", "transfer-encoding"):
+                        self.send_header(k, v)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                c.close()
+
+            do_GET = do_POST = do_PUT = do_DELETE = do_MERGE = do_PATCH = handle_one
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_copy_retries_busy_timeouts_and_dropped_connections(servers, workdir):
+    a, b = servers(), servers()
+    big = os.path.join(workdir, "big.jsonl")
+    big_file(big, (("flaky", 3000), ("other", 50)))
+    ok(tool("import", "--to", conn(a), "--in", big))
+    pa, pb = FlakyProxy(a.port), FlakyProxy(b.port)
+    try:
+        src = conn(a).replace(str(a.port), str(pa.port))
+        dst = conn(b).replace(str(b.port), str(pb.port))
+        ok(tool("copy", "--from", src, "--to", dst, "--progress", "none", "--retries", "8", "--retryDelayMs", "5"))
+        assert pa.faults > 0 and pb.faults > 0
+        out = os.path.join(workdir, "out.jsonl")
+        ok(tool("export", "--from", dst, "--out", out, "--retries", "8", "--retryDelayMs", "5"))
+        assert read(out) == read(big)
+    finally:
+        pa.close()
+        pb.close()
