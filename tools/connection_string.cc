@@ -5,6 +5,7 @@
 #include <map>
 
 #include "protocol/base64.h"
+#include "protocol/url.h"
 
 namespace tablestone::tools {
 namespace {
@@ -140,5 +141,7 @@ bool ParseConnectionString(std::string_view text, Connection* out, std::string* 
   }
   return true;
 }
+
+std::string UrlEncode(std::string_view text) { return protocol::PercentEncode(text); }
 
 }  // namespace tablestone::tools

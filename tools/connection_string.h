@@ -32,4 +32,7 @@ inline constexpr std::string_view kDevKey =
 // False with a reason naming the missing or malformed part (never the key).
 bool ParseConnectionString(std::string_view text, Connection* out, std::string* error);
 
+// Percent-encodes a query parameter value (RFC 3986 unreserved kept).
+std::string UrlEncode(std::string_view text);
+
 }  // namespace tablestone::tools

@@ -168,4 +168,35 @@ bool RunImport(TableStore& target, const ImportOptions& options, DataSummary* su
   return true;
 }
 
+bool RunSeed(TableStore& target, const std::string& path, DataSummary* summary, std::string* error) {
+  auto start = std::chrono::steady_clock::now();
+  *summary = DataSummary{};
+  std::vector<std::string> files;
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    for (const auto& entry : std::filesystem::directory_iterator(path, ec)) {
+      if (entry.is_regular_file()) files.push_back(entry.path().string());
+    }
+    std::sort(files.begin(), files.end());
+    if (files.empty()) {
+      *error = "seed directory '" + path + "' holds no files";
+      return false;
+    }
+  } else {
+    files.push_back(path);
+  }
+  for (const std::string& file : files) {
+    ImportOptions options;
+    options.in = file;
+    options.mode = WriteMode::kReplace;
+    options.if_exists = IfExists::kReplace;
+    DataSummary one;
+    if (!RunImport(target, options, &one, error)) return false;
+    summary->tables += one.tables;
+    summary->entities += one.entities;
+  }
+  summary->seconds = SecondsSince(start);
+  return true;
+}
+
 }  // namespace tablestone::tools

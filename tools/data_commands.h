@@ -48,4 +48,10 @@ struct ImportOptions {
 // written before stays, and the error says which table is incomplete.
 bool RunImport(TableStore& target, const ImportOptions& options, DataSummary* summary, std::string* error);
 
+// `--seed PATH`: imports an export file, or every regular file of a
+// directory in name order, into `target`. Each table in them is replaced
+// (deleted and re-created) and written with Insert Or Replace, so seeding
+// the same data directory at every start gives the same contents.
+bool RunSeed(TableStore& target, const std::string& path, DataSummary* summary, std::string* error);
+
 }  // namespace tablestone::tools

@@ -11,9 +11,14 @@ namespace {
 
 class OfflineStore final : public TableStore {
  public:
+  // Owns the engine (closed with the store)...
   OfflineStore(std::unique_ptr<storage::Engine> engine, std::string account)
-      : engine_(std::move(engine)), account_(std::move(account)) {}
-  ~OfflineStore() override { (void)engine_->Close(); }
+      : owned_(std::move(engine)), engine_(owned_.get()), account_(std::move(account)) {}
+  // ... or borrows a running server's.
+  OfflineStore(storage::Engine& engine, std::string account) : engine_(&engine), account_(std::move(account)) {}
+  ~OfflineStore() override {
+    if (owned_) (void)owned_->Close();
+  }
 
   std::string AccountName() const override { return account_; }
 
@@ -110,7 +115,8 @@ class OfflineStore final : public TableStore {
     return false;
   }
 
-  std::unique_ptr<storage::Engine> engine_;
+  std::unique_ptr<storage::Engine> owned_;
+  storage::Engine* engine_;
   std::string account_;
   std::optional<storage::TableInfo> table_;
   std::vector<model::WriteOp> ops_;
@@ -118,13 +124,9 @@ class OfflineStore final : public TableStore {
 
 }  // namespace
 
-std::unique_ptr<TableStore> OpenOfflineStore(const std::string& path, const std::string& account, bool create,
-                                             std::string* error) {
-  std::error_code ec;
-  if (!create && !std::filesystem::exists(std::filesystem::path(path) / "CURRENT", ec)) {
-    *error = "'" + path + "' is not a tablestone data directory (no database in it)";
-    return nullptr;
-  }
+namespace {
+
+StatusOr<std::unique_ptr<storage::Engine>> OpenEngine(const std::string& path, std::string* error) {
   storage::EngineOptions options;
   options.path = path;
   options.executor.short_threads = 1;
@@ -137,8 +139,45 @@ std::unique_ptr<TableStore> OpenOfflineStore(const std::string& path, const std:
     } else {
       *error = "cannot open data directory '" + path + "': " + engine.status().ToString();
     }
-    return nullptr;
   }
+  return engine;
+}
+
+bool IsDataDirectory(const std::string& path, std::string* error) {
+  std::error_code ec;
+  if (std::filesystem::exists(std::filesystem::path(path) / "CURRENT", ec)) return true;
+  *error = "'" + path + "' is not a tablestone data directory (no database in it)";
+  return false;
+}
+
+}  // namespace
+
+std::unique_ptr<TableStore> WrapEngine(storage::Engine& engine, const std::string& account) {
+  return std::make_unique<OfflineStore>(engine, account);
+}
+
+bool SnapshotDataDirectory(const std::string& location, const std::string& to, std::string* error) {
+  if (!IsDataDirectory(location, error)) return false;
+  auto engine = OpenEngine(location, error);
+  if (!engine.ok()) return false;
+  Status s = engine.value()->CreateCheckpoint(to);
+  Status closed = engine.value()->Close();
+  if (!s.ok()) {
+    *error = "snapshot of '" + location + "' to '" + to + "': " + s.ToString();
+    return false;
+  }
+  if (!closed.ok()) {
+    *error = "closing '" + location + "': " + closed.ToString();
+    return false;
+  }
+  return true;
+}
+
+std::unique_ptr<TableStore> OpenOfflineStore(const std::string& path, const std::string& account, bool create,
+                                             std::string* error) {
+  if (!create && !IsDataDirectory(path, error)) return nullptr;
+  auto engine = OpenEngine(path, error);
+  if (!engine.ok()) return nullptr;
   return std::make_unique<OfflineStore>(std::move(engine.value()), account);
 }
 

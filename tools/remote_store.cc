@@ -238,6 +238,30 @@ class RemoteStore final : public TableStore {
 
   bool Flush(std::string*) override { return true; }
 
+  bool Admin(std::string_view op, const std::string& query, std::string* body, std::string* error) {
+    Response r;
+    if (!Call(http::verb::post, "/_tablestone/" + std::string(op), query, {}, {}, &r, error, true)) return false;
+    // Our admin errors are {"error":..}; anything else came from the Table
+    // API's routing (no such resource, or the path taken for an account).
+    if (r.status >= 400 && r.body.find("\"error\"") == std::string::npos) {
+      return Fail("the server does not answer /_tablestone/" + std::string(op) +
+                      " (start it with --adminApi; admin routes are off by default)",
+                  error);
+    }
+    if (r.status >= 300) {
+      std::string message;
+      try {
+        auto j = nlohmann::json::parse(r.body);
+        message = j.value("error", "") + ": " + j.value("message", "");
+      } catch (const std::exception&) {
+        message = DescribeError(r);
+      }
+      return Fail("/_tablestone/" + std::string(op) + ": HTTP " + std::to_string(r.status) + " " + message, error);
+    }
+    *body = r.body;
+    return true;
+  }
+
  private:
   static bool Fail(std::string why, std::string* error) {
     *error = std::move(why);
@@ -255,7 +279,7 @@ class RemoteStore final : public TableStore {
   // OperationTimedOut are retried with exponential back-off (and jitter, so
   // many clients do not retry in lockstep); any other answer is returned.
   bool Call(http::verb verb, const std::string& path, const std::string& query, std::string_view body,
-            std::string_view content_type, Response* out, std::string* error) {
+            std::string_view content_type, Response* out, std::string* error, bool absolute = false) {
     if (conn_.scheme != "http") {
       return Fail("https endpoints are not supported (this build has no TLS client); use an http:// endpoint",
                   error);
@@ -264,7 +288,7 @@ class RemoteStore final : public TableStore {
     std::string last;
     for (int attempt = 1;; ++attempt) {
       std::string why;
-      bool sent = Once(verb, path, query, body, content_type, out, &why);
+      bool sent = Once(verb, path, query, body, content_type, out, &why, absolute);
       if (sent && !IsRetryable(*out)) return true;
       last = sent ? DescribeError(*out) : why;
       if (attempt >= options_.attempts) break;
@@ -278,8 +302,8 @@ class RemoteStore final : public TableStore {
   }
 
   bool Once(http::verb verb, const std::string& path, const std::string& query, std::string_view body,
-            std::string_view content_type, Response* out, std::string* error) {
-    std::string full_path = conn_.base_path + path;
+            std::string_view content_type, Response* out, std::string* error, bool absolute) {
+    std::string full_path = absolute ? path : conn_.base_path + path;
     std::string target = full_path;
     std::string q = query;
     if (!conn_.sas.empty()) q = q.empty() ? conn_.sas : q + "&" + conn_.sas;
@@ -381,6 +405,16 @@ class RemoteStore final : public TableStore {
 
 std::unique_ptr<TableStore> OpenRemoteStore(const Connection& connection, const RemoteOptions& options) {
   return std::make_unique<RemoteStore>(connection, options);
+}
+
+bool CallAdminRoute(const Connection& connection, const RemoteOptions& options, std::string_view op,
+                    const std::string& query, std::string* body, std::string* error) {
+  if (connection.key.empty()) {
+    *error = "admin routes need a connection string with an AccountKey (not a SAS)";
+    return false;
+  }
+  RemoteStore store(connection, options);
+  return store.Admin(op, query, body, error);
 }
 
 }  // namespace tablestone::tools

@@ -16,6 +16,10 @@
 #include "storage/model/entity.h"
 #include "tools/connection_string.h"
 
+namespace tablestone::storage {
+class Engine;
+}
+
 namespace tablestone::tools {
 
 enum class WriteMode {
@@ -73,5 +77,18 @@ std::unique_ptr<TableStore> OpenRemoteStore(const Connection& connection, const 
 // directory does not hold a database.
 std::unique_ptr<TableStore> OpenOfflineStore(const std::string& path, const std::string& account, bool create,
                                              std::string* error);
+
+// POST /_tablestone/<op>?<query> on a running tablestone (docs/admin-api.md),
+// signed with the connection's account key. *body is the JSON answer.
+bool CallAdminRoute(const Connection& connection, const RemoteOptions& options, std::string_view op,
+                    const std::string& query, std::string* body, std::string* error);
+
+// A store over an engine the caller owns and keeps open (a server seeding
+// itself before it listens). Same behaviour as OpenOfflineStore's.
+std::unique_ptr<TableStore> WrapEngine(storage::Engine& engine, const std::string& account);
+
+// `tablestone snapshot`: opens the data directory of a stopped server and
+// writes a RocksDB checkpoint of it to `to` (which must not exist).
+bool SnapshotDataDirectory(const std::string& location, const std::string& to, std::string* error);
 
 }  // namespace tablestone::tools

@@ -2,6 +2,8 @@
 
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <chrono>
+#include <filesystem>
 #include <csignal>
 #include <map>
 #include <sstream>
@@ -14,7 +16,7 @@
 namespace tablestone::app {
 namespace {
 
-constexpr const char* kCommands[] = {"export", "import", "copy"};
+constexpr const char* kCommands[] = {"export", "import", "copy", "snapshot", "reset"};
 
 std::atomic<bool> g_interrupted{false};
 
@@ -143,6 +145,24 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
   copy_cmd->add_option("--progressIntervalMs", copy_options.progress_interval_ms,
                        "Interval of the plain progress lines (default 5000)");
 
+  // ---- snapshot ----
+  std::string snap_location, snap_to, snap_from;
+  CLI::App* snap_cmd = app.add_subcommand(
+      "snapshot", "Instant consistent snapshot of a data directory (RocksDB checkpoint, hard links)");
+  auto* sl = snap_cmd->add_option("--location", snap_location, "Data directory of a stopped server");
+  auto* sf = snap_cmd->add_option("--from", snap_from,
+                                  "Connection string of a running server started with --adminApi");
+  sl->excludes(sf);
+  snap_cmd->add_option("--to", snap_to, "Snapshot directory to create (must not exist; a server starts on it as is)")
+      ->required();
+
+  // ---- reset ----
+  std::string reset_from, reset_account;
+  bool reset_all = false;
+  CLI::App* reset_cmd = app.add_subcommand("reset", "Delete every table of an account on a running server (--adminApi)");
+  reset_cmd->add_option("--from", reset_from, "Connection string (its account key signs the request)")->required();
+  reset_cmd->add_flag("--all", reset_all, "Every configured account, not only the connection string's");
+
   std::vector<std::string> argv_storage;
   argv_storage.push_back("tablestone");
   argv_storage.insert(argv_storage.end(), args.begin(), args.end());
@@ -159,6 +179,9 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
     if (copy_cmd->parsed() && (copy_from.connection.empty() == copy_from.location.empty() ||
                                copy_to.connection.empty() == copy_to.location.empty())) {
       throw CLI::RequiredError("copy needs --from CONN or --fromLocation DIR, and --to CONN or --toLocation DIR");
+    }
+    if (snap_cmd->parsed() && snap_location.empty() == snap_from.empty()) {
+      throw CLI::RequiredError("snapshot needs --location DIR or --from CONN");
     }
   } catch (const CLI::ParseError& e) {
     std::ostringstream o, e_out;
@@ -221,6 +244,41 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
       return g_interrupted.load() ? 130 : 1;
     }
     PrintSummary(err, "copied", summary);
+    return 0;
+  }
+  if (snap_cmd->parsed() || reset_cmd->parsed()) {
+    const char* name = snap_cmd->parsed() ? "snapshot" : "reset";
+    auto start = std::chrono::steady_clock::now();
+    bool ok = false;
+    std::string body;
+    if (snap_cmd->parsed() && !snap_location.empty()) {
+      ok = tools::SnapshotDataDirectory(snap_location, snap_to, &error);
+    } else {
+      tools::Connection c;
+      ok = tools::ParseConnectionString(snap_cmd->parsed() ? snap_from : reset_from, &c, &error);
+      if (ok && snap_cmd->parsed()) {
+        // The server writes the directory: make a relative path the caller's.
+        std::error_code ec;
+        std::string absolute = std::filesystem::absolute(snap_to, ec).string();
+        ok = tools::CallAdminRoute(c, tools::RemoteOptions{}, "snapshot", "to=" + tools::UrlEncode(absolute), &body,
+                                   &error);
+      } else if (ok) {
+        ok = tools::CallAdminRoute(c, tools::RemoteOptions{}, "reset",
+                                   reset_all ? std::string() : "account=" + tools::UrlEncode(c.account), &body,
+                                   &error);
+      }
+    }
+    if (!ok) {
+      std::fprintf(err, "tablestone %s: %s\n", name, error.c_str());
+      return 1;
+    }
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (body.empty()) {
+      std::fprintf(err, "tablestone: snapshot of %s written to %s in %.1f ms\n", snap_location.c_str(),
+                   snap_to.c_str(), ms);
+    } else {
+      std::fprintf(out, "%s\n", body.c_str());
+    }
     return 0;
   }
   return 2;

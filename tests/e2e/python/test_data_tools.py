@@ -486,3 +486,135 @@ def test_copy_retries_busy_timeouts_and_dropped_connections(servers, workdir):
     finally:
         pa.close()
         pb.close()
+
+
+def admin_request(server, op, query="", key=None, account="devstoreaccount1", method="POST"):
+    """A Shared Key signed admin request; returns (status, parsed JSON body or None)."""
+    import hashlib
+    import hmac
+    import http.client
+    from email.utils import formatdate
+    path = "/_tablestone/" + op
+    date = formatdate(usegmt=True)
+    to_sign = "\n".join([method, "", "", date, "/" + account + path])
+    sig = base64.b64encode(hmac.new(base64.b64decode(key or harness.ACCOUNT_KEY), to_sign.encode(),
+                                    hashlib.sha256).digest()).decode()
+    c = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    c.request(method, path + ("?" + query if query else ""), headers={
+        "x-ms-date": date, "Authorization": "SharedKey %s:%s" % (account, sig), "Content-Length": "0"})
+    r = c.getresponse()
+    data = r.read()
+    c.close()
+    try:
+        return r.status, json.loads(data)
+    except ValueError:
+        return r.status, None
+
+
+def admin_server(workdir, started, *extra, data=None):
+    if data is None:
+        data = os.path.join(workdir, "admin-data-%d" % len(started))
+        os.mkdir(data)
+    s = harness.ManagedServer(os.path.abspath(BINARY), data, harness.free_port())
+    s.start_args = extra
+    # ManagedServer.start has fixed arguments: wrap the binary to add ours.
+    wrapper = os.path.join(workdir, "wrap-%d.sh" % len(started))
+    with open(wrapper, "w") as f:
+        f.write("#!/bin/sh\nexec %s \"$@\" %s\n" % (os.path.abspath(BINARY), " ".join("'%s'" % a for a in extra)))
+    os.chmod(wrapper, 0o755)
+    s.binary = wrapper
+    s.start()
+    started.append(s)
+    return s
+
+
+def test_snapshot_offline_and_admin_route_then_restore(servers, workdir):
+    started = []
+    try:
+        ref = os.path.join(workdir, "ref.jsonl")
+        write(ref, reference_file("snap"))
+        a = admin_server(workdir, started, "--adminApi")
+        ok(tool("import", "--to", conn(a), "--in", ref))
+
+        # Admin route: refused without a valid signature, then a snapshot while running.
+        snap = os.path.join(workdir, "snap1")
+        assert admin_request(a, "snapshot", "to=" + snap, key=base64.b64encode(b"x" * 64).decode())[0] == 403
+        assert admin_request(a, "snapshot", "to=" + snap, method="GET")[0] == 405
+        assert not os.path.exists(snap)
+        res = ok(tool("snapshot", "--from", conn(a), "--to", snap))
+        assert json.loads(res.stdout)["snapshot"] == snap
+        err = failure(tool("snapshot", "--from", conn(a), "--to", snap))
+        assert "exists already" in err
+        # Writes after the snapshot are not in it.
+        TableServiceClient.from_connection_string(conn(a)).get_table_client("snap").create_entity(
+            {"PartitionKey": "after", "RowKey": "1"})
+
+        # Offline: refused while the server runs, works once it stopped.
+        snap2 = os.path.join(workdir, "snap2")
+        assert "in use by a running server" in failure(tool("snapshot", "--location", a.data_dir, "--to", snap2))
+        a.stop()
+        res = ok(tool("snapshot", "--location", a.data_dir, "--to", snap2))
+        assert "snapshot of" in res.stderr.decode()
+
+        # Restore = start a server on the snapshot.
+        out = os.path.join(workdir, "out.jsonl")
+        ok(tool("export", "--fromLocation", snap, "--out", out))
+        assert read(out) == read(ref)
+        ok(tool("export", "--fromLocation", snap2, "--out", out))
+        assert read(out) != read(ref) and '"PartitionKey":"after"' in read(out)
+        b = start_on(workdir, snap, started)
+        ok(tool("export", "--from", conn(b), "--out", out))
+        assert read(out) == read(ref)
+
+        # Without --adminApi the routes do not exist.
+        err = failure(tool("snapshot", "--from", conn(b), "--to", os.path.join(workdir, "snap3")))
+        assert "--adminApi" in err
+    finally:
+        for s in started:
+            s.stop()
+
+
+def test_reset_and_seed(workdir):
+    started = []
+    try:
+        seed_dir = os.path.join(workdir, "seed")
+        os.mkdir(seed_dir)
+        write(os.path.join(seed_dir, "1-ref.jsonl"), reference_file("seeded"))
+        big_file(os.path.join(seed_dir, "2-big.jsonl"), (("seedbig", 5000),))
+        a = admin_server(workdir, started, "--adminApi", "--seed", seed_dir)
+        svc = TableServiceClient.from_connection_string(conn(a))
+        assert sorted(t.name for t in svc.list_tables()) == ["seedbig", "seeded"]
+        assert len(list(svc.get_table_client("seedbig").list_entities())) == 5000
+        svc.get_table_client("seeded").create_entity({"PartitionKey": "extra", "RowKey": "1"})
+        svc.create_table("mine")
+
+        # A restart seeds again: the seeded tables are back to the files' contents, others stay.
+        a.stop()
+        a.start()
+        out = os.path.join(workdir, "out.jsonl")
+        ok(tool("export", "--from", conn(a), "--table", "seeded", "--out", out))
+        assert read(out) == reference_file("seeded")
+        assert "mine" in [t.name for t in svc.list_tables()]
+
+        # Reset: every table of the account, in one request.
+        assert admin_request(a, "reset", "account=nosuch")[0] == 404
+        assert admin_request(a, "reset", key=base64.b64encode(b"y" * 64).decode())[0] == 403
+        res = ok(tool("reset", "--from", conn(a)))
+        body = json.loads(res.stdout)
+        assert body["tablesDeleted"] == 3 and body["accounts"] == ["devstoreaccount1"]
+        assert list(svc.list_tables()) == []
+        status, body = admin_request(a, "reset")
+        assert status == 200 and body["tablesDeleted"] == 0
+
+        # A bad seed file stops the startup with the reason, before the port opens.
+        bad = os.path.join(workdir, "bad.jsonl")
+        write(bad, reference_file("bad")[:-30])
+        data = os.path.join(workdir, "bad-data")
+        os.mkdir(data)
+        p = subprocess.run([BINARY, "--tablePort", str(harness.free_port()), "-l", data, "--seed", bad],
+                           capture_output=True, timeout=60)
+        assert p.returncode == 1
+        assert "--seed" in (p.stdout + p.stderr).decode()
+    finally:
+        for s in started:
+            s.stop()
