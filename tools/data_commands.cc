@@ -1,7 +1,12 @@
 #include "tools/data_commands.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
 #include <cstdio>
 #include <filesystem>
 
@@ -18,6 +23,86 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
 // entity sizes (one entity is at most 1 MiB as stored, a little more as JSON).
 constexpr size_t kMaxBatchEntities = 100;
 constexpr size_t kMaxBatchJsonBytes = 2u << 20;
+
+// Writes batches on several connections at once; the first failure stops
+// it (batches still queued are dropped) and is reported by Finish().
+class WriterPool {
+ public:
+  WriterPool(std::vector<std::unique_ptr<TableStore>> stores, WriteMode mode)
+      : stores_(std::move(stores)), mode_(mode) {
+    for (auto& s : stores_) threads_.emplace_back([this, store = s.get()] { Run(*store); });
+  }
+  ~WriterPool() { (void)Finish(nullptr); }
+
+  // Queues a batch; blocks while the queue is full. False once a write failed.
+  bool Submit(const std::string& table, std::vector<model::Entity> batch) {
+    std::unique_lock lock(mu_);
+    space_.wait(lock, [&] { return queue_.size() < 2 * stores_.size() || !error_.empty(); });
+    if (!error_.empty()) return false;
+    queue_.emplace_back(table, std::move(batch));
+    work_.notify_one();
+    return true;
+  }
+  // Waits for every queued batch; false (with the first error) if one failed.
+  bool Finish(std::string* error) {
+    {
+      std::unique_lock lock(mu_);
+      idle_.wait(lock, [&] { return (queue_.empty() && busy_ == 0) || !error_.empty(); });
+      if (threads_.empty() || error == nullptr) {
+        closing_ = true;
+      }
+    }
+    if (error == nullptr) {
+      work_.notify_all();
+      for (auto& t : threads_) t.join();
+      threads_.clear();
+      return true;
+    }
+    std::lock_guard lock(mu_);
+    if (!error_.empty()) *error = error_;
+    return error_.empty();
+  }
+  uint64_t written() const { return written_.load(); }
+
+ private:
+  void Run(TableStore& store) {
+    for (;;) {
+      std::pair<std::string, std::vector<model::Entity>> item;
+      {
+        std::unique_lock lock(mu_);
+        work_.wait(lock, [&] { return closing_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        item = std::move(queue_.front());
+        queue_.pop_front();
+        ++busy_;
+        space_.notify_one();
+      }
+      std::string why;
+      bool ok = store.WriteBatch(item.first, mode_, item.second, &why);
+      std::lock_guard lock(mu_);
+      --busy_;
+      if (ok) {
+        written_ += item.second.size();
+      } else if (error_.empty()) {
+        error_ = why;
+        queue_.clear();
+        space_.notify_all();
+      }
+      idle_.notify_all();
+    }
+  }
+
+  std::vector<std::unique_ptr<TableStore>> stores_;
+  WriteMode mode_;
+  std::vector<std::thread> threads_;
+  std::mutex mu_;
+  std::condition_variable work_, space_, idle_;
+  std::deque<std::pair<std::string, std::vector<model::Entity>>> queue_;
+  size_t busy_ = 0;
+  bool closing_ = false;
+  std::string error_;
+  std::atomic<uint64_t> written_{0};
+};
 
 }  // namespace
 
@@ -93,11 +178,25 @@ bool RunExport(TableStore& source, const ExportOptions& options, DataSummary* su
   return true;
 }
 
-bool RunImport(TableStore& target, const ImportOptions& options, DataSummary* summary, std::string* error) {
+bool RunImport(TableStore& target, const ImportOptions& options, DataSummary* summary, std::string* error,
+               const std::function<std::unique_ptr<TableStore>()>& make_writer) {
   auto start = std::chrono::steady_clock::now();
   *summary = DataSummary{};
   LineReader reader;
   if (!reader.Open(options.in, error)) return false;
+  std::unique_ptr<WriterPool> pool;
+  if (options.parallel > 1 && make_writer) {
+    std::vector<std::unique_ptr<TableStore>> stores;
+    for (int i = 0; i < options.parallel; ++i) {
+      auto s = make_writer();
+      if (s == nullptr) {
+        *error = "cannot open a connection to the target";
+        return false;
+      }
+      stores.push_back(std::move(s));
+    }
+    pool = std::make_unique<WriterPool>(std::move(stores), options.mode);
+  }
 
   SectionChecker checker;
   DecodedLine decoded;
@@ -109,15 +208,27 @@ bool RunImport(TableStore& target, const ImportOptions& options, DataSummary* su
 
   auto incomplete = [&](const std::string& why) {
     *error = why;
-    if (!table.empty()) *error += " (table '" + table + "' is incomplete on the target: " + std::to_string(written) + " entities written)";
+    if (!table.empty() && pool) *error += " (table '" + table + "' is incomplete on the target)";
+    if (!table.empty() && !pool) {
+      *error += " (table '" + table + "' is incomplete on the target: " + std::to_string(written) + " entities written)";
+    }
     return false;
   };
   auto flush = [&]() {
     if (batch.empty()) return true;
     std::string why;
-    if (!target.WriteBatch(table, options.mode, batch, &why)) return incomplete(why);
-    written += batch.size();
-    summary->entities += batch.size();
+    if (pool) {
+      written += batch.size();
+      summary->entities += batch.size();
+      if (!pool->Submit(table, std::move(batch))) {
+        (void)pool->Finish(&why);
+        return incomplete(why);
+      }
+    } else {
+      if (!target.WriteBatch(table, options.mode, batch, &why)) return incomplete(why);
+      written += batch.size();
+      summary->entities += batch.size();
+    }
     batch.clear();
     batch_bytes = 0;
     return true;
@@ -163,6 +274,10 @@ bool RunImport(TableStore& target, const ImportOptions& options, DataSummary* su
   if (!reader.error().empty()) return incomplete("'" + options.in + "': " + reader.error());
   std::string why;
   if (!checker.Finish(&why)) return incomplete("'" + options.in + "': " + why);
+  if (pool && !pool->Finish(&why)) {
+    *error = why + " (the import is incomplete)";
+    return false;
+  }
   if (!target.Flush(error)) return false;
   summary->seconds = SecondsSince(start);
   return true;

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -41,12 +43,16 @@ struct ImportOptions {
   std::string in;  // file, or "-" for stdin; gzip/zstd detected
   WriteMode mode = WriteMode::kInsert;
   IfExists if_exists = IfExists::kFail;
+  // Batches in flight, each on its own connection from `make_writer`
+  // (RunImport's argument); 1 = every batch on `target`, in file order.
+  int parallel = 1;
 };
 
 // Reads an export file into `target`, in batches of up to 100 entities of
 // one partition. Stops at the first bad line (the reason names it); what was
 // written before stays, and the error says which table is incomplete.
-bool RunImport(TableStore& target, const ImportOptions& options, DataSummary* summary, std::string* error);
+bool RunImport(TableStore& target, const ImportOptions& options, DataSummary* summary, std::string* error,
+               const std::function<std::unique_ptr<TableStore>()>& make_writer = {});
 
 // `--seed PATH`: imports an export file, or every regular file of a
 // directory in name order, into `target`. Each table in them is replaced

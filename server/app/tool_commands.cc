@@ -103,6 +103,10 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
   import_cmd->add_option("--retries", to.retries, "Retries of a failed request (503, timeouts, dropped connections; default 5)");
   import_cmd->add_option("--account", to.account, "Account in --toLocation (default devstoreaccount1)");
   import_cmd->add_option("--in", import_options.in, "Export file, '-' for stdin (gzip/zstd detected)")->required();
+  import_options.parallel = 4;
+  import_cmd->add_option("--parallel", import_options.parallel,
+                         "Batches in flight to an endpoint (default 4; a data directory takes one at a time)")
+      ->check(CLI::Range(1, 64));
   import_cmd->add_option("--mode", import_options.mode, "insert (fail on an existing entity), upsert or replace")
       ->transform(CLI::CheckedTransformer(modes, CLI::ignore_case));
   import_cmd->add_option("--ifExists", import_options.if_exists,
@@ -207,7 +211,9 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
   if (import_cmd->parsed()) {
     auto store = OpenStore(to, true, &error);
     tools::DataSummary summary;
-    if (store == nullptr || !tools::RunImport(*store, import_options, &summary, &error)) {
+    std::function<std::unique_ptr<tools::TableStore>()> make_writer;
+    if (to.location.empty()) make_writer = [&]() { return OpenStore(to, true, &error); };
+    if (store == nullptr || !tools::RunImport(*store, import_options, &summary, &error, make_writer)) {
       std::fprintf(err, "tablestone import: %s\n", error.c_str());
       return 1;
     }
