@@ -30,10 +30,10 @@ using tcp = asio::ip::tcp;
 
 // The service version the client speaks (Learn: versioning-for-the-azure-storage-services);
 // old enough for Azurite and every tablestone build, new enough for JSON.
+constexpr std::string_view kApiVersion = "2019-02-02";
 // Minimal metadata annotates every type JSON cannot carry (Int64, DateTime,
 // Guid, Binary, non-finite doubles) and writes whole doubles as "6.0": enough
 // to read every value exactly, at about half the bytes of full metadata.
-constexpr std::string_view kApiVersion = "2019-02-02";
 constexpr std::string_view kAcceptJson = "application/json;odata=minimalmetadata";
 
 struct Response {
