@@ -144,6 +144,9 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
       ->check(CLI::Range(1, 64));
   copy_cmd->add_option("--checkpoint", copy_options.checkpoint,
                        "Checkpoint file: resume from it if present, deleted when the copy completes");
+  copy_cmd->add_option("--checkpointIntervalMs", copy_options.checkpoint_interval_ms,
+                       "How often the checkpoint is saved (default 1000; also at each table's end)")
+      ->check(CLI::Range(10, 3600000));
   copy_cmd->add_option("--progress", progress, "auto (a bar on a terminal, else lines), bar, lines or none")
       ->check(CLI::IsMember({"auto", "bar", "lines", "none"}));
   copy_cmd->add_option("--progressIntervalMs", copy_options.progress_interval_ms,

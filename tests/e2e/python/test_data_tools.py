@@ -318,19 +318,33 @@ def test_copy_killed_and_resumed_ends_with_exactly_the_source(servers, workdir):
         b = servers()
         cp = os.path.join(workdir, "copy.checkpoint")
         args = ["copy", "--from", conn(a), "--to", conn(b), "--checkpoint", cp, "--progress", "lines",
-                "--progressIntervalMs", "200"]
-        # Kill -9 at a random point (the first time while it runs), then resume until it completes.
+                "--progressIntervalMs", "200", "--checkpointIntervalMs", "50"]
+
+        def copied_so_far():
+            try:
+                with open(cp) as f:
+                    return json.load(f)["entities"]
+            except (OSError, ValueError):
+                return -1
+
+        # Kill -9 at a random point after some progress (twice), then resume until it completes.
         kills = 0
         for attempt in range(10):
+            before = copied_so_far()
             p = subprocess.Popen([BINARY, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-            try:
-                p.wait(timeout=random.uniform(0.5, 2.5) if kills < 2 else 120)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-                kills += 1
-                assert os.path.exists(cp)
-                continue
+            if kills < 2:
+                import time
+                deadline = time.monotonic() + 60
+                while p.poll() is None and copied_so_far() <= max(before, 0) and time.monotonic() < deadline:
+                    time.sleep(0.005)
+                time.sleep(random.uniform(0, 0.1))
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+                    kills += 1
+                    assert os.path.exists(cp)
+                    continue
+            p.wait(timeout=120)
             err = p.stderr.read().decode()
             assert p.returncode == 0, err
             assert "copied" in err
