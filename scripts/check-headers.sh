@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Header self-containment: compiles every header of protocol/, storage/ and server/ alone, as the
+# Header self-containment: compiles every header of protocol/, storage/, server/ and tools/ alone, as the
 # only #include of an otherwise empty translation unit, with -fsyntax-only. A header that leans on
 # an include its users happened to make first fails here instead of in the next file that uses it.
 #
-# Usage: bash scripts/check-headers.sh [HEADER...]   (default: every *.h under protocol storage server)
+# Usage: bash scripts/check-headers.sh [HEADER...]   (default: every *.h under protocol storage server tools)
 # Environment:
 #   CXX              compiler (default g++)
 #   TABLESTONE_JOBS  parallel compilers (default: number of CPUs)
@@ -24,7 +24,7 @@ flags=(-std=c++20 -fsyntax-only -Wall -Wextra -Wno-unused-parameter -I"$ROOT"
 if [[ $# -gt 0 ]]; then
   headers=("$@")
 else
-  mapfile -t headers < <(find protocol storage server -name '*.h' | sort)
+  mapfile -t headers < <(find protocol storage server tools -name '*.h' | sort)
 fi
 
 out="$(mktemp -d /tmp/tablestone-headers.XXXXXX)"

@@ -183,6 +183,17 @@ class Engine {
   // caller answers the responses that waited with an error. OK after Close().
   virtual Status SyncWal() = 0;
 
+  // ---- Snapshots ----
+  // Writes a consistent copy of the whole database to `dir` (which must not
+  // exist; same file system for hard links): RocksDB's checkpoint, whose
+  // table files are hard links, so it costs milliseconds whatever the data
+  // size. Every write visible now is in it (the log is synced first). A
+  // server started on `dir` sees exactly that state. kInvalidArgument for an
+  // in-memory engine or an existing `dir`.
+  virtual Status CreateCheckpoint(const std::string& dir) {
+    return Status::InvalidArgument("this engine cannot take snapshots");
+  }
+
   // Approximate on-disk bytes and live entity count (benchmarks, health).
   struct Stats {
     uint64_t live_data_bytes = 0;

@@ -76,6 +76,7 @@ class RocksEngine final : public Engine {
   Status SyncWal() override;
 
   Stats GetStats() override;
+  Status CreateCheckpoint(const std::string& dir) override;
 
  private:
   // Liveness of one table id: writes pass the gate, DeleteTable closes it.

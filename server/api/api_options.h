@@ -19,6 +19,7 @@ struct ApiOptions {
   bool skip_api_version_check = false;    // --skipApiVersionCheck
   bool disable_product_style_url = false; // --disableProductStyleUrl: path-style only
   bool allow_anonymous = false;           // accept unsigned requests (off by default; tests only)
+  bool admin_api = false;                 // --adminApi: answer /_tablestone/snapshot and /reset (admin_routes.h)
   std::chrono::milliseconds query_time_budget{5000};  // per query page (Learn: query-timeout-and-pagination)
 };
 

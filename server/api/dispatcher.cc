@@ -1,5 +1,7 @@
 #include "server/api/dispatcher.h"
 
+#include "server/api/admin_routes.h"
+
 #include <chrono>
 #include <exception>
 #include <string>
@@ -9,6 +11,7 @@
 #include "protocol/guid.h"
 #include "protocol/request_options.h"
 #include "protocol/route.h"
+#include "server/api/admin_routes.h"
 #include "server/api/api_handler.h"
 #include "server/api/batch_handler.h"
 #include "server/api/handlers.h"
@@ -145,6 +148,23 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
   response.version(request.version());
   std::optional<std::string> cors_account;
   std::optional<RequestInfo> info;
+  if (options_.admin_api && IsAdminTarget(ToView(request.target()))) {
+    // Snapshot and reset wait for the disk: the long lane's work.
+    auto shared = std::make_shared<std::pair<http::Request, http::Completion>>(request, std::move(done));
+    Status submitted = engine_.Submit(storage::WorkLane::kLong, [this, shared](bool dropped) {
+      if (shared->second.Cancelled()) return shared->second(http::Response());
+      http::Response r = dropped ? http::Response(boost::beast::http::status::service_unavailable, shared->first.version())
+                                 : HandleAdmin(shared->first, engine_, options_);
+      r.prepare_payload();
+      shared->second(std::move(r));
+    });
+    if (!submitted.ok()) {
+      http::Response r(boost::beast::http::status::service_unavailable, request.version());
+      r.prepare_payload();
+      shared->second(std::move(r));
+    }
+    return;
+  }
   try {
     std::string_view target = ToView(request.target());
     if (request.method() == boost::beast::http::verb::get &&
@@ -230,6 +250,7 @@ bool Dispatcher::AdmitHeaders(const http::Request& header, const http::RequestCo
                               http::Response& refusal) {
   const std::string_view target = ToView(header.target());
   if (target.substr(0, target.find('?')) == kHealthPath) return true;
+  if (options_.admin_api && IsAdminTarget(target)) return true;  // HandleAdmin authenticates
   const std::string request_id = protocol::NewGuid();
   std::optional<std::string> cors_account;
   try {

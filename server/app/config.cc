@@ -179,6 +179,14 @@ std::vector<Setting> BuildSettings() {
        .help = "Accept unsigned requests (development only).",
        .set = [](Config& c, const Value& v) { c.allow_anonymous = Bool(v); },
        .show = [](const Config& c) { return ShowBool(c.allow_anonymous); }});
+  add({.path = "api.adminApi", .env = "TABLESTONE_ADMIN_API", .kind = Kind::kBool,
+       .help = "Answer the admin routes /_tablestone/snapshot and /_tablestone/reset (docs/admin-api.md).",
+       .set = [](Config& c, const Value& v) { c.admin_api = Bool(v); },
+       .show = [](const Config& c) { return ShowBool(c.admin_api); }});
+  add({.path = "storage.seed", .env = "TABLESTONE_SEED", .kind = Kind::kString,
+       .help = "Export file, or directory of them, loaded at startup before the port opens; empty = none.",
+       .set = [](Config& c, const Value& v) { c.seed = Str(v); },
+       .show = [](const Config& c) { return c.seed; }});
   return s;
 }
 
@@ -535,6 +543,7 @@ api::ApiOptions Config::ToApiOptions() const {
   o.skip_api_version_check = skip_api_version_check;
   o.disable_product_style_url = disable_product_style_url;
   o.allow_anonymous = allow_anonymous;
+  o.admin_api = admin_api;
   o.query_time_budget = std::chrono::milliseconds(query_page_ms);
   return o;
 }

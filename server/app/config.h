@@ -75,6 +75,8 @@ struct Config {
   bool skip_api_version_check = false;
   bool disable_product_style_url = false;
   bool allow_anonymous = false;
+  bool admin_api = false;        // the /_tablestone/snapshot and /reset routes
+  std::string seed;              // export file or directory loaded at startup; empty = none
 
   // Which file was read, if any (for the startup log).
   std::string config_file;

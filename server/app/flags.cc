@@ -71,6 +71,8 @@ const std::vector<Flag>& Flags() {
       F("--skipApiVersionCheck", "", "api.skipApiVersionCheck"),
       F("--disableProductStyleUrl", "", "api.disableProductStyleUrl"),
       F("--allowAnonymous", "", "api.allowAnonymous"),
+      F("--adminApi", "", "api.adminApi"),
+      F("--seed", "", "storage.seed"),
   };
   return kFlags;
 }
@@ -145,7 +147,8 @@ std::string HelpText() {
   std::ostringstream out;
   out << "tablestone " << TABLESTONE_VERSION
       << ": a local server for the Azure Table storage REST API.\n\n"
-         "Usage: tablestone [flags]\n\n"
+         "Usage: tablestone [flags]\n"
+         "       tablestone export|import|copy|snapshot|reset [options]  data tools (tablestone export --help)\n\n"
          "Precedence: built-in defaults < config file < environment < flags.\n\n"
          "Flags:\n";
   auto line = [&out](const std::string& left, const std::string& text) {

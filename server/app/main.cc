@@ -1,4 +1,5 @@
 // tablestone: arguments -> Config -> Server; SIGINT/SIGTERM -> graceful stop.
+// A first argument naming a data subcommand (tool_commands.h) runs that instead.
 //
 // Exit codes: 0 after a clean stop (or --help/--version), 1 when startup
 // fails (data directory locked, port in use), 2 for a bad flag, variable or
@@ -17,12 +18,16 @@
 #include "server/app/config.h"
 #include "server/app/logging.h"
 #include "server/app/server.h"
+#include "server/app/tool_commands.h"
 
 int main(int argc, char** argv) {
   using namespace tablestone::app;
   std::signal(SIGPIPE, SIG_IGN);  // a peer that vanished is an error code, not a signal
 
   std::vector<std::string> args(argv + 1, argv + argc);
+  // `tablestone export ...` and the other data subcommands; everything else
+  // is the server's command line, parsed as before.
+  if (IsToolCommand(args)) return RunToolCommand(args, stdout, stderr);
   LoadResult loaded = LoadConfig(args, ProcessEnvironment());
   if (loaded.action == LoadResult::Action::kExit) {
     FILE* stream = loaded.exit_code == 0 ? stdout : stderr;

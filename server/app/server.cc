@@ -7,6 +7,8 @@
 #include "server/api/api_handler.h"
 #include "server/http/listener.h"
 #include "storage/engine.h"
+#include "tools/data_commands.h"
+#include "tools/table_store.h"
 
 namespace tablestone::app {
 namespace {
@@ -36,6 +38,22 @@ bool Server::Start(std::string* error) {
     return false;
   }
   engine_ = std::move(engine).value();
+  if (!config_.seed.empty()) {
+    // Before the port opens, so no client ever sees a half-seeded server.
+    auto store = tools::WrapEngine(*engine_, config_.accounts.empty() ? std::string("devstoreaccount1")
+                                                                      : config_.accounts.front().name);
+    tools::DataSummary seeded;
+    std::string why;
+    if (!tools::RunSeed(*store, config_.seed, &seeded, &why)) {
+      *error = "--seed " + config_.seed + ": " + why;
+      store.reset();
+      (void)engine_->Close();
+      engine_.reset();
+      return false;
+    }
+    AppLog()->info("seeded {} entities of {} tables from {} in {:.0f} ms", seeded.entities, seeded.tables,
+                   config_.seed, seeded.seconds * 1000);
+  }
   handler_ = api::MakeApiHandler(*engine_, config_.ToApiOptions());
 
   listener_ = std::make_unique<http::Listener>(config_.ToHttpOptions(), *handler_);

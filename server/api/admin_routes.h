@@ -1,0 +1,29 @@
+// The admin routes (docs/admin-api.md), outside the Azure namespace and off
+// unless ApiOptions::admin_api is set:
+//   POST /_tablestone/snapshot?to=DIR     RocksDB checkpoint of the data directory into DIR
+//   POST /_tablestone/reset[?account=A]   delete every table of A (default: every configured account)
+// Authenticated with Shared Key by an account key (Learn: authorize-with-shared-key): the
+// canonicalized resource is "/<account>/_tablestone/<op>"; resetting account A
+// needs A's key, a snapshot or a reset of every account any configured key.
+// The `_tablestone` segment cannot clash with an account name (lower-case
+// letters and digits only).
+#pragma once
+
+#include <string_view>
+
+#include "server/api/api_options.h"
+#include "server/http/handler.h"
+#include "storage/engine.h"
+
+namespace tablestone::api {
+
+// True for a target under /_tablestone/ that these routes answer (not /_tablestone/health).
+bool IsAdminTarget(std::string_view target);
+
+// Answers one admin request; blocks on the disk (a lane's work, never an I/O thread's).
+// JSON bodies: {"snapshot":DIR,"ms":N} / {"accounts":[..],"tablesDeleted":N,"ms":N};
+// errors {"error":CODE,"message":TEXT} with 400 (bad query), 403 (authentication),
+// 404 (unknown route or account), 405 (not POST), 409 (snapshot target exists), 500.
+http::Response HandleAdmin(const http::Request& request, storage::Engine& engine, const ApiOptions& options);
+
+}  // namespace tablestone::api

@@ -1,0 +1,79 @@
+#include "tools/connection_string.h"
+
+#include <gtest/gtest.h>
+
+namespace tablestone::tools {
+namespace {
+
+Connection Parse(std::string_view text) {
+  Connection c;
+  std::string error;
+  EXPECT_TRUE(ParseConnectionString(text, &c, &error)) << error;
+  return c;
+}
+
+std::string Error(std::string_view text) {
+  Connection c;
+  std::string error;
+  EXPECT_FALSE(ParseConnectionString(text, &c, &error)) << text;
+  return error;
+}
+
+TEST(ConnectionStringTest, DevelopmentStorage) {
+  Connection c = Parse("UseDevelopmentStorage=true");
+  EXPECT_EQ(c.scheme, "http");
+  EXPECT_EQ(c.host, "127.0.0.1");
+  EXPECT_EQ(c.port, "10002");
+  EXPECT_EQ(c.base_path, "/devstoreaccount1");
+  EXPECT_EQ(c.account, "devstoreaccount1");
+  EXPECT_EQ(c.key.size(), 64u);  // the well-known key, decoded
+  EXPECT_TRUE(c.sas.empty());
+}
+
+TEST(ConnectionStringTest, PathStyleWithKey) {
+  Connection c = Parse(
+      "DefaultEndpointsProtocol=http;AccountName=acct;AccountKey=a2V5;"
+      "TableEndpoint=http://localhost:1234/acct/;");
+  EXPECT_EQ(c.host, "localhost");
+  EXPECT_EQ(c.port, "1234");
+  EXPECT_EQ(c.base_path, "/acct");
+  EXPECT_EQ(c.account, "acct");
+  EXPECT_EQ(c.key, "key");
+}
+
+TEST(ConnectionStringTest, HostStyleTakesTheAccountFromTheHost) {
+  Connection c = Parse("TableEndpoint=http://myacct.table.localhost:8080;AccountKey=a2V5");
+  EXPECT_EQ(c.base_path, "");
+  EXPECT_EQ(c.account, "myacct");
+  Connection s = Parse("DefaultEndpointsProtocol=https;AccountName=x;AccountKey=a2V5;EndpointSuffix=core.windows.net");
+  EXPECT_EQ(s.scheme, "https");
+  EXPECT_EQ(s.host, "x.table.core.windows.net");
+  EXPECT_EQ(s.port, "443");
+}
+
+TEST(ConnectionStringTest, SasInConnectionStringOrUrl) {
+  Connection c = Parse("TableEndpoint=http://127.0.0.1:9/devstoreaccount1;SharedAccessSignature=?sv=2019-02-02&sig=a%2Bb=");
+  EXPECT_EQ(c.sas, "sv=2019-02-02&sig=a%2Bb=");  // '=' inside a value is kept
+  EXPECT_TRUE(c.key.empty());
+  Connection u = Parse("http://127.0.0.1:9/devstoreaccount1?sv=1&sig=x");
+  EXPECT_EQ(u.account, "devstoreaccount1");
+  EXPECT_EQ(u.sas, "sv=1&sig=x");
+}
+
+TEST(ConnectionStringTest, KeysAreCaseInsensitive) {
+  Connection c = Parse("accountname=a;ACCOUNTKEY=a2V5;tableendpoint=http://h:1/a");
+  EXPECT_EQ(c.account, "a");
+}
+
+TEST(ConnectionStringTest, Errors) {
+  EXPECT_NE(Error("AccountKey=a2V5").find("no endpoint"), std::string::npos);
+  EXPECT_NE(Error("TableEndpoint=ftp://x/a;AccountKey=a2V5").find("http"), std::string::npos);
+  EXPECT_NE(Error("TableEndpoint=http://h:1/a").find("neither AccountKey"), std::string::npos);
+  EXPECT_NE(Error("TableEndpoint=http://h:1/a;AccountKey=!!!").find("base64"), std::string::npos);
+  EXPECT_NE(Error("TableEndpoint=http://127.0.0.1:1;AccountKey=a2V5").find("no account"), std::string::npos);
+  EXPECT_NE(Error("junk").find("NAME=VALUE"), std::string::npos);
+  EXPECT_NE(Error("TableEndpoint=http://h:x/a;AccountKey=a2V5").find("port"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tablestone::tools

@@ -1,0 +1,423 @@
+// TableStore over the Table REST API: a synchronous Boost.Beast HTTP/1.1
+// client on one keep-alive connection, signing each request with Shared Key
+// (protocol/auth/shared_key.h) or appending the SAS token.
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <random>
+#include <thread>
+
+#include "protocol/auth/hmac.h"
+#include "protocol/auth/shared_key.h"
+#include "protocol/odata_json.h"
+#include "protocol/odata_writer.h"
+#include "protocol/url.h"
+#include "storage/model/datetime.h"
+#include "tools/export_format.h"
+#include "tools/table_store.h"
+
+namespace tablestone::tools {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+// The service version the client speaks (Learn: versioning-for-the-azure-storage-services);
+// old enough for Azurite and every tablestone build, new enough for JSON.
+constexpr std::string_view kApiVersion = "2019-02-02";
+// Minimal metadata annotates every type JSON cannot carry (Int64, DateTime,
+// Guid, Binary, non-finite doubles) and writes whole doubles as "6.0": enough
+// to read every value exactly, at about half the bytes of full metadata.
+constexpr std::string_view kAcceptJson = "application/json;odata=minimalmetadata";
+
+struct Response {
+  int status = 0;
+  std::string body;
+  http::fields headers;
+};
+
+// "HTTP 404 TableNotFound: The table specified does not exist." from an
+// error body (JSON or XML); the status line alone when the body says nothing.
+std::string DescribeError(const Response& r) {
+  std::string code;
+  std::string message;
+  try {
+    auto j = nlohmann::json::parse(r.body);
+    const auto& e = j.at("odata.error");
+    code = e.value("code", "");
+    message = e.at("message").value("value", "");
+  } catch (const std::exception&) {
+    auto find = [&](std::string_view tag) {
+      std::string open = "<" + std::string(tag) + ">", close = "</" + std::string(tag) + ">";
+      size_t a = r.body.find(open), b = r.body.find(close);
+      return a != std::string::npos && b != std::string::npos && b > a
+                 ? r.body.substr(a + open.size(), b - a - open.size())
+                 : std::string();
+    };
+    code = find("Code");
+    message = find("Message");
+  }
+  size_t nl = message.find('\n');
+  if (nl != std::string::npos) message.resize(nl);
+  if (!message.empty() && message.back() == '\r') message.pop_back();
+  std::string out = "HTTP " + std::to_string(r.status);
+  if (!code.empty()) out += " " + code;
+  if (!message.empty()) out += ": " + message;
+  return out;
+}
+
+bool IsRetryable(const Response& r) {
+  if (r.status == 503) return true;
+  if (r.status == 500) return r.body.find("OperationTimedOut") != std::string::npos;
+  return false;
+}
+
+// Splits the objects of the "value" array of a feed: {"...":..,"value":[{..},{..}]}.
+std::vector<std::string_view> FeedObjects(std::string_view body) {
+  std::vector<std::string_view> out;
+  int depth = 0;
+  bool in_string = false;
+  size_t start = 0;
+  for (size_t i = 0; i < body.size(); ++i) {
+    char c = body[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    switch (c) {
+      case '"': in_string = true; break;
+      case '{':
+      case '[':
+        if (c == '{' && depth == 2) start = i;
+        ++depth;
+        break;
+      case '}':
+      case ']':
+        --depth;
+        if (c == '}' && depth == 2) out.push_back(body.substr(start, i - start + 1));
+        break;
+      default: break;
+    }
+  }
+  return out;
+}
+
+class RemoteStore final : public TableStore {
+ public:
+  RemoteStore(Connection c, RemoteOptions o) : conn_(std::move(c)), options_(o), rng_(std::random_device{}()) {
+    if (!conn_.key.empty()) key_.emplace(conn_.key);
+  }
+
+  std::string AccountName() const override { return conn_.account; }
+
+  bool ListTables(std::vector<std::string>* names, std::string* error) override {
+    names->clear();
+    std::string next;
+    do {
+      std::string query = next.empty() ? "" : "NextTableName=" + protocol::PercentEncode(next);
+      Response r;
+      if (!Call(http::verb::get, "/Tables", query, {}, {}, &r, error)) return false;
+      if (r.status != 200) return Fail("listing tables: " + DescribeError(r), error);
+      try {
+        auto j = nlohmann::json::parse(r.body);
+        for (const auto& t : j.at("value")) names->push_back(t.at("TableName").get<std::string>());
+      } catch (const std::exception& e) {
+        return Fail(std::string("listing tables: unexpected response: ") + e.what(), error);
+      }
+      auto it = r.headers.find("x-ms-continuation-NextTableName");
+      next = it == r.headers.end() ? "" : std::string(it->value());
+    } while (!next.empty());
+    return true;
+  }
+
+  bool CreateTable(std::string_view name, bool* existed, std::string* error) override {
+    std::string body = "{\"TableName\":\"" + std::string(name) + "\"}";
+    Response r;
+    if (!Call(http::verb::post, "/Tables", "", body, "application/json", &r, error)) return false;
+    *existed = r.status == 409 && r.body.find("TableAlreadyExists") != std::string::npos;
+    if (r.status == 201 || r.status == 204 || *existed) return true;
+    return Fail("creating table '" + std::string(name) + "': " + DescribeError(r), error);
+  }
+
+  bool DeleteTable(std::string_view name, std::string* error) override {
+    Response r;
+    if (!Call(http::verb::delete_, "/Tables('" + std::string(name) + "')", "", {}, {}, &r, error)) return false;
+    if (r.status == 204 || r.status == 404) return true;
+    return Fail("deleting table '" + std::string(name) + "': " + DescribeError(r), error);
+  }
+
+  bool TableExists(std::string_view name, bool* exists, std::string* error) override {
+    Response r;
+    if (!Call(http::verb::get, "/Tables('" + std::string(name) + "')", "", {}, {}, &r, error)) return false;
+    if (r.status == 200 || r.status == 404) {
+      *exists = r.status == 200;
+      return true;
+    }
+    return Fail("looking up table '" + std::string(name) + "': " + DescribeError(r), error);
+  }
+
+  bool ReadPage(std::string_view table, PageToken* token, std::vector<model::Entity>* out,
+                std::string* error) override {
+    out->clear();
+    std::string query = "$top=1000";
+    if (token->resume) {
+      query += "&NextPartitionKey=" + protocol::PercentEncode(token->next_partition_key);
+      if (!token->next_row_key.empty()) query += "&NextRowKey=" + protocol::PercentEncode(token->next_row_key);
+    }
+    Response r;
+    if (!Call(http::verb::get, "/" + std::string(table) + "()", query, {}, {}, &r, error)) return false;
+    if (r.status != 200) return Fail("reading table '" + std::string(table) + "': " + DescribeError(r), error);
+    for (std::string_view object : FeedObjects(r.body)) {
+      auto parsed = protocol::ParseEntityJson(object);
+      if (!parsed.ok()) {
+        return Fail("reading table '" + std::string(table) + "': an entity of the response does not parse: " +
+                        parsed.error().message,
+                    error);
+      }
+      out->push_back(std::move(parsed.value().entity));
+    }
+    auto pk = r.headers.find("x-ms-continuation-NextPartitionKey");
+    auto rk = r.headers.find("x-ms-continuation-NextRowKey");
+    token->next_partition_key = pk == r.headers.end() ? "" : std::string(pk->value());
+    token->next_row_key = rk == r.headers.end() ? "" : std::string(rk->value());
+    token->resume = pk != r.headers.end();
+    token->done = !token->resume;
+    return true;
+  }
+
+  bool WriteBatch(std::string_view table, WriteMode mode, std::span<const model::Entity> entities,
+                  std::string* error) override {
+    if (entities.empty()) return true;
+    std::string batch = "batch_" + RandomHex();
+    std::string changeset = "changeset_" + RandomHex();
+    std::string root = (conn_.scheme + "://" + conn_.host + ":" + conn_.port + conn_.base_path + "/");
+    std::string body;
+    body.reserve(entities.size() * 512);
+    body += "--" + batch + "\r\nContent-Type: multipart/mixed; boundary=" + changeset + "\r\n\r\n";
+    std::string line;
+    for (const model::Entity& e : entities) {
+      body += "--" + changeset + "\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n";
+      switch (mode) {
+        case WriteMode::kInsert: body += "POST " + root + std::string(table); break;
+        case WriteMode::kUpsert: body += "MERGE " + root + protocol::EntityKeyPath(table, e.partition_key, e.row_key); break;
+        case WriteMode::kReplace: body += "PUT " + root + protocol::EntityKeyPath(table, e.partition_key, e.row_key); break;
+      }
+      body += " HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json;odata=minimalmetadata\r\n"
+              "Prefer: return-no-content\r\nDataServiceVersion: 3.0;\r\n\r\n";
+      line.clear();
+      AppendEntityLine(e, &line);
+      body += line;
+      body += "\r\n";
+    }
+    body += "--" + changeset + "--\r\n--" + batch + "--\r\n";
+    Response r;
+    if (!Call(http::verb::post, "/$batch", "", body, "multipart/mixed; boundary=" + batch, &r, error)) return false;
+    if (r.status != 202) return Fail("writing to table '" + std::string(table) + "': " + DescribeError(r), error);
+    // A failed changeset answers one part: the failing operation's status and error.
+    size_t at = 0;
+    while ((at = r.body.find("HTTP/1.1 ", at)) != std::string::npos) {
+      int status = std::atoi(r.body.c_str() + at + 9);
+      if (status >= 300) {
+        Response part;
+        part.status = status;
+        size_t json = r.body.find('{', at);
+        if (json != std::string::npos) part.body = r.body.substr(json, r.body.find("\r\n--", json) - json);
+        std::string why = DescribeError(part);
+        return Fail("writing to table '" + std::string(table) + "' (partition '" + entities.front().partition_key +
+                        "'): " + why,
+                    error);
+      }
+      at += 9;
+    }
+    return true;
+  }
+
+  bool Flush(std::string*) override { return true; }
+
+  bool Admin(std::string_view op, const std::string& query, std::string* body, std::string* error) {
+    Response r;
+    if (!Call(http::verb::post, "/_tablestone/" + std::string(op), query, {}, {}, &r, error, true)) return false;
+    // Our admin errors are {"error":..}; anything else came from the Table
+    // API's routing (no such resource, or the path taken for an account).
+    if (r.status >= 400 && r.body.find("\"error\"") == std::string::npos) {
+      return Fail("the server does not answer /_tablestone/" + std::string(op) +
+                      " (start it with --adminApi; admin routes are off by default)",
+                  error);
+    }
+    if (r.status >= 300) {
+      std::string message;
+      try {
+        auto j = nlohmann::json::parse(r.body);
+        message = j.value("error", "") + ": " + j.value("message", "");
+      } catch (const std::exception&) {
+        message = DescribeError(r);
+      }
+      return Fail("/_tablestone/" + std::string(op) + ": HTTP " + std::to_string(r.status) + " " + message, error);
+    }
+    *body = r.body;
+    return true;
+  }
+
+ private:
+  static bool Fail(std::string why, std::string* error) {
+    *error = std::move(why);
+    return false;
+  }
+
+  std::string RandomHex() {
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string s(16, '0');
+    for (char& c : s) c = kHex[rng_() & 15];
+    return s;
+  }
+
+  // One request with retries: connection failures, timeouts, 503 and 500
+  // OperationTimedOut are retried with exponential back-off (and jitter, so
+  // many clients do not retry in lockstep); any other answer is returned.
+  bool Call(http::verb verb, const std::string& path, const std::string& query, std::string_view body,
+            std::string_view content_type, Response* out, std::string* error, bool absolute = false) {
+    if (conn_.scheme != "http") {
+      return Fail("https endpoints are not supported (this build has no TLS client); use an http:// endpoint",
+                  error);
+    }
+    int backoff = options_.first_backoff_ms;
+    std::string last;
+    for (int attempt = 1;; ++attempt) {
+      std::string why;
+      bool sent = Once(verb, path, query, body, content_type, out, &why, absolute);
+      if (sent && !IsRetryable(*out)) return true;
+      last = sent ? DescribeError(*out) : why;
+      if (attempt >= options_.attempts) break;
+      std::uniform_int_distribution<int> jitter(0, backoff / 2);
+      std::this_thread::sleep_for(std::chrono::milliseconds(backoff + jitter(rng_)));
+      backoff = std::min(backoff * 2, 10000);
+    }
+    return Fail(conn_.host + ":" + conn_.port + ": " + last + " (after " + std::to_string(options_.attempts) +
+                    " attempts)",
+                error);
+  }
+
+  bool Once(http::verb verb, const std::string& path, const std::string& query, std::string_view body,
+            std::string_view content_type, Response* out, std::string* error, bool absolute) {
+    std::string full_path = absolute ? path : conn_.base_path + path;
+    std::string target = full_path;
+    std::string q = query;
+    if (!conn_.sas.empty()) q = q.empty() ? conn_.sas : q + "&" + conn_.sas;
+    if (!q.empty()) target += "?" + q;
+
+    http::request<http::string_body> req{verb, target, 11};
+    req.set(http::field::host, conn_.host + ":" + conn_.port);
+    req.set(http::field::user_agent, "tablestone-data-tools");
+    req.set(http::field::accept, kAcceptJson);
+    req.set("DataServiceVersion", "3.0");
+    req.set("MaxDataServiceVersion", "3.0;NetFx");
+    req.set("x-ms-version", kApiVersion);
+    std::string date = model::FormatRfc1123(model::NowTicks());
+    req.set("x-ms-date", date);
+    if (!content_type.empty()) req.set(http::field::content_type, content_type);
+    if (verb == http::verb::post && path == "/Tables") req.set("Prefer", "return-no-content");
+    if (key_) {
+      std::string to_sign = protocol::auth::SharedKeyStringToSign(
+          http::to_string(verb), "", content_type, date,
+          protocol::auth::CanonicalizedResource(conn_.account, full_path, std::nullopt));
+      req.set(http::field::authorization, "SharedKey " + conn_.account + ":" + key_->SignBase64(to_sign));
+    }
+    req.body() = std::string(body);
+    req.prepare_payload();
+
+    // A kept-alive connection the server closed meanwhile fails on first use:
+    // one immediate retry on a fresh connection before counting an attempt.
+    for (int fresh = 0; fresh < 2; ++fresh) {
+      bool reused = stream_.has_value();
+      beast::error_code ec;
+      if (!stream_) {
+        if (!Connect(error)) return false;
+      }
+      // Asynchronous operations run to completion here: only they honour
+      // tcp_stream's expiry (a synchronous read would wait forever).
+      stream_->expires_after(std::chrono::milliseconds(options_.timeout_ms));
+      http::async_write(*stream_, req, [&ec](beast::error_code e, size_t) { ec = e; });
+      Run();
+      http::response_parser<http::string_body> parser;
+      parser.body_limit(256u << 20);
+      if (!ec) {
+        http::async_read(*stream_, buffer_, parser, [&ec](beast::error_code e, size_t) { ec = e; });
+        Run();
+      }
+      if (ec) {
+        stream_.reset();
+        buffer_.clear();
+        if (reused && ec != beast::error::timeout) continue;
+        *error = ec == beast::error::timeout ? "request timed out" : "connection failed: " + ec.message();
+        return false;
+      }
+      auto res = parser.release();
+      out->status = static_cast<int>(res.result_int());
+      out->body = std::move(res.body());
+      out->headers = std::move(static_cast<http::fields&>(res.base()));
+      if (!res.keep_alive()) stream_.reset();
+      return true;
+    }
+    *error = "connection dropped";
+    return false;
+  }
+
+  void Run() {
+    io_.restart();
+    io_.run();
+  }
+
+  bool Connect(std::string* error) {
+    beast::error_code ec;
+    tcp::resolver resolver(io_);
+    auto results = resolver.resolve(conn_.host, conn_.port, ec);
+    if (ec) {
+      *error = "cannot resolve " + conn_.host + ": " + ec.message();
+      return false;
+    }
+    stream_.emplace(io_);
+    stream_->expires_after(std::chrono::milliseconds(options_.timeout_ms));
+    stream_->async_connect(results, [&ec](beast::error_code e, const tcp::endpoint&) { ec = e; });
+    Run();
+    if (ec) {
+      stream_.reset();
+      *error = "cannot connect to " + conn_.host + ":" + conn_.port + ": " + ec.message();
+      return false;
+    }
+    stream_->socket().set_option(tcp::no_delay(true), ec);
+    return true;
+  }
+
+  Connection conn_;
+  RemoteOptions options_;
+  std::optional<protocol::auth::HmacKey> key_;
+  asio::io_context io_;
+  std::optional<beast::tcp_stream> stream_;
+  beast::flat_buffer buffer_;
+  std::mt19937 rng_;
+};
+
+}  // namespace
+
+std::unique_ptr<TableStore> OpenRemoteStore(const Connection& connection, const RemoteOptions& options) {
+  return std::make_unique<RemoteStore>(connection, options);
+}
+
+bool CallAdminRoute(const Connection& connection, const RemoteOptions& options, std::string_view op,
+                    const std::string& query, std::string* body, std::string* error) {
+  if (connection.key.empty()) {
+    *error = "admin routes need a connection string with an AccountKey (not a SAS)";
+    return false;
+  }
+  RemoteStore store(connection, options);
+  return store.Admin(op, query, body, error);
+}
+
+}  // namespace tablestone::tools

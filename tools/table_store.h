@@ -1,0 +1,94 @@
+// TableStore: the tables of one account, wherever they live: a running
+// endpoint that speaks the Table REST API (remote_store.cc) or a data
+// directory opened directly through storage/ (offline_store.cc). The data
+// commands (data_commands.h) read and write through this interface only.
+//
+// Errors: false with a one-line reason in *error. Not thread-safe: one
+// caller per instance.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "storage/model/entity.h"
+#include "tools/connection_string.h"
+
+namespace tablestone::storage {
+class Engine;
+}
+
+namespace tablestone::tools {
+
+enum class WriteMode {
+  kInsert,   // fail if the entity exists
+  kUpsert,   // Insert Or Merge
+  kReplace,  // Insert Or Replace
+};
+
+// Where a table's read stands between pages. Opaque to callers except that
+// it can be saved and restored (checkpoints) through these strings.
+struct PageToken {
+  bool resume = false;  // false: start at the table's first entity
+  std::string next_partition_key;
+  std::string next_row_key;
+  bool done = false;
+};
+
+class TableStore {
+ public:
+  virtual ~TableStore() = default;
+
+  // For export headers: the account name (never an endpoint or a secret).
+  virtual std::string AccountName() const = 0;
+  // Every table of the account, in the order the source lists them.
+  virtual bool ListTables(std::vector<std::string>* names, std::string* error) = 0;
+  // Creates `name`; *existed = true (and OK) when it was already there.
+  virtual bool CreateTable(std::string_view name, bool* existed, std::string* error) = 0;
+  virtual bool DeleteTable(std::string_view name, std::string* error) = 0;
+  // True and *exists when the table could be looked up.
+  virtual bool TableExists(std::string_view name, bool* exists, std::string* error) = 0;
+  // Reads the page at *token (default-constructed = the first) and advances
+  // it; token->done once the table has been read to its end.
+  virtual bool ReadPage(std::string_view table, PageToken* token, std::vector<model::Entity>* out,
+                        std::string* error) = 0;
+  // Writes up to 100 entities of ONE partition atomically.
+  virtual bool WriteBatch(std::string_view table, WriteMode mode, std::span<const model::Entity> entities,
+                          std::string* error) = 0;
+  // Makes every write so far durable (offline: the log is synced).
+  virtual bool Flush(std::string* error) = 0;
+};
+
+struct RemoteOptions {
+  int attempts = 6;             // per request, first try included
+  int first_backoff_ms = 200;   // doubled per retry, with jitter
+  int timeout_ms = 30000;       // per request
+};
+
+// Connects lazily: an unreachable endpoint is reported by the first call.
+// Only http:// endpoints are supported (the tool never leaves loopback in
+// tests; TLS is not built in), an https:// one fails at that first call.
+std::unique_ptr<TableStore> OpenRemoteStore(const Connection& connection, const RemoteOptions& options);
+
+// Opens the data directory with the storage engine. Fails (with a clear
+// message) when a running server holds it, or when `create` is false and the
+// directory does not hold a database.
+std::unique_ptr<TableStore> OpenOfflineStore(const std::string& path, const std::string& account, bool create,
+                                             std::string* error);
+
+// POST /_tablestone/<op>?<query> on a running tablestone (docs/admin-api.md),
+// signed with the connection's account key. *body is the JSON answer.
+bool CallAdminRoute(const Connection& connection, const RemoteOptions& options, std::string_view op,
+                    const std::string& query, std::string* body, std::string* error);
+
+// A store over an engine the caller owns and keeps open (a server seeding
+// itself before it listens). Same behaviour as OpenOfflineStore's.
+std::unique_ptr<TableStore> WrapEngine(storage::Engine& engine, const std::string& account);
+
+// `tablestone snapshot`: opens the data directory of a stopped server and
+// writes a RocksDB checkpoint of it to `to` (which must not exist).
+bool SnapshotDataDirectory(const std::string& location, const std::string& to, std::string* error);
+
+}  // namespace tablestone::tools
