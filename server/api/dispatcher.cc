@@ -1,5 +1,7 @@
 #include "server/api/dispatcher.h"
 
+#include <spdlog/spdlog.h>
+
 #include <chrono>
 #include <cstdio>
 #include <exception>
@@ -176,11 +178,24 @@ Dispatcher::Dispatcher(storage::Engine& engine, ApiOptions options, Metrics* met
       options_(std::move(options)),
       authenticator_(options_.accounts, options_.allow_anonymous, MakePolicyLookup(engine)),
       metrics_(metrics),
+      log_(spdlog::get("api") ? spdlog::get("api") : spdlog::default_logger()),
       context_{engine_, options_, authenticator_, metrics} {}
 
-void Dispatcher::Record(const Tally& tally, unsigned status) const {
-  if (metrics_ == nullptr) return;
-  metrics_->RecordRequest(tally.account, tally.operation, status, std::chrono::steady_clock::now() - tally.start);
+void Dispatcher::Record(const Tally& tally, const http::Request& request, std::string_view request_id,
+                        const http::Response& response) const {
+  const auto elapsed = std::chrono::steady_clock::now() - tally.start;
+  if (metrics_ != nullptr) metrics_->RecordRequest(tally.account, tally.operation, response.result_int(), elapsed);
+  if (log_->should_log(spdlog::level::debug)) {
+    const auto error = response.find("x-ms-error-code");
+    log_->debug("request {} {} {} -> {} {} {}{} in {}us", request_id,
+                tally.operation == Metrics::kUnknownOperation
+                    ? std::string_view("(not routed)")
+                    : protocol::OperationName(static_cast<Operation>(tally.operation)),
+                ToView(request.target()), response.result_int(), ToView(response.reason()),
+                error == response.end() ? std::string_view() : std::string_view("error "),
+                error == response.end() ? std::string_view() : ToView(error->value()),
+                std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count());
+  }
 }
 
 bool Dispatcher::ServeAdmin(const http::Request& request, std::string_view target, http::Response& response) {
@@ -256,6 +271,31 @@ std::string Dispatcher::MetricsText() {
                            static_cast<double>(stats.entity_cache_entries)});
   inputs.gauges.push_back({"tablestone_storage_wal_syncs_total", "Log writes made by group commit since open.",
                            "counter", static_cast<double>(stats.wal_syncs)});
+  const struct {
+    const char* name;
+    const char* help;
+    const char* type;
+    uint64_t value;
+  } storage_figures[] = {
+      {"tablestone_storage_memtable_bytes", "Bytes in RocksDB memtables (all column families).", "gauge",
+       stats.memtable_bytes},
+      {"tablestone_storage_sst_bytes", "Bytes of RocksDB SST files (all column families).", "gauge", stats.sst_bytes},
+      {"tablestone_storage_pending_compaction_bytes", "RocksDB's estimate of bytes compaction still has to rewrite.",
+       "gauge", stats.pending_compaction_bytes},
+      {"tablestone_storage_stalled_column_families", "Column families whose writes RocksDB delays or stops now.",
+       "gauge", stats.stalled_column_families},
+      {"tablestone_storage_entity_cache_hits_total", "Point reads answered by the entity cache.", "counter",
+       stats.entity_cache_hits},
+      {"tablestone_storage_entity_cache_misses_total", "Point reads the entity cache did not hold.", "counter",
+       stats.entity_cache_misses},
+      {"tablestone_storage_scan_cache_hits_total", "Partitions scans served from the scan cache.", "counter",
+       stats.scan_cache_hits},
+      {"tablestone_storage_scan_cache_misses_total", "Partitions scans looked up in the scan cache and read from RocksDB.",
+       "counter", stats.scan_cache_misses},
+  };
+  for (const auto& f : storage_figures) {
+    inputs.gauges.push_back({f.name, f.help, f.type, static_cast<double>(f.value)});
+  }
   return metrics_->Render(inputs);
 }
 
@@ -361,7 +401,7 @@ bool Dispatcher::AdmitHeaders(const http::Request& header, const http::RequestCo
     return true;  // Handle() will meet the same problem and answer it
   }
   Decorate(header, request_id, cors_account, refusal);
-  Record(tally, refusal.result_int());
+  Record(tally, header, request_id, refusal);
   return false;
 }
 
@@ -389,7 +429,7 @@ void Dispatcher::Finish(const http::Request& request, const std::string& request
                                                info->route.operation == protocol::Operation::kQueryEntities);
   if (entity_read ? engine_.TableReadIsDurable(info->account(), info->route.resource.table)
                   : engine_.VisibleMark() <= engine_.DurableMark()) {
-    Record(tally, response.result_int());
+    Record(tally, request, request_id, response);
     return done(std::move(response));
   }
   struct Held {
@@ -401,7 +441,7 @@ void Dispatcher::Finish(const http::Request& request, const std::string& request
   done.WorkDone();  // only the log write is left: nothing for a leaving client to cancel
   auto held = std::make_shared<Held>(
       Held{std::move(response), std::move(done), request_id, std::string(RequestHeader(request, "Accept"))});
-  engine_.AwaitDurable([this, held, tally](Status status) {
+  engine_.AwaitDurable([this, held, tally, &request](Status status) {
     if (!status.ok()) {
       // The write may be lost in a crash: never acknowledge it. A read that
       // waited gets the same answer; it cannot tell what it observed.
@@ -414,7 +454,7 @@ void Dispatcher::Finish(const http::Request& request, const std::string& request
       WriteErrorRaw(held->request_id, held->accept, error, held->response);
       held->response.set("x-ms-request-id", held->request_id);
     }
-    Record(tally, held->response.result_int());
+    Record(tally, request, held->request_id, held->response);  // `request` lives until done
     held->done(std::move(held->response));
   });
 }

@@ -59,6 +59,10 @@
 #include "server/http/handler.h"
 #include "storage/engine.h"
 
+namespace spdlog {
+class logger;
+}
+
 namespace tablestone::api {
 
 class Dispatcher : public http::RequestHandler {
@@ -88,7 +92,10 @@ class Dispatcher : public http::RequestHandler {
   bool ServeAdmin(const http::Request& request, std::string_view path, http::Response& response);
   std::string HealthDetail();
   std::string MetricsText();
-  void Record(const Tally& tally, unsigned status) const;
+  // Counts an answer under `tally` and, at debug level on the "api" logger,
+  // says what the request did.
+  void Record(const Tally& tally, const http::Request& request, std::string_view request_id,
+              const http::Response& response) const;
 
   // Routes, checks the version and authenticates. Returns the request's facts
   // when the operation's handler is to run; otherwise the refusal is in
@@ -115,6 +122,7 @@ class Dispatcher : public http::RequestHandler {
   ApiOptions options_;
   Authenticator authenticator_;
   Metrics* metrics_;
+  std::shared_ptr<spdlog::logger> log_;  // "api"
   ApiContext context_;
 };
 

@@ -187,6 +187,15 @@ def test_metrics_count_a_known_sequence_of_sdk_calls(own_server):
     assert value(samples, "tablestone_process_resident_memory_bytes") > 0
     assert value(samples, "tablestone_process_open_fds") > 0
     assert value(samples, "tablestone_uptime_seconds") > 0
+    # Storage figures: present; the point reads above went through the entity cache.
+    for name in ("tablestone_storage_memtable_bytes", "tablestone_storage_sst_bytes",
+                 "tablestone_storage_pending_compaction_bytes", "tablestone_storage_stalled_column_families",
+                 "tablestone_storage_scan_cache_hits_total", "tablestone_storage_scan_cache_misses_total",
+                 "tablestone_storage_wal_syncs_total"):
+        assert value(samples, name) is not None, name
+    assert value(samples, "tablestone_storage_memtable_bytes") > 0
+    assert (value(samples, "tablestone_storage_entity_cache_hits_total")
+            + value(samples, "tablestone_storage_entity_cache_misses_total")) >= 2
 
     # A second scrape sees the same request counters: scrapes are not counted.
     again = parse_exposition(get(port, "/_tablestone/metrics")[2])
