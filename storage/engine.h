@@ -194,12 +194,21 @@ class Engine {
     return Status::InvalidArgument("this engine cannot take snapshots");
   }
 
-  // Approximate on-disk bytes and live entity count (benchmarks, health).
+  // Approximate on-disk bytes and live entity count (benchmarks, health,
+  // the metrics route). Counters count since open.
   struct Stats {
     uint64_t live_data_bytes = 0;
     uint64_t estimated_entities = 0;
     uint64_t entity_cache_entries = 0;  // entities held by the entity cache
     uint64_t wal_syncs = 0;             // log writes SyncWal() made since open (group commits)
+    uint64_t memtable_bytes = 0;        // all column families' memtables
+    uint64_t sst_bytes = 0;             // all column families' SST files
+    uint64_t pending_compaction_bytes = 0;  // RocksDB's estimate
+    uint64_t stalled_column_families = 0;   // delayed or stopped right now
+    uint64_t entity_cache_hits = 0;     // point reads answered by the entity cache
+    uint64_t entity_cache_misses = 0;
+    uint64_t scan_cache_hits = 0;       // partitions a scan served from the scan cache
+    uint64_t scan_cache_misses = 0;     // partitions a scan looked up and read from RocksDB
   };
   virtual Stats GetStats() = 0;
 };

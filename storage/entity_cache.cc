@@ -37,6 +37,8 @@ struct EntityCache::Shard {
   std::mutex mu;
   uint64_t generation = 0;
   size_t bytes = 0;
+  uint64_t hits = 0;
+  uint64_t misses = 0;
   std::unordered_map<KeyRef, Node*, KeyRefHash> map;
   Node ring;  // sentinel
 
@@ -85,6 +87,16 @@ EntityCache::Shard& EntityCache::ShardFor(std::string_view key, size_t* hash) co
   return shards_[(*hash >> 32) % shard_count_];
 }
 
+EntityCache::Counts EntityCache::counts() const {
+  Counts c;
+  for (size_t i = 0; i < shard_count_; ++i) {
+    std::lock_guard lock(shards_[i].mu);
+    c.hits += shards_[i].hits;
+    c.misses += shards_[i].misses;
+  }
+  return c;
+}
+
 bool EntityCache::Lookup(std::string_view key, std::string* value, uint64_t* generation) {
   size_t hash;
   Shard& shard = ShardFor(key, &hash);
@@ -92,8 +104,10 @@ bool EntityCache::Lookup(std::string_view key, std::string* value, uint64_t* gen
   auto it = shard.map.find(KeyRef{key, hash});
   if (it == shard.map.end()) {
     *generation = shard.generation;
+    ++shard.misses;
     return false;
   }
+  ++shard.hits;
   Node* n = it->second;
   value->assign(n->value);
   shard.Unlink(n);

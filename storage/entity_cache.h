@@ -65,6 +65,13 @@ class EntityCache {
 
   size_t size_bytes() const;    // sum of the entries' charges
   size_t entry_count() const;
+  // Lookups that hit and missed since construction (kept per shard under its
+  // lock, which Lookup holds anyway).
+  struct Counts {
+    uint64_t hits = 0;
+    uint64_t misses = 0;
+  };
+  Counts counts() const;
 
   // The charge of one entry: what it counts against the capacity.
   static size_t Charge(std::string_view key, size_t value_capacity);

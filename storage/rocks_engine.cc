@@ -3,6 +3,8 @@
 // rocks_engine_scan.cc.
 #include "storage/rocks_engine.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdarg>
@@ -30,6 +32,14 @@
 
 namespace tablestone::storage {
 namespace {
+
+// The "storage" logger for debug lines (what a DDL did); the default logger
+// when none is registered (tests).
+const std::shared_ptr<spdlog::logger>& StorageDebugLog() {
+  static const std::shared_ptr<spdlog::logger> log =
+      spdlog::get("storage") ? spdlog::get("storage") : spdlog::default_logger();
+  return log;
+}
 
 // Write buffers of the small column families (catalog, meta): they hold a few
 // KiB in practice; the arena grows on demand, so this bounds rather than reserves.
@@ -525,6 +535,7 @@ StatusOr<TableInfo> RocksEngine::CreateTable(std::string_view account, std::stri
   std::unique_lock lock(catalog_mu_);
   live_tables_.emplace(info.id, std::make_shared<TableState>());
   catalog_.emplace(key, info);
+  StorageDebugLog()->debug("created table {}/{} (id {})", account, name, info.id);
   return info;
 }
 
@@ -567,6 +578,7 @@ Status RocksEngine::DeleteTable(std::string_view account, std::string_view name)
   std::unique_lock lock(catalog_mu_);
   catalog_.erase(key);
   live_tables_.erase(id);
+  StorageDebugLog()->debug("deleted table {}/{} (id {})", account, name, id);
   return Status::Ok();
 }
 
@@ -664,8 +676,22 @@ Engine::Stats RocksEngine::GetStats() {
   if (db_->GetIntProperty(cf(kEntitiesCf), "rocksdb.estimate-live-data-size", &v)) stats.live_data_bytes = v;
   if (db_->GetIntProperty(cf(kEntitiesCf), "rocksdb.cur-size-all-mem-tables", &v)) stats.live_data_bytes += v;
   if (db_->GetIntProperty(cf(kEntitiesCf), "rocksdb.estimate-num-keys", &v)) stats.estimated_entities = v;
-  if (entity_cache_) stats.entity_cache_entries = entity_cache_->entry_count();
+  if (entity_cache_) {
+    stats.entity_cache_entries = entity_cache_->entry_count();
+    const EntityCache::Counts counts = entity_cache_->counts();
+    stats.entity_cache_hits = counts.hits;
+    stats.entity_cache_misses = counts.misses;
+  }
   stats.wal_syncs = wal_syncs_.load(std::memory_order_relaxed);
+  if (db_->GetAggregatedIntProperty("rocksdb.cur-size-all-mem-tables", &v)) stats.memtable_bytes = v;
+  if (db_->GetAggregatedIntProperty("rocksdb.total-sst-files-size", &v)) stats.sst_bytes = v;
+  if (db_->GetAggregatedIntProperty("rocksdb.estimate-pending-compaction-bytes", &v)) {
+    stats.pending_compaction_bytes = v;
+  }
+  const int stalled = stalled_column_families_->load(std::memory_order_relaxed);
+  stats.stalled_column_families = stalled > 0 ? static_cast<uint64_t>(stalled) : 0;
+  stats.scan_cache_hits = scan_cache_hits_.load(std::memory_order_relaxed);
+  stats.scan_cache_misses = scan_cache_misses_.load(std::memory_order_relaxed);
   return stats;
 }
 

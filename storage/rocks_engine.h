@@ -51,6 +51,7 @@ class RocksEngine final : public Engine {
   StatusOr<model::Entity> GetEntity(const TableInfo& table, std::string_view partition_key,
                                     std::string_view row_key) override;
   WriteResult Write(const TableInfo& table, std::span<const model::WriteOp> ops) override;
+  // ScanPage, then a debug line on the "storage" logger saying what it read.
   StatusOr<model::ScanResult> Scan(const TableInfo& table, const model::ScanSpec& spec) override;
 
   Status PutAccountMeta(std::string_view account, std::string_view key, std::string_view value) override;
@@ -79,6 +80,7 @@ class RocksEngine final : public Engine {
   Status CreateCheckpoint(const std::string& dir) override;
 
  private:
+  StatusOr<model::ScanResult> ScanPage(const TableInfo& table, const model::ScanSpec& spec);
   // Liveness of one table id: writes pass the gate, DeleteTable closes it.
   struct TableState {
     OpGate gate;
@@ -174,6 +176,9 @@ class RocksEngine final : public Engine {
   std::atomic<uint64_t> durable_mark_{0};
   std::unique_ptr<WriteMark[]> write_marks_ = std::make_unique<WriteMark[]>(kTableMarkSlots + 1);
   std::atomic<uint64_t> wal_syncs_{0};  // Stats::wal_syncs
+  // Stats::scan_cache_hits/misses: each scan counts locally and adds once.
+  std::atomic<uint64_t> scan_cache_hits_{0};
+  std::atomic<uint64_t> scan_cache_misses_{0};
   std::mutex sync_mu_;  // one SyncWal at a time: concurrent ones would only repeat the work
   // AwaitDurable() callbacks waiting for the next log write, and whether that
   // write is already queued on the executor.

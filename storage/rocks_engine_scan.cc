@@ -1,7 +1,10 @@
 // RocksEngine::Scan: one page of a query from a consistent snapshot
 // (Learn: query-entities ordering, Learn: query-timeout-and-pagination paging), reading cached partitions from the
 // PartitionCache (partition_cache.h) and everything else from RocksDB.
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 
@@ -291,15 +294,57 @@ Status DrainIntoBuilder(PartitionCache* cache, uint64_t table_id, const ScanCloc
   return Status::Ok();
 }
 
+// Scan-cache lookups of one scan, added to the engine's counters once when
+// the scan returns (whichever way), so a scan over many partitions costs one
+// atomic add per counter, not one per partition.
+class CacheLookupTally {
+ public:
+  CacheLookupTally(std::atomic<uint64_t>* hits, std::atomic<uint64_t>* misses) : hits_(hits), misses_(misses) {}
+  ~CacheLookupTally() {
+    if (hit_count_ > 0) hits_->fetch_add(hit_count_, std::memory_order_relaxed);
+    if (miss_count_ > 0) misses_->fetch_add(miss_count_, std::memory_order_relaxed);
+  }
+  CacheLookupTally(const CacheLookupTally&) = delete;
+  CacheLookupTally& operator=(const CacheLookupTally&) = delete;
+  // Counts one lookup; returns `hit`.
+  bool Count(bool hit) {
+    ++(hit ? hit_count_ : miss_count_);
+    return hit;
+  }
+
+ private:
+  std::atomic<uint64_t>* hits_;
+  std::atomic<uint64_t>* misses_;
+  uint64_t hit_count_ = 0;
+  uint64_t miss_count_ = 0;
+};
+
 }  // namespace
 
 StatusOr<model::ScanResult> RocksEngine::Scan(const TableInfo& table, const model::ScanSpec& spec) {
+  StatusOr<model::ScanResult> result = ScanPage(table, spec);
+  static const std::shared_ptr<spdlog::logger> log =
+      spdlog::get("storage") ? spdlog::get("storage") : spdlog::default_logger();
+  if (log->should_log(spdlog::level::debug)) {
+    if (result.ok()) {
+      log->debug("scan {}/{}: {} key range(s), read {} row(s), returned {}{}{}", table.account, table.name,
+                 spec.ranges.empty() ? size_t{1} : spec.ranges.size(), result->rows_examined, result->entities.size(),
+                 result->next ? ", more to come" : "", result->deadline_passed ? ", stopped at its deadline" : "");
+    } else {
+      log->debug("scan {}/{} failed: {}", table.account, table.name, result.status().ToString());
+    }
+  }
+  return result;
+}
+
+StatusOr<model::ScanResult> RocksEngine::ScanPage(const TableInfo& table, const model::ScanSpec& spec) {
   GatePass pass(gate_);
   if (!pass.ok()) return Status::ShuttingDown("storage engine is closed");
   const std::shared_ptr<TableState> state = FindLiveTable(table.id);
   if (!state) return Status::TableNotFound("the table specified does not exist");
   model::ScanResult result;
   if (spec.match_nothing) return result;
+  CacheLookupTally cache_tally(&scan_cache_hits_, &scan_cache_misses_);
 
   std::vector<std::pair<std::string, std::string>> ranges;
   if (spec.ranges.empty()) {
@@ -356,7 +401,8 @@ StatusOr<model::ScanResult> RocksEngine::Scan(const TableInfo& table, const mode
         if (in_partition) CacheBuilt(scan_cache_.get(), table.id, clocks, k, &part);
         EnterPartition(table.id, row.partition_key, StripeIndex(table.id, row.partition_key), &part);
         in_partition = true;
-        if (auto entry = scan_cache_->Lookup(table.id, part.partition_key, part.stripe, clocks.g0)) {
+        if (auto entry = scan_cache_->Lookup(table.id, part.partition_key, part.stripe, clocks.g0);
+            cache_tally.Count(entry != nullptr)) {
           // Serve cached partitions one after another. An entry's next_key
           // names the next partition while the table has had no write since
           // the entry's snapshot (CachedPartition): then a cached next
@@ -376,7 +422,7 @@ StatusOr<model::ScanResult> RocksEngine::Scan(const TableInfo& table, const mode
             }
             const size_t next_stripe = StripeIndex(table.id, row.partition_key);
             auto next = scan_cache_->Lookup(table.id, row.partition_key, next_stripe, clocks.g0);
-            if (!next) break;
+            if (!cache_tally.Count(next != nullptr)) break;
             EnterPartition(table.id, row.partition_key, next_stripe, &part);
             entry = std::move(next);
           }

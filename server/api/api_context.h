@@ -11,6 +11,7 @@
 #include "protocol/route.h"
 #include "server/api/api_options.h"
 #include "server/api/authenticator.h"
+#include "server/api/metrics.h"
 #include "server/api/request_parts.h"
 #include "server/http/handler.h"
 #include "storage/engine.h"
@@ -57,6 +58,7 @@ struct ApiContext {
   storage::Engine& engine;
   const ApiOptions& options;
   const Authenticator& authenticator;
+  Metrics* metrics = nullptr;  // null: nothing counted (tests)
 };
 
 // A query tried on the I/O thread first (dispatcher.h, "Where the

@@ -5,12 +5,16 @@
 #include <memory>
 
 #include "server/api/api_options.h"
+#include "server/api/metrics.h"
 #include "server/http/handler.h"
 #include "storage/engine.h"
 
 namespace tablestone::api {
 
 // `engine` must outlive the returned handler.
-std::unique_ptr<http::RequestHandler> MakeApiHandler(storage::Engine& engine, ApiOptions options);
+// `metrics` (may be null: no metrics route, nothing counted) must outlive
+// the handler.
+std::unique_ptr<http::RequestHandler> MakeApiHandler(storage::Engine& engine, ApiOptions options,
+                                                     Metrics* metrics = nullptr);
 
 }  // namespace tablestone::api

@@ -149,6 +149,7 @@ void HandleBatch(const ApiContext& ctx, const RequestInfo& info, http::Response&
     if (parsed.error().failed_index) return WriteFailure(info, parsed.error(), false, response);
     return WriteError(info, parsed.error(), response);
   }
+  if (ctx.metrics != nullptr) ctx.metrics->RecordBatch(parsed->operations.size());
   if (parsed->is_query) return RunQuery(ctx, info, parsed->operations.front(), response);
 
   // 1. Validate everything before touching the engine.

@@ -1,8 +1,10 @@
 #include "server/api/dispatcher.h"
 
 #include "server/api/admin_routes.h"
+#include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cstdio>
 #include <exception>
 #include <string>
 #include <vector>
@@ -26,6 +28,42 @@ using protocol::ApiError;
 using protocol::Operation;
 
 constexpr std::string_view kHealthPath = "/_tablestone/health";
+constexpr std::string_view kMetricsPath = "/_tablestone/metrics";
+
+// JSON string literal of `s` (the facts are operator-chosen paths and names).
+std::string JsonString(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (u < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", u);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  out += '"';
+  return out;
+}
+
+// True when the query string of `target` has detail=1 (or detail=true).
+bool WantsDetail(std::string_view target) {
+  const size_t q = target.find('?');
+  if (q == std::string_view::npos) return false;
+  std::string_view query = target.substr(q + 1);
+  while (!query.empty()) {
+    const size_t amp = query.find('&');
+    const std::string_view param = query.substr(0, amp);
+    if (param == "detail=1" || param == "detail=true") return true;
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  return false;
+}
 
 std::string_view ToView(boost::beast::string_view v) { return std::string_view(v.data(), v.size()); }
 
@@ -134,13 +172,134 @@ struct Dispatcher::Pending {
   http::Response response;
   std::optional<std::string> cors_account;
   http::Completion done;
+  Tally tally;
 };
 
-Dispatcher::Dispatcher(storage::Engine& engine, ApiOptions options)
+Dispatcher::Dispatcher(storage::Engine& engine, ApiOptions options, Metrics* metrics)
     : engine_(engine),
       options_(std::move(options)),
       authenticator_(options_.accounts, options_.allow_anonymous, MakePolicyLookup(engine)),
-      context_{engine_, options_, authenticator_} {}
+      metrics_(metrics),
+      log_(spdlog::get("api") ? spdlog::get("api") : spdlog::default_logger()),
+      context_{engine_, options_, authenticator_, metrics} {}
+
+void Dispatcher::Record(const Tally& tally, const http::Request& request, std::string_view request_id,
+                        const http::Response& response) const {
+  const auto elapsed = std::chrono::steady_clock::now() - tally.start;
+  if (metrics_ != nullptr) metrics_->RecordRequest(tally.account, tally.operation, response.result_int(), elapsed);
+  if (log_->should_log(spdlog::level::debug)) {
+    const auto error = response.find("x-ms-error-code");
+    log_->debug("request {} {} {} -> {} {} {}{} in {}us", request_id,
+                tally.operation == Metrics::kUnknownOperation
+                    ? std::string_view("(not routed)")
+                    : protocol::OperationName(static_cast<Operation>(tally.operation)),
+                ToView(request.target()), response.result_int(), ToView(response.reason()),
+                error == response.end() ? std::string_view() : std::string_view("error "),
+                error == response.end() ? std::string_view() : ToView(error->value()),
+                std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count());
+  }
+}
+
+bool Dispatcher::ServeAdmin(const http::Request& request, std::string_view target, http::Response& response) {
+  if (request.method() != boost::beast::http::verb::get) return false;
+  const std::string_view path = target.substr(0, target.find('?'));
+  if (path == kHealthPath) {
+    response.result(200);
+    response.set(boost::beast::http::field::content_type, "application/json");
+    response.body() = WantsDetail(target) ? HealthDetail() : std::string("{\"status\":\"ok\"}");
+  } else if (path == kMetricsPath && metrics_ != nullptr) {
+    response.result(200);
+    response.set(boost::beast::http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
+    response.body() = MetricsText();
+  } else {
+    return false;
+  }
+  response.prepare_payload();
+  return true;
+}
+
+std::string Dispatcher::HealthDetail() {
+  const auto started = metrics_ != nullptr ? metrics_->started() : std::chrono::steady_clock::now();
+  const double uptime = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const ServerFacts& facts = options_.facts;
+  std::string out = "{\"status\":\"ok\",\"version\":" + JsonString(facts.version);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3f", uptime);
+  out += std::string(",\"uptimeSeconds\":") + buf;
+  out += ",\"dataDirectory\":" + JsonString(facts.in_memory ? std::string_view() : facts.data_dir);
+  out += std::string(",\"inMemory\":") + (facts.in_memory ? "true" : "false");
+  out += ",\"durability\":" + JsonString(facts.durability);
+  out += ",\"accounts\":[";
+  // Counted by listing: a detailed probe is rare and asks for the truth now;
+  // the plain probe stays constant.
+  bool first = true;
+  for (const AccountKeys& account : options_.accounts) {
+    uint64_t tables = 0;
+    storage::TableListSpec spec;
+    bool ok = true;
+    while (true) {
+      auto page = engine_.ListTables(account.name, spec);
+      if (!page.ok()) {
+        ok = false;
+        break;
+      }
+      tables += page->tables.size();
+      if (!page->next) break;
+      spec.resume_from = *page->next;
+    }
+    out += first ? "" : ",";
+    first = false;
+    out += "{\"name\":" + JsonString(account.name) + ",\"tables\":" + (ok ? std::to_string(tables) : "null") + "}";
+  }
+  out += "]}";
+  return out;
+}
+
+std::string Dispatcher::MetricsText() {
+  ScrapeInputs inputs;
+  const ProcessFigures process = ReadProcessFigures();
+  inputs.gauges.push_back({"tablestone_process_resident_memory_bytes", "Resident set size of the server process.",
+                           "gauge", static_cast<double>(process.resident_bytes)});
+  inputs.gauges.push_back({"tablestone_process_open_fds", "Open file descriptors of the server process.", "gauge",
+                           static_cast<double>(process.open_fds)});
+  const storage::Engine::Stats stats = engine_.GetStats();
+  inputs.gauges.push_back({"tablestone_storage_live_data_bytes",
+                           "Estimated bytes of entity data (SST files and memtables).", "gauge",
+                           static_cast<double>(stats.live_data_bytes)});
+  inputs.gauges.push_back({"tablestone_storage_estimated_entities",
+                           "RocksDB's estimate of stored entities (all accounts; approximate).", "gauge",
+                           static_cast<double>(stats.estimated_entities)});
+  inputs.gauges.push_back({"tablestone_storage_entity_cache_entries", "Entities held by the entity cache.", "gauge",
+                           static_cast<double>(stats.entity_cache_entries)});
+  inputs.gauges.push_back({"tablestone_storage_wal_syncs_total", "Log writes made by group commit since open.",
+                           "counter", static_cast<double>(stats.wal_syncs)});
+  const struct {
+    const char* name;
+    const char* help;
+    const char* type;
+    uint64_t value;
+  } storage_figures[] = {
+      {"tablestone_storage_memtable_bytes", "Bytes in RocksDB memtables (all column families).", "gauge",
+       stats.memtable_bytes},
+      {"tablestone_storage_sst_bytes", "Bytes of RocksDB SST files (all column families).", "gauge", stats.sst_bytes},
+      {"tablestone_storage_pending_compaction_bytes", "RocksDB's estimate of bytes compaction still has to rewrite.",
+       "gauge", stats.pending_compaction_bytes},
+      {"tablestone_storage_stalled_column_families", "Column families whose writes RocksDB delays or stops now.",
+       "gauge", stats.stalled_column_families},
+      {"tablestone_storage_entity_cache_hits_total", "Point reads answered by the entity cache.", "counter",
+       stats.entity_cache_hits},
+      {"tablestone_storage_entity_cache_misses_total", "Point reads the entity cache did not hold.", "counter",
+       stats.entity_cache_misses},
+      {"tablestone_storage_scan_cache_hits_total", "Partitions scans served from the scan cache.", "counter",
+       stats.scan_cache_hits},
+      {"tablestone_storage_scan_cache_misses_total", "Partitions scans looked up in the scan cache and read from RocksDB.",
+       "counter", stats.scan_cache_misses},
+  };
+  for (const auto& f : storage_figures) {
+    inputs.gauges.push_back({f.name, f.help, f.type, static_cast<double>(f.value)});
+  }
+  return metrics_->Render(inputs);
+}
 
 void Dispatcher::Handle(const http::Request& request, const http::RequestContext& context, http::Completion done) {
   std::string request_id = protocol::NewGuid();
@@ -165,18 +324,17 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
     }
     return;
   }
+  Tally tally;
+  tally.account = metrics_ != nullptr ? metrics_->AccountIndex("") : 0;
+  tally.start = context.start;
   try {
     std::string_view target = ToView(request.target());
-    if (request.method() == boost::beast::http::verb::get &&
-        target.substr(0, target.find('?')) == kHealthPath) {
-      response.result(200);
-      response.set(boost::beast::http::field::content_type, "application/json");
-      response.body() = "{\"status\":\"ok\"}";
-      response.prepare_payload();
-    } else {
-      std::optional<RequestInfo> prepared = Prepare(request, context, request_id, response, &cors_account);
-      if (prepared) info.emplace(std::move(*prepared));
+    if (ServeAdmin(request, target, response)) {
+      Decorate(request, request_id, std::nullopt, response);
+      return done(std::move(response));  // not counted: a scrape does not change what it reads
     }
+    std::optional<RequestInfo> prepared = Prepare(request, context, request_id, response, &cors_account, &tally);
+    if (prepared) info.emplace(std::move(*prepared));
   } catch (const std::exception& e) {
     ApiError error = ApiError::InternalError();
     error.cause = e.what();
@@ -186,7 +344,7 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
     response.version(request.version());
     WriteErrorRaw(request_id, {}, error, response);
   }
-  if (!info) return Finish(request, request_id, cors_account, std::move(response), std::move(done), nullptr);
+  if (!info) return Finish(request, request_id, cors_account, std::move(response), std::move(done), nullptr, tally);
 
   Placement placement = PlacementOf(info->route.operation);
   if (placement == Placement::kInlineUnlessStalled) {
@@ -194,7 +352,7 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
   }
   if (placement == Placement::kInline) {
     Run(*info, response);
-    return Finish(request, request_id, cors_account, std::move(response), std::move(done), &*info);
+    return Finish(request, request_id, cors_account, std::move(response), std::move(done), &*info, tally);
   }
   if (placement == Placement::kInlineSlice) {
     InlineSlice slice{std::chrono::steady_clock::now() + kInlineQuerySlice};
@@ -202,14 +360,14 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
     Run(*info, response);
     info->inline_slice = nullptr;
     if (!slice.gave_up) {
-      return Finish(request, request_id, cors_account, std::move(response), std::move(done), &*info);
+      return Finish(request, request_id, cors_account, std::move(response), std::move(done), &*info, tally);
     }
     response = http::Response();
     response.version(request.version());
     placement = Placement::kLongLane;
   }
   auto pending = std::make_shared<Pending>(
-      Pending{std::move(*info), std::move(response), std::move(cors_account), std::move(done)});
+      Pending{std::move(*info), std::move(response), std::move(cors_account), std::move(done), tally});
   const auto lane = placement == Placement::kLongLane ? storage::WorkLane::kLong : storage::WorkLane::kShort;
   Status submitted = engine_.Submit(lane, [this, pending](bool dropped) {
     if (pending->done.Cancelled()) return pending->done(http::Response());  // its client has gone
@@ -222,7 +380,7 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
       Run(pending->info, pending->response);
     }
     Finish(pending->info.request, pending->info.request_id, pending->cors_account, std::move(pending->response),
-           std::move(pending->done), &pending->info);
+           std::move(pending->done), &pending->info, pending->tally);
   });
   if (!submitted.ok()) {
     // Queue full (or stopping): the service's answer to overload.
@@ -230,7 +388,7 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
     pending->response.version(request.version());
     WriteError(pending->info, ApiError::ServerBusy(), pending->response, IsXmlOperation(pending->info.route.operation));
     Finish(request, pending->info.request_id, pending->cors_account, std::move(pending->response),
-           std::move(pending->done), &pending->info);
+           std::move(pending->done), &pending->info, pending->tally);
   }
 }
 
@@ -249,16 +407,21 @@ void Dispatcher::Run(const RequestInfo& info, http::Response& response) {
 bool Dispatcher::AdmitHeaders(const http::Request& header, const http::RequestContext& context,
                               http::Response& refusal) {
   const std::string_view target = ToView(header.target());
-  if (target.substr(0, target.find('?')) == kHealthPath) return true;
+  const std::string_view path = target.substr(0, target.find('?'));
+  if (path == kHealthPath || path == kMetricsPath) return true;
   if (options_.admin_api && IsAdminTarget(target)) return true;  // HandleAdmin authenticates
   const std::string request_id = protocol::NewGuid();
   std::optional<std::string> cors_account;
+  Tally tally;
+  tally.account = metrics_ != nullptr ? metrics_->AccountIndex("") : 0;
+  tally.start = context.start;
   try {
-    if (Prepare(header, context, request_id, refusal, &cors_account).has_value()) return true;
+    if (Prepare(header, context, request_id, refusal, &cors_account, &tally).has_value()) return true;
   } catch (const std::exception&) {
     return true;  // Handle() will meet the same problem and answer it
   }
   Decorate(header, request_id, cors_account, refusal);
+  Record(tally, header, request_id, refusal);
   return false;
 }
 
@@ -277,7 +440,7 @@ void Dispatcher::Decorate(const http::Request& request, const std::string& reque
 
 void Dispatcher::Finish(const http::Request& request, const std::string& request_id,
                         const std::optional<std::string>& cors_account, http::Response response,
-                        http::Completion done, const RequestInfo* info) {
+                        http::Completion done, const RequestInfo* info, const Tally& tally) {
   Decorate(request, request_id, cors_account, response);
   // Nothing pending in the log that this answer can reflect (the common case
   // of a read): send now. An entity read asks only about its own table, so a
@@ -286,6 +449,7 @@ void Dispatcher::Finish(const http::Request& request, const std::string& request
                                                info->route.operation == protocol::Operation::kQueryEntities);
   if (engine_.VisibleMark() <= engine_.DurableMark() ||
       (entity_read && engine_.TableReadIsDurable(info->account(), info->route.resource.table))) {
+    Record(tally, request, request_id, response);
     return done(std::move(response));
   }
   struct Held {
@@ -297,7 +461,7 @@ void Dispatcher::Finish(const http::Request& request, const std::string& request
   done.WorkDone();  // only the log write is left: nothing for a leaving client to cancel
   auto held = std::make_shared<Held>(
       Held{std::move(response), std::move(done), request_id, std::string(RequestHeader(request, "Accept"))});
-  engine_.AwaitDurable([held](Status status) {
+  engine_.AwaitDurable([this, held, tally, &request](Status status) {
     if (!status.ok()) {
       // The write may be lost in a crash: never acknowledge it. A read that
       // waited gets the same answer; it cannot tell what it observed.
@@ -310,13 +474,14 @@ void Dispatcher::Finish(const http::Request& request, const std::string& request
       WriteErrorRaw(held->request_id, held->accept, error, held->response);
       held->response.set("x-ms-request-id", held->request_id);
     }
+    Record(tally, request, held->request_id, held->response);  // `request` lives until done
     held->done(std::move(held->response));
   });
 }
 
 std::optional<RequestInfo> Dispatcher::Prepare(const http::Request& request, const http::RequestContext& context,
                                                const std::string& request_id, http::Response& response,
-                                               std::optional<std::string>* cors_account) {
+                                               std::optional<std::string>* cors_account, Tally* tally) {
   const std::string_view target = ToView(request.target());
   const std::string_view accept = RequestHeader(request, "Accept");
 
@@ -336,6 +501,8 @@ std::optional<RequestInfo> Dispatcher::Prepare(const http::Request& request, con
   }
 
   RequestInfo info{request, context, request_id, model::NowTicks(), std::move(route).value(), AuthGrant{}, {}};
+  tally->operation = Metrics::OperationIndex(info.route.operation);
+  if (metrics_ != nullptr) tally->account = metrics_->AccountIndex(info.route.account.account);
   if (info.route.operation != Operation::kPreflight) *cors_account = info.route.account.account;
   const bool xml = IsXmlOperation(info.route.operation);
   std::string host(RequestHeader(request, "Host"));
@@ -399,10 +566,15 @@ void Dispatcher::RenderTransportError(http::TransportError error, const http::Re
   // dropped Completion, does not happen: every path of Handle() calls it).
   WriteErrorRaw(request_id, RequestHeader(partial_request, "Accept"), e, response);
   SetCommonHeaders(partial_request, request_id, response);
+  // No start time reaches here: counted, but left out of the latency histogram.
+  if (metrics_ != nullptr) {
+    metrics_->RecordRequest(metrics_->AccountIndex(""), Metrics::kUnknownOperation, response.result_int(),
+                            std::chrono::nanoseconds(-1));
+  }
 }
 
-std::unique_ptr<http::RequestHandler> MakeApiHandler(storage::Engine& engine, ApiOptions options) {
-  return std::make_unique<Dispatcher>(engine, std::move(options));
+std::unique_ptr<http::RequestHandler> MakeApiHandler(storage::Engine& engine, ApiOptions options, Metrics* metrics) {
+  return std::make_unique<Dispatcher>(engine, std::move(options), metrics);
 }
 
 }  // namespace tablestone::api

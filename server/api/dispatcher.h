@@ -31,25 +31,45 @@
 // (its own or another request's) is held by Engine::AwaitDurable and sent
 // once the engine's next log write has covered it; 500 if that write failed.
 //
+// Admin routes (outside the Azure namespace, unauthenticated reads that expose
+// no data; docs/observability.md): GET /_tablestone/health (a constant, the
+// cheap probe), GET /_tablestone/health?detail=1 (version, uptime, data
+// directory, durability, accounts and their table counts) and
+// GET /_tablestone/metrics (Prometheus text, server/api/metrics.h). They are
+// answered on the I/O thread and not counted in the metrics.
+//
+// Metrics: every answer that goes through Handle, AdmitHeaders or
+// RenderTransportError is counted once (Metrics::RecordRequest), when it is
+// ready to send (after the group commit wait, if any).
+//
 // Thread safety: Handle() may run concurrently on any number of I/O threads.
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "server/api/api_context.h"
 #include "server/api/api_options.h"
 #include "server/api/authenticator.h"
+#include "server/api/metrics.h"
 #include "server/http/handler.h"
 #include "storage/engine.h"
+
+namespace spdlog {
+class logger;
+}
 
 namespace tablestone::api {
 
 class Dispatcher : public http::RequestHandler {
  public:
-  // `engine` must outlive the dispatcher.
-  Dispatcher(storage::Engine& engine, ApiOptions options);
+  // `engine` and `metrics` (may be null: no metrics route, nothing counted)
+  // must outlive the dispatcher.
+  Dispatcher(storage::Engine& engine, ApiOptions options, Metrics* metrics = nullptr);
 
   void Handle(const http::Request& request, const http::RequestContext& context, http::Completion done) override;
   // Routes, checks the version and authenticates on the headers alone, so an
@@ -61,14 +81,30 @@ class Dispatcher : public http::RequestHandler {
 
  private:
   struct Pending;
+  // What the metrics count a request under, and when its headers arrived.
+  struct Tally {
+    size_t account = 0;
+    size_t operation = Metrics::kUnknownOperation;
+    std::chrono::steady_clock::time_point start;
+  };
+
+  // The admin routes; false when `path` is none of them.
+  bool ServeAdmin(const http::Request& request, std::string_view path, http::Response& response);
+  std::string HealthDetail();
+  std::string MetricsText();
+  // Counts an answer under `tally` and, at debug level on the "api" logger,
+  // says what the request did.
+  void Record(const Tally& tally, const http::Request& request, std::string_view request_id,
+              const http::Response& response) const;
 
   // Routes, checks the version and authenticates. Returns the request's facts
   // when the operation's handler is to run; otherwise the refusal is in
   // `response`. Sets *cors_account once the request's account is known, so
-  // CORS headers go on whatever response follows (errors included).
+  // CORS headers go on whatever response follows (errors included), and
+  // *tally's account and operation once routed.
   std::optional<RequestInfo> Prepare(const http::Request& request, const http::RequestContext& context,
                                      const std::string& request_id, http::Response& response,
-                                     std::optional<std::string>* cors_account);
+                                     std::optional<std::string>* cors_account, Tally* tally);
   // Runs the operation's handler (never throws: a throw becomes a 500).
   void Run(const RequestInfo& info, http::Response& response);
   // The common headers, and CORS headers when the request has an Origin.
@@ -76,14 +112,17 @@ class Dispatcher : public http::RequestHandler {
                 const std::optional<std::string>& cors_account, http::Response& response);
   // Decorate, then the group commit wait, then `done`. `info` (null when the
   // request was refused before its handler) narrows the wait of an entity read
-  // to writes its answer can reflect (Engine::TableReadIsDurable).
+  // to writes its answer can reflect (Engine::TableReadIsDurable). Counts the
+  // answer under `tally` when it is ready to send.
   void Finish(const http::Request& request, const std::string& request_id,
               const std::optional<std::string>& cors_account, http::Response response, http::Completion done,
-              const RequestInfo* info);
+              const RequestInfo* info, const Tally& tally);
 
   storage::Engine& engine_;
   ApiOptions options_;
   Authenticator authenticator_;
+  Metrics* metrics_;
+  std::shared_ptr<spdlog::logger> log_;  // "api"
   ApiContext context_;
 };
 

@@ -72,6 +72,7 @@ std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesReq
 
   std::vector<model::Entity> entities;
   std::optional<model::EntityKey> next;
+  size_t rows_scanned = 0;
   protocol::EntityWriteContext wctx{scope.base_url, req.account, req.table, req.level, &req.select};
   if (!req.top.has_value() || *req.top > 0) {
     model::ScanSpec spec;
@@ -105,7 +106,11 @@ std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesReq
       }
       entities = std::move(result->entities);
       next = std::move(result->next);
+      rows_scanned = result->rows_examined;
     }
+  }
+  if (ctx.metrics != nullptr) {
+    ctx.metrics->RecordQueryPage(ctx.metrics->AccountIndex(req.account), rows_scanned, entities.size());
   }
   if (next) {
     response.set("x-ms-continuation-NextPartitionKey", protocol::EncodeContinuation(next->partition_key));

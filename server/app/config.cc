@@ -545,6 +545,10 @@ api::ApiOptions Config::ToApiOptions() const {
   o.allow_anonymous = allow_anonymous;
   o.admin_api = admin_api;
   o.query_time_budget = std::chrono::milliseconds(query_page_ms);
+  o.facts.version = TABLESTONE_VERSION;
+  o.facts.data_dir = location;
+  o.facts.in_memory = in_memory;
+  o.facts.durability = durability;
   return o;
 }
 

@@ -3,8 +3,11 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <string>
+#include <vector>
 
 #include "server/api/api_handler.h"
+#include "server/api/metrics.h"
 #include "server/http/listener.h"
 #include "storage/engine.h"
 #include "tools/data_commands.h"
@@ -54,9 +57,15 @@ bool Server::Start(std::string* error) {
     AppLog()->info("seeded {} entities of {} tables from {} in {:.0f} ms", seeded.entities, seeded.tables,
                    config_.seed, seeded.seconds * 1000);
   }
-  handler_ = api::MakeApiHandler(*engine_, config_.ToApiOptions());
+  api::ApiOptions api_options = config_.ToApiOptions();
+  std::vector<std::string> account_names;
+  for (const api::AccountKeys& account : api_options.accounts) account_names.push_back(account.name);
+  metrics_ = std::make_unique<api::Metrics>(std::move(account_names));
+  handler_ = api::MakeApiHandler(*engine_, std::move(api_options), metrics_.get());
 
-  listener_ = std::make_unique<http::Listener>(config_.ToHttpOptions(), *handler_);
+  http::HttpOptions http_options = config_.ToHttpOptions();
+  http_options.counters = &metrics_->transport();
+  listener_ = std::make_unique<http::Listener>(std::move(http_options), *handler_);
   if (!listener_->Start(error)) {
     listener_.reset();
     handler_.reset();

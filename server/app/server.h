@@ -21,6 +21,9 @@
 namespace tablestone::storage {
 class Engine;
 }
+namespace tablestone::api {
+class Metrics;
+}
 namespace tablestone::http {
 class Listener;
 class RequestHandler;
@@ -54,6 +57,7 @@ class Server {
 
  private:
   Config config_;
+  std::unique_ptr<api::Metrics> metrics_;  // outlives the handler and listener
   std::unique_ptr<storage::Engine> engine_;
   std::unique_ptr<http::RequestHandler> handler_;
   std::unique_ptr<http::Listener> listener_;

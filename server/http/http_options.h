@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <string>
 
+#include "server/http/transport_counters.h"
+
 namespace tablestone::http {
 
 struct HttpOptions {
@@ -52,6 +54,10 @@ struct HttpOptions {
   // One line per request on the spdlog logger named "access" (if registered;
   // otherwise nothing is logged). false = no formatting work at all.
   bool access_log = true;
+
+  // Where sessions count bytes and connections (the metrics route); null =
+  // not counted. Not owned: must outlive the Listener.
+  TransportCounters* counters = nullptr;
 };
 
 }  // namespace tablestone::http

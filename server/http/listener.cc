@@ -70,6 +70,7 @@ class Listener::Impl {
     env_.handler = &handler;
     env_.registry = &registry_;
     env_.stopping = &stopping_;
+    env_.counters = options_.counters;
     env_.log = LoggerOrDefault("http");
     if (options_.access_log) env_.access_log = spdlog::get("access");
   }

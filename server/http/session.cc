@@ -171,10 +171,14 @@ Session::Session(net::ip::tcp::socket socket, const SessionEnv& env)
   context_.remote_ip = ec ? std::string("-") : remote.address().to_string();
 }
 
-Session::~Session() = default;
+Session::~Session() {
+  if (started_ && env_.counters != nullptr) env_.counters->Add(env_.counters->connections_closed, 1);
+}
 
 void Session::Start(ConnectionRegistry::Id id) {
   registration_.Assign(env_.registry, id);
+  started_ = true;
+  if (env_.counters != nullptr) env_.counters->Add(env_.counters->connections_opened, 1);
   net::dispatch(stream_.get_executor(), beast::bind_front_handler(&Session::DoReadIdle, shared_from_this()));
 }
 
@@ -236,6 +240,7 @@ void Session::DoReadHeader() {
   while (buffer_.size() > 0 && !parser_->is_done()) {
     size_t used = parser_->put(buffer_.data(), ec);
     buffer_.consume(used);
+    CountBytesIn(used);
     if (ec == bhttp::error::need_more) {
       ec = {};
       break;
@@ -248,7 +253,8 @@ void Session::DoReadHeader() {
                            beast::bind_front_handler(&Session::OnHeader, shared_from_this()));
 }
 
-void Session::OnHeader(beast::error_code ec, size_t) {
+void Session::OnHeader(beast::error_code ec, size_t bytes) {
+  CountBytesIn(bytes);
   if (ec) return OnReadError(ec);
   context_.start = std::chrono::steady_clock::now();
   const auto& req = parser_->get();
@@ -309,7 +315,8 @@ void Session::DoReadBody() {
   bhttp::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&Session::OnBody, shared_from_this()));
 }
 
-void Session::OnBody(beast::error_code ec, size_t) {
+void Session::OnBody(beast::error_code ec, size_t bytes) {
+  CountBytesIn(bytes);
   if (ec) return OnReadError(ec);
   HandleRequest();
 }
@@ -531,6 +538,7 @@ void Session::DoWrite() {
 }
 
 void Session::OnWrite(beast::error_code ec, size_t bytes) {
+  if (env_.counters != nullptr) env_.counters->Add(env_.counters->bytes_out, bytes);
   LogAccess(bytes);
   if (ec) return CloseNow();
   // After a transport error the peer may still be sending the request we
@@ -568,6 +576,10 @@ void Session::CloseNow() {
   beast::error_code ec;
   stream_.socket().shutdown(net::ip::tcp::socket::shutdown_both, ec);
   stream_.close();
+}
+
+void Session::CountBytesIn(size_t bytes) {
+  if (env_.counters != nullptr && bytes > 0) env_.counters->Add(env_.counters->bytes_in, bytes);
 }
 
 void Session::LogAccess(size_t bytes) {

@@ -40,6 +40,7 @@
 #include "server/http/connection_registry.h"
 #include "server/http/handler.h"
 #include "server/http/http_options.h"
+#include "server/http/transport_counters.h"
 
 namespace spdlog {
 class logger;
@@ -74,6 +75,7 @@ struct SessionEnv {
   std::shared_ptr<spdlog::logger> log;         // "http": connection-level problems
   std::shared_ptr<spdlog::logger> access_log;  // "access"; null = no access log
   const std::atomic<bool>* stopping = nullptr;  // set once a graceful stop begins
+  TransportCounters* counters = nullptr;        // null = nothing counted
 };
 
 class Session : public Closable, public ResponseSink, public std::enable_shared_from_this<Session> {
@@ -129,12 +131,15 @@ class Session : public Closable, public ResponseSink, public std::enable_shared_
   void CloseNow();
   void OnCloseRequested(CloseMode mode);
   void LogAccess(size_t bytes);
+  // Adds parser-consumed request bytes to env_.counters (if any).
+  void CountBytesIn(size_t bytes);
 
   boost::beast::tcp_stream stream_;
   // Reused for every request of the connection; max_size = ReadBufferLimit().
   boost::beast::flat_buffer buffer_;
   SessionEnv env_;
   RegistryGuard registration_;
+  bool started_ = false;  // Start() ran: the connection counts as opened
   RequestContext context_;  // remote address filled once; start per request
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   Request request_;

@@ -24,6 +24,19 @@ TEST(EntityCacheTest, MissThenFillThenHit) {
   EXPECT_EQ(cache.size_bytes(), EntityCache::Charge("k", std::string("stored").capacity()));
 }
 
+TEST(EntityCacheTest, CountsHitsAndMisses) {
+  EntityCache cache(1 << 20, 4);
+  std::string value;
+  uint64_t generation = 0;
+  EXPECT_FALSE(cache.Lookup("a", &value, &generation));
+  cache.Fill("a", "va", generation);
+  ASSERT_TRUE(cache.Lookup("a", &value, &generation));
+  EXPECT_FALSE(cache.Lookup("b", &value, &generation));
+  const EntityCache::Counts counts = cache.counts();
+  EXPECT_EQ(counts.hits, 1u);
+  EXPECT_EQ(counts.misses, 2u);
+}
+
 TEST(EntityCacheTest, FillAfterAWriteInTheShardIsDropped) {
   // One shard, so any write moves the generation every reader saw.
   EntityCache cache(1 << 20, 1);
