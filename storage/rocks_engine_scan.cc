@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <vector>
 
 #include "storage/block_evaluator.h"
 #include "storage/column_families.h"
@@ -103,8 +104,42 @@ class Page {
   // A row to keep, whose encoded value has `value_bytes` bytes. False: it
   // would take the page past max_bytes, so the page ends before it (it is
   // the continuation); the first row of a page is always kept.
+  //
+  // With a row_sizer the rows are first counted by its cheap Bound(): while
+  // the exact bytes so far plus the bounds so far plus this row's bound stay
+  // below max_bytes, the exact sum (never larger) does too, so Bytes() alone
+  // would keep the row and not fill the page either. Once that could fail,
+  // the rows counted by bound get their exact Bytes() and every later row is
+  // sized exactly, so the page ends at the very row Bytes() alone ends it at.
   bool Keep(model::Entity entity, size_t value_bytes) {
-    const size_t bytes = spec_.row_sizer ? spec_.row_sizer->Bytes(entity, value_bytes) : value_bytes;
+    const model::RowSizer* sizer = spec_.row_sizer.get();
+    if (sizer == nullptr) return KeepSized(std::move(entity), value_bytes);
+    if (!exact_) {
+      const size_t bound = sizer->Bound(entity, value_bytes);
+      // kept_bytes_ + bound_bytes_ < max_bytes while !exact_: no underflow.
+      if (bound < spec_.max_bytes - (kept_bytes_ + bound_bytes_)) {
+        result_->entities.push_back(std::move(entity));
+        bound_value_bytes_.push_back(value_bytes);
+        bound_bytes_ += bound;
+        if (result_->entities.size() >= spec_.max_results) full_ = true;
+        return true;
+      }
+      // The rows counted by bound are the page's first ones (exact_ never
+      // goes back to false).
+      exact_ = true;
+      for (size_t i = 0; i < bound_value_bytes_.size(); ++i) {
+        kept_bytes_ += sizer->Bytes(result_->entities[i], bound_value_bytes_[i]);
+      }
+      bound_bytes_ = 0;
+    }
+    const size_t bytes = sizer->Bytes(entity, value_bytes);
+    return KeepSized(std::move(entity), bytes);
+  }
+  bool deadline_passed() const { return deadline_passed_; }
+
+ private:
+  // Keep() for a row of exactly `bytes` bytes.
+  bool KeepSized(model::Entity entity, size_t bytes) {
     if (!result_->entities.empty() && bytes > spec_.max_bytes - std::min(kept_bytes_, spec_.max_bytes)) {
       full_ = true;
       return false;
@@ -114,12 +149,17 @@ class Page {
     if (result_->entities.size() >= spec_.max_results || kept_bytes_ >= spec_.max_bytes) full_ = true;
     return true;
   }
-  bool deadline_passed() const { return deadline_passed_; }
 
- private:
   const model::ScanSpec& spec_;
   model::ScanResult* result_;
+  // Exact bytes of the rows sized by Bytes() (all of them without a row_sizer).
   size_t kept_bytes_ = 0;
+  // With a row_sizer, until exact_: the page's rows were counted by Bound(),
+  // bound_bytes_ their sum, bound_value_bytes_ their value sizes (to size
+  // them exactly later).
+  bool exact_ = false;
+  size_t bound_bytes_ = 0;
+  std::vector<size_t> bound_value_bytes_;
   size_t since_clock_check_ = 0;
   // Once a limit is hit, the next row found (in any later range) becomes the
   // continuation; if there is none, the scan is complete.
