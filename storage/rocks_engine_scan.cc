@@ -113,7 +113,7 @@ class Page {
   // sized exactly, so the page ends at the very row Bytes() alone ends it at.
   bool Keep(model::Entity entity, size_t value_bytes) {
     const model::RowSizer* sizer = spec_.row_sizer.get();
-    if (sizer == nullptr) return KeepSized(std::move(entity), value_bytes);
+    if (sizer == nullptr) return KeepSized(entity, value_bytes);
     if (!exact_) {
       const size_t bound = sizer->Bound(entity, value_bytes);
       // kept_bytes_ + bound_bytes_ < max_bytes while !exact_: no underflow.
@@ -132,14 +132,14 @@ class Page {
       }
       bound_bytes_ = 0;
     }
-    const size_t bytes = sizer->Bytes(entity, value_bytes);
-    return KeepSized(std::move(entity), bytes);
+    return KeepSized(entity, sizer->Bytes(entity, value_bytes));
   }
   bool deadline_passed() const { return deadline_passed_; }
 
  private:
-  // Keep() for a row of exactly `bytes` bytes.
-  bool KeepSized(model::Entity entity, size_t bytes) {
+  // Keep() for a row of exactly `bytes` bytes; moves from `entity` if kept.
+  // Inlined, by reference: the row is moved once, as before the bounds.
+  [[gnu::always_inline]] bool KeepSized(model::Entity& entity, size_t bytes) {
     if (!result_->entities.empty() && bytes > spec_.max_bytes - std::min(kept_bytes_, spec_.max_bytes)) {
       full_ = true;
       return false;
