@@ -314,26 +314,33 @@ std::string EntityKeyPath(std::string_view table, std::string_view pk, std::stri
 
 namespace {
 
+// The size of a JSON string literal: exact (JsonStringSize, one scan of the
+// text) or its worst case without looking at the bytes (6 per byte).
+size_t WorstJsonStringSize(std::string_view text) { return JsonStringMaxSize(text.size()); }
+
 // Upper bound of AppendProperty's output (annotation, key, value, comma).
+template <size_t (*kStringSize)(std::string_view)>
 size_t PropertySizeBound(const model::Property& p) {
   // "name@odata.type":"Edm.DateTime", then "name": and the trailing comma.
-  size_t size = 2 * JsonStringSize(p.name) + 40;
+  size_t size = 2 * kStringSize(p.name) + 40;
   const EdmValue& v = p.value;
   switch (v.type) {
     case EdmType::kString:
-    case EdmType::kGuid: size += JsonStringSize(v.text); break;
+    case EdmType::kGuid: size += kStringSize(v.text); break;
     case EdmType::kBinary: size += 4 * ((v.text.size() + 2) / 3) + 2; break;
     default: size += 40; break;  // numbers, booleans, dates: short fixed texts
   }
   return size;
 }
 
-}  // namespace
-
-size_t EntityJsonSizeBound(const model::Entity& e, const EntityWriteContext& ctx) {
+// EntityJsonSizeBound with strings sized by kStringSize: with the exact
+// literal size it is EntityJsonSizeBound, with the worst case it is
+// EntityJsonSizeQuickBound, which is therefore never below it.
+template <size_t (*kStringSize)(std::string_view)>
+size_t EntitySizeBound(const model::Entity& e, const EntityWriteContext& ctx) {
   // Braces, comma, odata.etag, and the names and fixed-size values of the
   // PartitionKey, RowKey and Timestamp members.
-  size_t size = 256 + JsonStringSize(e.partition_key) + JsonStringSize(e.row_key);
+  size_t size = 256 + kStringSize(e.partition_key) + kStringSize(e.row_key);
   if (ctx.level == MetadataLevel::kFullMetadata) {
     // odata.type, odata.id and odata.editLink; a key path percent-encodes
     // each key byte into at most six bytes (a doubled quote, %27%27).
@@ -341,15 +348,25 @@ size_t EntityJsonSizeBound(const model::Entity& e, const EntityWriteContext& ctx
     size += 64 + 6 * (ctx.account.size() + ctx.table.size()) + 6 * ctx.base_url.size() + 2 * key_path;
   }
   if (ctx.select == nullptr || ctx.select->empty()) {
-    for (const model::Property& p : e.properties) size += PropertySizeBound(p);
+    for (const model::Property& p : e.properties) size += PropertySizeBound<kStringSize>(p);
     return size;
   }
   for (const std::string& name : *ctx.select) {
     if (IsSystemName(name)) continue;
     const model::Property* p = e.Find(name);
-    size += p != nullptr ? PropertySizeBound(*p) : JsonStringSize(name) + 8;
+    size += p != nullptr ? PropertySizeBound<kStringSize>(*p) : kStringSize(name) + 8;
   }
   return size;
+}
+
+}  // namespace
+
+size_t EntityJsonSizeBound(const model::Entity& e, const EntityWriteContext& ctx) {
+  return EntitySizeBound<JsonStringSize>(e, ctx);
+}
+
+size_t EntityJsonSizeQuickBound(const model::Entity& e, const EntityWriteContext& ctx) {
+  return EntitySizeBound<WorstJsonStringSize>(e, ctx);
 }
 
 std::string WriteEntity(const model::Entity& entity, const EntityWriteContext& ctx) {

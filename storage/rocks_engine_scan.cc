@@ -1,12 +1,14 @@
 // RocksEngine::Scan: one page of a query from a consistent snapshot
-// (Learn: query-entities ordering, Learn: query-timeout-and-pagination paging), reading cached partitions from the
-// PartitionCache (partition_cache.h) and everything else from RocksDB.
+// (Learn: query-entities ordering, Learn: query-timeout-and-pagination paging): the rows of each
+// key range come from a PartitionSource (cached partitions from the PartitionCache,
+// partition_cache.h, everything else from RocksDB), are filtered and go into the Page.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <vector>
 
 #include "storage/block_evaluator.h"
 #include "storage/column_families.h"
@@ -106,8 +108,42 @@ class Page {
   // A row to keep, whose encoded value has `value_bytes` bytes. False: it
   // would take the page past max_bytes, so the page ends before it (it is
   // the continuation); the first row of a page is always kept.
+  //
+  // With a row_sizer the rows are first counted by its cheap Bound(): while
+  // the exact bytes so far plus the bounds so far plus this row's bound stay
+  // below max_bytes, the exact sum (never larger) does too, so Bytes() alone
+  // would keep the row and not fill the page either. Once that could fail,
+  // the rows counted by bound get their exact Bytes() and every later row is
+  // sized exactly, so the page ends at the very row Bytes() alone ends it at.
   bool Keep(model::Entity entity, size_t value_bytes) {
-    const size_t bytes = spec_.row_sizer ? spec_.row_sizer->Bytes(entity, value_bytes) : value_bytes;
+    const model::RowSizer* sizer = spec_.row_sizer.get();
+    if (sizer == nullptr) return KeepSized(entity, value_bytes);
+    if (!exact_) {
+      const size_t bound = sizer->Bound(entity, value_bytes);
+      // kept_bytes_ + bound_bytes_ < max_bytes while !exact_: no underflow.
+      if (bound < spec_.max_bytes - (kept_bytes_ + bound_bytes_)) {
+        result_->entities.push_back(std::move(entity));
+        bound_value_bytes_.push_back(value_bytes);
+        bound_bytes_ += bound;
+        if (result_->entities.size() >= spec_.max_results) full_ = true;
+        return true;
+      }
+      // The rows counted by bound are the page's first ones (exact_ never
+      // goes back to false).
+      exact_ = true;
+      for (size_t i = 0; i < bound_value_bytes_.size(); ++i) {
+        kept_bytes_ += sizer->Bytes(result_->entities[i], bound_value_bytes_[i]);
+      }
+      bound_bytes_ = 0;
+    }
+    return KeepSized(entity, sizer->Bytes(entity, value_bytes));
+  }
+  bool deadline_passed() const { return deadline_passed_; }
+
+ private:
+  // Keep() for a row of exactly `bytes` bytes; moves from `entity` if kept.
+  // Inlined, by reference: the row is moved once, as before the bounds.
+  [[gnu::always_inline]] bool KeepSized(model::Entity& entity, size_t bytes) {
     if (!result_->entities.empty() && bytes > spec_.max_bytes - std::min(kept_bytes_, spec_.max_bytes)) {
       full_ = true;
       return false;
@@ -117,12 +153,17 @@ class Page {
     if (result_->entities.size() >= spec_.max_results || kept_bytes_ >= spec_.max_bytes) full_ = true;
     return true;
   }
-  bool deadline_passed() const { return deadline_passed_; }
 
- private:
   const model::ScanSpec& spec_;
   model::ScanResult* result_;
+  // Exact bytes of the rows sized by Bytes() (all of them without a row_sizer).
   size_t kept_bytes_ = 0;
+  // With a row_sizer, until exact_: the page's rows were counted by Bound(),
+  // bound_bytes_ their sum, bound_value_bytes_ their value sizes (to size
+  // them exactly later).
+  bool exact_ = false;
+  size_t bound_bytes_ = 0;
+  std::vector<size_t> bound_value_bytes_;
   size_t since_clock_check_ = 0;
   // Once a limit is hit, the next row found (in any later range) becomes the
   // continuation; if there is none, the scan is complete.
@@ -319,6 +360,191 @@ class CacheLookupTally {
   uint64_t miss_count_ = 0;
 };
 
+// What PartitionSource::Next found.
+enum class SourceStep {
+  kRow,     // a row read from RocksDB: row() has its keys, ReadValue() the rest
+  kCached,  // a cached partition, whole: cached(), to be served over the range
+  kEnd,     // the range is done (status() says whether it ended in error)
+};
+
+// The rows of a scan's key ranges, partition by partition, from the scan cache
+// or from RocksDB: "from the cache or from RocksDB" stops here, so that
+// RocksEngine::Scan is the iterate-filter-page loop. A partition in the cache
+// comes as a whole; any other row comes one at a time from a RocksDB iterator
+// over the scan's snapshot. Behind it: the cache lookup at each partition
+// entered, the hop from a cached partition to the next without a seek while
+// the table is unwritten (CachedPartition::next_key), and, for partitions read
+// from RocksDB, admission (asked at a partition's second row, so a one-row
+// partition takes no cache lock), building and insertion once read whole.
+// `stripe_of` is RocksEngine::StripeIndex (private; passed by Scan as a
+// member pointer, which also keeps every function here out of callgrind's
+// --toggle-collect='*RocksEngine::Scan*', docs/benchmarks.md).
+class PartitionSource {
+ public:
+  using StripeOf = size_t (RocksEngine::*)(uint64_t table_id, std::string_view partition_key) const;
+  PartitionSource(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, const rocksdb::Snapshot* snapshot,
+                  PartitionCache* cache, const std::atomic<uint64_t>& last_write_stamp, uint64_t table_id,
+                  const ScanClocks& clocks, const RocksEngine* engine, StripeOf stripe_of, CacheLookupTally* tally)
+      : db_(db), cf_(cf), cache_(cache), last_write_stamp_(last_write_stamp), table_id_(table_id), clocks_(clocks),
+        engine_(engine), stripe_of_(stripe_of), tally_(tally) {
+    ro_.snapshot = snapshot;
+  }
+
+  // Starts reading [lower, upper) (encoded keys, lower < upper; both outlive
+  // the range's reading).
+  void StartRange(std::string_view lower, std::string_view upper) {
+    lower_ = lower;
+    upper_ = upper;
+    upper_bound_ = rocksdb::Slice(upper.data(), upper.size());
+    ro_.iterate_upper_bound = &upper_bound_;
+    it_.reset(db_->NewIterator(ro_, cf_));
+    in_partition_ = false;
+    cached_.reset();
+    it_->Seek(rocksdb::Slice(lower.data(), lower.size()));
+    advance_ = false;
+  }
+
+  // The next row or cached partition of the range, in key order.
+  SourceStep Next() {
+    if (cached_) {
+      if (HopToCached()) return SourceStep::kCached;
+      if (cached_ended_range_) return SourceStep::kEnd;
+    } else if (advance_) {
+      it_->Next();
+    }
+    advance_ = true;
+    if (!it_->Valid()) return EndOfRange();
+    key_ = View(it_->key());
+    uint64_t row_table = 0;
+    if (!DecodeEntityKey(key_, &row_table, &row_.partition_key, &row_.row_key)) {
+      return Fail(Status::Corruption("entity key is malformed"));
+    }
+    if (cache_ != nullptr && (!in_partition_ || row_.partition_key != part_.partition_key)) {
+      // The previous partition was read to its end: cache it if it was read whole.
+      if (in_partition_) CacheBuilt(cache_, table_id_, clocks_, key_, &part_);
+      EnterPartition(table_id_, row_.partition_key, (engine_->*stripe_of_)(table_id_, row_.partition_key), &part_);
+      in_partition_ = true;
+      cached_ = cache_->Lookup(table_id_, part_.partition_key, part_.stripe, clocks_.g0);
+      if (tally_->Count(cached_ != nullptr)) return SourceStep::kCached;
+      // Only a partition entered at its first row can be cached whole.
+      if (lower_ <= std::string_view(part_.prefix)) {
+        part_.undecided = true;
+        part_.first_key.assign(key_);
+        part_.first_value.assign(View(it_->value()));
+      }
+    } else if (part_.undecided) {  // the partition's second row
+      Status s = DecideBuild(cache_, table_id_, clocks_.use, true, &part_);
+      if (!s.ok()) return Fail(std::move(s));
+    }
+    return SourceStep::kRow;
+  }
+
+  // After kRow: the row (keys; the rest after ReadValue()). A scratch buffer
+  // the next call overwrites.
+  model::Entity& row() { return row_; }
+  // After kRow: decodes the row's value into row() (and adds it to the
+  // partition being built for the cache).
+  Status ReadValue() {
+    const std::string_view v = View(it_->value());
+    value_bytes_ = v.size();
+    TABLESTONE_RETURN_IF_ERROR(DecodeEntityValue(v, &row_));
+    if (part_.builder) AddToBuilder(*cache_, key_, row_, v, &part_);
+    return Status::Ok();
+  }
+  size_t value_bytes() const { return value_bytes_; }
+  // After kCached: the partition to serve.
+  const CachedPartition& cached() const { return *cached_; }
+  Status status() const { return status_; }
+
+  // The page ended at the current (kRow) row, before reading its value:
+  // reads the rest of its partition into the cache (admission first), so that
+  // the next page finds it cached; see DrainIntoBuilder for the deadline.
+  // Overwrites row().
+  Status FillCacheAfterPage(const model::ScanSpec& spec, model::ScanResult* result) {
+    if (part_.undecided) {
+      TABLESTONE_RETURN_IF_ERROR(DecideBuild(cache_, table_id_, clocks_.use, key_ != part_.first_key, &part_));
+    }
+    if (!part_.builder) return Status::Ok();
+    return DrainIntoBuilder(cache_, table_id_, clocks_, it_.get(), upper_, spec, result, &row_, &part_);
+  }
+
+ private:
+  // After a cached partition: serves the next partition from the cache if
+  // the entry names it, the table had no write since, and it is cached
+  // (true); else seeks RocksDB past the cached partition (false; sets
+  // cached_ended_range_ when that is past the range).
+  bool HopToCached() {
+    cached_ended_range_ = false;
+    std::string resume_at = part_.end;  // a copy: part_ changes below
+    if (!cached_->next_key.empty() && last_write_stamp_.load() <= cached_->built_g0) {
+      resume_at = cached_->next_key;
+      if (std::string_view(resume_at) < upper_) {
+        uint64_t row_table = 0;
+        if (!DecodeEntityKey(resume_at, &row_table, &row_.partition_key, &row_.row_key)) {
+          cached_.reset();
+          Fail(Status::Corruption("entity key is malformed"));
+          cached_ended_range_ = true;
+          return false;
+        }
+        const size_t next_stripe = (engine_->*stripe_of_)(table_id_, row_.partition_key);
+        if (auto next = cache_->Lookup(table_id_, row_.partition_key, next_stripe, clocks_.g0);
+            tally_->Count(next != nullptr)) {
+          EnterPartition(table_id_, row_.partition_key, next_stripe, &part_);
+          cached_ = std::move(next);
+          return true;
+        }
+      }
+    }
+    cached_.reset();
+    if (std::string_view(resume_at) >= upper_) {
+      cached_ended_range_ = true;  // the range is done
+      return false;
+    }
+    it_->Seek(resume_at);
+    advance_ = false;
+    return false;
+  }
+
+  // The iterator ran out at the range's end: the partition was read whole
+  // iff the range covers its end.
+  SourceStep EndOfRange() {
+    status_ = FromRocks(it_->status(), "scanning entities");
+    if (status_.ok() && in_partition_ && upper_ >= std::string_view(part_.end)) {
+      CacheBuilt(cache_, table_id_, clocks_, NextKeyAtRangeEnd(table_id_, upper_), &part_);
+    }
+    part_.builder.reset();
+    return SourceStep::kEnd;
+  }
+
+  SourceStep Fail(Status s) {
+    status_ = std::move(s);
+    return SourceStep::kEnd;
+  }
+
+  rocksdb::DB* db_;
+  rocksdb::ColumnFamilyHandle* cf_;
+  PartitionCache* cache_;  // null: no scan cache, every row from RocksDB
+  const std::atomic<uint64_t>& last_write_stamp_;
+  const uint64_t table_id_;
+  const ScanClocks clocks_;
+  const RocksEngine* engine_;
+  StripeOf stripe_of_;
+  CacheLookupTally* tally_;
+  rocksdb::ReadOptions ro_;
+  rocksdb::Slice upper_bound_;
+  std::unique_ptr<rocksdb::Iterator> it_;
+  std::string_view lower_, upper_;
+  std::string_view key_;  // the current row's key (valid until the iterator moves)
+  model::Entity row_;
+  size_t value_bytes_ = 0;
+  bool advance_ = false;  // Next() first steps the iterator past the current row
+  bool in_partition_ = false;  // part_ describes the iterator's partition
+  ScanPartition part_;
+  std::shared_ptr<const CachedPartition> cached_;  // set after kCached
+  bool cached_ended_range_ = false;
+  Status status_;
+};
+
 }  // namespace
 
 StatusOr<model::ScanResult> RocksEngine::Scan(const TableInfo& table, const model::ScanSpec& spec) {
@@ -344,7 +570,6 @@ StatusOr<model::ScanResult> RocksEngine::ScanPage(const TableInfo& table, const 
   if (!state) return Status::TableNotFound("the table specified does not exist");
   model::ScanResult result;
   if (spec.match_nothing) return result;
-  CacheLookupTally cache_tally(&scan_cache_hits_, &scan_cache_misses_);
 
   std::vector<std::pair<std::string, std::string>> ranges;
   if (spec.ranges.empty()) {
@@ -373,98 +598,39 @@ StatusOr<model::ScanResult> RocksEngine::ScanPage(const TableInfo& table, const 
   ScanClocks clocks;
   if (scan_cache_) clocks = {scan_cache_->Sequence(), scan_cache_->UseClock()};
   SnapshotHolder snapshot(db_);
-  rocksdb::ReadOptions ro;
-  ro.snapshot = snapshot.get();
+  CacheLookupTally cache_tally(&scan_cache_hits_, &scan_cache_misses_);
+  PartitionSource source(db_, cf(kEntitiesCf), snapshot.get(), scan_cache_.get(), state->last_write_stamp, table.id,
+                         clocks, this, &RocksEngine::StripeIndex, &cache_tally);
 
-  model::Entity row;
-  uint64_t row_table = 0;
   Page page(spec, &result);
-  ScanPartition part;
   for (auto& [lower, upper] : ranges) {
     if (!resume.empty()) {
       if (resume >= upper) continue;  // range entirely before the resume point
       if (resume > lower) lower = resume;
     }
     if (lower >= upper) continue;
-    rocksdb::Slice upper_bound(upper);
-    ro.iterate_upper_bound = &upper_bound;
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cf(kEntitiesCf)));
-    bool in_partition = false;  // part describes the iterator's partition
-    it->Seek(lower);
-    while (it->Valid()) {
-      const std::string_view k = View(it->key());
-      if (!DecodeEntityKey(k, &row_table, &row.partition_key, &row.row_key)) {
-        return Status::Corruption("entity key is malformed");
+    source.StartRange(lower, upper);
+    for (SourceStep step; (step = source.Next()) != SourceStep::kEnd;) {
+      if (step == SourceStep::kCached) {
+        bool ended = false;
+        TABLESTONE_RETURN_IF_ERROR(ServeCached(source.cached(), lower, upper, spec, &page, &result, &ended));
+        if (ended) return result;
+        continue;
       }
-      if (scan_cache_ && (!in_partition || row.partition_key != part.partition_key)) {
-        // The previous partition was read to its end: cache it if it was read whole.
-        if (in_partition) CacheBuilt(scan_cache_.get(), table.id, clocks, k, &part);
-        EnterPartition(table.id, row.partition_key, StripeIndex(table.id, row.partition_key), &part);
-        in_partition = true;
-        if (auto entry = scan_cache_->Lookup(table.id, part.partition_key, part.stripe, clocks.g0);
-            cache_tally.Count(entry != nullptr)) {
-          // Serve cached partitions one after another. An entry's next_key
-          // names the next partition while the table has had no write since
-          // the entry's snapshot (CachedPartition): then a cached next
-          // partition is served without seeking RocksDB (a seek costs more
-          // than filtering a thousand cached rows).
-          std::string resume_at;  // a copy: part and entry change below
-          while (entry) {
-            bool ended = false;
-            TABLESTONE_RETURN_IF_ERROR(ServeCached(*entry, lower, upper, spec, &page, &result, &ended));
-            if (ended) return result;
-            resume_at = part.end;
-            if (entry->next_key.empty() || state->last_write_stamp.load() > entry->built_g0) break;
-            resume_at = entry->next_key;
-            if (resume_at >= upper) break;
-            if (!DecodeEntityKey(resume_at, &row_table, &row.partition_key, &row.row_key)) {
-              return Status::Corruption("entity key is malformed");
-            }
-            const size_t next_stripe = StripeIndex(table.id, row.partition_key);
-            auto next = scan_cache_->Lookup(table.id, row.partition_key, next_stripe, clocks.g0);
-            if (!cache_tally.Count(next != nullptr)) break;
-            EnterPartition(table.id, row.partition_key, next_stripe, &part);
-            entry = std::move(next);
-          }
-          if (resume_at >= upper) break;  // the range is done
-          it->Seek(resume_at);
-          continue;
-        }
-        // Only a partition entered at its first row can be cached whole.
-        if (std::string_view(lower) <= std::string_view(part.prefix)) {
-          part.undecided = true;
-          part.first_key.assign(k);
-          part.first_value.assign(View(it->value()));
-        }
-      } else if (part.undecided) {  // the partition's second row
-        TABLESTONE_RETURN_IF_ERROR(DecideBuild(scan_cache_.get(), table.id, clocks.use, true, &part));
-      }
+      model::Entity& row = source.row();
       if (!page.Admit()) {
         result.next = model::EntityKey{row.partition_key, row.row_key};
         // Finish reading the partition for the cache, unless time is up.
-        if (part.undecided && !page.deadline_passed()) {
-          TABLESTONE_RETURN_IF_ERROR(DecideBuild(scan_cache_.get(), table.id, clocks.use, k != part.first_key, &part));
-        }
-        if (part.builder && !page.deadline_passed()) {
-          TABLESTONE_RETURN_IF_ERROR(DrainIntoBuilder(scan_cache_.get(), table.id, clocks, it.get(), upper, spec, &result, &row, &part));
-        }
+        if (!page.deadline_passed()) TABLESTONE_RETURN_IF_ERROR(source.FillCacheAfterPage(spec, &result));
         return result;
       }
-      const std::string_view v = View(it->value());
-      TABLESTONE_RETURN_IF_ERROR(DecodeEntityValue(v, &row));
-      if (part.builder) AddToBuilder(*scan_cache_, k, row, v, &part);
-      if ((!spec.predicate || spec.predicate->Matches(row)) && !page.Keep(row, v.size())) {
+      TABLESTONE_RETURN_IF_ERROR(source.ReadValue());
+      if ((!spec.predicate || spec.predicate->Matches(row)) && !page.Keep(row, source.value_bytes())) {
         result.next = model::EntityKey{row.partition_key, row.row_key};
         return result;
       }
-      it->Next();
     }
-    TABLESTONE_RETURN_IF_ERROR(FromRocks(it->status(), "scanning entities"));
-    // The range ended: the partition was read whole iff the range covers its end.
-    if (in_partition && std::string_view(upper) >= std::string_view(part.end)) {
-      CacheBuilt(scan_cache_.get(), table.id, clocks, NextKeyAtRangeEnd(table.id, upper), &part);
-    }
-    part.builder.reset();
+    TABLESTONE_RETURN_IF_ERROR(source.status());
   }
   return result;
 }

@@ -43,12 +43,23 @@ struct KeyRange {
 };
 
 // How many bytes a kept row adds to a page, for ScanSpec::max_bytes.
-// `stored_bytes` is the size of its encoded value. Called once per kept row,
-// possibly from a scan thread; must be thread-safe.
+// `stored_bytes` is the size of its encoded value. Called from a scan thread;
+// must be thread-safe.
+//
+// Bytes() is the exact figure the page limit is defined by. It may be costly
+// (the JSON sizer scans every string for escapes), so the scanner first sums
+// Bound() and asks Bytes() only for the rows of a page that could come near
+// max_bytes; the page still ends at exactly the row Bytes() alone would end
+// it at (the Page class in storage/rocks_engine_scan.cc;
+// tests/unit/storage/engine_scan_test.cc RowSizerBound*).
 class RowSizer {
  public:
   virtual ~RowSizer() = default;
   virtual size_t Bytes(const Entity& entity, size_t stored_bytes) const = 0;
+  // A cheap upper bound: must be >= Bytes(entity, stored_bytes) for every
+  // row, or a page may hold more than max_bytes. A sizer without a cheaper
+  // figure returns Bytes() (then rows near the limit are sized twice).
+  virtual size_t Bound(const Entity& entity, size_t stored_bytes) const = 0;
 };
 
 struct ScanSpec {

@@ -175,5 +175,37 @@ TEST(ODataWriterTest, EntityJsonSizeBoundCoversTheWrittenEntity) {
   EXPECT_GE(EntityJsonSizeBound(e, ctx), 60000u);
 }
 
+// Query pages count rows by EntityJsonSizeQuickBound until they come near
+// their byte limit (model::RowSizer::Bound), so it must never be below
+// EntityJsonSizeBound; it equals it when every string byte is a six-byte
+// escape, and is above it for plain text.
+TEST(ODataWriterTest, EntityJsonSizeQuickBoundIsNeverBelowTheBound) {
+  model::Entity control = Sample();
+  control.partition_key = std::string("p'\"\x01", 4);
+  control.row_key = "r\\";
+  control.properties.push_back({"ctl", model::EdmValue::String(std::string(1000, '\x01'))});
+  control.properties.push_back({"q", model::EdmValue::String(std::string(100, '"'))});
+  control.properties.push_back({"b", model::EdmValue::Binary(std::string(100, '\xff'))});
+  model::Entity escapes;  // every string byte, names included, written as \u00XX
+  escapes.partition_key = std::string(3, '\x01');
+  escapes.row_key = std::string(5, '\x02');
+  escapes.properties = {{std::string(2, '\x03'), model::EdmValue::String(std::string(300, '\x04'))},
+                        {std::string(4, '\x05'), model::EdmValue::Int64(7)}};
+  const std::vector<std::string> select = {"ctl", "missing", "RowKey", "b", std::string(2, '\x03')};
+  for (MetadataLevel level :
+       {MetadataLevel::kNoMetadata, MetadataLevel::kMinimalMetadata, MetadataLevel::kFullMetadata}) {
+    for (const std::vector<std::string>* sel : {static_cast<const std::vector<std::string>*>(nullptr), &select}) {
+      EntityWriteContext ctx{kBase, "devstoreaccount1", "Tbl", level, sel};
+      for (const model::Entity& e : {Sample(), control, escapes, model::Entity{}}) {
+        EXPECT_GE(EntityJsonSizeQuickBound(e, ctx), EntityJsonSizeBound(e, ctx)) << static_cast<int>(level);
+      }
+      EXPECT_GT(EntityJsonSizeQuickBound(Sample(), ctx), EntityJsonSizeBound(Sample(), ctx));
+      if (sel == nullptr) {
+        EXPECT_EQ(EntityJsonSizeQuickBound(escapes, ctx), EntityJsonSizeBound(escapes, ctx));
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tablestone::protocol

@@ -1,7 +1,9 @@
 // Engine::Scan: ordering (Learn: query-entities), key ranges, resume tokens and page
 // limits (Learn: query-timeout-and-pagination), snapshot consistency.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -285,6 +287,7 @@ TEST_P(EngineScanTest, RowSizerBoundsThePageBytes) {
    public:
     explicit Fixed(size_t bytes) : bytes_(bytes) {}
     size_t Bytes(const Entity&, size_t) const override { return bytes_; }
+    size_t Bound(const Entity&, size_t) const override { return bytes_; }
 
    private:
     size_t bytes_;
@@ -304,6 +307,119 @@ TEST_P(EngineScanTest, RowSizerBoundsThePageBytes) {
   EXPECT_EQ(Run(spec).entities.size(), 1u);
   EXPECT_EQ(Drain(spec, &pages).size(), 20u);
   EXPECT_EQ(pages, 20u);
+}
+
+// A sizer whose Bound() exceeds Bytes() by a per-row slack (row "n" is the
+// numeric row key), counting its Bytes() calls.
+class SlackSizer : public model::RowSizer {
+ public:
+  // Exact bytes of the row (pk, rk): differs per row so that cuts move.
+  static size_t ExactBytes(const std::string& pk, const std::string& rk) {
+    return 20 + 7 * static_cast<size_t>(std::atoi(rk.c_str())) + 3 * pk.size();
+  }
+  explicit SlackSizer(size_t slack) : slack_(slack) {}
+  size_t Bytes(const Entity& e, size_t) const override {
+    bytes_calls_.fetch_add(1, std::memory_order_relaxed);
+    return ExactBytes(e.partition_key, e.row_key);
+  }
+  size_t Bound(const Entity& e, size_t) const override {
+    const size_t exact = ExactBytes(e.partition_key, e.row_key);
+    return exact + (slack_ * (exact % 7)) / 3;  // per row, from 0 up to 2 * slack
+  }
+  size_t bytes_calls() const { return bytes_calls_.load(); }
+
+ private:
+  size_t slack_;
+  mutable std::atomic<size_t> bytes_calls_{0};
+};
+
+// The cheap bound is only a shortcut: pages cut where the exact sizes alone
+// cut them (the rule of ScanSpec::max_bytes, simulated here over the known
+// rows), for every byte limit, with and without a row limit, for bounds a
+// little or far above the exact sizes, and on repeated scans (which the
+// scan cache may serve).
+TEST_P(EngineScanTest, RowSizerBoundCutsPagesWhereTheExactSizesDo) {
+  const Keys rows = Concat({Rows("a"), Rows("a0"), Rows("ab"), Rows("b")});
+  auto expected_pages = [&](size_t max_bytes, size_t max_results) {
+    std::vector<size_t> pages;
+    for (size_t start = 0; start < rows.size();) {
+      size_t i = start, sum = 0;
+      while (i < rows.size()) {
+        const size_t b = SlackSizer::ExactBytes(rows[i].first, rows[i].second);
+        if (i > start && b > max_bytes - std::min(sum, max_bytes)) break;
+        sum += b;
+        ++i;
+        if (i - start >= max_results || sum >= max_bytes) break;
+      }
+      pages.push_back(i - start);
+      start = i;
+    }
+    return pages;
+  };
+  for (size_t slack : {0u, 5u, 40u, 1000u}) {
+    for (size_t max_results : {size_t{1000}, size_t{3}, size_t{7}}) {
+      for (size_t max_bytes = 1; max_bytes <= 700; max_bytes += (max_bytes < 200 ? 1 : 7)) {
+        ScanSpec spec;
+        spec.row_sizer = std::make_shared<SlackSizer>(slack);
+        spec.max_bytes = max_bytes;
+        spec.max_results = max_results;
+        std::vector<size_t> pages;
+        Keys all;
+        while (true) {
+          model::ScanResult r = Run(spec);
+          pages.push_back(r.entities.size());
+          Keys k = KeysOf(r.entities);
+          all.insert(all.end(), k.begin(), k.end());
+          if (!r.next || pages.size() > rows.size()) break;
+          EXPECT_EQ(*r.next, (EntityKey{rows[all.size()].first, rows[all.size()].second}));
+          spec.resume_from = *r.next;
+        }
+        ASSERT_EQ(pages, expected_pages(max_bytes, max_results))
+            << "slack " << slack << " max_bytes " << max_bytes << " max_results " << max_results;
+        ASSERT_EQ(all, rows);
+      }
+    }
+  }
+}
+
+// The case the shortcut must not get wrong: the bounds would end the page a
+// row early (3 * 150 + 150 > 500), the exact sizes fill it to exactly
+// max_bytes (5 * 100) and end it there.
+TEST_P(EngineScanTest, RowSizerBoundThatWouldCutEarlierDoesNot) {
+  class Loose : public model::RowSizer {
+   public:
+    size_t Bytes(const Entity&, size_t) const override { return 100; }
+    size_t Bound(const Entity&, size_t) const override { return 150; }
+  };
+  ScanSpec spec;
+  spec.row_sizer = std::make_shared<Loose>();
+  spec.max_bytes = 500;
+  model::ScanResult r = Run(spec);
+  EXPECT_EQ(r.entities.size(), 5u);
+  ASSERT_TRUE(r.next.has_value());
+  EXPECT_EQ(*r.next, (EntityKey{"a0", "09"}));
+  spec.max_bytes = 499;  // 4 * 100, and a fifth row would pass it
+  r = Run(spec);
+  EXPECT_EQ(r.entities.size(), 4u);
+  ASSERT_TRUE(r.next.has_value());
+  EXPECT_EQ(*r.next, (EntityKey{"a", "9"}));
+}
+
+// A page far from max_bytes never asks for the exact (costly) size.
+TEST_P(EngineScanTest, RowSizerExactSizeOnlyNearTheLimit) {
+  auto sizer = std::make_shared<SlackSizer>(40);
+  ScanSpec spec;
+  spec.row_sizer = sizer;
+  spec.max_bytes = 1u << 20;
+  EXPECT_EQ(Run(spec).entities.size(), 20u);
+  EXPECT_EQ(sizer->bytes_calls(), 0u);
+  // Near the limit every kept row so far, and the row that ends the page,
+  // is sized exactly (once each).
+  spec.max_bytes = 300;
+  model::ScanResult r = Run(spec);
+  ASSERT_TRUE(r.next.has_value());
+  EXPECT_GT(sizer->bytes_calls(), 0u);
+  EXPECT_LE(sizer->bytes_calls(), r.entities.size() + 1);
 }
 
 TEST_P(EngineScanTest, DeadlineEndsThePageWithAContinuation) {
