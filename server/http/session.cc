@@ -79,27 +79,10 @@ bool IsQuietReadError(const beast::error_code& ec) {
 // A byte that would end a header line early (CR, LF) or that receivers treat
 // as the end of the value (NUL).
 bool IsLineBreaking(beast::string_view s) {
-  // Eight bytes at a time: a word with no byte below 0x0E holds none of the
-  // three (the byte loop was ~5% of a point GET's instructions). A word that
-  // has one (a tab, say) is checked byte by byte.
-  constexpr uint64_t kOnes = 0x0101010101010101ULL;
-  constexpr uint64_t kHigh = 0x8080808080808080ULL;
-  auto exact = [](const char* p, size_t n) {
-    for (size_t i = 0; i < n; ++i) {
-      const char c = p[i];
-      if (c == '\r' || c == '\n' || c == '\0') return true;
-    }
-    return false;
-  };
-  const char* p = s.data();
-  const size_t n = s.size();
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t x;
-    std::memcpy(&x, p + i, 8);
-    if (((x - kOnes * 0x0E) & ~x & kHigh) != 0 && exact(p + i, 8)) return true;
+  for (char c : s) {
+    if (c == '\r' || c == '\n' || c == '\0') return true;
   }
-  return exact(p + i, n - i);
+  return false;
 }
 
 }  // namespace
@@ -125,7 +108,7 @@ size_t ReadBufferLimit(const HttpOptions& options) {
   return std::max(options.header_limit, kIdleReadBytes) + kReadBufferSlack;
 }
 
-void SerializeResponseHead(const Response& response, std::string* out) {
+size_t SerializeResponseHead(const Response& response, std::string* out) {
   // The start line as basic_fields::writer builds it: "HTTP/X.Y ### reason\r\n".
   const unsigned version = response.version();
   const unsigned code = response.result_int();
@@ -145,7 +128,11 @@ void SerializeResponseHead(const Response& response, std::string* out) {
   beast::string_view reason = response.reason();
   if (reason.empty()) reason = bhttp::obsolete_reason(static_cast<bhttp::status>(code));
   size_t size = sizeof start + reason.size() + 4;
-  for (const auto& field : response) size += field.name_string().size() + field.value().size() + 4;
+  size_t fields = 0;
+  for (const auto& field : response) {
+    size += field.name_string().size() + field.value().size() + 4;
+    ++fields;
+  }
   out->reserve(out->size() + size);
   out->append(start, sizeof start);
   out->append(reason.data(), reason.size());
@@ -159,6 +146,22 @@ void SerializeResponseHead(const Response& response, std::string* out) {
     out->append("\r\n", 2);
   }
   out->append("\r\n", 2);
+  return fields;
+}
+
+bool HeadHasOnlyItsOwnLineBreaks(std::string_view head, size_t fields) {
+  auto count = [head](char c) {
+    size_t n = 0;
+    const char* p = head.data();
+    const char* const end = p + head.size();
+    while (p < end && (p = static_cast<const char*>(std::memchr(p, c, end - p))) != nullptr) {
+      ++n;
+      ++p;
+    }
+    return n;
+  };
+  return std::memchr(head.data(), '\0', head.size()) == nullptr && count('\r') == fields + 2 &&
+         count('\n') == fields + 2;
 }
 
 Session::Session(net::ip::tcp::socket socket, const SessionEnv& env)
@@ -489,20 +492,31 @@ void Session::DoWrite() {
   // Defence in depth: whatever put a CR, LF or NUL into a header (a stored
   // CORS rule did, issue 22), it never reaches the wire, where it would end
   // the header early and let the value inject headers or a whole response.
-  if (const size_t dropped = DropUnsafeHeaderFields(&response_); dropped > 0) {
-    static std::atomic<bool> logged{false};
-    if (!logged.exchange(true, std::memory_order_relaxed)) {
-      env_.log->warn("dropped {} response header field(s) holding CR, LF or NUL (logged once)", dropped);
+  auto drop_unsafe = [this] {
+    if (const size_t dropped = DropUnsafeHeaderFields(&response_); dropped > 0) {
+      static std::atomic<bool> logged{false};
+      if (!logged.exchange(true, std::memory_order_relaxed)) {
+        env_.log->warn("dropped {} response header field(s) holding CR, LF or NUL (logged once)", dropped);
+      }
     }
-  }
-  if (response_.chunked()) {  // never set by FinishResponse's callers today; Beast knows the framing
+  };
+  if (response_.chunked()) {
+    drop_unsafe();  // never set by FinishResponse's callers today; Beast knows the framing
     stream_.expires_after(env_.options->read_timeout);
     bhttp::async_write(stream_, response_, beast::bind_front_handler(&Session::OnWrite, shared_from_this()));
     return;
   }
   // Head and body in one gather write (one sendmsg for a small response).
   head_.clear();
-  SerializeResponseHead(response_, &head_);
+  const size_t fields = SerializeResponseHead(response_, &head_);
+  if (!HeadHasOnlyItsOwnLineBreaks(head_, fields)) {
+    drop_unsafe();
+    if (beast::string_view reason = response_.reason(); !reason.empty() && IsLineBreaking(reason)) {
+      response_.reason({});  // the standard phrase instead
+    }
+    head_.clear();
+    SerializeResponseHead(response_, &head_);
+  }
   std::array<net::const_buffer, 2> buffers{net::buffer(head_), net::buffer(response_.body())};
   const size_t total = head_.size() + response_.body().size();
   // Fast path: try the send right here on the non-blocking socket. Nearly

@@ -127,6 +127,29 @@ TEST(DropUnsafeHeaderFieldsTest, FindsABreakAtEveryPositionOfALongValue) {
   EXPECT_EQ(DropUnsafeHeaderFields(&response), 0u);
 }
 
+TEST(HeadHasOnlyItsOwnLineBreaksTest, AnyBreakInsideAFieldOrTheReasonIsFound) {
+  auto check = [](const Response& response) {
+    std::string head;
+    const size_t fields = SerializeResponseHead(response, &head);
+    return HeadHasOnlyItsOwnLineBreaks(head, fields);
+  };
+  Response clean;
+  clean.set("x-ms-request-id", "abc");
+  clean.set("ETag", "W/\"datetime'2026'\"");
+  clean.set("X-Tab", "a\tb");
+  EXPECT_TRUE(check(clean));
+  EXPECT_TRUE(check(Response()));  // no fields at all
+  for (const std::string& bad : {std::string("a\r\nSet-Cookie: x"), std::string("a\rb"), std::string("a\nb"),
+                                 std::string("a\0b", 3)}) {
+    Response r = clean;
+    r.set("Access-Control-Expose-Headers", bad);
+    EXPECT_FALSE(check(r)) << bad.size();
+  }
+  Response bad_reason = clean;
+  bad_reason.reason("OK\r\nX-Injected: 1");
+  EXPECT_FALSE(check(bad_reason));
+}
+
 TEST(EqualsIgnoreCaseAsciiTest, ComparesAsciiCaseInsensitivelyWithinBothStrings) {
   EXPECT_TRUE(EqualsIgnoreCaseAscii("chunked", "CHUNKED"));
   EXPECT_TRUE(EqualsIgnoreCaseAscii("", ""));
