@@ -15,14 +15,26 @@ protocol::ApiResult<std::shared_ptr<const protocol::filter::Filter>> ParseFilter
   return protocol::filter::Filter::Parse(*text);
 }
 
+namespace {
+
+// $format/Accept and $select, shared by Get Entity and Query Entities (same
+// checks, same order, same errors).
+protocol::ApiResult<bool> ParseEntityShape(const RequestParts& parts, protocol::MetadataLevel* level,
+                                           std::vector<std::string>* select) {
+  auto negotiated = protocol::NegotiateMetadata(parts.Query("$format"), parts.headers.Get("Accept"));
+  if (!negotiated.ok()) return negotiated.error();
+  *level = *negotiated;
+  auto selected = protocol::ParseSelect(parts.Query("$select"));
+  if (!selected.ok()) return selected.error();
+  *select = std::move(selected).value();
+  return true;
+}
+
+}  // namespace
+
 protocol::ApiResult<GetEntityRequest> ParseGetEntity(const RequestParts& parts) {
   GetEntityRequest req;
-  auto level = protocol::NegotiateMetadata(parts.Query("$format"), parts.headers.Get("Accept"));
-  if (!level.ok()) return level.error();
-  req.level = *level;
-  auto select = protocol::ParseSelect(parts.Query("$select"));
-  if (!select.ok()) return select.error();
-  req.select = std::move(select).value();
+  if (auto shape = ParseEntityShape(parts, &req.level, &req.select); !shape.ok()) return shape.error();
   if (!parts.resource.key) return ApiError::InternalError();
   req.account = parts.account;
   req.table = parts.resource.table;
@@ -33,12 +45,7 @@ protocol::ApiResult<GetEntityRequest> ParseGetEntity(const RequestParts& parts) 
 
 protocol::ApiResult<QueryEntitiesRequest> ParseQueryEntities(const RequestParts& parts) {
   QueryEntitiesRequest req;
-  auto level = protocol::NegotiateMetadata(parts.Query("$format"), parts.headers.Get("Accept"));
-  if (!level.ok()) return level.error();
-  req.level = *level;
-  auto select = protocol::ParseSelect(parts.Query("$select"));
-  if (!select.ok()) return select.error();
-  req.select = std::move(select).value();
+  if (auto shape = ParseEntityShape(parts, &req.level, &req.select); !shape.ok()) return shape.error();
   auto top = protocol::ParseTop(parts.Query("$top"));
   if (!top.ok()) return top.error();
   req.top = *top;
