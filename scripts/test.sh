@@ -218,8 +218,8 @@ stage_image() {
 #              suite plus the hostile-client and concurrency tests against it, and every unit test
 #              under ASan/UBSan too (TABLESTONE_ASAN_UNIT=0 skips them).
 #              Any sanitizer report fails the stage.
-# Environment: TABLESTONE_FUZZ_SECONDS (per target, default 12), TABLESTONE_FUZZ_BUILD_DIR
-# (default build-fuzz/), TABLESTONE_ASAN_BUILD_DIR (default build-asan/), TABLESTONE_ASAN_UNIT (0/1),
+# Environment: TABLESTONE_FUZZ_SECONDS (per target, default 12), TABLESTONE_ASAN_BUILD_DIR (the
+# clang build both stages share, default build-asan/), TABLESTONE_ASAN_UNIT (0/1),
 # TABLESTONE_ASAN_E2E ("python" default, "none" to skip the e2e part).
 
 
@@ -240,18 +240,39 @@ stage_reliability() {
   return $ok
 }
 
-stage_fuzz() {
-  local dir="${TABLESTONE_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}" secs="${TABLESTONE_FUZZ_SECONDS:-12}"
+# The fuzz and asan stages share one clang build (build-asan/): ASan + UBSan at -O1 with line
+# tables, the libraries also carrying libFuzzer's coverage instrumentation (harmless outside a
+# fuzzer: the sanitizer runtime supplies the hooks). One compile of the libraries serves the
+# fuzzers, the sanitized server and the sanitized unit tests; two separate builds took about a
+# quarter of CI's time.
+SANITIZED_CONFIGURED=""
+sanitized_build() {  # sanitized_build TARGETS... (empty: everything)
+  local dir="$1"; shift
   if ! command -v clang++ >/dev/null 2>&1 || [[ ! -d /usr/lib/llvm-14/lib/clang ]]; then
     if [[ "${TABLESTONE_SKIP_DEPS:-0}" == 1 ]] || ! bash "$ROOT/scripts/install-deps.sh" --fuzz --no-npm; then
-      record_failure "clang/libFuzzer not installed (scripts/install-deps.sh --fuzz)"; return 1
+      echo "[test] clang/libFuzzer not installed (scripts/install-deps.sh --fuzz)"; return 1
     fi
   fi
-  if ! CC=clang CXX=clang++ cmake -S "$ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DTABLESTONE_BUILD_FUZZERS=ON -DTABLESTONE_SANITIZE=address,undefined \
-      -DTABLESTONE_BUILD_TESTS=OFF -DTABLESTONE_BUILD_BENCH=OFF >"$WORK/fuzz-cmake.log" 2>&1 ||
-     ! timeout 1800 cmake --build "$dir" --parallel "${TABLESTONE_JOBS:-$(nproc)}" --target fuzzers; then
-    tail -20 "$WORK/fuzz-cmake.log"; record_failure "fuzz build failed"; return 1
+  local tests=ON
+  [[ "${TABLESTONE_ASAN_UNIT:-1}" == 1 ]] || tests=OFF
+  if [[ -z "$SANITIZED_CONFIGURED" ]]; then
+    if ! CC=clang CXX=clang++ cmake -S "$ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DTABLESTONE_BUILD_FUZZERS=ON -DTABLESTONE_SANITIZE=address,undefined -DTABLESTONE_BUILD_TESTS=$tests \
+        -DTABLESTONE_BUILD_BENCH=OFF "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -DNDEBUG" \
+        ${CMAKE_CXX_COMPILER_LAUNCHER:+-DCMAKE_CXX_COMPILER_LAUNCHER=$CMAKE_CXX_COMPILER_LAUNCHER} \
+        >"$WORK/sanitized-cmake.log" 2>&1; then
+      tail -20 "$WORK/sanitized-cmake.log"; return 1
+    fi
+    SANITIZED_CONFIGURED=1
+  fi
+  # shellcheck disable=SC2068
+  timeout 3600 cmake --build "$dir" --parallel "${TABLESTONE_JOBS:-$(nproc)}" ${@:+--target $@}
+}
+
+stage_fuzz() {
+  local dir="${TABLESTONE_ASAN_BUILD_DIR:-$ROOT/build-asan}" secs="${TABLESTONE_FUZZ_SECONDS:-12}"
+  if ! sanitized_build "$dir" fuzzers; then
+    record_failure "fuzz build failed"; return 1
   fi
   local log="$WORK/fuzz.log" rc
   bash "$ROOT/tests/fuzz/run_fuzzers.sh" "$dir" "$secs" 2>&1 | tee "$log"
@@ -300,15 +321,9 @@ stage_tsan() {
 
 stage_asan() {
   local dir="${TABLESTONE_ASAN_BUILD_DIR:-$ROOT/build-asan}" rc=0 unit="${TABLESTONE_ASAN_UNIT:-1}"
-  local tests=ON targets="tablestone"
-  if [[ "$unit" != 1 ]]; then tests=OFF; fi
-  if [[ "$unit" == 1 ]]; then targets=""; fi  # everything: server + every unit test binary
-  # -O1 and line tables only (-g1, CMakeLists.txt): instrumented code needs no more to find bugs
-  # and report them, and this build went from 22 to about 6 minutes (with -O2 -g it took CI past
-  # 30 minutes).
-  if ! TABLESTONE_TARGETS="$targets" timeout 3600 bash "$ROOT/scripts/build.sh" RelWithDebInfo "$dir" -- \
-      -DTABLESTONE_SANITIZE=address,undefined -DTABLESTONE_BUILD_BENCH=OFF -DTABLESTONE_BUILD_TESTS=$tests \
-      "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -DNDEBUG"; then
+  local targets=""  # everything: server, fuzzers and every unit test binary
+  if [[ "$unit" != 1 ]]; then targets="tablestone"; fi
+  if ! sanitized_build "$dir" $targets; then
     record_failure "ASan/UBSan build failed"; return 1
   fi
   # Reports go to files (one per process) so a server that logs a finding and keeps going, or a

@@ -826,6 +826,50 @@ def test_sas_continuation_outside_the_range_is_an_empty_final_page(server, sas_t
     assert decode_continuation(headers["x-ms-continuation-nextpartitionkey"]) == "b"
 
 
+def rows_scanned(server):
+    """The server's tablestone_query_rows_scanned_total for the test account (docs/observability.md)."""
+    import http.client
+    c = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    c.request("GET", "/_tablestone/metrics")
+    text = c.getresponse().read().decode()
+    c.close()
+    for line in text.splitlines():
+        if line.startswith("tablestone_query_rows_scanned_total{") and 'account="%s"' % tsclient.ACCOUNT in line:
+            return int(float(line.rsplit(" ", 1)[1]))
+    raise AssertionError("no rows_scanned counter for %s in /metrics" % tsclient.ACCOUNT)
+
+
+def test_sas_key_range_query_costs_what_the_key_filtered_query_costs(server):
+    """Issue 22, finding 4: a range SAS bounds the scan itself. Over 40 partitions x 25 rows, a SAS
+    for partitions k10..k12 reads the rows of those partitions only, no more than the same query
+    written as a PartitionKey filter with account-key auth (tablestone_query_rows_scanned_total)."""
+    table = "sasrangecost"
+    c = tsclient.Client(server.port)
+    try:
+        assert c.create_table(table).status in (201, 204)
+        for p in range(40):
+            ops = [("POST", {"PartitionKey": "k%02d" % p, "RowKey": "%03d" % r}, None) for r in range(25)]
+            r, parts = c.batch(table, ops)
+            assert r.status == 202 and all(st == 201 or st == 204 for st, _ in parts), (r, parts[:2])
+        before = rows_scanned(server)
+        keyed = c.query_all(table, "PartitionKey ge 'k10' and PartitionKey le 'k12'")
+        keyed_cost = rows_scanned(server) - before
+    finally:
+        c.close()
+    assert len(keyed) == 75
+    sas = service_sas(table, spk="k10", epk="k12")
+    before = rows_scanned(server)
+    status, headers, body = sas_get(server, "/%s()?%s" % (table, sas))
+    sas_cost = rows_scanned(server) - before
+    assert status == 200, body[:300]
+    assert "x-ms-continuation-nextpartitionkey" not in headers
+    assert [(e["PartitionKey"], e["RowKey"]) for e in json.loads(body)["value"]] == \
+        [(e["PartitionKey"], e["RowKey"]) for e in keyed]
+    print("range SAS scanned %d rows, key-filtered query %d, table 1000" % (sas_cost, keyed_cost))
+    assert sas_cost <= keyed_cost, (sas_cost, keyed_cost)
+    assert sas_cost <= 76, sas_cost  # the range's 75 rows (+1 to see its end), not the table's 1,000
+
+
 def test_sas_with_unknown_signed_version_is_refused(server, sas_table):
     """Issue 22, 'also seen': sv must be a version the service knows (403 AuthenticationFailed)."""
     for sv in ("2099-01-01", "9999-99-99", "banana"):
