@@ -8,8 +8,10 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
@@ -333,6 +335,21 @@ bool RunCopy(TableStore& source, const std::function<std::unique_ptr<TableStore>
                                   ? (tty ? ProgressStyle::kBar : ProgressStyle::kLines)
                                   : options.progress;
   const uint64_t base_entities = cp.entities;  // copied by earlier runs
+  // Entities of the tables still to copy (this run's share of the work), when counted.
+  std::optional<uint64_t> to_copy;
+  if (options.count == CountMode::kYes || (options.count == CountMode::kAuto && style == ProgressStyle::kBar)) {
+    if (style != ProgressStyle::kNone) std::fprintf(stderr, "copy: counting the source's entities...\n");
+    uint64_t total = 0;
+    for (const std::string& t : cp.tables) {
+      if (cp.done.count(t) != 0) continue;
+      uint64_t n = 0;
+      if (!source.CountEntities(t, &n, error)) return false;
+      total += n;
+    }
+    // A resumed table is counted whole although part of it was copied before:
+    // the ETA of a resumed copy starts a little long.
+    to_copy = total;
+  }
   Pipeline pipeline(std::move(stores), options.mode);
   auto last_progress = Clock::now();
   auto last_save = Clock::now();
@@ -366,9 +383,15 @@ bool RunCopy(TableStore& source, const std::function<std::unique_ptr<TableStore>
     uint64_t n = pipeline.written();
     double rate = secs > 0 ? n / secs : 0;
     char line[256];
-    std::snprintf(line, sizeof line, "copy: %zu/%zu tables done, %llu entities, %.0f entities/s, %s elapsed",
+    std::string eta;
+    if (to_copy) {
+      const uint64_t left = *to_copy > n ? *to_copy - n : 0;
+      eta = ", " + std::to_string(*to_copy == 0 ? 100 : std::min<uint64_t>(100, n * 100 / *to_copy)) + "%, ETA " +
+            (final_line ? FormatDuration(0) : rate > 0 ? FormatDuration(left / rate) : std::string("unknown"));
+    }
+    std::snprintf(line, sizeof line, "copy: %zu/%zu tables done, %llu entities, %.0f entities/s, %s elapsed%s",
                   cp.done.size(), cp.tables.size(), static_cast<unsigned long long>(base_entities + n), rate,
-                  FormatDuration(secs).c_str());
+                  FormatDuration(secs).c_str(), eta.c_str());
     if (style == ProgressStyle::kBar) {
       std::fprintf(stderr, "\r\033[K%s", line);
       bar_drawn = true;

@@ -27,6 +27,12 @@
 namespace tablestone::tools {
 
 enum class ProgressStyle { kAuto, kBar, kLines, kNone };
+// Whether to count the source's entities first, so the progress shows an ETA
+// and a percentage: kAuto counts when the progress is a bar (a person is
+// watching), not in scripts. The count reads keys only (about a tenth of the
+// copy's time) and is taken before the copy starts, so entities written to
+// the source during the copy make the ETA a little short, nothing else.
+enum class CountMode { kAuto, kYes, kNo };
 
 struct CopyOptions {
   std::vector<std::string> tables;  // empty = every table of the source account
@@ -37,6 +43,7 @@ struct CopyOptions {
   int checkpoint_interval_ms = 1000;
   ProgressStyle progress = ProgressStyle::kAuto;
   int progress_interval_ms = 5000;  // plain lines when not a terminal
+  CountMode count = CountMode::kAuto;
   // Set by a signal handler: stop reading, finish the batches in flight,
   // save the checkpoint and return false with "interrupted".
   const std::atomic<bool>* interrupted = nullptr;

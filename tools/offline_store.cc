@@ -73,6 +73,17 @@ class OfflineStore final : public TableStore {
     return true;
   }
 
+  bool CountEntities(std::string_view table, uint64_t* count, std::string* error) override {
+    *count = 0;
+    PageToken token;
+    std::vector<model::Entity> page;
+    while (!token.done) {
+      if (!ReadPage(table, &token, &page, error)) return false;
+      *count += page.size();
+    }
+    return true;
+  }
+
   bool WriteBatch(std::string_view table, WriteMode mode, std::span<const model::Entity> entities,
                   std::string* error) override {
     if (entities.empty()) return true;

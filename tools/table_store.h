@@ -7,6 +7,7 @@
 // caller per instance.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -54,6 +55,9 @@ class TableStore {
   // it; token->done once the table has been read to its end.
   virtual bool ReadPage(std::string_view table, PageToken* token, std::vector<model::Entity>* out,
                         std::string* error) = 0;
+  // *count = the number of entities in `table` now, reading keys only where
+  // the store allows it (for the ETA of `copy`; a copy does not rely on it).
+  virtual bool CountEntities(std::string_view table, uint64_t* count, std::string* error) = 0;
   // Writes up to 100 entities of ONE partition atomically.
   virtual bool WriteBatch(std::string_view table, WriteMode mode, std::span<const model::Entity> entities,
                           std::string* error) = 0;

@@ -151,6 +151,12 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
       ->check(CLI::IsMember({"auto", "bar", "lines", "none"}));
   copy_cmd->add_option("--progressIntervalMs", copy_options.progress_interval_ms,
                        "Interval of the plain progress lines (default 5000)");
+  std::map<std::string, tools::CountMode> count_modes = {
+      {"auto", tools::CountMode::kAuto}, {"yes", tools::CountMode::kYes}, {"no", tools::CountMode::kNo}};
+  copy_cmd->add_option("--count", copy_options.count,
+                       "Count the source's entities first for a percentage and an ETA: auto (with a bar, the "
+                       "default), yes or no")
+      ->transform(CLI::CheckedTransformer(count_modes, CLI::ignore_case));
 
   // ---- snapshot ----
   std::string snap_location, snap_to, snap_from;

@@ -11,6 +11,7 @@ import datetime
 import gzip
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -366,8 +367,12 @@ def test_copy_interrupt_reference_and_offline_ends(servers, workdir):
     write(ref, reference_file("types"))
     ok(tool("import", "--to", conn(a), "--in", ref))
     # endpoint -> endpoint, then endpoint -> data directory -> endpoint: the same file each time.
-    res = ok(tool("copy", "--from", conn(a), "--to", conn(b), "--progress", "lines"))
-    assert "copied %d entities of 1 tables" % len(REFERENCE_ENTITIES) in res.stderr.decode()
+    res = ok(tool("copy", "--from", conn(a), "--to", conn(b), "--progress", "lines", "--count", "yes"))
+    err = res.stderr.decode()
+    assert "copied %d entities of 1 tables" % len(REFERENCE_ENTITIES) in err
+    # --count: the source is counted first, and the progress shows a percentage and an ETA.
+    assert "copy: counting the source's entities" in err, err
+    assert re.search(r"%d entities, [0-9]+ entities/s, .* elapsed, 100%%, ETA " % len(REFERENCE_ENTITIES), err), err
     out = os.path.join(workdir, "out.jsonl")
     ok(tool("export", "--from", conn(b), "--out", out))
     assert read(out) == read(ref)
