@@ -82,7 +82,7 @@ start_tablestone() {  # BIN EXTRA_ARGS...
 start_azurite() {
   local az="$BENCH/.cache/azurite/node_modules/.bin/azurite-table"
   [[ -x "$az" ]] || { echo "Azurite is missing: bash bench/install-bench-deps.sh" >&2; return 1; }
-  timeout 3600 taskset -c 0 "$az" --tablePort "$PORT" --inMemoryPersistence --silent >"$WORK/server.log" 2>&1 &
+  timeout 3600 taskset -c 0 "$az" --tablePort "$PORT" --inMemoryPersistence --silent --disableTelemetry >"$WORK/server.log" 2>&1 &
   PID=$!
   wait_up
 }

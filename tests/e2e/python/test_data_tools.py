@@ -669,7 +669,7 @@ def test_copy_between_tablestone_and_azurite_both_ways(servers, workdir):
     import time
     port = harness.free_port()
     az = subprocess.Popen([azurite_binary(), "--tableHost", "127.0.0.1", "--tablePort", str(port),
-                           "--inMemoryPersistence", "--silent"], stdout=subprocess.DEVNULL,
+                           "--inMemoryPersistence", "--silent", "--disableTelemetry"], stdout=subprocess.DEVNULL,
                           stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         azc = ("DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=%s;"
