@@ -25,6 +25,7 @@ const state = {
   page: 0,
   next: null,
   rows: [],
+  failed: false, // the last page load was refused (the alert says why)
   editing: null, // {row (null = new), etag, opener}
 };
 
@@ -181,7 +182,11 @@ async function loadPage(page, tokens) {
     state.rows = result.entities.map(fromWire);
     return true;
   });
+  state.failed = !ok;
   if (!ok) {
+    // The alert says why; the grid shows nothing rather than a stale page.
+    state.tokens = tokens;
+    state.page = page;
     state.rows = [];
     state.next = null;
   }
@@ -240,7 +245,9 @@ function renderGrid() {
     body.append(tr);
   });
   $('grid').tBodies[0].replaceChildren(body);
-  const info = `Page ${state.page + 1} · ${state.rows.length} entities${state.next ? ' · more' : ''}`;
+  const info = state.failed
+    ? `Page ${state.page + 1} · the query failed`
+    : `Page ${state.page + 1} · ${state.rows.length} entities${state.next ? ' · more' : ''}`;
   $('page-info').textContent = info;
   $('grid-caption').textContent = `${state.table}, ${info}`;
   $('first').disabled = state.page === 0;
