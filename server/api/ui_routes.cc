@@ -12,7 +12,7 @@ namespace bhttp = boost::beast::http;
 // No inline script or style, nothing from another origin; connect-src 'self'
 // covers the Table API and the metrics route on the same host and port.
 constexpr std::string_view kContentSecurityPolicy =
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
     "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 void SetCommon(http::Response& response) {

@@ -41,8 +41,16 @@ function freePort() {
   });
 }
 
-async function startServer(port) {
-  const child = spawn(BIN, ["--tableHost", "127.0.0.1", "--tablePort", String(port), "--inMemoryPersistence", "-s"], {
+// The first non-loopback IPv4 address of this machine, or null.
+function outsideAddress() {
+  for (const list of Object.values(os.networkInterfaces())) {
+    for (const a of list || []) if (a.family === "IPv4" && !a.internal) return a.address;
+  }
+  return null;
+}
+
+async function startServer(port, host = "127.0.0.1") {
+  const child = spawn(BIN, ["--tableHost", host, "--tablePort", String(port), "--inMemoryPersistence", "-s"], {
     stdio: ["ignore", "ignore", "inherit"],
     env: { ...process.env, AZURITE_ACCOUNTS: `devstoreaccount1:${KEY};second:${SECOND_KEY}` },
   });
@@ -328,6 +336,32 @@ async function main() {
       assert.equal(await fresh.evaluate(() => localStorage.length), 0);
       await fresh.close();
       assert.deepEqual(consoleErrors.filter((e) => !/status of (400|403|404|409|412)/.test(e)), []);
+    });
+
+    await step("beyond loopback: no dev key, and no signing outside a secure context", async () => {
+      const ip = outsideAddress();
+      const port2 = await freePort();
+      const wide = await startServer(port2, "0.0.0.0");
+      try {
+        // The listener is not loopback-only: no dev key, even for a loopback peer.
+        for (const host of ip === null ? ["127.0.0.1"] : ["127.0.0.1", ip]) {
+          const config = await (await fetch(`http://${host}:${port2}/_tablestone/ui/config.json`)).json();
+          assert.equal(config.devKey, false, host);
+        }
+        if (ip === null) {
+          console.log("     (no non-loopback address here: the secure-context check is skipped)");
+          return;
+        }
+        const remote = await context.newPage();
+        await remote.goto(`http://${ip}:${port2}/_tablestone/ui/`);
+        await remote.waitForSelector("#error:not([hidden])");
+        assert.match(await remote.textContent("#error"), /secure context/);
+        assert.equal(await remote.$$eval("#tables li", (l) => l.length), 0);
+        await remote.close();
+      } finally {
+        wide.kill("SIGTERM");
+        await new Promise((r) => wide.once("exit", r));
+      }
     });
 
   } finally {
