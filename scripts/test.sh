@@ -180,7 +180,8 @@ stage_e2e_js() {
   (( rc == 0 ))
 }
 
-# ui: the data browser in headless chromium (tests/e2e/ui/run.js, docs/ui.md); about 20 s. It
+# ui: the data browser's modules under node (tests/unit/server/ui), then the page in headless
+# chromium (tests/e2e/ui/run.js, docs/ui.md); about 30 s. The browser test
 # starts its own server (it needs the dev key on loopback), so it is skipped against an endpoint.
 stage_ui() {
   if [[ -n "${TABLESTONE_E2E_CONNECTION_STRING:-}" ]]; then note "skipped: needs a tablestone binary"; return 0; fi
@@ -189,6 +190,14 @@ stage_ui() {
   [[ -d "$ROOT/tests/e2e/ui/node_modules/playwright-core" ]] ||
     { record_failure "tests/e2e/ui/node_modules missing (scripts/install-deps.sh)"; return 1; }
   local log="$WORK/ui.log" rc=0 line p f
+  # The page's pure modules first (node:test, TAP summary lines "# pass N" / "# fail N").
+  node --test "$ROOT/tests/unit/server/ui/" >"$WORK/ui-unit.log" 2>&1 || rc=$?
+  p="$(sed -nE 's/^# pass ([0-9]+)$/\1/p' "$WORK/ui-unit.log")"
+  f="$(sed -nE 's/^# fail ([0-9]+)$/\1/p' "$WORK/ui-unit.log")"
+  echo "[ui] page modules: ${p:-?} passed, ${f:-?} failed"
+  if [[ -z "$p" || -z "$f" ]]; then record_failure "node --test tests/unit/server/ui produced no summary (exit $rc)"
+  else record "$p" "$f"; (( rc != 0 )) && grep -E '^not ok' "$WORK/ui-unit.log"; fi
+  rc=0
   TABLESTONE_UI_SHOTS="${TABLESTONE_UI_SHOTS:-$WORK/ui-screenshots}" timeout 300 node "$ROOT/tests/e2e/ui/run.js" 2>&1 |
     tee "$log"
   rc=${PIPESTATUS[0]}
@@ -197,7 +206,7 @@ stage_ui() {
   read -r p f < <(sed -E 's/^ui-e2e: ([0-9]+) passed, ([0-9]+) failed.*/\1 \2/' <<<"$line")
   record "$p" "$f"
   (( rc != 0 && f == 0 )) && record_failure "ui runner exited with $rc"
-  (( rc == 0 ))
+  (( rc == 0 && CUR_FAILED == 0 ))
 }
 
 stage_image() {

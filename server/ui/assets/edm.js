@@ -2,19 +2,46 @@
 // On the wire (Learn: payload-format-for-table-service-operations) Int64,
 // DateTime, Guid and Binary carry "<name>@odata.type"; Int32, Double, Boolean
 // and String do not, and a Double is told from an Int32 by its number text
-// (the server always writes a '.' or exponent), which JSON.parse's reviver
-// sees as context.source.
+// (the server always writes a '.' or exponent).
 
 export const kTypes = ['Edm.String', 'Edm.Int32', 'Edm.Int64', 'Edm.Double', 'Edm.Boolean', 'Edm.DateTime', 'Edm.Guid', 'Edm.Binary'];
 export const kSystem = ['PartitionKey', 'RowKey', 'Timestamp'];
 
-// A number parsed from JSON keeps its text: {number, text}.
+// JSON.parse's reviver sees a number's source text in newer engines
+// (Chromium 114+); elsewhere the numbers are marked in the text first.
+const kHasSource = JSON.parse('1.0', (key, value, context) => context?.source) === '1.0';
+const kMarker = '\u0000#number:';
+
+// Every number token outside strings -> a string "<marker><its text>".
+function markNumbers(text) {
+  let out = '';
+  let start = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === '\\') i++;
+    } else if (c === '-' || (c >= '0' && c <= '9')) {
+      let j = i + 1;
+      while (j < text.length && '0123456789eE+-.'.includes(text[j])) j++;
+      out += text.slice(start, i) + JSON.stringify(kMarker + text.slice(i, j));
+      start = j;
+      i = j - 1;
+    }
+  }
+  return out + text.slice(start);
+}
+
+// Parses a response body; a number becomes {number, text} so that a Double
+// written "6.0" is not taken for an Int32.
 export function parseWireJson(text) {
-  return JSON.parse(text, (key, value, context) => {
-    if (typeof value !== 'number') return value;
-    const source = context?.source ?? String(value);
-    return { number: value, text: source };
-  });
+  if (kHasSource) {
+    return JSON.parse(text, (key, value, context) =>
+      typeof value === 'number' ? { number: value, text: context.source } : value);
+  }
+  return JSON.parse(markNumbers(text), (key, value) =>
+    typeof value === 'string' && value.startsWith(kMarker)
+      ? { number: Number(value.slice(kMarker.length)), text: value.slice(kMarker.length) }
+      : value);
 }
 
 // A wire entity -> {pk, rk, etag, timestamp, props: [{name, type, text}]}:
