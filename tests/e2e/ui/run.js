@@ -179,6 +179,16 @@ async function main() {
       assert.deepEqual(sdk("get", "UiPeople", "p1", "r1").Big, { type: "Edm.Int64", value: "9007199254740993" });
     });
 
+    await step("keyboard: Enter opens the editor, Escape closes it and focus returns to the row", async () => {
+      await page.focus("#grid tbody th button");
+      await page.keyboard.press("Enter");
+      await page.waitForSelector("#editor[open]");
+      assert.equal(await page.evaluate(() => document.activeElement.closest("dialog")?.id), "editor");
+      await page.keyboard.press("Escape");
+      await page.waitForSelector("#editor", { state: "hidden" });
+      assert.equal(await page.evaluate(() => document.activeElement.textContent), "r1");
+    });
+
     await step("a stale edit gets 412 and offers a reload", async () => {
       await page.click("#grid tbody th button");
       sdk("set", "UiPeople", "p1", "r1", "Name", "Changed behind the page");
