@@ -5,11 +5,12 @@
 # and apt-get runs (update + install) only when something is missing. The JS end-to-end suite's
 # node_modules is (re)installed with `npm ci` only when package-lock.json changed since the last run.
 #
-# Usage: bash scripts/install-deps.sh [--bench] [--fuzz] [--no-tests] [--no-npm]
+# Usage: bash scripts/install-deps.sh [--bench] [--fuzz] [--no-tests] [--no-npm] [--no-ui]
 #   --bench     also install the benchmark tools (wrk)
 #   --fuzz      also install the fuzzing toolchain (clang + libFuzzer runtime)
 #   --no-tests  only the build dependencies (no Python/Node test dependencies)
-#   --no-npm    skip `npm ci` for tests/e2e/js
+#   --no-npm    skip `npm ci` for tests/e2e/js and tests/e2e/ui
+#   --no-ui     skip the browser test's dependencies (Debian chromium, tests/e2e/ui's npm ci)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -18,17 +19,20 @@ BUILD_PKGS=(build-essential cmake ninja-build pkg-config libboost1.81-dev libroc
             nlohmann-json3-dev libspdlog-dev libgtest-dev libjemalloc-dev
             libcli11-dev zlib1g-dev libzstd-dev)
 TEST_PKGS=(python3 python3-azure python3-pytest curl)
+# The data browser's browser test (tests/e2e/ui, playwright-core drives this chromium).
+UI_PKGS=(chromium)
 BENCH_PKGS=(wrk)
 FUZZ_PKGS=(clang libclang-rt-14-dev)
 
-want_tests=1 want_bench=0 want_fuzz=0 want_npm=1
+want_tests=1 want_bench=0 want_fuzz=0 want_npm=1 want_ui=1
 for arg in "$@"; do
   case "$arg" in
     --bench) want_bench=1 ;;
     --fuzz) want_fuzz=1 ;;
-    --no-tests) want_tests=0; want_npm=0 ;;
+    --no-tests) want_tests=0; want_npm=0; want_ui=0 ;;
     --no-npm) want_npm=0 ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    --no-ui) want_ui=0 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) echo "install-deps.sh: unknown option '$arg'" >&2; exit 2 ;;
   esac
 done
@@ -42,6 +46,7 @@ is_installed() {
 
 wanted=("${BUILD_PKGS[@]}")
 (( want_tests )) && wanted+=("${TEST_PKGS[@]}")
+(( want_ui )) && wanted+=("${UI_PKGS[@]}")
 (( want_bench )) && wanted+=("${BENCH_PKGS[@]}")
 (( want_fuzz )) && wanted+=("${FUZZ_PKGS[@]}")
 
@@ -79,20 +84,25 @@ else
   log "all Debian packages present"
 fi
 
-# JS end-to-end suite: reinstall node_modules when package-lock.json changed (or it is missing).
-if (( want_npm )); then
-  js_dir="$ROOT/tests/e2e/js"
-  lock="$js_dir/package-lock.json"
-  stamp="$js_dir/node_modules/.tablestone-lock.sha256"
-  if [[ -f "$lock" ]]; then
-    want_hash="$(sha256sum "$lock" | cut -d' ' -f1)"
-    have_hash="$(cat "$stamp" 2>/dev/null || true)"
-    if [[ "$want_hash" != "$have_hash" || ! -d "$js_dir/node_modules/@azure/data-tables" ]]; then
-      log "npm ci in tests/e2e/js"
-      (cd "$js_dir" && npm ci --no-audit --no-fund --loglevel=error)
-      echo "$want_hash" > "$stamp"
-    else
-      log "tests/e2e/js/node_modules up to date"
-    fi
+# npm test suites: reinstall a suite's node_modules when its package-lock.json changed (or it is
+# missing). $1 = suite directory, $2 = a package whose absence also forces the install.
+npm_ci_if_changed() {
+  local dir="$1" probe="$2"
+  local lock="$dir/package-lock.json" stamp="$dir/node_modules/.tablestone-lock.sha256"
+  [[ -f "$lock" ]] || return 0
+  local want_hash have_hash
+  want_hash="$(sha256sum "$lock" | cut -d' ' -f1)"
+  have_hash="$(cat "$stamp" 2>/dev/null || true)"
+  if [[ "$want_hash" != "$have_hash" || ! -d "$dir/node_modules/$probe" ]]; then
+    log "npm ci in ${dir#"$ROOT"/}"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+    echo "$want_hash" > "$stamp"
+  else
+    log "${dir#"$ROOT"/}/node_modules up to date"
   fi
+}
+
+if (( want_npm )); then
+  npm_ci_if_changed "$ROOT/tests/e2e/js" "@azure/data-tables"
+  (( want_ui )) && npm_ci_if_changed "$ROOT/tests/e2e/ui" "playwright-core"
 fi

@@ -14,12 +14,13 @@
 #   TABLESTONE_BIN           run the e2e suites against this binary instead of building one
 #   TABLESTONE_E2E_TARGET    "azurite" to skip tests of behaviour Azurite is known to get wrong
 #   TABLESTONE_SKIP_DEPS=1   do not run scripts/install-deps.sh
+#   TABLESTONE_UI_SHOTS      where the ui stage saves its screenshots (default: the work dir)
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-DEFAULT_STAGES=(headers unit e2e-python e2e-js image reliability fuzz asan)
+DEFAULT_STAGES=(headers unit e2e-python e2e-js ui image reliability fuzz asan)
 
 USER_BIN="${TABLESTONE_BIN:-}"  # e2e against an existing binary (skips the build for those stages)
 BUILD_TYPE="${TABLESTONE_TEST_BUILD:-RelWithDebInfo}"
@@ -177,6 +178,35 @@ stage_e2e_js() {
     record_failure "node runner produced no summary (exit $rc)"
   fi
   (( rc == 0 ))
+}
+
+# ui: the data browser's modules under node (tests/unit/server/ui), then the page in headless
+# chromium (tests/e2e/ui/run.js, docs/ui.md); about 30 s. The browser test
+# starts its own server (it needs the dev key on loopback), so it is skipped against an endpoint.
+stage_ui() {
+  if [[ -n "${TABLESTONE_E2E_CONNECTION_STRING:-}" ]]; then note "skipped: needs a tablestone binary"; return 0; fi
+  ensure_e2e_target || return 1
+  [[ -x /usr/bin/chromium ]] || { record_failure "/usr/bin/chromium missing (scripts/install-deps.sh)"; return 1; }
+  [[ -d "$ROOT/tests/e2e/ui/node_modules/playwright-core" ]] ||
+    { record_failure "tests/e2e/ui/node_modules missing (scripts/install-deps.sh)"; return 1; }
+  local log="$WORK/ui.log" rc=0 line p f
+  # The page's pure modules first (node:test, TAP summary lines "# pass N" / "# fail N").
+  node --test "$ROOT/tests/unit/server/ui/" >"$WORK/ui-unit.log" 2>&1 || rc=$?
+  p="$(sed -nE 's/^# pass ([0-9]+)$/\1/p' "$WORK/ui-unit.log")"
+  f="$(sed -nE 's/^# fail ([0-9]+)$/\1/p' "$WORK/ui-unit.log")"
+  echo "[ui] page modules: ${p:-?} passed, ${f:-?} failed"
+  if [[ -z "$p" || -z "$f" ]]; then record_failure "node --test tests/unit/server/ui produced no summary (exit $rc)"
+  else record "$p" "$f"; (( rc != 0 )) && grep -E '^not ok' "$WORK/ui-unit.log"; fi
+  rc=0
+  TABLESTONE_UI_SHOTS="${TABLESTONE_UI_SHOTS:-$WORK/ui-screenshots}" timeout 300 node "$ROOT/tests/e2e/ui/run.js" 2>&1 |
+    tee "$log"
+  rc=${PIPESTATUS[0]}
+  line="$(grep -E '^ui-e2e: [0-9]+ passed, [0-9]+ failed' "$log" | tail -1)"
+  if [[ -z "$line" ]]; then record_failure "ui runner produced no summary (exit $rc)"; return 1; fi
+  read -r p f < <(sed -E 's/^ui-e2e: ([0-9]+) passed, ([0-9]+) failed.*/\1 \2/' <<<"$line")
+  record "$p" "$f"
+  (( rc != 0 && f == 0 )) && record_failure "ui runner exited with $rc"
+  (( rc == 0 && CUR_FAILED == 0 ))
 }
 
 stage_image() {

@@ -29,6 +29,10 @@ struct ApiOptions {
   bool disable_product_style_url = false; // --disableProductStyleUrl: path-style only
   bool allow_anonymous = false;           // accept unsigned requests (off by default; tests only)
   bool admin_api = false;                 // --adminApi: answer /_tablestone/snapshot and /reset (admin_routes.h)
+  bool ui = true;                         // the data browser at /_tablestone/ui/ (ui_routes.h); --noUi turns it off
+  // The page may use devstoreaccount1's published key without asking: set only
+  // when that account has that key and the server listens on loopback only.
+  bool ui_dev_key = false;
   std::chrono::milliseconds query_time_budget{5000};  // per query page (Learn: query-timeout-and-pagination)
   ServerFacts facts;
 };

@@ -19,6 +19,7 @@
 #include "server/api/handlers.h"
 #include "server/api/response.h"
 #include "server/api/service_handlers.h"
+#include "server/api/ui_routes.h"
 #include "storage/model/datetime.h"
 
 namespace tablestone::api {
@@ -200,7 +201,8 @@ void Dispatcher::Record(const Tally& tally, const http::Request& request, std::s
   }
 }
 
-bool Dispatcher::ServeAdmin(const http::Request& request, std::string_view target, http::Response& response) {
+bool Dispatcher::ServeAdmin(const http::Request& request, std::string_view target, std::string_view remote_ip,
+                            http::Response& response) {
   if (request.method() != boost::beast::http::verb::get) return false;
   const std::string_view path = target.substr(0, target.find('?'));
   if (path == kHealthPath) {
@@ -211,6 +213,8 @@ bool Dispatcher::ServeAdmin(const http::Request& request, std::string_view targe
     response.result(200);
     response.set(boost::beast::http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
     response.body() = MetricsText();
+  } else if (options_.ui && IsUiPath(path)) {
+    ServeUi(path, remote_ip, options_, response);
   } else {
     return false;
   }
@@ -329,7 +333,7 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
   tally.start = context.start;
   try {
     std::string_view target = ToView(request.target());
-    if (ServeAdmin(request, target, response)) {
+    if (ServeAdmin(request, target, context.remote_ip, response)) {
       Decorate(request, request_id, std::nullopt, response);
       return done(std::move(response));  // not counted: a scrape does not change what it reads
     }
@@ -409,6 +413,7 @@ bool Dispatcher::AdmitHeaders(const http::Request& header, const http::RequestCo
   const std::string_view target = ToView(header.target());
   const std::string_view path = target.substr(0, target.find('?'));
   if (path == kHealthPath || path == kMetricsPath) return true;
+  if (options_.ui && IsUiPath(path)) return true;  // ServeUi answers it; no account, no signature
   if (options_.admin_api && IsAdminTarget(target)) return true;  // HandleAdmin authenticates
   const std::string request_id = protocol::NewGuid();
   std::optional<std::string> cors_account;

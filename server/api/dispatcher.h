@@ -35,8 +35,9 @@
 // no data; docs/observability.md): GET /_tablestone/health (a constant, the
 // cheap probe), GET /_tablestone/health?detail=1 (version, uptime, data
 // directory, durability, accounts and their table counts) and
-// GET /_tablestone/metrics (Prometheus text, server/api/metrics.h). They are
-// answered on the I/O thread and not counted in the metrics.
+// GET /_tablestone/metrics (Prometheus text, server/api/metrics.h), and the
+// data browser's GET /_tablestone/ui/... (ui_routes.h) unless ApiOptions::ui is
+// off. They are answered on the I/O thread and not counted in the metrics.
 //
 // Metrics: every answer that goes through Handle, AdmitHeaders or
 // RenderTransportError is counted once (Metrics::RecordRequest), when it is
@@ -88,8 +89,9 @@ class Dispatcher : public http::RequestHandler {
     std::chrono::steady_clock::time_point start;
   };
 
-  // The admin routes; false when `path` is none of them.
-  bool ServeAdmin(const http::Request& request, std::string_view path, http::Response& response);
+  // The admin routes and the UI's (ui_routes.h); false when `target` is none of them.
+  bool ServeAdmin(const http::Request& request, std::string_view target, std::string_view remote_ip,
+                  http::Response& response);
   std::string HealthDetail();
   std::string MetricsText();
   // Counts an answer under `tally` and, at debug level on the "api" logger,

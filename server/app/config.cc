@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "protocol/base64.h"
+#include "server/api/ui_routes.h"
 #include "server/app/settings.h"
 #include "storage/model/ascii.h"
 
@@ -183,6 +184,10 @@ std::vector<Setting> BuildSettings() {
        .help = "Answer the admin routes /_tablestone/snapshot and /_tablestone/reset (docs/admin-api.md).",
        .set = [](Config& c, const Value& v) { c.admin_api = Bool(v); },
        .show = [](const Config& c) { return ShowBool(c.admin_api); }});
+  add({.path = "api.ui", .env = "TABLESTONE_UI", .kind = Kind::kBool,
+       .help = "Serve the data browser at /_tablestone/ui/ (docs/ui.md).",
+       .set = [](Config& c, const Value& v) { c.ui = Bool(v); },
+       .show = [](const Config& c) { return ShowBool(c.ui); }});
   add({.path = "storage.seed", .env = "TABLESTONE_SEED", .kind = Kind::kString,
        .help = "Export file, or directory of them, loaded at startup before the port opens; empty = none.",
        .set = [](Config& c, const Value& v) { c.seed = Str(v); },
@@ -544,6 +549,14 @@ api::ApiOptions Config::ToApiOptions() const {
   o.disable_product_style_url = disable_product_style_url;
   o.allow_anonymous = allow_anonymous;
   o.admin_api = admin_api;
+  o.ui = ui;
+  // The published key may open the page without asking only where no one but
+  // this machine can reach it: a loopback listener serving that key.
+  const bool loopback = host == "localhost" || api::IsLoopbackAddress(host);
+  for (const api::AccountKeys& account : accounts) {
+    if (account.name != kDevAccountName) continue;
+    for (const std::string& key : account.keys) o.ui_dev_key = o.ui_dev_key || (loopback && key == kDevAccountKey);
+  }
   o.query_time_budget = std::chrono::milliseconds(query_page_ms);
   o.facts.version = TABLESTONE_VERSION;
   o.facts.data_dir = location;

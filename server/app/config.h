@@ -76,6 +76,7 @@ struct Config {
   bool disable_product_style_url = false;
   bool allow_anonymous = false;
   bool admin_api = false;        // the /_tablestone/snapshot and /reset routes
+  bool ui = true;                // the data browser at /_tablestone/ui/ (--noUi: off)
   std::string seed;              // export file or directory loaded at startup; empty = none
 
   // Which file was read, if any (for the startup log).

@@ -72,6 +72,7 @@ const std::vector<Flag>& Flags() {
       F("--disableProductStyleUrl", "", "api.disableProductStyleUrl"),
       F("--allowAnonymous", "", "api.allowAnonymous"),
       F("--adminApi", "", "api.adminApi"),
+      F("--noUi", "", "api.ui", "false", 1, "Do not serve the data browser at /_tablestone/ui/ (docs/ui.md)."),
       F("--seed", "", "storage.seed"),
   };
   return kFlags;

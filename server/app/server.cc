@@ -80,6 +80,7 @@ bool Server::Start(std::string* error) {
                  config_.in_memory ? std::string("in memory") : config_.location,
                  config_.config_file.empty() ? std::string() : ", config " + config_.config_file,
                  listener_->threads(), config_.durability, millis);
+  if (config_.ui) AppLog()->info("data browser at {}/_tablestone/ui/ (docs/ui.md; --noUi turns it off)", url());
   return true;
 }
 

@@ -73,6 +73,27 @@ TEST(ConfigTest, DefaultsWithoutAnySource) {
   EXPECT_TRUE(r.warnings.empty());
 }
 
+TEST(ConfigTest, NoUiFlagAndDevKeyOnlyOnLoopback) {
+  LoadResult on = Load({});
+  ASSERT_EQ(on.action, LoadResult::Action::kRun) << on.output;
+  EXPECT_TRUE(on.config.ToApiOptions().ui);
+  EXPECT_TRUE(on.config.ToApiOptions().ui_dev_key);
+  LoadResult off = Load({"--noUi"});
+  ASSERT_EQ(off.action, LoadResult::Action::kRun) << off.output;
+  EXPECT_FALSE(off.config.ui);
+  EXPECT_FALSE(off.config.ToApiOptions().ui);
+  EXPECT_EQ(Load({"--noUi=true"}).action, LoadResult::Action::kExit);  // a fixed flag takes no value
+  LoadResult wide = Load({"--tableHost", "0.0.0.0"});
+  ASSERT_EQ(wide.action, LoadResult::Action::kRun) << wide.output;
+  EXPECT_FALSE(wide.config.ToApiOptions().ui_dev_key);
+  LoadResult localhost = Load({"--tableHost", "localhost"});
+  ASSERT_EQ(localhost.action, LoadResult::Action::kRun) << localhost.output;
+  EXPECT_TRUE(localhost.config.ToApiOptions().ui_dev_key);
+  Config other;
+  other.accounts = {{kDevAccountName, {"b3RoZXIta2V5LW5vdC10aGUtcHVibGlzaGVkLW9uZQ=="}}};
+  EXPECT_FALSE(other.ToApiOptions().ui_dev_key);  // the dev account with another key
+}
+
 TEST(ConfigTest, PrecedenceIsFileThenEnvironmentThenFlags) {
   TempFile file(R"({"listen": {"port": 1111, "host": "0.0.0.0"}, "threads": 3,
                     "storage": {"location": "/from-file", "durability": "fsync"}})");

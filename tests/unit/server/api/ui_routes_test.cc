@@ -1,0 +1,188 @@
+// The data browser's routes (server/api/ui_routes.h) through the dispatcher:
+// content types and security headers, 404 for anything not embedded (no path
+// traversal), config.json's dev-key rule, and --noUi.
+#include "server/api/ui_routes.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "server/api/api_handler.h"
+#include "server/ui/ui_assets.h"
+#include "storage/engine.h"
+
+namespace tablestone::api {
+namespace {
+
+namespace bhttp = boost::beast::http;
+
+constexpr char kKey[] = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+
+class UiRoutesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    storage::EngineOptions eo;
+    eo.in_memory = true;
+    eo.path = "/tmp/tablestone-unit-ui";
+    auto engine = storage::Engine::Open(eo);
+    ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+    engine_ = std::move(engine).value();
+    options_.accounts = {{"devstoreaccount1", {kKey}}, {"second", {kKey}}};
+    options_.ui_dev_key = true;
+  }
+
+  http::Response Get(const std::string& target, const std::string& remote_ip = "127.0.0.1",
+                     bhttp::verb verb = bhttp::verb::get) {
+    if (!handler_) handler_ = MakeApiHandler(*engine_, options_);
+    http::Request req{verb, target, 11};
+    req.set(bhttp::field::host, "127.0.0.1:10002");
+    http::RequestContext ctx;
+    ctx.remote_ip = remote_ip;
+    return http::HandleAndWait(*handler_, req, ctx);
+  }
+
+  static std::string H(const http::Response& r, std::string_view name) {
+    auto it = r.find(boost::beast::string_view(name.data(), name.size()));
+    return it == r.end() ? std::string() : std::string(it->value());
+  }
+
+  std::unique_ptr<storage::Engine> engine_;
+  ApiOptions options_;
+  std::unique_ptr<http::RequestHandler> handler_;
+};
+
+TEST_F(UiRoutesTest, IndexHasTypeCacheAndStrictPolicy) {
+  auto r = Get("/_tablestone/ui/");
+  ASSERT_EQ(r.result_int(), 200);
+  EXPECT_EQ(H(r, "Content-Type"), "text/html; charset=utf-8");
+  EXPECT_EQ(H(r, "Cache-Control"), "no-cache");
+  EXPECT_EQ(H(r, "X-Content-Type-Options"), "nosniff");
+  const std::string csp = H(r, "Content-Security-Policy");
+  EXPECT_NE(csp.find("default-src 'none'"), std::string::npos) << csp;
+  EXPECT_NE(csp.find("script-src 'self'"), std::string::npos) << csp;
+  EXPECT_NE(csp.find("connect-src 'self'"), std::string::npos) << csp;
+  EXPECT_NE(csp.find("frame-ancestors 'none'"), std::string::npos) << csp;
+  EXPECT_EQ(csp.find("unsafe"), std::string::npos) << csp;
+  EXPECT_EQ(r.body(), std::string(ui::FindEmbeddedFile("index.html")->bytes));
+  EXPECT_NE(r.body().find("<script type=\"module\" src=\"app.js\"></script>"), std::string::npos);
+  // No inline script anywhere in the page: the policy would block it.
+  EXPECT_EQ(r.body().find("<script>"), std::string::npos);
+}
+
+TEST_F(UiRoutesTest, EveryEmbeddedFileIsServedWithItsType) {
+  ASSERT_GE(ui::kEmbeddedFileCount, 3u);
+  for (size_t i = 0; i < ui::kEmbeddedFileCount; ++i) {
+    const ui::EmbeddedFile& f = ui::kEmbeddedFiles[i];
+    auto r = Get("/_tablestone/ui/" + std::string(f.name));
+    ASSERT_EQ(r.result_int(), 200) << f.name;
+    EXPECT_EQ(r.body(), std::string(f.bytes)) << f.name;
+    EXPECT_EQ(H(r, "Content-Type"), std::string(ui::ContentTypeOf(f.name))) << f.name;
+    EXPECT_FALSE(H(r, "Content-Security-Policy").empty()) << f.name;
+  }
+  EXPECT_EQ(H(Get("/_tablestone/ui/app.js"), "Content-Type"), "text/javascript; charset=utf-8");
+  EXPECT_EQ(H(Get("/_tablestone/ui/app.css"), "Content-Type"), "text/css; charset=utf-8");
+  EXPECT_EQ(H(Get("/_tablestone/ui/app.js?v=2"), "Content-Type"), "text/javascript; charset=utf-8");
+}
+
+TEST_F(UiRoutesTest, ContentTypeByExtension) {
+  EXPECT_EQ(ui::ContentTypeOf("a.json"), "application/json");
+  EXPECT_EQ(ui::ContentTypeOf("a.svg"), "image/svg+xml");
+  EXPECT_EQ(ui::ContentTypeOf("noext"), "application/octet-stream");
+  EXPECT_EQ(ui::ContentTypeOf("a.js.map"), "application/octet-stream");
+}
+
+TEST_F(UiRoutesTest, PrefixAloneRedirectsToTheDirectory) {
+  auto r = Get("/_tablestone/ui");
+  EXPECT_EQ(r.result_int(), 308);
+  EXPECT_EQ(H(r, "Location"), "/_tablestone/ui/");
+}
+
+TEST_F(UiRoutesTest, UnknownNamesAndTraversalAre404) {
+  for (const char* target :
+       {"/_tablestone/ui/missing.js", "/_tablestone/ui/../metrics", "/_tablestone/ui/..%2fhealth",
+        "/_tablestone/ui/%2e%2e/%2e%2e/etc/passwd", "/_tablestone/ui/assets/app.js", "/_tablestone/ui//app.js",
+        "/_tablestone/ui/app.js/", "/_tablestone/ui/./app.js", "/_tablestone/ui/APP.JS",
+        "/_tablestone/ui/ui_assets.h", "/_tablestone/ui/%61pp.js"}) {
+    auto r = Get(target);
+    EXPECT_EQ(r.result_int(), 404) << target;
+    EXPECT_EQ(r.body(), "not found\n") << target;
+    EXPECT_EQ(H(r, "Content-Type"), "text/plain; charset=utf-8") << target;
+  }
+}
+
+TEST_F(UiRoutesTest, OnlyTheExactPrefixIsTheUi) {
+  EXPECT_TRUE(IsUiPath("/_tablestone/ui"));
+  EXPECT_TRUE(IsUiPath("/_tablestone/ui/x"));
+  EXPECT_FALSE(IsUiPath("/_tablestone/uix"));
+  EXPECT_FALSE(IsUiPath("/devstoreaccount1/_tablestone/ui/"));
+  // A neighbour of the prefix is the Table API's to refuse, not a page.
+  auto r = Get("/_tablestone/uiindex.html");
+  EXPECT_NE(r.result_int(), 200);
+  EXPECT_TRUE(H(r, "Content-Security-Policy").empty());
+}
+
+TEST_F(UiRoutesTest, ConfigOffersTheDevKeyOnlyToLoopbackPeers) {
+  auto local = Get("/_tablestone/ui/config.json", "127.0.0.1");
+  ASSERT_EQ(local.result_int(), 200);
+  EXPECT_EQ(H(local, "Content-Type"), "application/json");
+  EXPECT_EQ(H(local, "Cache-Control"), "no-store");
+  auto j = nlohmann::json::parse(local.body());
+  EXPECT_EQ(j["accounts"], nlohmann::json::array({"devstoreaccount1", "second"}));
+  EXPECT_EQ(j["devKey"], true);
+  EXPECT_EQ(local.body().find(kKey), std::string::npos);  // names only, never a key
+  EXPECT_EQ(nlohmann::json::parse(Get("/_tablestone/ui/config.json", "::1").body())["devKey"], true);
+  EXPECT_EQ(nlohmann::json::parse(Get("/_tablestone/ui/config.json", "::ffff:127.0.0.1").body())["devKey"], true);
+  EXPECT_EQ(nlohmann::json::parse(Get("/_tablestone/ui/config.json", "10.1.2.3").body())["devKey"], false);
+  EXPECT_EQ(nlohmann::json::parse(Get("/_tablestone/ui/config.json", "128.0.0.1").body())["devKey"], false);
+}
+
+TEST_F(UiRoutesTest, ConfigWithoutDevKeyPermission) {
+  options_.ui_dev_key = false;
+  EXPECT_EQ(nlohmann::json::parse(Get("/_tablestone/ui/config.json", "127.0.0.1").body())["devKey"], false);
+}
+
+TEST_F(UiRoutesTest, LoopbackAddresses) {
+  EXPECT_TRUE(IsLoopbackAddress("127.0.0.1"));
+  EXPECT_TRUE(IsLoopbackAddress("127.9.9.9"));
+  EXPECT_TRUE(IsLoopbackAddress("::1"));
+  EXPECT_TRUE(IsLoopbackAddress("::ffff:127.0.0.1"));
+  EXPECT_FALSE(IsLoopbackAddress("0.0.0.0"));
+  EXPECT_FALSE(IsLoopbackAddress("::"));
+  EXPECT_FALSE(IsLoopbackAddress("192.168.1.2"));
+  EXPECT_FALSE(IsLoopbackAddress(""));
+}
+
+TEST_F(UiRoutesTest, AdmittedWithoutSignatureButDataStillNeedsOne) {
+  handler_ = MakeApiHandler(*engine_, options_);
+  http::Request page{bhttp::verb::get, "/_tablestone/ui/app.js", 11};
+  http::Response refusal;
+  EXPECT_TRUE(handler_->AdmitHeaders(page, http::RequestContext{}, refusal));
+  // The page's own Table API calls are refused unsigned, as any client's.
+  auto tables = Get("/devstoreaccount1/Tables");
+  EXPECT_EQ(tables.result_int(), 403);
+}
+
+TEST_F(UiRoutesTest, OnlyGetServesThePage) {
+  auto r = Get("/_tablestone/ui/", "127.0.0.1", bhttp::verb::post);
+  EXPECT_NE(r.result_int(), 200);
+  EXPECT_TRUE(H(r, "Content-Security-Policy").empty());
+}
+
+TEST_F(UiRoutesTest, NoUiTurnsEveryRouteOff) {
+  options_.ui = false;
+  for (const char* target : {"/_tablestone/ui/", "/_tablestone/ui/app.js", "/_tablestone/ui/config.json", "/_tablestone/ui"}) {
+    auto r = Get(target);
+    EXPECT_GE(r.result_int(), 400) << target;
+    EXPECT_TRUE(H(r, "Content-Security-Policy").empty()) << target;
+    EXPECT_EQ(r.body().find("<html"), std::string::npos) << target;
+  }
+  http::Request page{bhttp::verb::get, "/_tablestone/ui/app.js", 11};
+  http::Response refusal;
+  EXPECT_FALSE(handler_->AdmitHeaders(page, http::RequestContext{}, refusal));
+  EXPECT_GE(refusal.result_int(), 400);
+}
+
+}  // namespace
+}  // namespace tablestone::api
