@@ -67,7 +67,12 @@ BUILD_DONE=""
 # Builds the test configuration once; later calls return the first result.
 ensure_build() {
   if [[ -z "$BUILD_DONE" ]]; then
-    if timeout 1800 bash "$ROOT/scripts/build.sh" "$BUILD_TYPE" "$BUILD_DIR"; then
+    # Line tables only (-g1) in the RelWithDebInfo test build: enough for a backtrace with file and
+    # line, and each file compiles in about a quarter less CPU time than with full -g (measured on
+    # server/api/dispatcher.cc: 7.4-8.0 s against 10.6 s), with much smaller objects to link.
+    local extra=()
+    [[ "$BUILD_TYPE" == RelWithDebInfo ]] && extra=(-- "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG")
+    if timeout 1800 bash "$ROOT/scripts/build.sh" "$BUILD_TYPE" "$BUILD_DIR" "${extra[@]}"; then
       BUILD_DONE=ok
     else
       BUILD_DONE=failed
