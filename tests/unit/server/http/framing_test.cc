@@ -150,6 +150,24 @@ TEST(HeadHasOnlyItsOwnLineBreaksTest, AnyBreakInsideAFieldOrTheReasonIsFound) {
   EXPECT_FALSE(check(bad_reason));
 }
 
+TEST(HeadHasOnlyItsOwnLineBreaksTest, EveryByteValueAtEveryOffsetOfAWord) {
+  // The one-pass count works on eight bytes at a time: each byte value at each
+  // offset of a word (and past the last full word) must give the exact answer,
+  // including bytes whose low seven bits look like CR or LF (0x8D, 0x8A).
+  for (int b = 0; b < 256; ++b) {
+    for (size_t at = 0; at < 20; ++at) {
+      std::string value(20, 'v');
+      value[at] = static_cast<char>(b);
+      Response r;
+      r.set("X-Probe", value);
+      std::string head;
+      const size_t fields = SerializeResponseHead(r, &head);
+      const bool breaks_or_nul = b == 0 || b == '\r' || b == '\n';
+      EXPECT_EQ(HeadHasOnlyItsOwnLineBreaks(head, fields), !breaks_or_nul) << b << " at " << at;
+    }
+  }
+}
+
 TEST(EqualsIgnoreCaseAsciiTest, ComparesAsciiCaseInsensitivelyWithinBothStrings) {
   EXPECT_TRUE(EqualsIgnoreCaseAscii("chunked", "CHUNKED"));
   EXPECT_TRUE(EqualsIgnoreCaseAscii("", ""));
