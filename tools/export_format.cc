@@ -77,6 +77,25 @@ bool IsCanonicalGuid(std::string_view s) {
   return true;
 }
 
+// The type of a value without an annotation, as the service infers it for an
+// Insert Entity body (Learn: payload-format-for-table-service-operations):
+// true/false Boolean, an integer within 32 bits Int32, any other number
+// Double, a string String. The writer annotates every non-string, so this only
+// matters for files written by hand or by other tools.
+EdmType UnannotatedType(const protocol::JsonScalar& j) {
+  using Kind = protocol::JsonScalar::Kind;
+  switch (j.kind) {
+    case Kind::kBool: return EdmType::kBoolean;
+    case Kind::kInt:
+      return j.i >= std::numeric_limits<int32_t>::min() && j.i <= std::numeric_limits<int32_t>::max()
+                 ? EdmType::kInt32
+                 : EdmType::kDouble;
+    case Kind::kUInt:
+    case Kind::kFloat: return EdmType::kDouble;
+    default: return EdmType::kString;
+  }
+}
+
 // JSON value + declared type -> EdmValue.
 bool ToValue(const protocol::JsonScalar& j, EdmType type, std::string_view name, EdmValue* out, std::string* error) {
   using Kind = protocol::JsonScalar::Kind;
@@ -302,7 +321,7 @@ bool DecodeLine(std::string_view line, DecodedLine* out, std::string* error) {
       continue;
     }
     auto it = types.find(name);
-    EdmType type = it == types.end() ? EdmType::kString : it->second;
+    EdmType type = it == types.end() ? UnannotatedType(m.value) : it->second;
     model::Property p;
     p.name = m.name;
     if (!ToValue(m.value, type, name, &p.value, error)) return false;

@@ -106,6 +106,17 @@ TEST(ExportFormatTest, ReadsAnnotationsAfterValuesAndEscapedKeys) {
   EXPECT_EQ(e.properties[0].value, EdmValue::Int64(5));
 }
 
+TEST(ExportFormatTest, TypesUnannotatedValuesAsTheServiceDoes) {
+  // Hand-written files: no annotations on numbers and booleans, as in an Insert Entity body.
+  Entity e = Decode(R"({"PartitionKey":"a","RowKey":"b","i":42,"big":2147483648,"d":1.5,"y":false,"s":"7"})");
+  ASSERT_EQ(e.properties.size(), 5u);
+  EXPECT_EQ(e.Find("i")->value, EdmValue::Int32(42));
+  EXPECT_EQ(e.Find("big")->value, EdmValue::Double(2147483648.0));
+  EXPECT_EQ(e.Find("d")->value, EdmValue::Double(1.5));
+  EXPECT_EQ(e.Find("y")->value, EdmValue::Boolean(false));
+  EXPECT_EQ(e.Find("s")->value, EdmValue::String("7"));
+}
+
 TEST(ExportFormatTest, IgnoresTimestamp) {
   Entity e = Decode(
       R"({"PartitionKey":"a","RowKey":"b","Timestamp@odata.type":"Edm.DateTime","Timestamp":"2020-01-01T00:00:00Z","x":"1"})");
