@@ -190,7 +190,7 @@ std::vector<Setting> BuildSettings() {
        .set = [](Config& c, const Value& v) { c.allow_anonymous = Bool(v); },
        .show = [](const Config& c) { return ShowBool(c.allow_anonymous); }});
   add({.path = "api.adminApi", .env = "TABLESTONE_ADMIN_API", .kind = Kind::kBool,
-       .help = "Answer the admin routes /_tablestone/snapshot and /_tablestone/reset (docs/admin-api.md).",
+       .help = "Answer the admin routes /_tablestone/snapshot, /reset and /trace (docs/admin-api.md).",
        .set = [](Config& c, const Value& v) { c.admin_api = Bool(v); },
        .show = [](const Config& c) { return ShowBool(c.admin_api); }});
   add({.path = "storage.seed", .env = "TABLESTONE_SEED", .kind = Kind::kString,
