@@ -154,6 +154,26 @@ class ManagedServer:
             return "(no log)"
 
 
+def own_server(target, prefix, extra_args=None):
+    """Generator for a pytest fixture: a tablestone of the test's own (same binary as the session's,
+    fresh data directory, optional extra flags); yields the ManagedServer, then stops it and asserts
+    exit code 0. Skips on an external target."""
+    import pytest
+    if not target.managed:
+        pytest.skip("needs a tablestone process started by the harness")
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    data = os.path.join(tmp, "data")
+    os.mkdir(data)
+    server = ManagedServer(target.server.binary, data, free_port(), extra_args=extra_args)
+    server.start()
+    try:
+        yield server
+    finally:
+        code = server.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    assert code == 0
+
+
 class Target:
     """Where the tests send requests: a managed tablestone process or an external endpoint."""
 

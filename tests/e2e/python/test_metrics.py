@@ -8,10 +8,7 @@ a strict parser of the Prometheus text format (promtool is not installed here).
 import http.client
 import json
 import math
-import os
 import re
-import shutil
-import tempfile
 import time
 
 import pytest
@@ -124,17 +121,7 @@ def value(samples, name, **labels):
 @pytest.fixture
 def own_server(target):
     """A tablestone of this test's own, so its counters hold only this test's requests."""
-    if not target.managed:
-        pytest.skip("needs a tablestone process started by the harness")
-    tmp = tempfile.mkdtemp(prefix="tablestone-e2e-metrics.")
-    data = os.path.join(tmp, "data")
-    os.mkdir(data)
-    server = harness.ManagedServer(target.server.binary, data, harness.free_port())
-    server.start()
-    yield server
-    code = server.stop()
-    shutil.rmtree(tmp, ignore_errors=True)
-    assert code == 0
+    yield from harness.own_server(target, "tablestone-e2e-metrics.")
 
 
 def test_metrics_count_a_known_sequence_of_sdk_calls(own_server):

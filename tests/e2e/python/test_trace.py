@@ -23,22 +23,15 @@ import harness
 
 @pytest.fixture
 def traced(target):
-    if not target.managed:
-        pytest.skip("needs a tablestone process started by the harness")
     tmp = tempfile.mkdtemp(prefix="tablestone-e2e-trace.")
-    data = os.path.join(tmp, "data")
-    os.mkdir(data)
     trace = os.path.join(tmp, "trace.jsonl")
-    server = harness.ManagedServer(target.server.binary, data, harness.free_port(),
-                                   extra_args=["--adminApi", "--trace", trace, "--traceBodies"])
-    server.start()
-    endpoint = types.SimpleNamespace(host="127.0.0.1", port=server.port, account=harness.ACCOUNT,
-                                     key=harness.ACCOUNT_KEY, base_path="/" + harness.ACCOUNT)
-    yield types.SimpleNamespace(server=server, trace=trace, tmp=tmp, raw=harness.RawClient(endpoint),
-                                url="http://127.0.0.1:%d/%s" % (server.port, harness.ACCOUNT))
-    code = server.stop()
+    for server in harness.own_server(target, "tablestone-e2e-trace.",
+                                     ["--adminApi", "--trace", trace, "--traceBodies"]):
+        endpoint = types.SimpleNamespace(host="127.0.0.1", port=server.port, account=harness.ACCOUNT,
+                                         key=harness.ACCOUNT_KEY, base_path="/" + harness.ACCOUNT)
+        yield types.SimpleNamespace(server=server, trace=trace, tmp=tmp, raw=harness.RawClient(endpoint),
+                                    url="http://127.0.0.1:%d/%s" % (server.port, harness.ACCOUNT))
     shutil.rmtree(tmp, ignore_errors=True)
-    assert code == 0
 
 
 def switch(raw, sign=True, **body):
