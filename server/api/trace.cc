@@ -1,6 +1,7 @@
 #include "server/api/trace.h"
 
 #include <cerrno>
+#include <charconv>
 #include <ctime>
 #include <cstring>
 #include <utility>
@@ -41,9 +42,12 @@ size_t Utf8Length(std::string_view s, size_t i) {
   return n;
 }
 
-bool IsSigParamStart(std::string_view text, size_t i) {
+// True when text[eq] is the '=' of a `sig` parameter: "sig" (any case) before
+// it, at the start or after '?' or '&'.
+bool IsSigEquals(std::string_view text, size_t eq) {
+  if (eq < 3) return false;
+  const size_t i = eq - 3;
   if (i != 0 && text[i - 1] != '?' && text[i - 1] != '&') return false;
-  if (i + 4 > text.size() || text[i + 3] != '=') return false;
   return (text[i] | 0x20) == 's' && (text[i + 1] | 0x20) == 'i' && (text[i + 2] | 0x20) == 'g';
 }
 
@@ -52,15 +56,15 @@ bool IsSigParamStart(std::string_view text, size_t i) {
 std::string RedactSig(std::string_view text) {
   std::string out;
   size_t copied = 0;
-  for (size_t i = 0; i + 4 <= text.size(); ++i) {
-    if (!IsSigParamStart(text, i)) continue;
-    const size_t value = i + 4;
-    size_t end = text.find('&', value);
+  // Jumps from '=' to '=': most texts have a handful, so this is a few memchr calls.
+  for (size_t eq = text.find('='); eq != std::string_view::npos; eq = text.find('=', eq + 1)) {
+    if (!IsSigEquals(text, eq)) continue;
+    size_t end = text.find('&', eq + 1);
     if (end == std::string_view::npos) end = text.size();
-    out.append(text.substr(copied, value - copied));
+    out.append(text.substr(copied, eq + 1 - copied));
     out.append(kRedacted);
     copied = end;
-    i = end;
+    eq = end == text.size() ? end - 1 : end;
   }
   if (copied == 0) return std::string(text);
   out.append(text.substr(copied));
@@ -69,7 +73,18 @@ std::string RedactSig(std::string_view text) {
 
 void AppendJsonString(std::string_view s, std::string* out) {
   out->push_back('"');
-  for (size_t i = 0; i < s.size();) {
+  size_t i = 0;
+  while (i < s.size()) {
+    // The run of printable ASCII that needs no escape, appended at once.
+    size_t run = i;
+    while (run < s.size()) {
+      const auto u = static_cast<unsigned char>(s[run]);
+      if (u < 0x20 || u >= 0x80 || u == '"' || u == '\\') break;
+      ++run;
+    }
+    out->append(s.data() + i, run - i);
+    i = run;
+    if (i == s.size()) break;
     const auto u = static_cast<unsigned char>(s[i]);
     if (u >= 0x80) {
       const size_t n = Utf8Length(s, i);
@@ -80,20 +95,16 @@ void AppendJsonString(std::string_view s, std::string* out) {
         out->append(s.substr(i, n));
         i += n;
       }
-      continue;
-    }
-    if (s[i] == '"' || s[i] == '\\') {
+    } else if (u == '"' || u == '\\') {
       out->push_back('\\');
-      out->push_back(s[i]);
-    } else if (u < 0x20) {
+      out->push_back(s[i++]);
+    } else {
       static constexpr char kHex[] = "0123456789abcdef";
       out->append("\\u00");
       out->push_back(kHex[u >> 4]);
       out->push_back(kHex[u & 0xF]);
-    } else {
-      out->push_back(s[i]);
+      ++i;
     }
-    ++i;
   }
   out->push_back('"');
 }
@@ -144,25 +155,55 @@ void AppendOptionalString(std::string_view name, const std::optional<std::string
   }
 }
 
-void AppendOptionalNumber(std::string_view name, std::optional<uint64_t> value, std::string* out) {
-  AppendKey(name, out);
-  out->append(value ? std::to_string(*value) : std::string("null"));
+void AppendNumber(uint64_t value, std::string* out) {
+  char buf[24];
+  const auto end = std::to_chars(buf, buf + sizeof buf, value).ptr;
+  out->append(buf, static_cast<size_t>(end - buf));
 }
 
-int64_t Micros(std::chrono::nanoseconds d) {
-  return d.count() < 0 ? 0 : std::chrono::duration_cast<std::chrono::microseconds>(d).count();
+void AppendOptionalNumber(std::string_view name, std::optional<uint64_t> value, std::string* out) {
+  AppendKey(name, out);
+  if (value) {
+    AppendNumber(*value, out);
+  } else {
+    out->append("null");
+  }
+}
+
+uint64_t Micros(std::chrono::nanoseconds d) {
+  return d.count() < 0 ? 0 : static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(d).count());
+}
+
+// Appends `value` as `width` decimal digits (zero-padded).
+void AppendDigits(unsigned value, int width, std::string* out) {
+  char buf[8];
+  for (int i = width - 1; i >= 0; --i) {
+    buf[i] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  }
+  out->append(buf, static_cast<size_t>(width));
 }
 
 // RFC 3339 UTC with milliseconds, e.g. 2026-11-26T12:34:56.789Z.
-std::string Rfc3339Millis(std::chrono::system_clock::time_point t) {
+void AppendRfc3339Millis(std::chrono::system_clock::time_point t, std::string* out) {
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
   const std::time_t secs = static_cast<std::time_t>(ms / 1000);
   std::tm tm{};
   gmtime_r(&secs, &tm);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
-  return buf;
+  AppendDigits(static_cast<unsigned>(tm.tm_year + 1900), 4, out);
+  out->push_back('-');
+  AppendDigits(static_cast<unsigned>(tm.tm_mon + 1), 2, out);
+  out->push_back('-');
+  AppendDigits(static_cast<unsigned>(tm.tm_mday), 2, out);
+  out->push_back('T');
+  AppendDigits(static_cast<unsigned>(tm.tm_hour), 2, out);
+  out->push_back(':');
+  AppendDigits(static_cast<unsigned>(tm.tm_min), 2, out);
+  out->push_back(':');
+  AppendDigits(static_cast<unsigned>(tm.tm_sec), 2, out);
+  out->push_back('.');
+  AppendDigits(static_cast<unsigned>(ms % 1000), 3, out);
+  out->push_back('Z');
 }
 
 }  // namespace
@@ -175,7 +216,7 @@ std::string FormatTraceLine(const RequestTrace* trace, const http::Request& requ
   std::string out;
   out.reserve(bodies ? 1024 + request.body().size() + response.body().size() : 512);
   out.append("{\"time\":\"");
-  out.append(Rfc3339Millis(std::chrono::system_clock::now()));
+  AppendRfc3339Millis(std::chrono::system_clock::now(), &out);
   out.append("\",\"requestId\":");
   AppendJsonString(request_id, &out);
   AppendKey("client", &out);
@@ -199,7 +240,7 @@ std::string FormatTraceLine(const RequestTrace* trace, const http::Request& requ
   AppendOptionalString("partitionKey", t.partition_key, &out);
   AppendOptionalString("rowKey", t.row_key, &out);
   AppendKey("status", &out);
-  out.append(std::to_string(response.result_int()));
+  AppendNumber(response.result_int(), &out);
   const auto error = response.find("x-ms-error-code");
   AppendKey("errorCode", &out);
   if (error == response.end()) {
@@ -219,7 +260,7 @@ std::string FormatTraceLine(const RequestTrace* trace, const http::Request& requ
                    {"storageUs", t.storage}, {"serialiseUs", serialise}, {"waitUs", wait}};
   for (const auto& l : latencies) {
     AppendKey(l.name, &out);
-    out.append(std::to_string(Micros(l.value)));
+    AppendNumber(Micros(l.value), &out);
   }
   AppendOptionalNumber("rowsScanned", t.rows_scanned, &out);
   AppendOptionalNumber("rowsReturned", t.rows_returned, &out);
@@ -287,6 +328,9 @@ void TraceWriter::Submit(std::string line) {
       return;
     }
     queue_.push_back(std::move(line));
+    // The writer wakes by itself every kWriteInterval; a wake-up per line
+    // would cost a futex call per request. Only a queue filling up calls it.
+    if (queue_.size() != queue_limit_ / 2) return;
   }
   wake_.notify_one();
 }
@@ -296,19 +340,21 @@ void TraceWriter::Drain() {
   std::unique_lock lock(mu_);
   std::FILE* file = file_;
   for (;;) {
-    wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    wake_.wait_for(lock, kWriteInterval,
+                   [this] { return stopping_ || (queue_limit_ > 1 && queue_.size() >= queue_limit_ / 2); });
     batch.swap(queue_);
     const bool last = stopping_;
     lock.unlock();
-    for (std::string& line : batch) {
-      line.push_back('\n');
-      std::fwrite(line.data(), 1, line.size(), file);
+    if (!batch.empty()) {
+      for (std::string& line : batch) {
+        line.push_back('\n');
+        std::fwrite(line.data(), 1, line.size(), file);
+      }
+      // Flushed per batch, so `tail -f` sees a line within kWriteInterval.
+      std::fflush(file);
+      written_.fetch_add(batch.size(), std::memory_order_relaxed);
+      batch.clear();
     }
-    // Flushed per batch, so `tail -f` and a test reading after the suite see
-    // every line that was queued before they looked.
-    std::fflush(file);
-    written_.fetch_add(batch.size(), std::memory_order_relaxed);
-    batch.clear();
     lock.lock();
     if (last && queue_.empty()) break;
   }

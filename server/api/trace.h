@@ -3,7 +3,9 @@
 //
 // TraceWriter owns the file and the thread. The request path only formats its
 // line and hands it over (Submit): a push into a bounded queue under a mutex
-// held for the push alone, never a wait for the disk. When the queue is full
+// held for the push alone, never a wait for the disk. The writer thread wakes
+// every kWriteInterval (or when the queue is half full, or on Stop) and writes
+// and flushes what is queued, so lines reach the file within ~10 ms. When the queue is full
 // the line is dropped and counted (dropped(), exported as
 // tablestone_trace_dropped_total), so a slow disk slows nothing but the trace.
 //
@@ -72,6 +74,7 @@ class StorageTimer {
 };
 
 inline constexpr size_t kMaxTracedBody = 64 * 1024;
+inline constexpr std::chrono::milliseconds kWriteInterval{10};
 inline constexpr std::string_view kRedacted = "REDACTED";
 
 // `text` (a URL, a query string or a header value) with the value of every
