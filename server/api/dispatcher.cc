@@ -271,21 +271,19 @@ std::string Dispatcher::MetricsText() {
     inputs.gauges.push_back(std::move(g));
   };
   const ProcessFigures process = ReadProcessFigures();
-  add("tablestone_process_resident_memory_bytes", "Resident set size of the server process.",
-                           "gauge", static_cast<double>(process.resident_bytes));
+  add("tablestone_process_resident_memory_bytes", "Resident set size of the server process.", "gauge",
+      static_cast<double>(process.resident_bytes));
   add("tablestone_process_open_fds", "Open file descriptors of the server process.", "gauge",
-                           static_cast<double>(process.open_fds));
+      static_cast<double>(process.open_fds));
   const storage::Engine::Stats stats = engine_.GetStats();
-  add("tablestone_storage_live_data_bytes",
-                           "Estimated bytes of entity data (SST files and memtables).", "gauge",
-                           static_cast<double>(stats.live_data_bytes));
-  add("tablestone_storage_estimated_entities",
-                           "RocksDB's estimate of stored entities (all accounts; approximate).", "gauge",
-                           static_cast<double>(stats.estimated_entities));
+  add("tablestone_storage_live_data_bytes", "Estimated bytes of entity data (SST files and memtables).", "gauge",
+      static_cast<double>(stats.live_data_bytes));
+  add("tablestone_storage_estimated_entities", "RocksDB's estimate of stored entities (all accounts; approximate).",
+      "gauge", static_cast<double>(stats.estimated_entities));
   add("tablestone_storage_entity_cache_entries", "Entities held by the entity cache.", "gauge",
-                           static_cast<double>(stats.entity_cache_entries));
-  add("tablestone_storage_wal_syncs_total", "Log writes made by group commit since open.",
-                           "counter", static_cast<double>(stats.wal_syncs));
+      static_cast<double>(stats.entity_cache_entries));
+  add("tablestone_storage_wal_syncs_total", "Log writes made by group commit since open.", "counter",
+      static_cast<double>(stats.wal_syncs));
   const struct {
     const char* name;
     const char* help;
@@ -308,8 +306,8 @@ std::string Dispatcher::MetricsText() {
        stats.entity_cache_misses},
       {"tablestone_storage_scan_cache_hits_total", "Partitions scans served from the scan cache.", "counter",
        stats.scan_cache_hits},
-      {"tablestone_storage_scan_cache_misses_total", "Partitions scans looked up in the scan cache and read from RocksDB.",
-       "counter", stats.scan_cache_misses},
+      {"tablestone_storage_scan_cache_misses_total",
+       "Partitions scans looked up in the scan cache and read from RocksDB.", "counter", stats.scan_cache_misses},
   };
   for (const auto& f : storage_figures) {
     add(f.name, f.help, f.type, static_cast<double>(f.value));
@@ -337,17 +335,14 @@ std::string Dispatcher::MetricsText() {
     inputs.gauges.push_back(std::move(tables));
     inputs.gauges.push_back(std::move(entities));
   }
-  add("tablestone_entity_counts_complete",
-                           "0 while the count of existing entities after start still runs, then 1.", "gauge",
-                           stats.entity_counts_complete ? 1.0 : 0.0);
+  add("tablestone_entity_counts_complete", "0 while the count of existing entities after start still runs, then 1.",
+      "gauge", stats.entity_counts_complete ? 1.0 : 0.0);
   if (trace_ != nullptr) {
-    add("tablestone_trace_enabled", "1 while the request trace is on.", "gauge",
-                             trace_->enabled() ? 1.0 : 0.0);
-    add("tablestone_trace_lines_total", "Request trace lines written to the trace file.",
-                             "counter", static_cast<double>(trace_->written()));
-    add("tablestone_trace_dropped_total",
-                             "Request trace lines dropped because the writer's queue was full.", "counter",
-                             static_cast<double>(trace_->dropped()));
+    add("tablestone_trace_enabled", "1 while the request trace is on.", "gauge", trace_->enabled() ? 1.0 : 0.0);
+    add("tablestone_trace_lines_total", "Request trace lines written to the trace file.", "counter",
+        static_cast<double>(trace_->written()));
+    add("tablestone_trace_dropped_total", "Request trace lines dropped because the writer's queue was full.", "counter",
+        static_cast<double>(trace_->dropped()));
   }
   return metrics_->Render(inputs);
 }

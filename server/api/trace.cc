@@ -2,8 +2,8 @@
 
 #include <cerrno>
 #include <charconv>
-#include <ctime>
 #include <cstring>
+#include <ctime>
 #include <utility>
 #include <vector>
 
@@ -256,7 +256,7 @@ std::string FormatTraceLine(const RequestTrace* trace, const http::Request& requ
   const struct {
     std::string_view name;
     std::chrono::nanoseconds value;
-  } latencies[] = {{"totalUs", total},  {"parseUs", parse}, {"authUs", t.auth},
+  } latencies[] = {{"totalUs", total},       {"parseUs", parse},         {"authUs", t.auth},
                    {"storageUs", t.storage}, {"serialiseUs", serialise}, {"waitUs", wait}};
   for (const auto& l : latencies) {
     AppendKey(l.name, &out);

@@ -42,16 +42,16 @@ namespace tablestone::api {
 // what nobody set is null in the line.
 struct RequestTrace {
   std::chrono::steady_clock::time_point received;  // the dispatcher got the whole request
-  std::chrono::nanoseconds auth{0};                 // routing, x-ms-version and signature checks
-  std::chrono::nanoseconds handler{0};              // the operation's handler, start to end
-  std::string client;                               // peer address
+  std::chrono::nanoseconds auth{0};                // routing, x-ms-version and signature checks
+  std::chrono::nanoseconds handler{0};             // the operation's handler, start to end
+  std::string client;                              // peer address
   std::optional<std::string> account;
-  std::optional<std::string_view> operation;        // protocol::OperationName
+  std::optional<std::string_view> operation;  // protocol::OperationName
   std::optional<std::string> table;
 
-  std::chrono::nanoseconds storage{0};  // inside storage::Engine calls (part of `handler`)
-  std::optional<uint64_t> rows_scanned;  // Query Entities: rows the scan read
-  std::optional<uint64_t> rows_returned; // ... and rows it answered
+  std::chrono::nanoseconds storage{0};    // inside storage::Engine calls (part of `handler`)
+  std::optional<uint64_t> rows_scanned;   // Query Entities: rows the scan read
+  std::optional<uint64_t> rows_returned;  // ... and rows it answered
   std::optional<std::string> partition_key;
   std::optional<std::string> row_key;
 };
@@ -60,8 +60,8 @@ struct RequestTrace {
 class StorageTimer {
  public:
   explicit StorageTimer(RequestTrace* trace)
-      : trace_(trace), start_(trace != nullptr ? std::chrono::steady_clock::now()
-                                               : std::chrono::steady_clock::time_point()) {}
+      : trace_(trace),
+        start_(trace != nullptr ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point()) {}
   ~StorageTimer() {
     if (trace_ != nullptr) trace_->storage += std::chrono::steady_clock::now() - start_;
   }
