@@ -10,10 +10,13 @@
 # upsert, merge, batch (100 inserts per $batch, a fresh partition each run),
 # page (first page of 1000 entities of partition pt) and scan (a filter on a
 # non-key property over the 10,000 entities, 8 connections). delete is not
-# supported: it needs pre-loaded keys. Binaries
-# alternate so that drift on a shared machine hits both. Every process is
-# bounded by `timeout` and stopped on exit. Used for the round-4 figures in
-# docs/benchmarks.md; the full comparison is bench/run.sh.
+# supported: it needs pre-loaded keys. Binaries alternate so that drift on a
+# shared machine hits both. Every process is bounded by `timeout` and stopped
+# on exit. A BINARY may carry extra server flags after commas, `{DATA}`
+# standing for a fresh directory of that run, e.g.
+# `build/server/app/tablestone,--trace,{DATA}/t.jsonl`: the same binary with
+# and without a flag is then an A/B of the flag. Used for the round-4 figures
+# in docs/benchmarks.md; the full comparison is bench/run.sh.
 set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROUNDS=2
@@ -32,7 +35,7 @@ while [[ $# -gt 0 ]]; do
 done
 SCENARIOS=("$@")
 if [[ ${#BINS[@]} -lt 1 || ${#SCENARIOS[@]} -lt 1 ]]; then
-  sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 for s in "${SCENARIOS[@]}"; do
@@ -53,8 +56,12 @@ URL="http://127.0.0.1:$PORT"
 
 for round in $(seq "$ROUNDS"); do
   for bin in "${BINS[@]}"; do
-    rm -rf "$DATA/d"
-    timeout 600 taskset -c 0 "$bin" --tablePort "$PORT" -s -l "$DATA/d" >/dev/null 2>&1 &
+    rm -rf "$DATA/d" "$DATA/extra"
+    mkdir -p "$DATA/extra"
+    IFS=, read -r -a spec <<<"$bin"
+    flags=()
+    for f in "${spec[@]:1}"; do flags+=("${f//\{DATA\}/$DATA/extra}"); done
+    timeout 600 taskset -c 0 "${spec[0]}" --tablePort "$PORT" -s -l "$DATA/d" "${flags[@]}" >/dev/null 2>&1 &
     PID=$!
     for _ in $(seq 100); do curl -s -o /dev/null "$URL/" && break; sleep 0.05; done
     (cd "$HERE/js" && timeout 120 taskset -c 1 node loader.mjs --url "$URL" --table bench --count 10000 \

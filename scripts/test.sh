@@ -163,7 +163,20 @@ PYEOF
 
 stage_e2e_python() {
   ensure_e2e_target || return 1
-  run_pytest e2e-python 900 "$ROOT/tests/e2e/python"
+  # Every managed server of the suite writes the request trace (--trace) into this directory;
+  # check_trace.py then checks the lines (fields, JSON, no key or SAS signature).
+  local trace_dir="$WORK/e2e-python-trace" rc=0
+  mkdir -p "$trace_dir"
+  TABLESTONE_E2E_TRACE_DIR="$trace_dir" run_pytest e2e-python 900 "$ROOT/tests/e2e/python" || rc=$?
+  if [[ -z "${TABLESTONE_E2E_CONNECTION_STRING:-}" ]]; then
+    if "$PY" "$ROOT/tests/e2e/python/check_trace.py" "$trace_dir"; then
+      record 1 0
+    else
+      record_failure "e2e-python: request trace check failed (tests/e2e/python/check_trace.py)"
+      rc=1
+    fi
+  fi
+  return $rc
 }
 
 stage_e2e_js() {

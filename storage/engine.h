@@ -205,10 +205,22 @@ class Engine {
     uint64_t sst_bytes = 0;             // all column families' SST files
     uint64_t pending_compaction_bytes = 0;  // RocksDB's estimate
     uint64_t stalled_column_families = 0;   // delayed or stopped right now
+    uint64_t write_stalls = 0;              // stalls begun since open (a column family leaving normal)
     uint64_t entity_cache_hits = 0;     // point reads answered by the entity cache
     uint64_t entity_cache_misses = 0;
     uint64_t scan_cache_hits = 0;       // partitions a scan served from the scan cache
     uint64_t scan_cache_misses = 0;     // partitions a scan looked up and read from RocksDB
+    // Tables and entities per account, kept up to date by every committed
+    // write (not counted here). Every account that had a table since open.
+    struct AccountUsage {
+      std::string account;
+      uint64_t tables = 0;
+      uint64_t entities = 0;
+    };
+    std::vector<AccountUsage> accounts;
+    // False while the one count of existing entities after open still runs
+    // (entities are then too low; tables are always exact).
+    bool entity_counts_complete = false;
   };
   virtual Stats GetStats() = 0;
 };

@@ -91,8 +91,61 @@ Status RocksEngine::OpenDb() {
     return s;
   }
   executor_ = std::make_unique<WorkExecutor>(options_.executor);
+  // Before the gate opens, so the snapshot holds no write made after it.
+  std::vector<std::pair<uint64_t, std::shared_ptr<TableState>>> tables(live_tables_.begin(), live_tables_.end());
+  stop_counting_.store(false);
+  entity_counts_complete_.store(tables.empty());
+  if (!tables.empty()) {
+    entity_counter_ = std::thread(&RocksEngine::CountEntities, this, db_->GetSnapshot(), std::move(tables));
+  }
   gate_.Reopen();
   return s;
+}
+
+std::shared_ptr<RocksEngine::TableState> RocksEngine::NewTableState(std::string_view account) {
+  auto it = account_counts_.find(account);
+  if (it == account_counts_.end()) {
+    it = account_counts_.emplace(std::string(account), std::make_shared<AccountCounts>()).first;
+  }
+  auto state = std::make_shared<TableState>();
+  state->counts = it->second;
+  return state;
+}
+
+void RocksEngine::CountEntities(const rocksdb::Snapshot* snapshot,
+                                std::vector<std::pair<uint64_t, std::shared_ptr<TableState>>> tables) {
+  const auto begin = std::chrono::steady_clock::now();
+  uint64_t total = 0;
+  bool stopped = false;
+  for (auto& [id, state] : tables) {
+    const std::string start = TableStart(id), end = TableEnd(id);
+    rocksdb::Slice upper(end);
+    rocksdb::ReadOptions ro;
+    ro.snapshot = snapshot;
+    ro.iterate_upper_bound = &upper;
+    ro.fill_cache = false;  // one pass over everything: keep the block cache for requests
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cf(kEntitiesCf)));
+    int64_t n = 0;
+    for (it->Seek(start); it->Valid(); it->Next()) {
+      if ((++n & 4095) == 0 && stop_counting_.load(std::memory_order_relaxed)) break;
+    }
+    if (stop_counting_.load(std::memory_order_relaxed) || !it->status().ok()) {
+      stopped = true;
+      break;
+    }
+    GatePass table_pass(state->gate);  // refused: the table was deleted meanwhile, nothing to add
+    if (table_pass.ok()) {
+      state->entities.fetch_add(n);
+      state->counts->entities.fetch_add(n);
+    }
+    total += static_cast<uint64_t>(n);
+  }
+  db_->ReleaseSnapshot(snapshot);
+  if (stopped) return;
+  entity_counts_complete_.store(true);
+  StorageDebugLog()->debug("counted {} entities of {} tables in {} ms", total, tables.size(),
+                           std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::steady_clock::now() - begin).count());
 }
 
 namespace {
@@ -188,7 +241,7 @@ Status RocksEngine::OpenLocked() {
         std::make_shared<TolerantInfoLog>(path + "/LOG", db_options.max_log_file_size, db_options.info_log_level);
   }
   db_options.avoid_unnecessary_blocking_io = true;
-  db_options.listeners.push_back(std::make_shared<WriteStallCounter>(stalled_column_families_));
+  db_options.listeners.push_back(std::make_shared<WriteStallCounter>(stalled_column_families_, write_stalls_));
   // Group commit: DB::Write only appends to the log's buffer; SyncWal() writes
   // it once per batch of requests (Engine's "Durability"). One write(2) per
   // request was ~10% of an insert's CPU time.
@@ -310,7 +363,7 @@ Status RocksEngine::LoadCatalog() {
     }
     info.account.assign(key.substr(0, sep));
     max_id = std::max(max_id, info.id);
-    live_tables_.emplace(info.id, std::make_shared<TableState>());
+    live_tables_.emplace(info.id, NewTableState(info.account)).first->second->counts->tables.fetch_add(1);
     catalog_.emplace(std::string(key), std::move(info));
   }
   TABLESTONE_RETURN_IF_ERROR(FromRocks(it->status(), "reading catalog"));
@@ -329,6 +382,8 @@ Status RocksEngine::LoadCatalog() {
 
 Status RocksEngine::Close() {
   std::lock_guard lock(close_mu_);
+  stop_counting_.store(true);
+  if (entity_counter_.joinable()) entity_counter_.join();
   // First the executor: tasks running finish against an open database, queued
   // ones are dropped (their callers answer 503), and the log syncs they queued
   // run before its threads are joined.
@@ -533,7 +588,7 @@ StatusOr<TableInfo> RocksEngine::CreateTable(std::string_view account, std::stri
   TABLESTONE_RETURN_IF_ERROR(FromRocks(CommitBatch(&batch), "creating table"));
   ++next_table_id_;
   std::unique_lock lock(catalog_mu_);
-  live_tables_.emplace(info.id, std::make_shared<TableState>());
+  live_tables_.emplace(info.id, NewTableState(account)).first->second->counts->tables.fetch_add(1);
   catalog_.emplace(key, info);
   StorageDebugLog()->debug("created table {}/{} (id {})", account, name, info.id);
   return info;
@@ -578,6 +633,9 @@ Status RocksEngine::DeleteTable(std::string_view account, std::string_view name)
   std::unique_lock lock(catalog_mu_);
   catalog_.erase(key);
   live_tables_.erase(id);
+  // The gate is closed: no write or count adds to state->entities any more.
+  state->counts->tables.fetch_sub(1);
+  state->counts->entities.fetch_sub(state->entities.load());
   StorageDebugLog()->debug("deleted table {}/{} (id {})", account, name, id);
   return Status::Ok();
 }
@@ -690,8 +748,19 @@ Engine::Stats RocksEngine::GetStats() {
   }
   const int stalled = stalled_column_families_->load(std::memory_order_relaxed);
   stats.stalled_column_families = stalled > 0 ? static_cast<uint64_t>(stalled) : 0;
+  stats.write_stalls = write_stalls_->load(std::memory_order_relaxed);
   stats.scan_cache_hits = scan_cache_hits_.load(std::memory_order_relaxed);
   stats.scan_cache_misses = scan_cache_misses_.load(std::memory_order_relaxed);
+  stats.entity_counts_complete = entity_counts_complete_.load();
+  {
+    std::shared_lock lock(catalog_mu_);
+    for (const auto& [account, counts] : account_counts_) {
+      const int64_t tables = counts->tables.load(std::memory_order_relaxed);
+      const int64_t entities = counts->entities.load(std::memory_order_relaxed);
+      stats.accounts.push_back({account, static_cast<uint64_t>(std::max<int64_t>(tables, 0)),
+                                static_cast<uint64_t>(std::max<int64_t>(entities, 0))});
+    }
+  }
   return stats;
 }
 

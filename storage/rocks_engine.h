@@ -17,7 +17,9 @@
 #include <mutex>
 #include <shared_mutex>
 #include <string>
+#include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <rocksdb/cache.h>
@@ -82,8 +84,20 @@ class RocksEngine final : public Engine {
  private:
   StatusOr<model::ScanResult> ScanPage(const TableInfo& table, const model::ScanSpec& spec);
   // Liveness of one table id: writes pass the gate, DeleteTable closes it.
+  // Tables and entities of one account (Stats::accounts). Entities may dip
+  // below zero while the count after open runs (deletes of not yet counted
+  // rows); read clamped.
+  struct AccountCounts {
+    std::atomic<int64_t> tables{0};
+    std::atomic<int64_t> entities{0};
+  };
   struct TableState {
     OpGate gate;
+    std::shared_ptr<AccountCounts> counts;  // its account's
+    // Entities of the table: the count after open plus every committed
+    // write's change, added under a pass of `gate`, so once DeleteTable has
+    // closed the gate this is what leaves the account's count.
+    std::atomic<int64_t> entities{0};
     // The scan-cache stamp of the table's latest write (0 = none since open
     // or without a cache); set like the stripe stamps, see partition_cache.h.
     std::atomic<uint64_t> last_write_stamp{0};
@@ -91,6 +105,13 @@ class RocksEngine final : public Engine {
 
   Status OpenLocked();
   Status LoadCatalog();
+  // The state of a table of `account` (new, zero entities); holds catalog_mu_ exclusively.
+  std::shared_ptr<TableState> NewTableState(std::string_view account);
+  // The count of existing entities after open, on its own thread: every table
+  // live at open, read at `snapshot` (taken before any write), added to the
+  // counts under the table's gate; stops early when Close asks.
+  void CountEntities(const rocksdb::Snapshot* snapshot,
+                     std::vector<std::pair<uint64_t, std::shared_ptr<TableState>>> tables);
   rocksdb::ColumnFamilyHandle* cf(size_t index) const { return cfs_[index]; }
   // The live state of `table_id`, or null if no such table exists now.
   std::shared_ptr<TableState> FindLiveTable(uint64_t table_id);
@@ -157,6 +178,10 @@ class RocksEngine final : public Engine {
   // CatalogKey(account, lower name) -> table; ordered for ListTables.
   std::map<std::string, TableInfo, std::less<>> catalog_;
   std::unordered_map<uint64_t, std::shared_ptr<TableState>> live_tables_;
+  std::map<std::string, std::shared_ptr<AccountCounts>, std::less<>> account_counts_;  // guarded by catalog_mu_
+  std::thread entity_counter_;            // CountEntities; joined by Close
+  std::atomic<bool> stop_counting_{false};
+  std::atomic<bool> entity_counts_complete_{false};
 
   std::unique_ptr<std::mutex[]> stripes_;
   size_t stripe_count_ = 1;
@@ -172,6 +197,7 @@ class RocksEngine final : public Engine {
   // listener of its stall notifications (CanWriteWithoutWaiting). Shared with
   // the listener, which RocksDB may hold until the DB is deleted.
   std::shared_ptr<std::atomic<int>> stalled_column_families_ = std::make_shared<std::atomic<int>>(0);
+  std::shared_ptr<std::atomic<uint64_t>> write_stalls_ = std::make_shared<std::atomic<uint64_t>>(0);  // onsets
   // Sequence number up to which the WAL is written (SyncWal); see Engine.
   std::atomic<uint64_t> durable_mark_{0};
   std::unique_ptr<WriteMark[]> write_marks_ = std::make_unique<WriteMark[]>(kTableMarkSlots + 1);

@@ -22,6 +22,7 @@ using model::WriteOp;
 struct Pending {
   std::string key;
   bool exists = false;
+  bool existed = false;  // before this Write(): exists - existed is its change to the entity count
   model::Entity entity;  // full properties once any op touched it
   std::string encoded;   // the value written (exists) for the entity cache
 };
@@ -191,6 +192,7 @@ WriteResult RocksEngine::Write(const TableInfo& table, std::span<const WriteOp> 
       rocksdb::Status rs = ReadEntityValue(key, &cached, &value, &bytes);
       if (rs.ok()) {
         p.exists = true;
+        p.existed = true;
         // Only a merge needs the stored properties; everything else just the ETag.
         Status ds = op.kind == WriteKind::kMerge || op.kind == WriteKind::kInsertOrMerge
                         ? DecodeEntityValue(bytes, &p.entity)
@@ -241,6 +243,12 @@ WriteResult RocksEngine::Write(const TableInfo& table, std::span<const WriteOp> 
     }
   }
   if (!ws.ok()) return fail(std::move(ws), 0);
+  int64_t added = 0;
+  for (const Pending& p : pending) added += static_cast<int64_t>(p.exists) - static_cast<int64_t>(p.existed);
+  if (added != 0) {  // under table_pass: see TableState::entities
+    state->entities.fetch_add(added, std::memory_order_relaxed);
+    state->counts->entities.fetch_add(added, std::memory_order_relaxed);
+  }
   WriteResult result;
   result.timestamp = ts;
   return result;

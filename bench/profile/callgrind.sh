@@ -6,6 +6,8 @@
 # runs N requests (page: N/20) over one keep-alive connection and dumps.
 # Kinds: get insert upsert merge page.
 # Prints Ir per request; annotate with callgrind_annotate --inclusive=yes.
+# PROFILE_FLAGS: extra server flags for the measured run, e.g. "--trace /tmp/t.jsonl"
+# (split on spaces; callgrind counts every thread, so a writer thread's work is included).
 set -euo pipefail
 BIN=$1; OUT=$2; N=${3:-2000}; PORT=${PROFILE_PORT:-20102}  # PROFILE_PORT: run two at once
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -17,7 +19,7 @@ $PY "$HERE/load.py" setup --n 1000 --port $PORT >/dev/null
 $PY "$HERE/load.py" setup --n 0 --port $PORT --table scan >/dev/null
 kill -TERM $pid; wait $pid || true
 valgrind --tool=callgrind --callgrind-out-file="$OUT/cg.out" "$BIN" --tableHost 127.0.0.1 --tablePort $PORT -s \
-  -l "$OUT/data" --threads 1 >"$OUT/valgrind.log" 2>&1 & vg=$!
+  -l "$OUT/data" --threads 1 ${PROFILE_FLAGS:-} >"$OUT/valgrind.log" 2>&1 & vg=$!
 for _ in $(seq 300); do curl -s -o /dev/null http://127.0.0.1:$PORT/ && break; sleep 0.2; done
 $PY "$HERE/load.py" get --n 20 --port $PORT >/dev/null
 for kind in get insert upsert merge page; do

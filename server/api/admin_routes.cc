@@ -66,20 +66,54 @@ double MillisSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
+// GET and POST /_tablestone/trace (after authentication).
+http::Response HandleTrace(const http::Request& request, TraceWriter* trace) {
+  if (trace == nullptr) return Error(request, 404, "ResourceNotFound", "this server has no request trace");
+  if (request.method() == bhttp::verb::post) {
+    nlohmann::json body = nlohmann::json::parse(request.body(), nullptr, /*allow_exceptions=*/false);
+    if (!body.is_object() || !body.contains("enabled") || !body["enabled"].is_boolean() ||
+        (body.contains("file") && !body["file"].is_string()) ||
+        (body.contains("bodies") && !body["bodies"].is_boolean())) {
+      return Error(request, 400, "InvalidInput",
+                   "expected a JSON object {\"enabled\":bool,\"file\":string,\"bodies\":bool}");
+    }
+    if (!body["enabled"].get<bool>()) {
+      trace->Stop();
+    } else {
+      // Without "file", tracing that is on keeps its file (only "bodies" changes).
+      std::string file = body.contains("file") ? body["file"].get<std::string>() : trace->path();
+      if (file.empty()) return Error(request, 400, "InvalidInput", "enabling the trace needs \"file\"");
+      std::string why;
+      if (!trace->Start(file, body.value("bodies", false), &why)) return Error(request, 500, "InternalError", why);
+    }
+  }
+  const bool on = trace->enabled();
+  return Json(request, 200,
+              {{"enabled", on},
+               {"file", on ? nlohmann::json(trace->path()) : nlohmann::json(nullptr)},
+               {"bodies", on && trace->bodies()},
+               {"written", trace->written()},
+               {"dropped", trace->dropped()}});
+}
+
 }  // namespace
 
 bool IsAdminTarget(std::string_view target) {
   std::string_view path = target.substr(0, target.find('?'));
-  return path == "/_tablestone/snapshot" || path == "/_tablestone/reset";
+  return path == "/_tablestone/snapshot" || path == "/_tablestone/reset" || path == "/_tablestone/trace";
 }
 
-http::Response HandleAdmin(const http::Request& request, storage::Engine& engine, const ApiOptions& options) {
+http::Response HandleAdmin(const http::Request& request, storage::Engine& engine, const ApiOptions& options,
+                           TraceWriter* trace) {
   const auto start = std::chrono::steady_clock::now();
   std::string_view target(request.target().data(), request.target().size());
   std::string_view path, raw_query;
   protocol::SplitTarget(target, &path, &raw_query);
   std::string_view op = path.substr(kPrefix.size());
-  if (request.method() != bhttp::verb::post) return Error(request, 405, "MethodNotAllowed", "admin routes take POST");
+  const bool get_trace = op == "trace" && request.method() == bhttp::verb::get;
+  if (request.method() != bhttp::verb::post && !get_trace) {
+    return Error(request, 405, "MethodNotAllowed", "admin routes take POST (and GET for the trace)");
+  }
   auto query = protocol::ParseQueryString(raw_query);
   if (!query) return Error(request, 400, "InvalidQueryParameterValue", "malformed query string");
   const std::string signer = SignedBy(request, path, options);
@@ -88,6 +122,7 @@ http::Response HandleAdmin(const http::Request& request, storage::Engine& engine
                  "admin routes need a Shared Key signature of a configured account key (docs/admin-api.md)");
   }
 
+  if (op == "trace") return HandleTrace(request, trace);
   if (op == "snapshot") {
     const std::string* to = protocol::FindQueryParam(*query, "to");
     if (to == nullptr || to->empty()) return Error(request, 400, "MissingRequiredQueryParameter", "snapshot needs ?to=DIR");

@@ -2,9 +2,12 @@
 // unless ApiOptions::admin_api is set:
 //   POST /_tablestone/snapshot?to=DIR     RocksDB checkpoint of the data directory into DIR
 //   POST /_tablestone/reset[?account=A]   delete every table of A (default: every configured account)
+//   GET  /_tablestone/trace               the request trace's state (trace.h)
+//   POST /_tablestone/trace               switch it: JSON body {"enabled":B,"file":PATH,"bodies":B}
 // Authenticated with Shared Key by an account key (Learn: authorize-with-shared-key): the
 // canonicalized resource is "/<account>/_tablestone/<op>"; resetting account A
-// needs A's key, a snapshot or a reset of every account any configured key.
+// needs A's key, a snapshot, a reset of every account or the trace any
+// configured key.
 // The `_tablestone` segment cannot clash with an account name (lower-case
 // letters and digits only).
 #pragma once
@@ -12,6 +15,7 @@
 #include <string_view>
 
 #include "server/api/api_options.h"
+#include "server/api/trace.h"
 #include "server/http/handler.h"
 #include "storage/engine.h"
 
@@ -21,9 +25,13 @@ namespace tablestone::api {
 bool IsAdminTarget(std::string_view target);
 
 // Answers one admin request; blocks on the disk (a lane's work, never an I/O thread's).
-// JSON bodies: {"snapshot":DIR,"ms":N} / {"accounts":[..],"tablesDeleted":N,"ms":N};
-// errors {"error":CODE,"message":TEXT} with 400 (bad query), 403 (authentication),
-// 404 (unknown route or account), 405 (not POST), 409 (snapshot target exists), 500.
-http::Response HandleAdmin(const http::Request& request, storage::Engine& engine, const ApiOptions& options);
+// `trace` may be null (the trace route then answers 404).
+// JSON bodies: {"snapshot":DIR,"ms":N} / {"accounts":[..],"tablesDeleted":N,"ms":N} /
+// {"enabled":B,"file":PATH|null,"bodies":B,"written":N,"dropped":N};
+// errors {"error":CODE,"message":TEXT} with 400 (bad query or body), 403 (authentication),
+// 404 (unknown route or account), 405 (not POST, or not GET/POST for the trace),
+// 409 (snapshot target exists), 500 (also: trace file cannot be opened).
+http::Response HandleAdmin(const http::Request& request, storage::Engine& engine, const ApiOptions& options,
+                           TraceWriter* trace = nullptr);
 
 }  // namespace tablestone::api

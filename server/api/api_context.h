@@ -13,6 +13,7 @@
 #include "server/api/authenticator.h"
 #include "server/api/metrics.h"
 #include "server/api/request_parts.h"
+#include "server/api/trace.h"
 #include "server/http/handler.h"
 #include "storage/engine.h"
 #include "storage/model/ascii.h"
@@ -80,6 +81,9 @@ struct RequestInfo {
   AuthGrant grant;
   std::string base_url;     // service root URL with trailing '/', e.g. "http://127.0.0.1:10002/devstoreaccount1/"
   InlineSlice* inline_slice = nullptr;  // set only for the I/O-thread try of a query
+  // Non-null only while the request trace is on (trace.h): handlers time their
+  // storage calls into it (StorageTimer) and add their keys and row counts.
+  RequestTrace* trace = nullptr;
 
   // Header value by case-insensitive name; empty when absent.
   std::string_view Header(std::string_view name) const { return RequestHeader(request, name); }

@@ -6,6 +6,7 @@
 
 #include "server/api/api_options.h"
 #include "server/api/metrics.h"
+#include "server/api/trace.h"
 #include "server/http/handler.h"
 #include "storage/engine.h"
 
@@ -13,8 +14,9 @@ namespace tablestone::api {
 
 // `engine` must outlive the returned handler.
 // `metrics` (may be null: no metrics route, nothing counted) must outlive
-// the handler.
+// the handler, as must `trace` (may be null: no request trace, no
+// /_tablestone/trace route).
 std::unique_ptr<http::RequestHandler> MakeApiHandler(storage::Engine& engine, ApiOptions options,
-                                                     Metrics* metrics = nullptr);
+                                                     Metrics* metrics = nullptr, TraceWriter* trace = nullptr);
 
 }  // namespace tablestone::api

@@ -115,7 +115,7 @@ void RunQuery(const ApiContext& ctx, const RequestInfo& info, const protocol::ba
   SubRequestHeaders headers(sub);
   RequestParts parts{info.account(), info.route.account.secondary, resolved->resource, resolved->query, headers,
                      sub.body};
-  ReadScope scope{info.request_id, info.base_url, info.grant};
+  ReadScope scope{info.request_id, info.base_url, info.grant, nullptr, info.trace};
   http::Response sub_response;
   sub_response.version(11);
   if (op == Operation::kGetEntity) {
@@ -165,7 +165,10 @@ void HandleBatch(const ApiContext& ctx, const RequestInfo& info, http::Response&
   std::vector<model::WriteOp> ops;
   ops.reserve(plan.operations.size());
   for (PlannedOperation& p : plan.operations) ops.push_back(std::move(p.op));
-  storage::WriteResult result = ctx.engine.Write(*table, std::span<const model::WriteOp>(ops));
+  storage::WriteResult result = [&] {
+    StorageTimer timer(info.trace);
+    return ctx.engine.Write(*table, std::span<const model::WriteOp>(ops));
+  }();
   if (!result.status.ok()) {
     size_t index = result.failed_index < ops.size() ? result.failed_index : 0;
     const PlannedOperation& failed = plan.operations[index];

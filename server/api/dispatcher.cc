@@ -1,6 +1,5 @@
 #include "server/api/dispatcher.h"
 
-#include "server/api/admin_routes.h"
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -176,18 +175,24 @@ struct Dispatcher::Pending {
   Tally tally;
 };
 
-Dispatcher::Dispatcher(storage::Engine& engine, ApiOptions options, Metrics* metrics)
+Dispatcher::Dispatcher(storage::Engine& engine, ApiOptions options, Metrics* metrics, TraceWriter* trace)
     : engine_(engine),
       options_(std::move(options)),
       authenticator_(options_.accounts, options_.allow_anonymous, MakePolicyLookup(engine)),
       metrics_(metrics),
+      trace_(trace),
       log_(spdlog::get("api") ? spdlog::get("api") : spdlog::default_logger()),
       context_{engine_, options_, authenticator_, metrics} {}
 
 void Dispatcher::Record(const Tally& tally, const http::Request& request, std::string_view request_id,
                         const http::Response& response) const {
-  const auto elapsed = std::chrono::steady_clock::now() - tally.start;
+  const auto now = std::chrono::steady_clock::now();
+  const auto elapsed = now - tally.start;
   if (metrics_ != nullptr) metrics_->RecordRequest(tally.account, tally.operation, response.result_int(), elapsed);
+  if (tally.trace != nullptr) {
+    trace_->Submit(FormatTraceLine(tally.trace.get(), request, response, request_id, tally.start, now,
+                                   trace_->bodies()));
+  }
   if (log_->should_log(spdlog::level::debug)) {
     const auto error = response.find("x-ms-error-code");
     log_->debug("request {} {} {} -> {} {} {}{} in {}us", request_id,
@@ -261,22 +266,28 @@ std::string Dispatcher::HealthDetail() {
 
 std::string Dispatcher::MetricsText() {
   ScrapeInputs inputs;
+  const auto add = [&inputs](std::string name, std::string help, std::string type, double value) {
+    ScrapeInputs::Gauge g;
+    g.name = std::move(name);
+    g.help = std::move(help);
+    g.type = std::move(type);
+    g.value = value;
+    inputs.gauges.push_back(std::move(g));
+  };
   const ProcessFigures process = ReadProcessFigures();
-  inputs.gauges.push_back({"tablestone_process_resident_memory_bytes", "Resident set size of the server process.",
-                           "gauge", static_cast<double>(process.resident_bytes)});
-  inputs.gauges.push_back({"tablestone_process_open_fds", "Open file descriptors of the server process.", "gauge",
-                           static_cast<double>(process.open_fds)});
+  add("tablestone_process_resident_memory_bytes", "Resident set size of the server process.", "gauge",
+      static_cast<double>(process.resident_bytes));
+  add("tablestone_process_open_fds", "Open file descriptors of the server process.", "gauge",
+      static_cast<double>(process.open_fds));
   const storage::Engine::Stats stats = engine_.GetStats();
-  inputs.gauges.push_back({"tablestone_storage_live_data_bytes",
-                           "Estimated bytes of entity data (SST files and memtables).", "gauge",
-                           static_cast<double>(stats.live_data_bytes)});
-  inputs.gauges.push_back({"tablestone_storage_estimated_entities",
-                           "RocksDB's estimate of stored entities (all accounts; approximate).", "gauge",
-                           static_cast<double>(stats.estimated_entities)});
-  inputs.gauges.push_back({"tablestone_storage_entity_cache_entries", "Entities held by the entity cache.", "gauge",
-                           static_cast<double>(stats.entity_cache_entries)});
-  inputs.gauges.push_back({"tablestone_storage_wal_syncs_total", "Log writes made by group commit since open.",
-                           "counter", static_cast<double>(stats.wal_syncs)});
+  add("tablestone_storage_live_data_bytes", "Estimated bytes of entity data (SST files and memtables).", "gauge",
+      static_cast<double>(stats.live_data_bytes));
+  add("tablestone_storage_estimated_entities", "RocksDB's estimate of stored entities (all accounts; approximate).",
+      "gauge", static_cast<double>(stats.estimated_entities));
+  add("tablestone_storage_entity_cache_entries", "Entities held by the entity cache.", "gauge",
+      static_cast<double>(stats.entity_cache_entries));
+  add("tablestone_storage_wal_syncs_total", "Log writes made by group commit since open.", "counter",
+      static_cast<double>(stats.wal_syncs));
   const struct {
     const char* name;
     const char* help;
@@ -290,17 +301,52 @@ std::string Dispatcher::MetricsText() {
        "gauge", stats.pending_compaction_bytes},
       {"tablestone_storage_stalled_column_families", "Column families whose writes RocksDB delays or stops now.",
        "gauge", stats.stalled_column_families},
+      {"tablestone_storage_write_stalls_total",
+       "Write stalls begun since start (a column family going from normal to delayed or stopped).", "counter",
+       stats.write_stalls},
       {"tablestone_storage_entity_cache_hits_total", "Point reads answered by the entity cache.", "counter",
        stats.entity_cache_hits},
       {"tablestone_storage_entity_cache_misses_total", "Point reads the entity cache did not hold.", "counter",
        stats.entity_cache_misses},
       {"tablestone_storage_scan_cache_hits_total", "Partitions scans served from the scan cache.", "counter",
        stats.scan_cache_hits},
-      {"tablestone_storage_scan_cache_misses_total", "Partitions scans looked up in the scan cache and read from RocksDB.",
-       "counter", stats.scan_cache_misses},
+      {"tablestone_storage_scan_cache_misses_total",
+       "Partitions scans looked up in the scan cache and read from RocksDB.", "counter", stats.scan_cache_misses},
   };
   for (const auto& f : storage_figures) {
-    inputs.gauges.push_back({f.name, f.help, f.type, static_cast<double>(f.value)});
+    add(f.name, f.help, f.type, static_cast<double>(f.value));
+  }
+  // Per configured account (label values stay bounded, as everywhere).
+  ScrapeInputs::Gauge tables, entities;
+  tables.name = "tablestone_tables";
+  tables.help = "Tables per account (kept by every table create and delete).";
+  entities.name = "tablestone_entities";
+  entities.help = "Entities per account (kept by every committed write; see tablestone_entity_counts_complete).";
+  tables.type = entities.type = "gauge";
+  for (const AccountKeys& account : options_.accounts) {
+    uint64_t t = 0, e = 0;
+    for (const auto& usage : stats.accounts) {
+      if (usage.account == account.name) {
+        t = usage.tables;
+        e = usage.entities;
+      }
+    }
+    const std::string labels = "account=\"" + EscapeLabelValue(account.name) + "\"";
+    tables.samples.emplace_back(labels, static_cast<double>(t));
+    entities.samples.emplace_back(labels, static_cast<double>(e));
+  }
+  if (!tables.samples.empty()) {
+    inputs.gauges.push_back(std::move(tables));
+    inputs.gauges.push_back(std::move(entities));
+  }
+  add("tablestone_entity_counts_complete", "0 while the count of existing entities after start still runs, then 1.",
+      "gauge", stats.entity_counts_complete ? 1.0 : 0.0);
+  if (trace_ != nullptr) {
+    add("tablestone_trace_enabled", "1 while the request trace is on.", "gauge", trace_->enabled() ? 1.0 : 0.0);
+    add("tablestone_trace_lines_total", "Request trace lines written to the trace file.", "counter",
+        static_cast<double>(trace_->written()));
+    add("tablestone_trace_dropped_total", "Request trace lines dropped because the writer's queue was full.", "counter",
+        static_cast<double>(trace_->dropped()));
   }
   return metrics_->Render(inputs);
 }
@@ -317,7 +363,7 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
     Status submitted = engine_.Submit(storage::WorkLane::kLong, [this, shared](bool dropped) {
       if (shared->second.Cancelled()) return shared->second(http::Response());
       http::Response r = dropped ? http::Response(boost::beast::http::status::service_unavailable, shared->first.version())
-                                 : HandleAdmin(shared->first, engine_, options_);
+                                 : HandleAdmin(shared->first, engine_, options_, trace_);
       r.prepare_payload();
       shared->second(std::move(r));
     });
@@ -337,8 +383,12 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
       Decorate(request, request_id, std::nullopt, response);
       return done(std::move(response));  // not counted: a scrape does not change what it reads
     }
-    std::optional<RequestInfo> prepared = Prepare(request, context, request_id, response, &cors_account, &tally);
-    if (prepared) info.emplace(std::move(*prepared));
+    if (trace_ != nullptr && trace_->enabled()) tally.trace = NewTrace(context);
+    std::optional<RequestInfo> prepared = PrepareTimed(request, context, request_id, response, &cors_account, &tally);
+    if (prepared) {
+      info.emplace(std::move(*prepared));
+      info->trace = tally.trace.get();
+    }
   } catch (const std::exception& e) {
     ApiError error = ApiError::InternalError();
     error.cause = e.what();
@@ -397,6 +447,7 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
 }
 
 void Dispatcher::Run(const RequestInfo& info, http::Response& response) {
+  const auto begin = info.trace != nullptr ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
   try {
     Dispatch(context_, info, response);
   } catch (const std::exception& e) {
@@ -406,6 +457,25 @@ void Dispatcher::Run(const RequestInfo& info, http::Response& response) {
     response.version(info.request.version());
     WriteError(info, error, response, IsXmlOperation(info.route.operation));  // logs it once
   }
+  // Added, not set: a query given up on the I/O thread runs a second time.
+  if (info.trace != nullptr) info.trace->handler += std::chrono::steady_clock::now() - begin;
+}
+
+std::shared_ptr<RequestTrace> Dispatcher::NewTrace(const http::RequestContext& context) {
+  auto trace = std::make_shared<RequestTrace>();
+  trace->received = std::chrono::steady_clock::now();
+  trace->client = context.remote_ip;
+  return trace;
+}
+
+std::optional<RequestInfo> Dispatcher::PrepareTimed(const http::Request& request, const http::RequestContext& context,
+                                                    const std::string& request_id, http::Response& response,
+                                                    std::optional<std::string>* cors_account, Tally* tally) {
+  if (tally->trace == nullptr) return Prepare(request, context, request_id, response, cors_account, tally);
+  const auto begin = std::chrono::steady_clock::now();
+  std::optional<RequestInfo> info = Prepare(request, context, request_id, response, cors_account, tally);
+  tally->trace->auth = std::chrono::steady_clock::now() - begin;
+  return info;
 }
 
 bool Dispatcher::AdmitHeaders(const http::Request& header, const http::RequestContext& context,
@@ -420,8 +490,9 @@ bool Dispatcher::AdmitHeaders(const http::Request& header, const http::RequestCo
   Tally tally;
   tally.account = metrics_ != nullptr ? metrics_->AccountIndex("") : 0;
   tally.start = context.start;
+  if (trace_ != nullptr && trace_->enabled()) tally.trace = NewTrace(context);
   try {
-    if (Prepare(header, context, request_id, refusal, &cors_account, &tally).has_value()) return true;
+    if (PrepareTimed(header, context, request_id, refusal, &cors_account, &tally).has_value()) return true;
   } catch (const std::exception&) {
     return true;  // Handle() will meet the same problem and answer it
   }
@@ -507,6 +578,16 @@ std::optional<RequestInfo> Dispatcher::Prepare(const http::Request& request, con
 
   RequestInfo info{request, context, request_id, model::NowTicks(), std::move(route).value(), AuthGrant{}, {}};
   tally->operation = Metrics::OperationIndex(info.route.operation);
+  if (tally->trace != nullptr) {
+    RequestTrace& t = *tally->trace;
+    t.account = info.route.account.account;
+    t.operation = protocol::OperationName(info.route.operation);
+    if (!info.route.resource.table.empty()) t.table = info.route.resource.table;
+    if (info.route.resource.key) {
+      t.partition_key = info.route.resource.key->partition_key;
+      t.row_key = info.route.resource.key->row_key;
+    }
+  }
   if (metrics_ != nullptr) tally->account = metrics_->AccountIndex(info.route.account.account);
   if (info.route.operation != Operation::kPreflight) *cors_account = info.route.account.account;
   const bool xml = IsXmlOperation(info.route.operation);
@@ -576,10 +657,15 @@ void Dispatcher::RenderTransportError(http::TransportError error, const http::Re
     metrics_->RecordRequest(metrics_->AccountIndex(""), Metrics::kUnknownOperation, response.result_int(),
                             std::chrono::nanoseconds(-1));
   }
+  if (trace_ != nullptr && trace_->enabled()) {
+    const auto now = std::chrono::steady_clock::now();
+    trace_->Submit(FormatTraceLine(nullptr, partial_request, response, request_id, now, now, trace_->bodies()));
+  }
 }
 
-std::unique_ptr<http::RequestHandler> MakeApiHandler(storage::Engine& engine, ApiOptions options, Metrics* metrics) {
-  return std::make_unique<Dispatcher>(engine, std::move(options), metrics);
+std::unique_ptr<http::RequestHandler> MakeApiHandler(storage::Engine& engine, ApiOptions options, Metrics* metrics,
+                                                     TraceWriter* trace) {
+  return std::make_unique<Dispatcher>(engine, std::move(options), metrics, trace);
 }
 
 }  // namespace tablestone::api

@@ -219,7 +219,8 @@ std::string Metrics::Render(const ScrapeInputs& inputs) const {
 
   for (const ScrapeInputs::Gauge& g : inputs.gauges) {
     AppendHeader(g.name, g.type, g.help, &out);
-    AppendSample(g.name, "", g.value, &out);
+    if (g.samples.empty()) AppendSample(g.name, "", g.value, &out);
+    for (const auto& [labels, value] : g.samples) AppendSample(g.name, labels, value, &out);
   }
   return out;
 }

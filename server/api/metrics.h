@@ -72,6 +72,9 @@ struct ScrapeInputs {
     std::string help;
     std::string type;  // "gauge" or "counter"
     double value = 0;
+    // Labelled samples (inner label text, value); when not empty they are
+    // the family's samples and `value` is unused.
+    std::vector<std::pair<std::string, double>> samples;
   };
   std::vector<Gauge> gauges;
 };

@@ -103,7 +103,10 @@ std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesReq
     const bool sliced = scope.inline_slice != nullptr && scope.inline_slice->until < *spec.deadline;
     if (sliced) spec.deadline = scope.inline_slice->until;
     if (!spec.match_nothing) {
-      auto result = ctx.engine.Scan(*table, spec);
+      auto result = [&] {
+        StorageTimer timer(scope.trace);
+        return ctx.engine.Scan(*table, spec);
+      }();
       if (!result.ok()) return protocol::FromStatus(result.status());
       if (sliced && result->deadline_passed) {
         scope.inline_slice->gave_up = true;  // too long for an I/O thread: the dispatcher runs it again
@@ -113,6 +116,10 @@ std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesReq
       next = std::move(result->next);
       rows_scanned = result->rows_examined;
     }
+  }
+  if (scope.trace != nullptr) {
+    scope.trace->rows_scanned = rows_scanned;
+    scope.trace->rows_returned = entities.size();
   }
   if (ctx.metrics != nullptr) {
     ctx.metrics->RecordQueryPage(ctx.metrics->AccountIndex(req.account), rows_scanned, entities.size());
@@ -141,7 +148,7 @@ void AnswerQueryEntities(const ApiContext& ctx, const RequestParts& parts, const
 void HandleQueryEntities(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
   BeastRequestHeaders headers(info.request);
   AnswerQueryEntities(ctx, info.Parts(headers),
-                      ReadScope{info.request_id, info.base_url, info.grant, info.inline_slice}, response);
+                      ReadScope{info.request_id, info.base_url, info.grant, info.inline_slice, info.trace}, response);
 }
 
 }  // namespace tablestone::api

@@ -30,7 +30,10 @@ void RunQueryTables(const ApiContext& ctx, const RequestInfo& info, QueryTablesR
   std::optional<std::string> next;
   if (!req.top.has_value() || *req.top > 0) {
     spec.max_results = req.top.has_value() ? static_cast<size_t>(*req.top) : 1000;
-    auto result = ctx.engine.ListTables(req.account, spec);
+    auto result = [&] {
+      StorageTimer timer(info.trace);
+      return ctx.engine.ListTables(req.account, spec);
+    }();
     if (!result.ok()) return WriteError(info, protocol::FromStatus(result.status()), response);
     names.reserve(result->tables.size());
     for (const auto& t : result->tables) names.push_back(t.name);
@@ -42,7 +45,11 @@ void RunQueryTables(const ApiContext& ctx, const RequestInfo& info, QueryTablesR
 
 void RunCreateTable(const ApiContext& ctx, const RequestInfo& info, const CreateTableRequest& req,
                     http::Response& response) {
-  auto created = ctx.engine.CreateTable(req.account, req.name);
+  if (info.trace != nullptr) info.trace->table = req.name;  // in the body, not the URL
+  auto created = [&] {
+    StorageTimer timer(info.trace);
+    return ctx.engine.CreateTable(req.account, req.name);
+  }();
   if (!created.ok()) return WriteError(info, protocol::FromStatus(created.status()), response);
 
   std::string location = info.base_url + "Tables('" + created->name + "')";
@@ -64,7 +71,10 @@ void RunCreateTable(const ApiContext& ctx, const RequestInfo& info, const Create
 
 void RunDeleteTable(const ApiContext& ctx, const RequestInfo& info, const TableRequest& req,
                     http::Response& response) {
-  Status st = ctx.engine.DeleteTable(req.account, req.table);
+  Status st = [&] {
+    StorageTimer timer(info.trace);
+    return ctx.engine.DeleteTable(req.account, req.table);
+  }();
   if (!st.ok()) {
     // Learn: delete-table: a missing table answers ResourceNotFound (not TableNotFound).
     if (st.code() == StatusCode::kTableNotFound || st.code() == StatusCode::kNotFound) {

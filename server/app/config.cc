@@ -164,6 +164,16 @@ std::vector<Setting> BuildSettings() {
        .help = "Also write every logger at debug level to this file; empty = off.",
        .set = [](Config& c, const Value& v) { c.logging.debug_file = Str(v); },
        .show = [](const Config& c) { return c.logging.debug_file; }});
+  add({.path = "logging.trace", .env = "TABLESTONE_TRACE", .kind = Kind::kString,
+       .help = "Request trace: one JSON line per request appended to this file; empty = off "
+               "(docs/observability.md).",
+       .set = [](Config& c, const Value& v) { c.logging.trace = Str(v); },
+       .show = [](const Config& c) { return c.logging.trace; }});
+  add({.path = "logging.traceBodies", .env = "TABLESTONE_TRACE_BODIES", .kind = Kind::kBool,
+       .help = "The request trace also carries headers and bodies (capped at 64 KiB; keys and SAS signatures "
+               "redacted).",
+       .set = [](Config& c, const Value& v) { c.logging.trace_bodies = Bool(v); },
+       .show = [](const Config& c) { return ShowBool(c.logging.trace_bodies); }});
   add({.path = "api.loose", .env = "TABLESTONE_LOOSE", .kind = Kind::kBool,
        .help = "Accept unsupported headers and query parameters leniently (as Azurite --loose).",
        .set = [](Config& c, const Value& v) { c.loose = Bool(v); },
@@ -181,7 +191,7 @@ std::vector<Setting> BuildSettings() {
        .set = [](Config& c, const Value& v) { c.allow_anonymous = Bool(v); },
        .show = [](const Config& c) { return ShowBool(c.allow_anonymous); }});
   add({.path = "api.adminApi", .env = "TABLESTONE_ADMIN_API", .kind = Kind::kBool,
-       .help = "Answer the admin routes /_tablestone/snapshot and /_tablestone/reset (docs/admin-api.md).",
+       .help = "Answer the admin routes /_tablestone/snapshot, /reset and /trace (docs/admin-api.md).",
        .set = [](Config& c, const Value& v) { c.admin_api = Bool(v); },
        .show = [](const Config& c) { return ShowBool(c.admin_api); }});
   add({.path = "api.ui", .env = "TABLESTONE_UI", .kind = Kind::kBool,

@@ -36,6 +36,8 @@ struct LoggingConfig {
   std::string format = "text";  // text|json
   bool access_log = true;       // one line per request on the "access" logger
   std::string debug_file;       // empty = none; else every logger at debug level into this file
+  std::string trace;            // empty = none; else one JSON line per request into this file (api/trace.h)
+  bool trace_bodies = false;    // the trace also carries headers and bodies (secrets redacted)
 };
 
 struct Config {

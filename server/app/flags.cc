@@ -67,6 +67,8 @@ const std::vector<Flag>& Flags() {
       F("--accessLog", "", "logging.accessLog"),
       F("--silent", "-s", "logging.accessLog", "false", 1, "No access log (same as --accessLog=false)."),
       F("--debug", "-d", "logging.debugFile"),
+      F("--trace", "", "logging.trace"),
+      F("--traceBodies", "", "logging.traceBodies"),
       F("--loose", "-L", "api.loose"),
       F("--skipApiVersionCheck", "", "api.skipApiVersionCheck"),
       F("--disableProductStyleUrl", "", "api.disableProductStyleUrl"),

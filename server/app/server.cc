@@ -8,6 +8,7 @@
 
 #include "server/api/api_handler.h"
 #include "server/api/metrics.h"
+#include "server/api/trace.h"
 #include "server/http/listener.h"
 #include "storage/engine.h"
 #include "tools/data_commands.h"
@@ -61,7 +62,14 @@ bool Server::Start(std::string* error) {
   std::vector<std::string> account_names;
   for (const api::AccountKeys& account : api_options.accounts) account_names.push_back(account.name);
   metrics_ = std::make_unique<api::Metrics>(std::move(account_names));
-  handler_ = api::MakeApiHandler(*engine_, std::move(api_options), metrics_.get());
+  trace_ = std::make_unique<api::TraceWriter>();
+  if (!config_.logging.trace.empty() && !trace_->Start(config_.logging.trace, config_.logging.trace_bodies, error)) {
+    trace_.reset();
+    (void)engine_->Close();
+    engine_.reset();
+    return false;
+  }
+  handler_ = api::MakeApiHandler(*engine_, std::move(api_options), metrics_.get(), trace_.get());
 
   http::HttpOptions http_options = config_.ToHttpOptions();
   http_options.counters = &metrics_->transport();
@@ -101,6 +109,7 @@ void Server::Stop() {
   listener_.reset();
   handler_.reset();
   engine_.reset();
+  trace_.reset();  // writes the lines still queued
   auto millis =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - begin).count();
   log->info("stopped in {} ms", millis);

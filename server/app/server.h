@@ -1,8 +1,9 @@
 // Server: owns the pieces of a running tablestone and starts/stops them in
 // order.
 //
-//   Start(): open the Engine (data dir, durability) -> build the API handler
-//            -> start the HTTP listener -> log one startup line.
+//   Start(): open the Engine (data dir, durability) -> open the trace file
+//            (--trace) -> build the API handler -> start the HTTP listener
+//            -> log one startup line.
 //   Stop():  stop accepting and drain the listener (HttpOptions::drain_timeout)
 //            -> drop the handler -> close the Engine (flush, release the lock).
 //
@@ -23,6 +24,7 @@ class Engine;
 }
 namespace tablestone::api {
 class Metrics;
+class TraceWriter;
 }
 namespace tablestone::http {
 class Listener;
@@ -58,6 +60,7 @@ class Server {
  private:
   Config config_;
   std::unique_ptr<api::Metrics> metrics_;  // outlives the handler and listener
+  std::unique_ptr<api::TraceWriter> trace_;  // likewise; on with --trace or the admin switch
   std::unique_ptr<storage::Engine> engine_;
   std::unique_ptr<http::RequestHandler> handler_;
   std::unique_ptr<http::Listener> listener_;

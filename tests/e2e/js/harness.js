@@ -75,13 +75,15 @@ function healthOk(port) {
 }
 
 class ManagedServer {
-  constructor(binary, dataDir, port, logPath) {
-    Object.assign(this, { binary, dataDir, port, logPath, proc: null, exit: null, pidFile: null });
+  // extraArgs: more server flags, e.g. ["--trace", file].
+  constructor(binary, dataDir, port, logPath, extraArgs = []) {
+    Object.assign(this, { binary, dataDir, port, logPath, extraArgs, proc: null, exit: null, pidFile: null });
   }
 
   async start(timeoutMs = 30000) {
     const log = fs.openSync(this.logPath, "a");
-    const args = ["--tableHost", "127.0.0.1", "--tablePort", String(this.port), "-l", this.dataDir, "-s"];
+    const args = ["--tableHost", "127.0.0.1", "--tablePort", String(this.port), "-l", this.dataDir, "-s",
+      ...this.extraArgs];
     const proc = spawn(this.binary, args, { stdio: ["ignore", log, log] });
     fs.closeSync(log);
     this.proc = proc;
@@ -325,5 +327,5 @@ function entityPath(table, pk, rk) {
 
 module.exports = {
   ACCOUNT, ACCOUNT_KEY, MINIMAL, NOMETA, FULL, TARGET_KIND,
-  Target, useTarget, azuriteWrong, uniqueTableName, withTable, rejectsWith, entityPath, sleep,
+  Target, ManagedServer, freePort, useTarget, azuriteWrong, uniqueTableName, withTable, rejectsWith, entityPath, sleep,
 };

@@ -65,19 +65,26 @@ def free_port():
 class ManagedServer:
     """One tablestone process owned by the test session."""
 
-    def __init__(self, binary, data_dir, port, extra_env=None):
+    def __init__(self, binary, data_dir, port, extra_env=None, extra_args=None):
         self.binary = binary
         self.data_dir = data_dir
         self.port = port
         # Extra environment variables for the server process (e.g. AZURITE_ACCOUNTS).
         self.extra_env = dict(extra_env or {})
+        # Extra command-line flags (e.g. ["--adminApi"]).
+        self.extra_args = list(extra_args or [])
         self.proc = None
         self.log_path = os.path.join(os.path.dirname(data_dir), "server-%d.log" % port)
         self._pidfile = None
 
     def start(self, timeout=30.0):
         args = [self.binary, "--tableHost", "127.0.0.1", "--tablePort", str(self.port),
-                "-l", self.data_dir, "-s"]
+                "-l", self.data_dir, "-s"] + self.extra_args
+        # CI traces every managed server of the suite, one file per port (two processes
+        # appending to one file could interleave lines); check_trace.py reads them after.
+        trace_dir = os.environ.get("TABLESTONE_E2E_TRACE_DIR")
+        if trace_dir and "--trace" not in self.extra_args:
+            args += ["--trace", os.path.join(trace_dir, "trace-%d.jsonl" % self.port)]
         log = open(self.log_path, "ab")
         env = None
         if self.extra_env:
@@ -145,6 +152,26 @@ class ManagedServer:
                 return f.read()[-n:].decode("utf-8", "replace")
         except OSError:
             return "(no log)"
+
+
+def own_server(target, prefix, extra_args=None):
+    """Generator for a pytest fixture: a tablestone of the test's own (same binary as the session's,
+    fresh data directory, optional extra flags); yields the ManagedServer, then stops it and asserts
+    exit code 0. Skips on an external target."""
+    import pytest
+    if not target.managed:
+        pytest.skip("needs a tablestone process started by the harness")
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    data = os.path.join(tmp, "data")
+    os.mkdir(data)
+    server = ManagedServer(target.server.binary, data, free_port(), extra_args=extra_args)
+    server.start()
+    try:
+        yield server
+    finally:
+        code = server.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    assert code == 0
 
 
 class Target:

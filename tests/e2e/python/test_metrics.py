@@ -8,14 +8,12 @@ a strict parser of the Prometheus text format (promtool is not installed here).
 import http.client
 import json
 import math
-import os
 import re
-import shutil
-import tempfile
+import time
 
 import pytest
-from azure.core.exceptions import ResourceNotFoundError
-from azure.data.tables import TableServiceClient
+from azure.core.exceptions import ResourceExistsError, ResourceNotFoundError
+from azure.data.tables import TableServiceClient, TableTransactionError
 
 import harness
 
@@ -123,17 +121,7 @@ def value(samples, name, **labels):
 @pytest.fixture
 def own_server(target):
     """A tablestone of this test's own, so its counters hold only this test's requests."""
-    if not target.managed:
-        pytest.skip("needs a tablestone process started by the harness")
-    tmp = tempfile.mkdtemp(prefix="tablestone-e2e-metrics.")
-    data = os.path.join(tmp, "data")
-    os.mkdir(data)
-    server = harness.ManagedServer(target.server.binary, data, harness.free_port())
-    server.start()
-    yield server
-    code = server.stop()
-    shutil.rmtree(tmp, ignore_errors=True)
-    assert code == 0
+    yield from harness.own_server(target, "tablestone-e2e-metrics.")
 
 
 def test_metrics_count_a_known_sequence_of_sdk_calls(own_server):
@@ -224,3 +212,53 @@ def test_session_server_exposition_is_valid(target):
     status, _, body = get(target.port, "/_tablestone/metrics")
     assert status == 200
     parse_exposition(body)
+
+
+def test_table_and_entity_gauges_follow_sdk_calls_and_a_restart(own_server):
+    """tablestone_tables / tablestone_entities: kept by every committed write (upserts count only
+    new entities, failed writes nothing, a batch its net change, a table delete its entities), and
+    recounted once after a restart."""
+    port = own_server.port
+    cs = ("DefaultEndpointsProtocol=http;AccountName=%s;AccountKey=%s;TableEndpoint=http://127.0.0.1:%d/%s;"
+          % (harness.ACCOUNT, harness.ACCOUNT_KEY, port, harness.ACCOUNT))
+    service = TableServiceClient.from_connection_string(cs)
+    one = service.create_table("gaugeone")
+    two = service.create_table("gaugetwo")
+    for i in range(3):
+        one.create_entity({"PartitionKey": "p", "RowKey": str(i)})                # +3
+    one.upsert_entity({"PartitionKey": "p", "RowKey": "1", "V": 1})               # exists: +0
+    one.upsert_entity({"PartitionKey": "p", "RowKey": "9", "V": 1})               # new: +1
+    with pytest.raises(ResourceExistsError):
+        one.create_entity({"PartitionKey": "p", "RowKey": "0"})                   # fails: +0
+    one.submit_transaction([("create", {"PartitionKey": "q", "RowKey": "a"}),
+                            ("upsert", {"PartitionKey": "q", "RowKey": "b"}),
+                            ("create", {"PartitionKey": "q", "RowKey": "c"})])   # +3
+    one.submit_transaction([("delete", {"PartitionKey": "q", "RowKey": "c"}),
+                            ("upsert", {"PartitionKey": "q", "RowKey": "a"})])   # -1
+    with pytest.raises(TableTransactionError):
+        one.submit_transaction([("create", {"PartitionKey": "q", "RowKey": "new"}),
+                                ("create", {"PartitionKey": "q", "RowKey": "a"})])  # fails whole: +0
+    one.delete_entity("p", "2")                                                    # -1
+    two.create_entity({"PartitionKey": "x", "RowKey": "1"})
+    two.create_entity({"PartitionKey": "x", "RowKey": "2"})                        # two: 2
+
+    def gauges():
+        samples = parse_exposition(get(port, "/_tablestone/metrics")[2])
+        return (value(samples, "tablestone_tables", account=harness.ACCOUNT),
+                value(samples, "tablestone_entities", account=harness.ACCOUNT),
+                value(samples, "tablestone_entity_counts_complete"))
+
+    assert gauges() == (2, 5 + 2, 1)   # one: p/0 p/1 p/9 q/a q/b; two: x/1 x/2
+    service.delete_table("gaugeone")
+    assert gauges() == (1, 2, 1)
+
+    # After a restart the entities are counted once, off the startup path.
+    assert own_server.stop() == 0
+    own_server.start()
+    deadline = time.monotonic() + 10
+    while gauges()[2] != 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert gauges() == (1, 2, 1)
+    two = TableServiceClient.from_connection_string(cs).get_table_client("gaugetwo")
+    two.delete_entity("x", "1")
+    assert gauges() == (1, 1, 1)

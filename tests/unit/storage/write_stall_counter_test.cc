@@ -34,5 +34,17 @@ TEST(WriteStallCounterTest, CountsColumnFamiliesOutOfTheNormalCondition) {
   EXPECT_EQ(count->load(), 0);
 }
 
+TEST(WriteStallCounterTest, CountsStallOnsetsOnly) {
+  auto count = std::make_shared<std::atomic<int>>(0);
+  auto onsets = std::make_shared<std::atomic<uint64_t>>(0);
+  WriteStallCounter counter(count, onsets);
+  Notify(counter, Condition::kNormal, Condition::kDelayed);   // onset
+  Notify(counter, Condition::kDelayed, Condition::kStopped);  // worse, same stall
+  Notify(counter, Condition::kStopped, Condition::kNormal);   // over
+  Notify(counter, Condition::kNormal, Condition::kStopped);   // a second onset
+  EXPECT_EQ(onsets->load(), 2u);
+  EXPECT_EQ(count->load(), 1);
+}
+
 }  // namespace
 }  // namespace tablestone::storage

@@ -1,0 +1,366 @@
+#include "server/api/trace.h"
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <ctime>
+#include <utility>
+#include <vector>
+
+#include "storage/model/ascii.h"
+
+namespace tablestone::api {
+namespace {
+
+// Length of the valid UTF-8 sequence starting at s[i], or 0 when invalid
+// (overlong forms, surrogates and code points above U+10FFFF are invalid).
+size_t Utf8Length(std::string_view s, size_t i) {
+  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = b(i);
+  size_t n = 0;
+  uint32_t cp = 0;
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+    cp = c & 0x1F;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    cp = c & 0x0F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    cp = c & 0x07;
+  } else {
+    return 0;
+  }
+  if (i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    if ((b(i + k) & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (b(i + k) & 0x3F);
+  }
+  if ((n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF))) {
+    return 0;
+  }
+  return n;
+}
+
+// True when text[eq] is the '=' of a `sig` parameter: "sig" (any case) before
+// it, at the start or after '?' or '&'.
+bool IsSigEquals(std::string_view text, size_t eq) {
+  if (eq < 3) return false;
+  const size_t i = eq - 3;
+  if (i != 0 && text[i - 1] != '?' && text[i - 1] != '&') return false;
+  return (text[i] | 0x20) == 's' && (text[i + 1] | 0x20) == 'i' && (text[i + 2] | 0x20) == 'g';
+}
+
+}  // namespace
+
+std::string RedactSig(std::string_view text) {
+  std::string out;
+  size_t copied = 0;
+  // Jumps from '=' to '=': most texts have a handful, so this is a few memchr calls.
+  for (size_t eq = text.find('='); eq != std::string_view::npos; eq = text.find('=', eq + 1)) {
+    if (!IsSigEquals(text, eq)) continue;
+    size_t end = text.find('&', eq + 1);
+    if (end == std::string_view::npos) end = text.size();
+    out.append(text.substr(copied, eq + 1 - copied));
+    out.append(kRedacted);
+    copied = end;
+    eq = end == text.size() ? end - 1 : end;
+  }
+  if (copied == 0) return std::string(text);
+  out.append(text.substr(copied));
+  return out;
+}
+
+void AppendJsonString(std::string_view s, std::string* out) {
+  out->push_back('"');
+  size_t i = 0;
+  while (i < s.size()) {
+    // The run of printable ASCII that needs no escape, appended at once.
+    size_t run = i;
+    while (run < s.size()) {
+      const auto u = static_cast<unsigned char>(s[run]);
+      if (u < 0x20 || u >= 0x80 || u == '"' || u == '\\') break;
+      ++run;
+    }
+    out->append(s.data() + i, run - i);
+    i = run;
+    if (i == s.size()) break;
+    const auto u = static_cast<unsigned char>(s[i]);
+    if (u >= 0x80) {
+      const size_t n = Utf8Length(s, i);
+      if (n == 0) {
+        out->append("\\ufffd");
+        ++i;
+      } else {
+        out->append(s.substr(i, n));
+        i += n;
+      }
+    } else if (u == '"' || u == '\\') {
+      out->push_back('\\');
+      out->push_back(s[i++]);
+    } else {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out->append("\\u00");
+      out->push_back(kHex[u >> 4]);
+      out->push_back(kHex[u & 0xF]);
+      ++i;
+    }
+  }
+  out->push_back('"');
+}
+
+namespace {
+
+void AppendTracedBody(std::string_view prefix, std::string_view body, std::string* out) {
+  const bool truncated = body.size() > kMaxTracedBody;
+  out->append(",\"");
+  out->append(prefix);
+  out->append("Body\":");
+  AppendJsonString(RedactSig(truncated ? body.substr(0, kMaxTracedBody) : body), out);
+  out->append(",\"");
+  out->append(prefix);
+  out->append(truncated ? "BodyTruncated\":true" : "BodyTruncated\":false");
+}
+
+template <typename Fields>
+void AppendTracedHeaders(std::string_view name, const Fields& fields, std::string* out) {
+  out->append(",\"");
+  out->append(name);
+  out->append("\":{");
+  bool first = true;
+  for (const auto& field : fields) {
+    const std::string_view n(field.name_string().data(), field.name_string().size());
+    const std::string_view v(field.value().data(), field.value().size());
+    if (!first) out->push_back(',');
+    first = false;
+    AppendJsonString(n, out);
+    out->push_back(':');
+    AppendJsonString(model::EqualsIgnoreCase(n, "Authorization") ? std::string(kRedacted) : RedactSig(v), out);
+  }
+  out->push_back('}');
+}
+
+void AppendKey(std::string_view name, std::string* out) {
+  out->append(",\"");
+  out->append(name);
+  out->append("\":");
+}
+
+void AppendOptionalString(std::string_view name, const std::optional<std::string>& value, std::string* out) {
+  AppendKey(name, out);
+  if (value) {
+    AppendJsonString(*value, out);
+  } else {
+    out->append("null");
+  }
+}
+
+void AppendNumber(uint64_t value, std::string* out) {
+  char buf[24];
+  const auto end = std::to_chars(buf, buf + sizeof buf, value).ptr;
+  out->append(buf, static_cast<size_t>(end - buf));
+}
+
+void AppendOptionalNumber(std::string_view name, std::optional<uint64_t> value, std::string* out) {
+  AppendKey(name, out);
+  if (value) {
+    AppendNumber(*value, out);
+  } else {
+    out->append("null");
+  }
+}
+
+uint64_t Micros(std::chrono::nanoseconds d) {
+  return d.count() < 0 ? 0 : static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(d).count());
+}
+
+// Appends `value` as `width` decimal digits (zero-padded).
+void AppendDigits(unsigned value, int width, std::string* out) {
+  char buf[8];
+  for (int i = width - 1; i >= 0; --i) {
+    buf[i] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  }
+  out->append(buf, static_cast<size_t>(width));
+}
+
+// RFC 3339 UTC with milliseconds, e.g. 2026-11-26T12:34:56.789Z.
+void AppendRfc3339Millis(std::chrono::system_clock::time_point t, std::string* out) {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+  const std::time_t secs = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  AppendDigits(static_cast<unsigned>(tm.tm_year + 1900), 4, out);
+  out->push_back('-');
+  AppendDigits(static_cast<unsigned>(tm.tm_mon + 1), 2, out);
+  out->push_back('-');
+  AppendDigits(static_cast<unsigned>(tm.tm_mday), 2, out);
+  out->push_back('T');
+  AppendDigits(static_cast<unsigned>(tm.tm_hour), 2, out);
+  out->push_back(':');
+  AppendDigits(static_cast<unsigned>(tm.tm_min), 2, out);
+  out->push_back(':');
+  AppendDigits(static_cast<unsigned>(tm.tm_sec), 2, out);
+  out->push_back('.');
+  AppendDigits(static_cast<unsigned>(ms % 1000), 3, out);
+  out->push_back('Z');
+}
+
+}  // namespace
+
+std::string FormatTraceLine(const RequestTrace* trace, const http::Request& request, const http::Response& response,
+                            std::string_view request_id, std::chrono::steady_clock::time_point start,
+                            std::chrono::steady_clock::time_point now, bool bodies) {
+  static const RequestTrace kNothing;
+  const RequestTrace& t = trace != nullptr ? *trace : kNothing;
+  std::string out;
+  out.reserve(bodies ? 1024 + request.body().size() + response.body().size() : 512);
+  out.append("{\"time\":\"");
+  AppendRfc3339Millis(std::chrono::system_clock::now(), &out);
+  out.append("\",\"requestId\":");
+  AppendJsonString(request_id, &out);
+  AppendKey("client", &out);
+  if (t.client.empty()) {
+    out.append("null");
+  } else {
+    AppendJsonString(t.client, &out);
+  }
+  AppendKey("method", &out);
+  AppendJsonString(std::string_view(request.method_string().data(), request.method_string().size()), &out);
+  AppendKey("url", &out);
+  AppendJsonString(RedactSig(std::string_view(request.target().data(), request.target().size())), &out);
+  AppendOptionalString("account", t.account, &out);
+  AppendKey("operation", &out);
+  if (t.operation) {
+    AppendJsonString(*t.operation, &out);
+  } else {
+    out.append("null");
+  }
+  AppendOptionalString("table", t.table, &out);
+  AppendOptionalString("partitionKey", t.partition_key, &out);
+  AppendOptionalString("rowKey", t.row_key, &out);
+  AppendKey("status", &out);
+  AppendNumber(response.result_int(), &out);
+  const auto error = response.find("x-ms-error-code");
+  AppendKey("errorCode", &out);
+  if (error == response.end()) {
+    out.append("null");
+  } else {
+    AppendJsonString(std::string_view(error->value().data(), error->value().size()), &out);
+  }
+  const bool dispatched = t.received != std::chrono::steady_clock::time_point();
+  const auto total = now - start;
+  const auto parse = dispatched ? t.received - start : std::chrono::nanoseconds(0);
+  const auto serialise = t.handler - t.storage;
+  const auto wait = total - parse - t.auth - t.handler;
+  const struct {
+    std::string_view name;
+    std::chrono::nanoseconds value;
+  } latencies[] = {{"totalUs", total},       {"parseUs", parse},         {"authUs", t.auth},
+                   {"storageUs", t.storage}, {"serialiseUs", serialise}, {"waitUs", wait}};
+  for (const auto& l : latencies) {
+    AppendKey(l.name, &out);
+    AppendNumber(Micros(l.value), &out);
+  }
+  AppendOptionalNumber("rowsScanned", t.rows_scanned, &out);
+  AppendOptionalNumber("rowsReturned", t.rows_returned, &out);
+  if (bodies) {
+    AppendTracedHeaders("requestHeaders", request, &out);
+    AppendTracedBody("request", request.body(), &out);
+    AppendTracedHeaders("responseHeaders", response, &out);
+    AppendTracedBody("response", response.body(), &out);
+  }
+  out.push_back('}');
+  return out;
+}
+
+bool TraceWriter::Start(const std::string& path, bool bodies, std::string* error) {
+  std::lock_guard control(control_mu_);
+  if (thread_.joinable()) {
+    enabled_.store(false, std::memory_order_relaxed);
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    wake_.notify_one();
+    thread_.join();
+  }
+  std::FILE* file = std::fopen(path.c_str(), "a");
+  if (file == nullptr) {
+    *error = "cannot open trace file '" + path + "': " + std::strerror(errno);
+    return false;
+  }
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = false;
+    path_ = path;
+    file_ = file;
+  }
+  bodies_.store(bodies, std::memory_order_relaxed);
+  thread_ = std::thread([this] { Drain(); });
+  enabled_.store(true, std::memory_order_relaxed);
+  return true;
+}
+
+void TraceWriter::Stop() {
+  std::lock_guard control(control_mu_);
+  enabled_.store(false, std::memory_order_relaxed);
+  if (!thread_.joinable()) return;
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  thread_.join();
+}
+
+std::string TraceWriter::path() const {
+  std::lock_guard lock(mu_);
+  return path_;
+}
+
+void TraceWriter::Submit(std::string line) {
+  {
+    std::lock_guard lock(mu_);
+    if (file_ == nullptr || stopping_) return;
+    if (queue_.size() >= queue_limit_) {
+      dropped_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    queue_.push_back(std::move(line));
+    // The writer wakes by itself every kWriteInterval; a wake-up per line
+    // would cost a futex call per request. Only a queue filling up calls it.
+    if (queue_.size() != queue_limit_ / 2) return;
+  }
+  wake_.notify_one();
+}
+
+void TraceWriter::Drain() {
+  std::deque<std::string> batch;
+  std::unique_lock lock(mu_);
+  std::FILE* file = file_;
+  for (;;) {
+    wake_.wait_for(lock, kWriteInterval,
+                   [this] { return stopping_ || (queue_limit_ > 1 && queue_.size() >= queue_limit_ / 2); });
+    batch.swap(queue_);
+    const bool last = stopping_;
+    lock.unlock();
+    if (!batch.empty()) {
+      for (std::string& line : batch) {
+        line.push_back('\n');
+        std::fwrite(line.data(), 1, line.size(), file);
+      }
+      // Flushed per batch, so `tail -f` sees a line within kWriteInterval.
+      std::fflush(file);
+      written_.fetch_add(batch.size(), std::memory_order_relaxed);
+      batch.clear();
+    }
+    lock.lock();
+    if (last && queue_.empty()) break;
+  }
+  std::fclose(file);
+  file_ = nullptr;
+  path_.clear();
+}
+
+}  // namespace tablestone::api
