@@ -2,6 +2,12 @@
 // unless ApiOptions::admin_api is set:
 //   POST /_tablestone/snapshot?to=DIR     RocksDB checkpoint of the data directory into DIR
 //   POST /_tablestone/reset[?account=A]   delete every table of A (default: every configured account)
+//   GET /_tablestone/faults               the fault rules with their counts, and realistic mode
+//   POST /_tablestone/faults              add rules (body: a rule, an array, or {"rules":[...]})
+//   DELETE /_tablestone/faults?id=ID      remove one rule; without ?id= remove every rule
+//   POST /_tablestone/faults/realistic    realistic mode on/off, for all or one account/table
+// (the fault routes exist only when ApiOptions::faults is set; formats in
+// docs/testing-with-faults.md)
 // Authenticated with Shared Key by an account key (Learn: authorize-with-shared-key): the
 // canonicalized resource is "/<account>/_tablestone/<op>"; resetting account A
 // needs A's key, a snapshot or a reset of every account any configured key.

@@ -13,6 +13,7 @@
 #include "server/api/authenticator.h"
 #include "server/api/metrics.h"
 #include "server/api/request_parts.h"
+#include "server/faults/fault_rules.h"
 #include "server/http/handler.h"
 #include "storage/engine.h"
 #include "storage/model/ascii.h"
@@ -80,6 +81,8 @@ struct RequestInfo {
   AuthGrant grant;
   std::string base_url;     // service root URL with trailing '/', e.g. "http://127.0.0.1:10002/devstoreaccount1/"
   InlineSlice* inline_slice = nullptr;  // set only for the I/O-thread try of a query
+  // Realistic mode (server/faults): how this query page is cut; none = a normal page.
+  std::optional<faults::PageCut> page_cut;
 
   // Header value by case-insensitive name; empty when absent.
   std::string_view Header(std::string_view name) const { return RequestHeader(request, name); }

@@ -35,6 +35,7 @@ struct ReadScope {
   std::string_view base_url;    // service root with trailing '/'
   const AuthGrant& grant;       // a service SAS may limit the keys readable
   InlineSlice* inline_slice = nullptr;  // set only for the I/O-thread try of a query
+  const faults::PageCut* page_cut = nullptr;  // realistic mode: how the page is cut (RequestInfo::page_cut)
 };
 
 // Get Entity and Query Entities from their request parts: parse the typed

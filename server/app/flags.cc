@@ -73,6 +73,11 @@ const std::vector<Flag>& Flags() {
       F("--allowAnonymous", "", "api.allowAnonymous"),
       F("--adminApi", "", "api.adminApi"),
       F("--seed", "", "storage.seed"),
+      F("--faults", "", "faults.file"),
+      F("--faultSeed", "", "faults.seed"),
+      F("--realistic", "", "faults.realistic"),
+      F("--tableBeingDeletedMs", "", "faults.tableBeingDeletedMs"),
+      F("--realisticLatencyMs", "", "faults.latencyMedianMs"),
   };
   return kFlags;
 }

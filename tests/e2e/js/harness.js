@@ -75,13 +75,14 @@ function healthOk(port) {
 }
 
 class ManagedServer {
-  constructor(binary, dataDir, port, logPath) {
-    Object.assign(this, { binary, dataDir, port, logPath, proc: null, exit: null, pidFile: null });
+  constructor(binary, dataDir, port, logPath, extraArgs = []) {
+    Object.assign(this, { binary, dataDir, port, logPath, extraArgs, proc: null, exit: null, pidFile: null });
   }
 
   async start(timeoutMs = 30000) {
     const log = fs.openSync(this.logPath, "a");
-    const args = ["--tableHost", "127.0.0.1", "--tablePort", String(this.port), "-l", this.dataDir, "-s"];
+    const args = ["--tableHost", "127.0.0.1", "--tablePort", String(this.port), "-l", this.dataDir, "-s",
+      ...this.extraArgs];
     const proc = spawn(this.binary, args, { stdio: ["ignore", log, log] });
     fs.closeSync(log);
     this.proc = proc;
@@ -133,7 +134,8 @@ class ManagedServer {
 }
 
 class Target {
-  async init() {
+  // extraArgs: more flags for a managed server (e.g. --adminApi).
+  async init({ extraArgs = [] } = {}) {
     this.kind = TARGET_KIND;
     const cs = process.env.TABLESTONE_E2E_CONNECTION_STRING;
     if (cs) {
@@ -152,7 +154,7 @@ class Target {
       const data = path.join(this.tmp, "data");
       fs.mkdirSync(data);
       const port = await freePort();
-      this.server = new ManagedServer(binary, data, port, path.join(this.tmp, "server.log"));
+      this.server = new ManagedServer(binary, data, port, path.join(this.tmp, "server.log"), extraArgs);
       await this.server.start();
       this.account = ACCOUNT;
       this.key = ACCOUNT_KEY;
@@ -266,10 +268,10 @@ function uniqueTableName(prefix = "js") {
 // Registers file-level hooks that start the target before the first test and stop it after the
 // last one. Returns a holder whose .t is the Target once the tests run. Optional setup(t) /
 // teardown(t) run right after the start / before the stop (one hook each, so the order is fixed).
-function useTarget({ setup, teardown } = {}) {
+function useTarget({ setup, teardown, extraArgs } = {}) {
   const holder = { t: null };
   before(async () => {
-    holder.t = await new Target().init();
+    holder.t = await new Target().init({ extraArgs });
     if (setup) await setup(holder.t);
   });
   after(async () => {

@@ -65,19 +65,21 @@ def free_port():
 class ManagedServer:
     """One tablestone process owned by the test session."""
 
-    def __init__(self, binary, data_dir, port, extra_env=None):
+    def __init__(self, binary, data_dir, port, extra_env=None, extra_args=()):
         self.binary = binary
         self.data_dir = data_dir
         self.port = port
         # Extra environment variables for the server process (e.g. AZURITE_ACCOUNTS).
         self.extra_env = dict(extra_env or {})
+        # Extra command-line flags (e.g. --adminApi).
+        self.extra_args = list(extra_args)
         self.proc = None
         self.log_path = os.path.join(os.path.dirname(data_dir), "server-%d.log" % port)
         self._pidfile = None
 
     def start(self, timeout=30.0):
         args = [self.binary, "--tableHost", "127.0.0.1", "--tablePort", str(self.port),
-                "-l", self.data_dir, "-s"]
+                "-l", self.data_dir, "-s"] + self.extra_args
         log = open(self.log_path, "ab")
         env = None
         if self.extra_env:
