@@ -163,18 +163,6 @@ Placement PlacementOf(Operation op) {
   }
 }
 
-// The request's headers as the fault rules see them.
-class FaultHeaders final : public faults::FaultRequest::Headers {
- public:
-  explicit FaultHeaders(const http::Request& request) : request_(request) {}
-  std::optional<std::string_view> Find(std::string_view name) const override {
-    return FindRequestHeader(request_, name);
-  }
-
- private:
-  const http::Request& request_;
-};
-
 // A string field of the request's JSON body ("PartitionKey" of an insert,
 // "TableName" of Create Table), for the fault rules only; nullopt when the
 // body is not a JSON object with that string.
@@ -518,13 +506,12 @@ bool Dispatcher::InjectFaults(const http::Request& request, const std::string& r
   }
 
   // Fault rules.
-  FaultHeaders headers(request);
   faults::FaultRequest q;
   q.account = account;
   q.table = table;
   q.operation = protocol::OperationName(op);
   q.method = ToView(request.method_string());
-  q.headers = &headers;
+  q.header = [&request](std::string_view name) { return FindRequestHeader(request, name); };
   std::optional<std::string> body_pk;
   if (info->route.resource.key) {
     q.partition_key = info->route.resource.key->partition_key;

@@ -82,8 +82,8 @@ std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesReq
   protocol::EntityWriteContext wctx{scope.base_url, req.account, req.table, req.level, &req.select};
   // Realistic mode: the page ends early, or holds no row and only a token.
   const faults::PageCut* cut = scope.page_cut;
-  const std::optional<std::string> resumed_partition =
-      req.resume_from ? std::optional<std::string>(req.resume_from->partition_key) : std::nullopt;
+  std::optional<std::string> resumed_partition;  // only realistic mode needs it
+  if (cut != nullptr && req.resume_from) resumed_partition = req.resume_from->partition_key;
   if (!req.top.has_value() || *req.top > 0) {
     model::ScanSpec spec;
     spec.resume_from = std::move(req.resume_from);

@@ -374,7 +374,7 @@ bool FaultSet::Matches(const Entry& e, const FaultRequest& q) const {
     return false;
   }
   if (!r.header_name.empty()) {
-    auto v = q.headers != nullptr ? q.headers->Find(r.header_name) : std::nullopt;
+    auto v = q.header ? q.header(r.header_name) : std::nullopt;
     if (!v || *v != r.header_value) return false;
   }
   return true;

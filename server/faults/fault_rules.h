@@ -29,6 +29,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -108,13 +109,9 @@ struct FaultRequest {
   std::string_view operation;  // protocol::OperationName
   std::string_view method;     // "GET", "POST", ...
   std::optional<std::string_view> partition_key;  // from the URL or an insert's body
-  // The first value of a header by case-insensitive name, or nullopt.
-  class Headers {
-   public:
-    virtual ~Headers() = default;
-    virtual std::optional<std::string_view> Find(std::string_view name) const = 0;
-  };
-  const Headers* headers = nullptr;
+  // The first value of a header by case-insensitive name, or nullopt; unset
+  // = no headers.
+  std::function<std::optional<std::string_view>(std::string_view)> header;
 };
 
 // What to do with one request.

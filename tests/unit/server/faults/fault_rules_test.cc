@@ -13,10 +13,10 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-class MapHeaders final : public FaultRequest::Headers {
- public:
-  std::map<std::string, std::string> values;  // lower-case names
-  std::optional<std::string_view> Find(std::string_view name) const override {
+// Headers by lower-case name, as FaultRequest::header looks them up.
+struct MapHeaders {
+  std::map<std::string, std::string> values;
+  std::optional<std::string_view> Find(std::string_view name) const {
     std::string lower(name);
     for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     auto it = values.find(lower);
@@ -26,14 +26,14 @@ class MapHeaders final : public FaultRequest::Headers {
 };
 
 FaultRequest Insert(std::string_view table = "orders", std::optional<std::string_view> pk = "p1",
-                    const FaultRequest::Headers* headers = nullptr) {
+                    const MapHeaders* headers = nullptr) {
   FaultRequest q;
   q.account = "devstoreaccount1";
   q.table = table;
   q.operation = "InsertEntity";
   q.method = "POST";
   q.partition_key = pk;
-  q.headers = headers;
+  if (headers != nullptr) q.header = [headers](std::string_view name) { return headers->Find(name); };
   return q;
 }
 
