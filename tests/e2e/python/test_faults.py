@@ -270,3 +270,30 @@ def test_realistic_table_being_deleted(server, svc):
     time.sleep(BEING_DELETED_MS / 1000 + 0.2)
     svc.create_table(name)
     svc.delete_table(name)
+
+
+def test_rules_from_a_faults_file_and_a_bad_file_refused(tmp_path):
+    binary = os.path.abspath(os.environ.get("TABLESTONE_BIN") or os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "build", "server", "app", "tablestone"))
+    rules = tmp_path / "faults.json"
+    rules.write_text(json.dumps({"seed": 3, "rules": [
+        {"id": "from-file", "action": "serverBusy", "maxCount": 1, "match": {"operation": "CreateTable"}}]}))
+    data = tmp_path / "data"
+    data.mkdir()
+    s = harness.ManagedServer(binary, str(data), harness.free_port(), extra_args=["--faults", str(rules)])
+    s.start()
+    try:
+        cs = ("DefaultEndpointsProtocol=http;AccountName=%s;AccountKey=%s;TableEndpoint=http://127.0.0.1:%d/%s;"
+              % (harness.ACCOUNT, harness.ACCOUNT_KEY, s.port, harness.ACCOUNT))
+        TableServiceClient.from_connection_string(cs, retry_backoff_factor=0.01).create_table("fromfile")
+        c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=10)
+        c.request("GET", "/_tablestone/metrics")
+        assert 'tablestone_faults_injected_total{rule="from-file"} 1' in c.getresponse().read().decode()
+        c.close()
+    finally:
+        assert s.stop() == 0
+    rules.write_text('{"rules": [{"action": "serverBusy", "probability": 7}]}')
+    bad = harness.ManagedServer(binary, str(data), harness.free_port(), extra_args=["--faults", str(rules)])
+    with pytest.raises(RuntimeError, match="exited early"):
+        bad.start(timeout=10)
+    assert "probability must be a number in [0, 1]" in bad.log_tail()
