@@ -27,7 +27,7 @@ ApiError ApiError::TableAlreadyExists() {
   return Make(409, "TableAlreadyExists", "The table specified already exists.");
 }
 ApiError ApiError::TableBeingDeleted() {
-  return Make(409, "TableBeingDeleted", "The specified table is being deleted. Try operation later.");
+  return Make(409, "TableBeingDeleted", "The specified table is being deleted.");
 }
 ApiError ApiError::EntityAlreadyExists() {
   return Make(409, "EntityAlreadyExists", "The specified entity already exists.");
