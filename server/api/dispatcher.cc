@@ -179,12 +179,13 @@ std::optional<std::string> BodyField(const http::Request& request, const char* f
 class FaultSink final : public http::ResponseSink {
  public:
   FaultSink(http::Completion inner, faults::FaultDecision decision, faults::DelayQueue* delays,
-            std::string request_id, std::string accept)
+            std::string request_id, std::string accept, bool xml)
       : inner_(std::move(inner)),
         decision_(std::move(decision)),
         delays_(delays),
         request_id_(std::move(request_id)),
-        accept_(std::move(accept)) {}
+        accept_(std::move(accept)),
+        xml_(xml) {}
 
   void Complete(http::Response&& response) override {
     switch (decision_.action) {
@@ -192,7 +193,7 @@ class FaultSink final : public http::ResponseSink {
         // The write stands; the client only hears that it timed out.
         http::Response r;
         r.version(response.version());
-        WriteErrorRaw(request_id_, accept_, ApiError::OperationTimedOut(), r);
+        WriteErrorRaw(request_id_, accept_, ApiError::OperationTimedOut(), r, xml_);
         for (const char* name : {"x-ms-request-id", "x-ms-version", "Date", "Server", "x-ms-client-request-id"}) {
           if (auto it = response.find(name); it != response.end()) r.set(name, it->value());
         }
@@ -219,6 +220,7 @@ class FaultSink final : public http::ResponseSink {
   faults::DelayQueue* delays_;
   std::string request_id_;
   std::string accept_;
+  bool xml_;  // the operation answers errors in XML (IsXmlOperation)
 };
 
 }  // namespace
@@ -540,7 +542,8 @@ bool Dispatcher::InjectFaults(const http::Request& request, const std::string& r
       case faults::FaultAction::kResetMidResponse:
       case faults::FaultAction::kLatencyAfter:
         done = http::Completion(std::make_shared<FaultSink>(std::move(done), *decision, delays_.get(), request_id,
-                                                            std::string(RequestHeader(request, "Accept"))));
+                                                            std::string(RequestHeader(request, "Accept")),
+                                                            IsXmlOperation(op)));
         break;
     }
   }
