@@ -26,6 +26,9 @@ ApiError ApiError::TableNotFound() { return Make(404, "TableNotFound", "The tabl
 ApiError ApiError::TableAlreadyExists() {
   return Make(409, "TableAlreadyExists", "The table specified already exists.");
 }
+ApiError ApiError::TableBeingDeleted() {
+  return Make(409, "TableBeingDeleted", "The specified table is being deleted.");
+}
 ApiError ApiError::EntityAlreadyExists() {
   return Make(409, "EntityAlreadyExists", "The specified entity already exists.");
 }

@@ -37,6 +37,8 @@ struct ApiError {
   static ApiError ResourceNotFound();
   static ApiError TableNotFound();
   static ApiError TableAlreadyExists();
+  // 409 while a deleted table's name is held (realistic mode, server/faults).
+  static ApiError TableBeingDeleted();
   static ApiError EntityAlreadyExists();
   static ApiError UpdateConditionNotSatisfied();
   static ApiError PropertiesNeedValue();

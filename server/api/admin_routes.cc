@@ -7,6 +7,7 @@
 #include "protocol/auth/shared_key.h"
 #include "protocol/base64.h"
 #include "protocol/url.h"
+#include "server/faults/fault_rules.h"
 #include "storage/model/datetime.h"
 
 namespace tablestone::api {
@@ -100,8 +101,45 @@ http::Response HandleTrace(const http::Request& request, TraceWriter* trace) {
 
 bool IsAdminTarget(std::string_view target) {
   std::string_view path = target.substr(0, target.find('?'));
-  return path == "/_tablestone/snapshot" || path == "/_tablestone/reset" || path == "/_tablestone/trace";
+  return path == "/_tablestone/snapshot" || path == "/_tablestone/reset" || path == "/_tablestone/trace" ||
+         path == "/_tablestone/faults" || path == "/_tablestone/faults/realistic";
 }
+
+namespace {
+
+// The fault routes (admin_routes.h); `query` is the parsed query string.
+http::Response HandleFaults(const http::Request& request, std::string_view op, const protocol::QueryParams& query,
+                            faults::FaultSet& faults) {
+  std::string error;
+  if (op == "faults/realistic") {
+    if (request.method() != bhttp::verb::post) return Error(request, 405, "MethodNotAllowed", "realistic takes POST");
+    auto body = nlohmann::json::parse(request.body(), nullptr, false);
+    if (body.is_discarded()) return Error(request, 400, "InvalidJson", "the body is not JSON");
+    if (!faults.SetRealisticJson(body, &error)) return Error(request, 400, "InvalidFaultRule", error);
+    return Json(request, 200, faults.ToJson());
+  }
+  switch (request.method()) {
+    case bhttp::verb::get: return Json(request, 200, faults.ToJson());
+    case bhttp::verb::post: {
+      auto body = nlohmann::json::parse(request.body(), nullptr, false);
+      if (body.is_discarded()) return Error(request, 400, "InvalidJson", "the body is not JSON");
+      auto ids = faults.AddJson(body, &error);
+      if (!ids) return Error(request, 400, "InvalidFaultRule", error);
+      return Json(request, 201, {{"ids", *ids}});
+    }
+    case bhttp::verb::delete_: {
+      if (const std::string* id = protocol::FindQueryParam(query, "id"); id != nullptr) {
+        if (!faults.Remove(*id)) return Error(request, 404, "FaultRuleNotFound", "no fault rule with id " + *id);
+        return Json(request, 200, {{"removed", {*id}}});
+      }
+      faults.Clear();
+      return Json(request, 200, {{"cleared", true}});
+    }
+    default: return Error(request, 405, "MethodNotAllowed", "fault routes take GET, POST or DELETE");
+  }
+}
+
+}  // namespace
 
 http::Response HandleAdmin(const http::Request& request, storage::Engine& engine, const ApiOptions& options,
                            TraceWriter* trace) {
@@ -111,7 +149,9 @@ http::Response HandleAdmin(const http::Request& request, storage::Engine& engine
   protocol::SplitTarget(target, &path, &raw_query);
   std::string_view op = path.substr(kPrefix.size());
   const bool get_trace = op == "trace" && request.method() == bhttp::verb::get;
-  if (request.method() != bhttp::verb::post && !get_trace) {
+  const bool fault_route = op.substr(0, 6) == "faults";
+  if (fault_route && options.faults == nullptr) return Error(request, 404, "NotFound", "fault injection is off");
+  if (!fault_route && request.method() != bhttp::verb::post && !get_trace) {
     return Error(request, 405, "MethodNotAllowed", "admin routes take POST (and GET for the trace)");
   }
   auto query = protocol::ParseQueryString(raw_query);
@@ -121,6 +161,7 @@ http::Response HandleAdmin(const http::Request& request, storage::Engine& engine
     return Error(request, 403, "AuthenticationFailed",
                  "admin routes need a Shared Key signature of a configured account key (docs/admin-api.md)");
   }
+  if (fault_route) return HandleFaults(request, op, *query, *options.faults);
 
   if (op == "trace") return HandleTrace(request, trace);
   if (op == "snapshot") {

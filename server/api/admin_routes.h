@@ -4,6 +4,12 @@
 //   POST /_tablestone/reset[?account=A]   delete every table of A (default: every configured account)
 //   GET  /_tablestone/trace               the request trace's state (trace.h)
 //   POST /_tablestone/trace               switch it: JSON body {"enabled":B,"file":PATH,"bodies":B}
+//   GET /_tablestone/faults               the fault rules with their counts, and realistic mode
+//   POST /_tablestone/faults              add rules (body: a rule, an array, or {"rules":[...]})
+//   DELETE /_tablestone/faults?id=ID      remove one rule; without ?id= remove every rule
+//   POST /_tablestone/faults/realistic    realistic mode on/off, for all or one account/table
+// (the fault routes exist only when ApiOptions::faults is set; formats in
+// docs/testing-with-faults.md)
 // Authenticated with Shared Key by an account key (Learn: authorize-with-shared-key): the
 // canonicalized resource is "/<account>/_tablestone/<op>"; resetting account A
 // needs A's key, a snapshot, a reset of every account or the trace any

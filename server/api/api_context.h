@@ -14,6 +14,7 @@
 #include "server/api/metrics.h"
 #include "server/api/request_parts.h"
 #include "server/api/trace.h"
+#include "server/faults/fault_rules.h"
 #include "server/http/handler.h"
 #include "storage/engine.h"
 #include "storage/model/ascii.h"
@@ -84,6 +85,8 @@ struct RequestInfo {
   // Non-null only while the request trace is on (trace.h): handlers time their
   // storage calls into it (StorageTimer) and add their keys and row counts.
   RequestTrace* trace = nullptr;
+  // Realistic mode (server/faults): how this query page is cut; none = a normal page.
+  std::optional<faults::PageCut> page_cut;
 
   // Header value by case-insensitive name; empty when absent.
   std::string_view Header(std::string_view name) const { return RequestHeader(request, name); }

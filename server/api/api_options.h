@@ -6,6 +6,10 @@
 #include <string>
 #include <vector>
 
+namespace tablestone::faults {
+class FaultSet;
+}
+
 namespace tablestone::api {
 
 struct AccountKeys {
@@ -35,6 +39,9 @@ struct ApiOptions {
   bool ui_dev_key = false;
   std::chrono::milliseconds query_time_budget{5000};  // per query page (Learn: query-timeout-and-pagination)
   ServerFacts facts;
+  // Fault rules and realistic mode (server/faults/fault_rules.h); null = none
+  // can ever be added. Shared with the admin route that edits them.
+  std::shared_ptr<faults::FaultSet> faults;
 };
 
 }  // namespace tablestone::api

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -163,6 +164,66 @@ Placement PlacementOf(Operation op) {
   }
 }
 
+// A string field of the request's JSON body ("PartitionKey" of an insert,
+// "TableName" of Create Table), for the fault rules only; nullopt when the
+// body is not a JSON object with that string.
+std::optional<std::string> BodyField(const http::Request& request, const char* field) {
+  auto body = nlohmann::json::parse(request.body(), nullptr, false);
+  if (!body.is_object()) return std::nullopt;
+  auto it = body.find(field);
+  if (it == body.end() || !it->is_string()) return std::nullopt;
+  return it->get<std::string>();
+}
+
+// Applies a fault rule's after-action to the answer the handler gives (once
+// durable): wraps the request's Completion (dispatcher.h, "Fault injection").
+class FaultSink final : public http::ResponseSink {
+ public:
+  FaultSink(http::Completion inner, faults::FaultDecision decision, faults::DelayQueue* delays,
+            std::string request_id, std::string accept, bool xml)
+      : inner_(std::move(inner)),
+        decision_(std::move(decision)),
+        delays_(delays),
+        request_id_(std::move(request_id)),
+        accept_(std::move(accept)),
+        xml_(xml) {}
+
+  void Complete(http::Response&& response) override {
+    switch (decision_.action) {
+      case faults::FaultAction::kTimeoutAfter: {
+        // The write stands; the client only hears that it timed out.
+        http::Response r;
+        r.version(response.version());
+        WriteErrorRaw(request_id_, accept_, ApiError::OperationTimedOut(), r, xml_);
+        for (const char* name : {"x-ms-request-id", "x-ms-version", "Date", "Server", "x-ms-client-request-id"}) {
+          if (auto it = response.find(name); it != response.end()) r.set(name, it->value());
+        }
+        return inner_(std::move(r));
+      }
+      case faults::FaultAction::kCloseAfter:
+        return inner_(std::move(response), http::Delivery::kCloseWithoutResponse);
+      case faults::FaultAction::kResetMidResponse:
+        return inner_(std::move(response), http::Delivery::kResetMidBody);
+      case faults::FaultAction::kLatencyAfter: {
+        auto held = std::make_shared<std::pair<http::Completion, http::Response>>(std::move(inner_), std::move(response));
+        return delays_->After(decision_.latency, [held] { held->first(std::move(held->second)); });
+      }
+      default: return inner_(std::move(response));
+    }
+  }
+  bool Cancelled() const override { return inner_.Cancelled(); }
+  void WorkDone() override { inner_.WorkDone(); }
+  void Abandoned() override { http::Completion dropped = std::move(inner_); }  // its sink answers 500
+
+ private:
+  http::Completion inner_;
+  faults::FaultDecision decision_;
+  faults::DelayQueue* delays_;
+  std::string request_id_;
+  std::string accept_;
+  bool xml_;  // the operation answers errors in XML (IsXmlOperation)
+};
+
 }  // namespace
 
 // A request whose handler runs on the engine's executor. `info` refers to the
@@ -182,7 +243,9 @@ Dispatcher::Dispatcher(storage::Engine& engine, ApiOptions options, Metrics* met
       metrics_(metrics),
       trace_(trace),
       log_(spdlog::get("api") ? spdlog::get("api") : spdlog::default_logger()),
-      context_{engine_, options_, authenticator_, metrics} {}
+      context_{engine_, options_, authenticator_, metrics},
+      faults_(options_.faults.get()),
+      delays_(faults_ != nullptr ? std::make_unique<faults::DelayQueue>() : nullptr) {}
 
 void Dispatcher::Record(const Tally& tally, const http::Request& request, std::string_view request_id,
                         const http::Response& response) const {
@@ -348,7 +411,26 @@ std::string Dispatcher::MetricsText() {
     add("tablestone_trace_dropped_total", "Request trace lines dropped because the writer's queue was full.", "counter",
         static_cast<double>(trace_->dropped()));
   }
-  return metrics_->Render(inputs);
+  std::string text = metrics_->Render(inputs);
+  if (faults_ != nullptr) {
+    // Labelled by rule id, which the operator chose: escaped as Prometheus's
+    // text format asks (backslash, quote, newline).
+    text += "# HELP tablestone_faults_injected_total Faults injected, per fault rule (docs/testing-with-faults.md).\n"
+            "# TYPE tablestone_faults_injected_total counter\n";
+    for (const auto& [rule, count] : faults_->Counts()) {
+      std::string label;
+      for (char c : rule) {
+        if (c == '\\' || c == '"') label += '\\';
+        if (c == '\n') {
+          label += "\\n";
+          continue;
+        }
+        label += c;
+      }
+      text += "tablestone_faults_injected_total{rule=\"" + label + "\"} " + std::to_string(count) + "\n";
+    }
+  }
+  return text;
 }
 
 void Dispatcher::Handle(const http::Request& request, const http::RequestContext& context, http::Completion done) {
@@ -399,6 +481,10 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
     WriteErrorRaw(request_id, {}, error, response);
   }
   if (!info) return Finish(request, request_id, cors_account, std::move(response), std::move(done), nullptr, tally);
+  if (faults_ != nullptr && faults_->active() &&
+      InjectFaults(request, request_id, cors_account, info, done, tally, response)) {
+    return;
+  }
 
   Placement placement = PlacementOf(info->route.operation);
   if (placement == Placement::kInlineUnlessStalled) {
@@ -422,7 +508,11 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
   }
   auto pending = std::make_shared<Pending>(
       Pending{std::move(*info), std::move(response), std::move(cors_account), std::move(done), tally});
-  const auto lane = placement == Placement::kLongLane ? storage::WorkLane::kLong : storage::WorkLane::kShort;
+  RunOnLane(placement == Placement::kLongLane ? storage::WorkLane::kLong : storage::WorkLane::kShort,
+            std::move(pending));
+}
+
+void Dispatcher::RunOnLane(storage::WorkLane lane, std::shared_ptr<Pending> pending) {
   Status submitted = engine_.Submit(lane, [this, pending](bool dropped) {
     if (pending->done.Cancelled()) return pending->done(http::Response());  // its client has gone
     if (dropped) {
@@ -439,17 +529,100 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
   if (!submitted.ok()) {
     // Queue full (or stopping): the service's answer to overload.
     pending->response = http::Response();
-    pending->response.version(request.version());
+    pending->response.version(pending->info.request.version());
     WriteError(pending->info, ApiError::ServerBusy(), pending->response, IsXmlOperation(pending->info.route.operation));
-    Finish(request, pending->info.request_id, pending->cors_account, std::move(pending->response),
+    Finish(pending->info.request, pending->info.request_id, pending->cors_account, std::move(pending->response),
            std::move(pending->done), &pending->info, pending->tally);
   }
+}
+
+bool Dispatcher::InjectFaults(const http::Request& request, const std::string& request_id,
+                              std::optional<std::string>& cors_account, std::optional<RequestInfo>& info,
+                              http::Completion& done, const Tally& tally, http::Response& response) {
+  const Operation op = info->route.operation;
+  const std::string& account = info->account();
+  std::optional<std::string> body_table;
+  if (op == Operation::kCreateTable) body_table = BodyField(request, "TableName");
+  const std::string_view table = body_table ? std::string_view(*body_table) : info->route.resource.table;
+  auto refuse = [&](const ApiError& error) {
+    WriteError(*info, error, response, IsXmlOperation(op));
+    Finish(request, request_id, cors_account, std::move(response), std::move(done), &*info, tally);
+    return true;
+  };
+
+  // Realistic mode (docs/testing-with-faults.md, "Realistic mode").
+  std::chrono::milliseconds delay{0};
+  if (faults_->Realistic(account, table)) {
+    if (op == Operation::kCreateTable && faults_->TableBeingDeleted(account, table)) {
+      log_->info("fault injected rule=realistic action=tableBeingDeleted operation={} account={} table={} request={}",
+                 protocol::OperationName(op), account, table, request_id);
+      return refuse(ApiError::TableBeingDeleted());
+    }
+    if (op == Operation::kQueryEntities || op == Operation::kQueryTables) info->page_cut = faults_->NextPageCut();
+    delay = faults_->NextLatency();
+  }
+
+  // Fault rules.
+  faults::FaultRequest q;
+  q.account = account;
+  q.table = table;
+  q.operation = protocol::OperationName(op);
+  q.method = ToView(request.method_string());
+  q.header = [&request](std::string_view name) { return FindRequestHeader(request, name); };
+  std::optional<std::string> body_pk;
+  if (info->route.resource.key) {
+    q.partition_key = info->route.resource.key->partition_key;
+  } else if (op == Operation::kInsertEntity && faults_->wants_partition_key()) {
+    body_pk = BodyField(request, "PartitionKey");
+    if (body_pk) q.partition_key = *body_pk;
+  }
+  std::optional<faults::FaultDecision> decision = faults_->Evaluate(q);
+  if (decision) {
+    log_->info("fault injected rule={} action={} operation={} account={} table={} request={}", decision->rule_id,
+               faults::ActionName(decision->action), q.operation, account, table, request_id);
+    ApiError error = ApiError::ServerBusy();
+    switch (decision->action) {
+      case faults::FaultAction::kServerBusy:
+      case faults::FaultAction::kThrottle: return refuse(ApiError::ServerBusy());
+      case faults::FaultAction::kTimeoutBefore: return refuse(ApiError::OperationTimedOut());
+      case faults::FaultAction::kInternalErrorBefore:
+        error = ApiError::InternalError();
+        error.cause = "injected by fault rule " + decision->rule_id;
+        return refuse(error);
+      case faults::FaultAction::kLatencyBefore:
+        delay += decision->latency;
+        break;
+      case faults::FaultAction::kTimeoutAfter:
+      case faults::FaultAction::kCloseAfter:
+      case faults::FaultAction::kResetMidResponse:
+      case faults::FaultAction::kLatencyAfter:
+        done = http::Completion(std::make_shared<FaultSink>(std::move(done), *decision, delays_.get(), request_id,
+                                                            std::string(RequestHeader(request, "Accept")),
+                                                            IsXmlOperation(op)));
+        break;
+    }
+  }
+  if (delay.count() <= 0) return false;
+  // Latency before: the handler runs on an engine lane once the delay has
+  // passed, so no thread waits for it.
+  const Placement placement = PlacementOf(op);
+  const auto lane = placement == Placement::kLongLane || placement == Placement::kInlineSlice
+                        ? storage::WorkLane::kLong
+                        : storage::WorkLane::kShort;
+  auto pending = std::make_shared<Pending>(
+      Pending{std::move(*info), std::move(response), std::move(cors_account), std::move(done), tally});
+  delays_->After(delay, [this, lane, pending]() mutable { RunOnLane(lane, std::move(pending)); });
+  return true;
 }
 
 void Dispatcher::Run(const RequestInfo& info, http::Response& response) {
   const auto begin = info.trace != nullptr ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
   try {
     Dispatch(context_, info, response);
+    if (info.route.operation == Operation::kDeleteTable && faults_ != nullptr && faults_->active() &&
+        response.result_int() == 204) {
+      faults_->NoteTableDeleted(info.account(), info.route.resource.table);  // realistic mode's TableBeingDeleted
+    }
   } catch (const std::exception& e) {
     ApiError error = ApiError::InternalError();
     error.cause = std::string("threw: ") + e.what();
@@ -576,7 +749,8 @@ std::optional<RequestInfo> Dispatcher::Prepare(const http::Request& request, con
     return std::nullopt;
   }
 
-  RequestInfo info{request, context, request_id, model::NowTicks(), std::move(route).value(), AuthGrant{}, {}};
+  RequestInfo info{request, context, request_id, model::NowTicks(), std::move(route).value(),
+                   AuthGrant{}, {}, nullptr, nullptr, std::nullopt};
   tally->operation = Metrics::OperationIndex(info.route.operation);
   if (tally->trace != nullptr) {
     RequestTrace& t = *tally->trace;

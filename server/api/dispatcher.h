@@ -39,6 +39,14 @@
 // data browser's GET /_tablestone/ui/... (ui_routes.h) unless ApiOptions::ui is
 // off. They are answered on the I/O thread and not counted in the metrics.
 //
+// Fault injection (server/faults, docs/testing-with-faults.md): with
+// ApiOptions::faults set and active (a rule, or realistic mode on), a routed
+// and authenticated request is shown to the fault rules before its handler
+// runs (InjectFaults). An error-before fault is answered like any refusal;
+// latency before hands the request, after the delay, to the engine's lane;
+// the after-actions wrap the Completion so that they apply to the answer the
+// handler gives once its write is durable. Otherwise one relaxed load.
+//
 // Metrics: every answer that goes through Handle, AdmitHeaders or
 // RenderTransportError is counted once (Metrics::RecordRequest), when it is
 // ready to send (after the group commit wait, if any).
@@ -62,6 +70,8 @@
 #include "server/api/authenticator.h"
 #include "server/api/metrics.h"
 #include "server/api/trace.h"
+#include "server/faults/delay_queue.h"
+#include "server/faults/fault_rules.h"
 #include "server/http/handler.h"
 #include "storage/engine.h"
 
@@ -122,6 +132,16 @@ class Dispatcher : public http::RequestHandler {
   static std::shared_ptr<RequestTrace> NewTrace(const http::RequestContext& context);
   // Runs the operation's handler (never throws: a throw becomes a 500).
   void Run(const RequestInfo& info, http::Response& response);
+  // Runs `pending` on the engine's `lane`, or answers 503 ServerBusy when the
+  // lane refuses it.
+  void RunOnLane(storage::WorkLane lane, std::shared_ptr<Pending> pending);
+  // Fault rules and realistic mode for a routed, authenticated request. True
+  // when it took over the request (answered it, or will after a delay); else
+  // the request runs as usual, `done` possibly wrapped by an after-action and
+  // info->page_cut set.
+  bool InjectFaults(const http::Request& request, const std::string& request_id,
+                    std::optional<std::string>& cors_account, std::optional<RequestInfo>& info,
+                    http::Completion& done, const Tally& tally, http::Response& response);
   // The common headers, and CORS headers when the request has an Origin.
   void Decorate(const http::Request& request, const std::string& request_id,
                 const std::optional<std::string>& cors_account, http::Response& response);
@@ -140,6 +160,8 @@ class Dispatcher : public http::RequestHandler {
   TraceWriter* trace_;
   std::shared_ptr<spdlog::logger> log_;  // "api"
   ApiContext context_;
+  faults::FaultSet* faults_;  // options_.faults, or null
+  std::unique_ptr<faults::DelayQueue> delays_;  // last: its pending callbacks run while the rest lives
 };
 
 }  // namespace tablestone::api

@@ -36,6 +36,7 @@ struct ReadScope {
   const AuthGrant& grant;       // a service SAS may limit the keys readable
   InlineSlice* inline_slice = nullptr;  // set only for the I/O-thread try of a query
   RequestTrace* trace = nullptr;        // RequestInfo::trace
+  const faults::PageCut* page_cut = nullptr;  // realistic mode: how the page is cut (RequestInfo::page_cut)
 };
 
 // Get Entity and Query Entities from their request parts: parse the typed

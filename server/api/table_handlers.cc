@@ -1,5 +1,6 @@
 // Query Tables, Create Table, Delete Table, Get Table (Learn: query-tables, create-table, delete-table): each parses
 // its typed request (table_ops.h), then runs it against the engine and renders the answer.
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
@@ -10,6 +11,8 @@
 #include "server/api/handlers.h"
 #include "server/api/response.h"
 #include "server/api/table_ops.h"
+#include "server/faults/fault_rules.h"
+#include "storage/model/ascii.h"
 
 namespace tablestone::api {
 
@@ -30,14 +33,21 @@ void RunQueryTables(const ApiContext& ctx, const RequestInfo& info, QueryTablesR
   std::optional<std::string> next;
   if (!req.top.has_value() || *req.top > 0) {
     spec.max_results = req.top.has_value() ? static_cast<size_t>(*req.top) : 1000;
+    // Realistic mode (server/faults): a shorter page, or none with a token.
+    const faults::PageCut* cut = info.page_cut ? &*info.page_cut : nullptr;
+    if (cut != nullptr) spec.max_results = std::max<size_t>(1, std::min(spec.max_results, cut->max_rows));
     auto result = [&] {
       StorageTimer timer(info.trace);
       return ctx.engine.ListTables(req.account, spec);
     }();
     if (!result.ok()) return WriteError(info, protocol::FromStatus(result.status()), response);
+    next = result->next;
+    if (cut != nullptr && cut->max_rows == 0 && !result->tables.empty()) {
+      next = model::ToAsciiLower(result->tables.front().name);  // names resume lower-cased
+      result->tables.clear();
+    }
     names.reserve(result->tables.size());
     for (const auto& t : result->tables) names.push_back(t.name);
-    next = result->next;
   }
   if (next) response.set("x-ms-continuation-NextTableName", protocol::EncodeContinuation(*next));
   WriteJson(response, 200, req.level, protocol::WriteTableFeed(names, info.base_url, req.account, req.level));

@@ -198,6 +198,26 @@ std::vector<Setting> BuildSettings() {
        .help = "Serve the data browser at /_tablestone/ui/ (docs/ui.md).",
        .set = [](Config& c, const Value& v) { c.ui = Bool(v); },
        .show = [](const Config& c) { return ShowBool(c.ui); }});
+  add({.path = "faults.file", .env = "TABLESTONE_FAULTS", .kind = Kind::kString,
+       .help = "JSON file of fault rules loaded at startup (docs/testing-with-faults.md); empty = none.",
+       .set = [](Config& c, const Value& v) { c.faults_file = Str(v); },
+       .show = [](const Config& c) { return c.faults_file; }});
+  add({.path = "faults.seed", .env = "TABLESTONE_FAULT_SEED", .kind = Kind::kUint,
+       .help = "Seed of the fault rules' and realistic mode's random draws (same seed, same faults).",
+       .set = [](Config& c, const Value& v) { c.fault_seed = Uint(v); },
+       .show = [](const Config& c) { return std::to_string(c.fault_seed); }});
+  add({.path = "faults.realistic", .env = "TABLESTONE_REALISTIC", .kind = Kind::kBool,
+       .help = "Realistic mode: short and empty query pages, TableBeingDeleted after Delete Table.",
+       .set = [](Config& c, const Value& v) { c.realistic = Bool(v); },
+       .show = [](const Config& c) { return ShowBool(c.realistic); }});
+  add({.path = "faults.tableBeingDeletedMs", .env = "TABLESTONE_TABLE_BEING_DELETED_MS", .kind = Kind::kUint,
+       .help = "Realistic mode: how long a deleted table's name answers 409 TableBeingDeleted.",
+       .set = [](Config& c, const Value& v) { c.table_being_deleted_ms = Uint(v); },
+       .show = [](const Config& c) { return std::to_string(c.table_being_deleted_ms); }});
+  add({.path = "faults.latencyMedianMs", .env = "TABLESTONE_REALISTIC_LATENCY_MS", .kind = Kind::kUint,
+       .help = "Realistic mode: median of the added per-request latency (log-normal); 0 = none.",
+       .set = [](Config& c, const Value& v) { c.realistic_latency_ms = Uint(v); },
+       .show = [](const Config& c) { return std::to_string(c.realistic_latency_ms); }});
   add({.path = "storage.seed", .env = "TABLESTONE_SEED", .kind = Kind::kString,
        .help = "Export file, or directory of them, loaded at startup before the port opens; empty = none.",
        .set = [](Config& c, const Value& v) { c.seed = Str(v); },

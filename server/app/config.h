@@ -80,6 +80,12 @@ struct Config {
   bool admin_api = false;        // the /_tablestone/snapshot and /reset routes
   bool ui = true;                // the data browser at /_tablestone/ui/ (--noUi: off)
   std::string seed;              // export file or directory loaded at startup; empty = none
+  // fault injection (server/faults, docs/testing-with-faults.md)
+  std::string faults_file;       // --faults FILE: rules loaded at startup; empty = none
+  uint64_t fault_seed = 0;       // --faultSeed
+  bool realistic = false;        // --realistic
+  uint64_t table_being_deleted_ms = 40'000;
+  uint64_t realistic_latency_ms = 0;
 
   // Which file was read, if any (for the startup log).
   std::string config_file;

@@ -76,6 +76,11 @@ const std::vector<Flag>& Flags() {
       F("--adminApi", "", "api.adminApi"),
       F("--noUi", "", "api.ui", "false", 1, "Do not serve the data browser at /_tablestone/ui/ (docs/ui.md)."),
       F("--seed", "", "storage.seed"),
+      F("--faults", "", "faults.file"),
+      F("--faultSeed", "", "faults.seed"),
+      F("--realistic", "", "faults.realistic"),
+      F("--tableBeingDeletedMs", "", "faults.tableBeingDeletedMs"),
+      F("--realisticLatencyMs", "", "faults.latencyMedianMs"),
   };
   return kFlags;
 }

@@ -3,12 +3,16 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "server/api/api_handler.h"
 #include "server/api/metrics.h"
 #include "server/api/trace.h"
+#include "server/faults/fault_rules.h"
 #include "server/http/listener.h"
 #include "storage/engine.h"
 #include "tools/data_commands.h"
@@ -59,6 +63,34 @@ bool Server::Start(std::string* error) {
                    config_.seed, seeded.seconds * 1000);
   }
   api::ApiOptions api_options = config_.ToApiOptions();
+  // Always there, so the admin route can add rules later; with none (and
+  // realistic mode off) a request pays one relaxed load (dispatcher.h).
+  faults::RealisticOptions realistic;
+  realistic.enabled = config_.realistic;
+  realistic.table_being_deleted = std::chrono::milliseconds(config_.table_being_deleted_ms);
+  realistic.latency_median = std::chrono::milliseconds(config_.realistic_latency_ms);
+  api_options.faults = std::make_shared<faults::FaultSet>(config_.fault_seed, realistic);
+  if (!config_.faults_file.empty()) {
+    std::string why;
+    std::ifstream in(config_.faults_file);
+    std::stringstream text;
+    text << in.rdbuf();
+    auto json = nlohmann::json::parse(text.str(), nullptr, false);
+    if (!in) {
+      why = "cannot read the file";
+    } else if (json.is_discarded()) {
+      why = "not JSON";
+    } else if (auto ids = api_options.faults->AddJson(json, &why)) {
+      AppLog()->info("loaded {} fault rules from {}", ids->size(), config_.faults_file);
+    }
+    if (!why.empty()) {
+      *error = "--faults " + config_.faults_file + ": " + why;
+      (void)engine_->Close();
+      engine_.reset();
+      return false;
+    }
+  }
+  if (config_.realistic) AppLog()->info("realistic mode on (fault seed {})", config_.fault_seed);
   std::vector<std::string> account_names;
   for (const api::AccountKeys& account : api_options.accounts) account_names.push_back(account.name);
   metrics_ = std::make_unique<api::Metrics>(std::move(account_names));

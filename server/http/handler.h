@@ -35,6 +35,15 @@ enum class TransportError {
   kInternalError,
 };
 
+// How the session puts a response on the wire. Anything but kSend exists for
+// fault injection (server/faults, docs/testing-with-faults.md): the client
+// must meet a connection that dies, as it would behind a real load balancer.
+enum class Delivery {
+  kSend,                  // the whole response (the normal case)
+  kCloseWithoutResponse,  // close the connection; no byte of the response is sent
+  kResetMidBody,          // send the head and half the body, then reset the connection (RST)
+};
+
 // Where a handler delivers its response. Implemented by the session; tests
 // and tools may implement it to run a handler without a socket.
 class ResponseSink {
@@ -43,6 +52,9 @@ class ResponseSink {
   // Receives the response of the request handed to Handle(). Called exactly
   // once, from any thread.
   virtual void Complete(Response&& response) = 0;
+  // Complete() with a delivery other than kSend. A sink without a
+  // connection (tests, tools) keeps this default: the whole response.
+  virtual void CompleteWith(Response&& response, Delivery delivery) { Complete(std::move(response)); }
   // True once the client has gone away (its connection closed while the
   // request waited): work not started yet may be skipped. The response is
   // then dropped, but Complete() must still be called.
@@ -83,6 +95,11 @@ class Completion {
   void operator()(Response&& response) {
     std::shared_ptr<ResponseSink> sink = std::move(sink_);
     if (sink) sink->Complete(std::move(response));
+  }
+  // The same, delivered as `delivery` says (fault injection only).
+  void operator()(Response&& response, Delivery delivery) {
+    std::shared_ptr<ResponseSink> sink = std::move(sink_);
+    if (sink) sink->CompleteWith(std::move(response), delivery);
   }
   bool Cancelled() const { return sink_ != nullptr && sink_->Cancelled(); }
   // See ResponseSink::WorkDone.

@@ -385,6 +385,13 @@ void Session::Complete(Response&& response) {
   });
 }
 
+void Session::CompleteWith(Response&& response, Delivery delivery) {
+  if (t_handling == this) return OnHandled(std::move(response), delivery);
+  net::dispatch(stream_.get_executor(), [self = shared_from_this(), r = std::move(response), delivery]() mutable {
+    self->OnHandled(std::move(r), delivery);
+  });
+}
+
 void Session::Abandoned() {
   net::post(stream_.get_executor(), [self = shared_from_this()] {
     self->RenderInternalError();
@@ -393,18 +400,42 @@ void Session::Abandoned() {
   });
 }
 
-void Session::OnHandled(Response&& response) {
+void Session::OnHandled(Response&& response, Delivery delivery) {
   if (state_ != State::kHandling || handled_) return;
   handled_ = true;
   StopCancelWatch();
   response_ = std::move(response);
-  if (cancelled_.load(std::memory_order_relaxed)) {
-    // The client closed its connection while the request waited: nobody reads this.
+  if (cancelled_.load(std::memory_order_relaxed) || delivery == Delivery::kCloseWithoutResponse) {
+    // The client closed its connection while the request waited (nobody
+    // reads this), or a fault rule asked for a connection that just closes.
     LogAccess(0);
     return CloseNow();
   }
   FinishResponse();
+  if (delivery == Delivery::kResetMidBody) return DoWriteThenReset();
   DoWrite();
+}
+
+void Session::DoWriteThenReset() {
+  state_ = State::kWriting;
+  head_.clear();
+  SerializeResponseHead(response_, &head_);
+  const std::string& body = response_.body();
+  // Half the body; a response without one loses the end of its head instead.
+  if (body.empty()) {
+    head_.resize(head_.size() / 2);
+  } else {
+    head_.append(body, 0, body.size() / 2);
+  }
+  stream_.expires_after(env_.options->read_timeout);
+  net::async_write(stream_, net::buffer(head_), [self = shared_from_this()](beast::error_code ec, size_t n) {
+    if (self->env_.counters != nullptr) self->env_.counters->Add(self->env_.counters->bytes_out, n);
+    self->LogAccess(n);
+    beast::error_code ignored;
+    self->stream_.socket().set_option(net::socket_base::linger(true, 0), ignored);
+    self->state_ = State::kClosed;
+    self->stream_.close();  // with linger 0: an RST, not a FIN
+  });
 }
 
 void Session::StartCancelWatch() {

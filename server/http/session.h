@@ -23,6 +23,11 @@
 // handler that throws gets kInternalError (500). A peer that closes, resets or
 // misses a deadline is closed quietly.
 //
+// Fault injection (handler.h, Delivery): a response completed with
+// kCloseWithoutResponse closes the connection instead of being written; one
+// with kResetMidBody is cut after half its body and the connection reset
+// (SO_LINGER 0), as a client sees when a proxy or the host drops it.
+//
 // Thread safety: the public methods may be called from any thread; the rest
 // runs on the connection's executor.
 #pragma once
@@ -104,6 +109,7 @@ class Session : public Closable, public ResponseSink, public std::enable_shared_
 
   // ResponseSink: the handler's answer to the request in flight (any thread).
   void Complete(Response&& response) override;
+  void CompleteWith(Response&& response, Delivery delivery) override;
   bool Cancelled() const override { return cancelled_.load(std::memory_order_relaxed); }
   void WorkDone() override { work_done_.store(true, std::memory_order_relaxed); }
   void Abandoned() override;
@@ -129,7 +135,9 @@ class Session : public Closable, public ResponseSink, public std::enable_shared_
   void RenderInternalError();
   void FinishResponse();
   // The handler's response arrived (on our executor).
-  void OnHandled(Response&& response);
+  void OnHandled(Response&& response, Delivery delivery = Delivery::kSend);
+  // Delivery::kResetMidBody: writes the head and half the body, then resets.
+  void DoWriteThenReset();
   // Watches the socket while the handler works elsewhere (see above).
   void StartCancelWatch();
   void OnCancelWatch(boost::beast::error_code ec, uint64_t seq);

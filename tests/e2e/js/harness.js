@@ -135,7 +135,8 @@ class ManagedServer {
 }
 
 class Target {
-  async init() {
+  // extraArgs: more flags for a managed server (e.g. --adminApi).
+  async init({ extraArgs = [] } = {}) {
     this.kind = TARGET_KIND;
     const cs = process.env.TABLESTONE_E2E_CONNECTION_STRING;
     if (cs) {
@@ -154,7 +155,7 @@ class Target {
       const data = path.join(this.tmp, "data");
       fs.mkdirSync(data);
       const port = await freePort();
-      this.server = new ManagedServer(binary, data, port, path.join(this.tmp, "server.log"));
+      this.server = new ManagedServer(binary, data, port, path.join(this.tmp, "server.log"), extraArgs);
       await this.server.start();
       this.account = ACCOUNT;
       this.key = ACCOUNT_KEY;
@@ -268,10 +269,10 @@ function uniqueTableName(prefix = "js") {
 // Registers file-level hooks that start the target before the first test and stop it after the
 // last one. Returns a holder whose .t is the Target once the tests run. Optional setup(t) /
 // teardown(t) run right after the start / before the stop (one hook each, so the order is fixed).
-function useTarget({ setup, teardown } = {}) {
+function useTarget({ setup, teardown, extraArgs } = {}) {
   const holder = { t: null };
   before(async () => {
-    holder.t = await new Target().init();
+    holder.t = await new Target().init({ extraArgs });
     if (setup) await setup(holder.t);
   });
   after(async () => {

@@ -11,6 +11,7 @@
 #include "protocol/auth/hmac.h"
 #include "protocol/auth/shared_key.h"
 #include "protocol/base64.h"
+#include "server/faults/fault_rules.h"
 #include "storage/model/datetime.h"
 
 namespace tablestone::api {
@@ -42,8 +43,9 @@ class AdminRoutesTest : public ::testing::Test {
   }
 
   http::Response Call(std::string target, const std::string& account, const char* key,
-                      bhttp::verb verb = bhttp::verb::post, int64_t skew_seconds = 0) {
+                      bhttp::verb verb = bhttp::verb::post, int64_t skew_seconds = 0, std::string body = {}) {
     http::Request req{verb, target, 11};
+    req.body() = std::move(body);
     std::string date = model::FormatRfc1123(model::NowTicks() + skew_seconds * model::kTicksPerSecond);
     req.set("x-ms-date", date);
     std::string path = target.substr(0, target.find('?'));
@@ -78,7 +80,34 @@ class AdminRoutesTest : public ::testing::Test {
   ApiOptions options_;
 };
 
+TEST_F(AdminRoutesTest, FaultRoutesListAddRemoveAndClear) {
+  EXPECT_EQ(Call("/_tablestone/faults", "acct1", kKey1, bhttp::verb::get).result_int(), 404u);  // no FaultSet
+  options_.faults = std::make_shared<faults::FaultSet>(5);
+  EXPECT_EQ(Call("/_tablestone/faults", "acct1", kKey2, bhttp::verb::get).result_int(), 403u);
+  http::Response added = Call("/_tablestone/faults", "acct1", kKey1, bhttp::verb::post, 0,
+                              R"([{"id":"a","action":"serverBusy"},{"action":"timeoutAfter","everyNth":3}])");
+  ASSERT_EQ(added.result_int(), 201u) << added.body();
+  EXPECT_EQ(nlohmann::json::parse(added.body())["ids"], nlohmann::json({"a", "r1"}));
+  EXPECT_EQ(Call("/_tablestone/faults", "acct1", kKey1, bhttp::verb::post, 0, R"({"action":"nope"})").result_int(),
+            400u);
+  EXPECT_EQ(Call("/_tablestone/faults", "acct1", kKey1, bhttp::verb::post, 0, "not json").result_int(), 400u);
+  auto listed = nlohmann::json::parse(Call("/_tablestone/faults", "acct1", kKey1, bhttp::verb::get).body());
+  EXPECT_EQ(listed["seed"], 5);
+  ASSERT_EQ(listed["rules"].size(), 2u);
+  EXPECT_EQ(listed["rules"][1]["everyNth"], 3);
+  EXPECT_EQ(Call("/_tablestone/faults?id=a", "acct1", kKey1, bhttp::verb::delete_).result_int(), 200u);
+  EXPECT_EQ(Call("/_tablestone/faults?id=a", "acct1", kKey1, bhttp::verb::delete_).result_int(), 404u);
+  http::Response realistic = Call("/_tablestone/faults/realistic", "acct1", kKey1, bhttp::verb::post, 0,
+                                  R"({"enabled":true,"account":"acct1","tableBeingDeletedMs":5})");
+  ASSERT_EQ(realistic.result_int(), 200u) << realistic.body();
+  EXPECT_TRUE(options_.faults->Realistic("acct1", "t"));
+  EXPECT_EQ(Call("/_tablestone/faults", "acct1", kKey1, bhttp::verb::delete_).result_int(), 200u);
+  EXPECT_TRUE(options_.faults->ToJson()["rules"].empty());
+  EXPECT_EQ(Call("/_tablestone/faults", "acct1", kKey1, bhttp::verb::put).result_int(), 405u);
+}
+
 TEST_F(AdminRoutesTest, RecognisesOnlyItsTargets) {
+  EXPECT_TRUE(IsAdminTarget("/_tablestone/faults"));
   EXPECT_TRUE(IsAdminTarget("/_tablestone/snapshot?to=x"));
   EXPECT_TRUE(IsAdminTarget("/_tablestone/reset"));
   EXPECT_FALSE(IsAdminTarget("/_tablestone/health"));

@@ -1,7 +1,8 @@
 // The session with a handler that answers later from another thread
 // (server/http/handler.h, Completion): responses arrive in order, a client
 // that leaves while its request waits is seen as Cancelled(), a dropped
-// Completion is answered 500, and a graceful stop waits for a pending answer.
+// Completion is answered 500, a graceful stop waits for a pending answer, and
+// the fault-injection deliveries close or reset the connection.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -37,6 +38,12 @@ class ParkingHandler : public RequestHandler {
       return done(std::move(r));
     }
     if (target == "/drop") return;  // `done` is destroyed here
+    if (target == "/close" || target == "/reset") {  // fault injection's deliveries (handler.h, Delivery)
+      Response r;
+      r.result(200);
+      r.body() = std::string(1000, 'x');
+      return done(std::move(r), target == "/close" ? Delivery::kCloseWithoutResponse : Delivery::kResetMidBody);
+    }
     std::lock_guard lock(mu_);
     parked_.push_back(Parked{target, std::move(done)});
     cv_.notify_all();
@@ -150,6 +157,27 @@ TEST_F(AsyncSessionTest, ClientThatLeavesIsSeenAsCancelled) {
   for (int i = 0; i < 500 && !(cancelled = handler_.FrontCancelled()); ++i) std::this_thread::sleep_for(10ms);
   EXPECT_TRUE(cancelled);
   handler_.AnswerFromAnotherThread();  // dropped quietly
+  RawClient next;
+  ASSERT_TRUE(next.Connect(listener_->port()));
+  ASSERT_TRUE(next.Send(Get("/now")));
+  EXPECT_EQ(next.ReadResponse().body, "now");
+}
+
+TEST_F(AsyncSessionTest, DeliveriesCloseOrResetTheConnection) {
+  RawClient closed;
+  ASSERT_TRUE(closed.Connect(listener_->port()));
+  ASSERT_TRUE(closed.Send(Get("/close")));
+  RawResponse c = closed.ReadResponse(2000ms);
+  EXPECT_FALSE(c.ok);
+  EXPECT_EQ(c.status, 0);  // not a byte of the response
+  EXPECT_TRUE(closed.pending().empty());
+  RawClient reset;
+  ASSERT_TRUE(reset.Connect(listener_->port()));
+  ASSERT_TRUE(reset.Send(Get("/reset")));
+  RawResponse r = reset.ReadResponse(2000ms);
+  EXPECT_FALSE(r.ok);  // cut: never the whole body
+  EXPECT_LT(r.body.size() + reset.pending().size(), 1000u);
+  // The server goes on serving other connections.
   RawClient next;
   ASSERT_TRUE(next.Connect(listener_->port()));
   ASSERT_TRUE(next.Send(Get("/now")));
