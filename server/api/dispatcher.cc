@@ -20,6 +20,7 @@
 #include "server/api/response.h"
 #include "server/api/service_handlers.h"
 #include "storage/model/datetime.h"
+#include "storage/model/limits.h"
 
 namespace tablestone::api {
 namespace {
@@ -107,6 +108,13 @@ Authenticator::PolicyLookup MakePolicyLookup(storage::Engine& engine) {
 }
 
 void Dispatch(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
+  // The service's 4 MiB cap on any request body (Learn: understanding-the-table-service-data-model,
+  // performing-entity-group-transactions). The transport reads a little more
+  // (limits.maxBodyBytes) so that this answer, and not a closed connection,
+  // is what a body just over the cap gets.
+  if (info.request.body().size() > model::kMaxRequestBodyBytes) {
+    return WriteError(info, ApiError::RequestBodyTooLarge(), response);
+  }
   switch (info.route.operation) {
     case Operation::kQueryTables: return HandleQueryTables(ctx, info, response);
     case Operation::kCreateTable: return HandleCreateTable(ctx, info, response);
