@@ -90,6 +90,14 @@ class Authenticator {
   protocol::ApiResult<bool> AuthorizeBatchOperation(const AuthGrant& grant, protocol::Operation op,
                                                     std::string_view table, const model::EntityKey& key) const;
 
+  // --loose: accept, with one warning log per kind, what Azurite accepts and
+  // the service refuses (docs/migrating-from-azurite.md): a SharedKey request
+  // with neither Date nor x-ms-date (signed over an empty date), a service SAS
+  // repeating a field of the stored policy it names (the policy's value wins),
+  // and an upsert through a SAS granting `u` without `a`. Not thread-safe:
+  // call before use.
+  void SetLoose(bool loose) { loose_ = loose; }
+
   // Replaces the clock (ticks, see storage/model/datetime.h) used for the
   // x-ms-date skew check and SAS time windows. Not thread-safe: call before use.
   void SetClockForTesting(std::function<int64_t()> now_ticks);
@@ -97,6 +105,7 @@ class Authenticator {
  private:
   std::vector<AccountKeys> accounts_;
   bool allow_anonymous_;
+  bool loose_ = false;
   PolicyLookup policies_;
   // Base64-decoded keys, prepared for HMAC, parallel to accounts_ (undecodable
   // keys are dropped).
@@ -105,6 +114,11 @@ class Authenticator {
   // Unique per Authenticator object (never reused), keys the SAS cache.
   uint64_t instance_id_ = 0;
 
+  enum class Leniency { kNoDate, kSasRepeatsPolicy, kUpsertWithoutAdd };
+  // Logs the first use of each kind of leniency (process-wide).
+  static void WarnLeniency(Leniency kind);
+  // --loose and an upsert whose refusal was only for a missing 'a' while 'u' is granted.
+  bool LooseUpsert(std::string_view permissions, protocol::Operation op) const;
   const std::vector<protocol::auth::HmacKey>* KeysFor(std::string_view account) const;
   protocol::ApiResult<AuthGrant> AuthenticateSharedKey(const AuthRequest& request,
                                                        std::string_view authorization) const;

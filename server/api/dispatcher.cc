@@ -189,7 +189,9 @@ Dispatcher::Dispatcher(storage::Engine& engine, ApiOptions options, Metrics* met
       authenticator_(options_.accounts, options_.allow_anonymous, MakePolicyLookup(engine)),
       metrics_(metrics),
       log_(spdlog::get("api") ? spdlog::get("api") : spdlog::default_logger()),
-      context_{engine_, options_, authenticator_, metrics} {}
+      context_{engine_, options_, authenticator_, metrics} {
+  authenticator_.SetLoose(options_.loose);
+}
 
 void Dispatcher::Record(const Tally& tally, const http::Request& request, std::string_view request_id,
                         const http::Response& response) const {
