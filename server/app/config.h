@@ -42,6 +42,11 @@ struct Config {
   // listen
   std::string host = "127.0.0.1";
   uint16_t port = 10002;
+  // HTTPS (Azurite's --cert/--key/--pwd): PEM certificate + key, or a PKCS#12
+  // bundle + password. Empty cert = plain HTTP.
+  std::string cert;
+  std::string key;
+  std::string pwd;
   // storage
   std::string location = "./data";
   bool in_memory = false;

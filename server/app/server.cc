@@ -9,6 +9,7 @@
 #include "server/api/api_handler.h"
 #include "server/api/metrics.h"
 #include "server/http/listener.h"
+#include "server/http/tls_context.h"
 #include "storage/engine.h"
 #include "tools/data_commands.h"
 #include "tools/table_store.h"
@@ -65,8 +66,12 @@ bool Server::Start(std::string* error) {
 
   http::HttpOptions http_options = config_.ToHttpOptions();
   http_options.counters = &metrics_->transport();
+  if (!config_.cert.empty()) {
+    http_options.tls = http::MakeTlsContext({config_.cert, config_.key, config_.pwd}, error);
+  }
+  const bool tls_failed = !config_.cert.empty() && !http_options.tls;
   listener_ = std::make_unique<http::Listener>(std::move(http_options), *handler_);
-  if (!listener_->Start(error)) {
+  if (tls_failed || !listener_->Start(error)) {
     listener_.reset();
     handler_.reset();
     (void)engine_->Close();
@@ -109,7 +114,7 @@ uint16_t Server::port() const { return listener_ ? listener_->port() : 0; }
 
 std::string Server::url() const {
   std::string host = config_.host.find(':') != std::string::npos ? "[" + config_.host + "]" : config_.host;
-  return "http://" + host + ":" + std::to_string(port());
+  return std::string(config_.cert.empty() ? "http://" : "https://") + host + ":" + std::to_string(port());
 }
 
 }  // namespace tablestone::app
