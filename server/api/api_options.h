@@ -24,6 +24,7 @@ struct ServerFacts {
 
 struct ApiOptions {
   std::vector<AccountKeys> accounts;      // default: devstoreaccount1 with the well-known key
+  bool oauth_basic = false;               // --oauth basic: unsigned-checked bearer tokens over HTTPS
   bool loose = false;                     // -L/--loose: Azurite's leniencies (Authenticator::SetLoose)
   bool skip_api_version_check = false;    // --skipApiVersionCheck
   bool disable_product_style_url = false; // --disableProductStyleUrl: path-style only

@@ -51,7 +51,7 @@ struct AccessPolicy {
 
 // What a successful authentication allows beyond "yes".
 struct AuthGrant {
-  enum class Kind { kAnonymous, kSharedKey, kSharedKeyLite, kAccountSas, kServiceSas };
+  enum class Kind { kAnonymous, kSharedKey, kSharedKeyLite, kAccountSas, kServiceSas, kBearer };
   Kind kind = Kind::kSharedKey;
   // Service SAS only: the entity key range the token is limited to. Queries
   // must only return rows inside it and writes outside it are refused (the
@@ -97,6 +97,10 @@ class Authenticator {
   // and an upsert through a SAS granting `u` without `a`. Not thread-safe:
   // call before use.
   void SetLoose(bool loose) { loose_ = loose; }
+  // --oauth basic: accept `Authorization: Bearer <JWT>` over HTTPS after the
+  // claim checks of protocol/auth/bearer.h (no signature check); a token
+  // caller may do everything (no RBAC). Not thread-safe: call before use.
+  void SetOAuthBasic(bool enabled) { oauth_basic_ = enabled; }
 
   // Replaces the clock (ticks, see storage/model/datetime.h) used for the
   // x-ms-date skew check and SAS time windows. Not thread-safe: call before use.
@@ -106,6 +110,7 @@ class Authenticator {
   std::vector<AccountKeys> accounts_;
   bool allow_anonymous_;
   bool loose_ = false;
+  bool oauth_basic_ = false;
   PolicyLookup policies_;
   // Base64-decoded keys, prepared for HMAC, parallel to accounts_ (undecodable
   // keys are dropped).
@@ -122,6 +127,7 @@ class Authenticator {
   const std::vector<protocol::auth::HmacKey>* KeysFor(std::string_view account) const;
   protocol::ApiResult<AuthGrant> AuthenticateSharedKey(const AuthRequest& request,
                                                        std::string_view authorization) const;
+  protocol::ApiResult<AuthGrant> AuthenticateBearer(const AuthRequest& request, std::string_view token) const;
   protocol::ApiResult<AuthGrant> AuthenticateAccountSas(const AuthRequest& request) const;
   protocol::ApiResult<AuthGrant> AuthenticateServiceSas(const AuthRequest& request) const;
 };

@@ -191,6 +191,7 @@ Dispatcher::Dispatcher(storage::Engine& engine, ApiOptions options, Metrics* met
       log_(spdlog::get("api") ? spdlog::get("api") : spdlog::default_logger()),
       context_{engine_, options_, authenticator_, metrics} {
   authenticator_.SetLoose(options_.loose);
+  authenticator_.SetOAuthBasic(options_.oauth_basic);
 }
 
 void Dispatcher::Record(const Tally& tally, const http::Request& request, std::string_view request_id,

@@ -175,6 +175,12 @@ std::vector<Setting> BuildSettings() {
        .help = "Also write every logger at debug level to this file; empty = off.",
        .set = [](Config& c, const Value& v) { c.logging.debug_file = Str(v); },
        .show = [](const Config& c) { return c.logging.debug_file; }});
+  add({.path = "api.oauth", .env = "TABLESTONE_OAUTH", .kind = Kind::kChoice,
+       .help = "basic: accept OAuth bearer tokens over HTTPS after claim checks only (no signature check), as "
+               "Azurite --oauth basic; off: refuse them.",
+       .choices = "off|basic",
+       .set = [](Config& c, const Value& v) { c.oauth = Str(v); },
+       .show = [](const Config& c) { return c.oauth; }});
   add({.path = "api.loose", .env = "TABLESTONE_LOOSE", .kind = Kind::kBool,
        .help = "Accept unsupported headers and query parameters leniently (as Azurite --loose).",
        .set = [](Config& c, const Value& v) { c.loose = Bool(v); },
@@ -552,6 +558,7 @@ api::ApiOptions Config::ToApiOptions() const {
   api::ApiOptions o;
   o.accounts = accounts;
   o.loose = loose;
+  o.oauth_basic = oauth == "basic";
   o.skip_api_version_check = skip_api_version_check;
   o.disable_product_style_url = disable_product_style_url;
   o.allow_anonymous = allow_anonymous;

@@ -77,6 +77,7 @@ struct Config {
   LoggingConfig logging;
   // api behaviour
   bool loose = false;
+  std::string oauth = "off";  // --oauth: "off" or "basic"
   bool skip_api_version_check = false;
   bool disable_product_style_url = false;
   bool allow_anonymous = false;

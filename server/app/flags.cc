@@ -44,6 +44,7 @@ const std::vector<Flag>& Flags() {
       F("--cert", "", "listen.cert"),
       F("--key", "", "listen.key"),
       F("--pwd", "", "listen.pwd"),
+      F("--oauth", "", "api.oauth"),
       F("--tablePort", "", "listen.port"),
       F("--location", "-l", "storage.location"),
       F("--inMemoryPersistence", "", "storage.inMemory"),
@@ -89,7 +90,6 @@ constexpr IgnoredFlag kIgnoredFlags[] = {
     {"--blobHost", true},          {"--blobPort", true},
     {"--queueHost", true},         {"--queuePort", true},
     {"--blobKeepAliveTimeout", true}, {"--queueKeepAliveTimeout", true},
-    {"--oauth", true},
     {"--extentMemoryLimit", true}, {"--disableTelemetry", false},
 };
 

@@ -69,7 +69,12 @@ bool Server::Start(std::string* error) {
   if (!config_.cert.empty()) {
     http_options.tls = http::MakeTlsContext({config_.cert, config_.key, config_.pwd}, error);
   }
-  const bool tls_failed = !config_.cert.empty() && !http_options.tls;
+  bool tls_failed = !config_.cert.empty() && !http_options.tls;
+  if (config_.oauth == "basic" && config_.cert.empty()) {
+    // Every SDK refuses to send a token over plain HTTP, as Azurite refuses this configuration.
+    *error = "--oauth basic needs HTTPS (--cert): SDKs send bearer tokens over https only";
+    tls_failed = true;
+  }
   listener_ = std::make_unique<http::Listener>(std::move(http_options), *handler_);
   if (tls_failed || !listener_->Start(error)) {
     listener_.reset();
@@ -79,6 +84,10 @@ bool Server::Start(std::string* error) {
     return false;
   }
   running_ = true;
+  if (config_.oauth == "basic") {
+    AppLog()->warn("--oauth basic: bearer tokens are accepted after audience, issuer and lifetime checks only; "
+                   "their signatures are NOT verified, so anyone can mint an accepted token");
+  }
   auto millis =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - begin).count();
   AppLog()->info("tablestone listening on {}, data {}{} ({} I/O threads, durability {}, started in {} ms)", url(),
