@@ -5,10 +5,7 @@ WWW-Authenticate challenge."""
 
 import base64
 import json
-import os
-import shutil
 import ssl
-import tempfile
 import time
 import http.client
 
@@ -17,9 +14,8 @@ from azure.core.credentials import AccessToken
 from azure.core.exceptions import HttpResponseError
 from azure.data.tables import TableServiceClient
 
-import harness
 from conftest import sdk_error_code, unique_name
-from test_https import ACCOUNT, _make_cert
+from test_https import ACCOUNT, tls_server
 
 
 def _b64url(obj):
@@ -50,19 +46,8 @@ class FakeCredential:
 def oauth_server(target):
     if not target.managed:
         pytest.skip("needs a tablestone process started by the harness")
-    tmp = tempfile.mkdtemp(prefix="tablestone-e2e-oauth.")
-    cert, key, _ = _make_cert(tmp)
-    os.mkdir(os.path.join(tmp, "data"))
-    server = harness.ManagedServer(target.server.binary, os.path.join(tmp, "data"), harness.free_port(),
-                                   extra_env={"TABLESTONE_CERT": cert, "TABLESTONE_KEY": key,
-                                              "TABLESTONE_OAUTH": "basic"})
-    server.start()
-    try:
-        yield server, cert
-    finally:
-        code = server.stop()
-        shutil.rmtree(tmp, ignore_errors=True)
-        assert code == 0
+    with tls_server(target.server.binary, extra_env={"TABLESTONE_OAUTH": "basic"}) as running:
+        yield running
 
 
 @pytest.fixture
