@@ -123,6 +123,13 @@ ApiError ApiError::InvalidAuthenticationInfo() {
               "Authentication information is not given in the correct format. Check the value of Authorization "
               "header.");
 }
+ApiError ApiError::BearerRefused(std::string challenge) {
+  ApiError e = Make(401, "InvalidAuthenticationInfo",
+                    "Server failed to authenticate the request. Please refer to the information in the "
+                    "www-authenticate header.");
+  e.www_authenticate = std::move(challenge);
+  return e;
+}
 ApiError ApiError::AuthenticationFailed(std::string detail) {
   std::string m =
       "Server failed to authenticate the request. Make sure the value of Authorization header is formed "

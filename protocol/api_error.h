@@ -28,6 +28,8 @@ struct ApiError {
   // Why the server failed, for the one log line of a 500 (the engine Status
   // or the exception text); never rendered: clients see only `message`.
   std::string cause;
+  // Sent as WWW-Authenticate when set (a refused bearer token).
+  std::string www_authenticate;
 
   // ---- factories for the codes we emit (status, code, default message) ----
   static ApiError InvalidInput(std::string message = "One of the request inputs is not valid.");
@@ -71,6 +73,9 @@ struct ApiError {
   static ApiError InvalidXmlDocument();
   static ApiError InvalidXmlNodeValue();
   static ApiError InvalidAuthenticationInfo();
+  // 401 InvalidAuthenticationInfo for a refused bearer token, with the
+  // service's WWW-Authenticate challenge for `challenge`.
+  static ApiError BearerRefused(std::string challenge);
   static ApiError AuthenticationFailed(std::string detail = {});
   static ApiError AuthorizationFailure();
   static ApiError AuthorizationPermissionMismatch();

@@ -12,6 +12,7 @@
 
 #include "protocol/base64.h"
 #include "protocol/url.h"
+#include "storage/model/ascii.h"
 #include "storage/model/datetime.h"
 #include "storage/model/limits.h"
 
@@ -434,6 +435,14 @@ ApiResult<EdmValue> ConvertValue(std::string_view name, JsonScalar& v, std::opti
       if (model::Utf16Length(v.s) > model::kMaxStringUtf16Units) return ApiError::PropertyValueTooLarge();
       return EdmValue::String(std::move(v.s));
     case EdmType::kBoolean:
+      // An annotated string ("true"/"false", any case) is accepted, as the
+      // service reads it (the Azure CLI sends every annotated value as a
+      // string); any other text is InvalidInput.
+      if (v.kind == K::kString) {
+        if (model::EqualsIgnoreCase(v.s, "true")) return EdmValue::Boolean(true);
+        if (model::EqualsIgnoreCase(v.s, "false")) return EdmValue::Boolean(false);
+        return ApiError::InvalidInput();
+      }
       if (v.kind != K::kBool) return ApiError::InvalidInput();
       return EdmValue::Boolean(v.b);
     case EdmType::kInt32: {

@@ -308,8 +308,25 @@ ApiResult<Operation> ResolveOperation(std::string_view wire_method, const std::v
 
 ApiResult<Route> ResolveRoute(const RouteInput& in) {
   Route route;
+  std::string_view target = in.target;
+  std::string_view host = in.host;
+  // Absolute form (RFC 9112, section 3.2.2), sent by clients of the AtomPub
+  // era: served when it names this endpoint, i.e. the authority the client
+  // also put in Host; the path and query then route (and sign) as in origin
+  // form. Another authority is a proxy request this server does not make.
+  std::optional<AbsoluteTarget> absolute;
+  if (!target.empty() && target.front() != '/') {
+    absolute = ParseAbsoluteTarget(target);
+    if (!absolute) return ApiError::InvalidUri();
+    if (host.empty()) {
+      host = absolute->authority;
+    } else if (!SameAuthority(absolute->scheme, absolute->authority, host)) {
+      return ApiError::InvalidUri();
+    }
+    target = absolute->origin_form;
+  }
   std::string_view path, query;
-  SplitTarget(in.target, &path, &query);
+  SplitTarget(target, &path, &query);
   route.raw_path = std::string(path);
   route.raw_query = std::string(query);
   // A client signing with a SAS sends the same query string on every request
@@ -331,7 +348,7 @@ ApiResult<Route> ResolveRoute(const RouteInput& in) {
       memo.parsed = route.query;
     }
   }
-  auto account = ResolveAccount(in.host, path, in.is_known_account, in.disable_product_style);
+  auto account = ResolveAccount(host, path, in.is_known_account, in.disable_product_style);
   if (!account.ok()) return account.error();
   route.account = std::move(account).value();
   StripRepeatedSecondaryAccount(&route.account, route.query);

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "storage/model/ascii.h"
+
 namespace tablestone::protocol {
 namespace {
 
@@ -140,6 +142,42 @@ void SplitTarget(std::string_view target, std::string_view* path, std::string_vi
   size_t q = target.find('?');
   *path = target.substr(0, q);
   *query = q == std::string_view::npos ? std::string_view() : target.substr(q + 1);
+}
+
+std::optional<AbsoluteTarget> ParseAbsoluteTarget(std::string_view target) {
+  const size_t colon = target.find("://");
+  if (colon == std::string_view::npos) return std::nullopt;
+  AbsoluteTarget out;
+  out.scheme = target.substr(0, colon);
+  if (!model::EqualsIgnoreCase(out.scheme, "http") && !model::EqualsIgnoreCase(out.scheme, "https")) {
+    return std::nullopt;
+  }
+  std::string_view rest = target.substr(colon + 3);
+  const size_t end = rest.find_first_of("/?#");
+  out.authority = rest.substr(0, end);
+  if (out.authority.empty() || out.authority.find('@') != std::string_view::npos) return std::nullopt;
+  rest = end == std::string_view::npos ? std::string_view() : rest.substr(end);
+  if (!rest.empty() && rest.front() == '#') return std::nullopt;  // a fragment never reaches a server
+  if (rest.empty() || rest.front() == '?') out.origin_form.push_back('/');
+  out.origin_form.append(rest);
+  return out;
+}
+
+namespace {
+
+// "host:80" -> "host" for http (443 for https); anything else unchanged.
+std::string_view WithoutDefaultPort(std::string_view scheme, std::string_view authority) {
+  const std::string_view port = model::EqualsIgnoreCase(scheme, "https") ? ":443" : ":80";
+  if (authority.size() > port.size() && authority.substr(authority.size() - port.size()) == port) {
+    return authority.substr(0, authority.size() - port.size());
+  }
+  return authority;
+}
+
+}  // namespace
+
+bool SameAuthority(std::string_view scheme, std::string_view a, std::string_view b) {
+  return model::EqualsIgnoreCase(WithoutDefaultPort(scheme, a), WithoutDefaultPort(scheme, b));
 }
 
 void AppendUtf8(uint32_t cp, std::string* out) {

@@ -89,4 +89,22 @@ std::string PercentEncode(std::string_view text, std::string_view keep = {});
 // Splits "path?query" into its two parts (no decoding).
 void SplitTarget(std::string_view target, std::string_view* path, std::string_view* query);
 
+// An absolute-form request target (RFC 9112, section 3.2.2), e.g.
+// "http://127.0.0.1:10002/devstoreaccount1/Tables?x=1": the scheme (http or
+// https, any case), the authority as sent, and the origin-form remainder
+// ("/devstoreaccount1/Tables?x=1"; "/" when the path is empty).
+struct AbsoluteTarget {
+  std::string_view scheme;
+  std::string_view authority;
+  std::string origin_form;
+};
+// nullopt unless `target` is an http(s) absolute-form target with a
+// non-empty authority and no userinfo.
+std::optional<AbsoluteTarget> ParseAbsoluteTarget(std::string_view target);
+
+// True when two authorities ("host[:port]") name the same endpoint for
+// `scheme`: hosts compared case-insensitively, the scheme's default port
+// (80 / 443) equal to no port.
+bool SameAuthority(std::string_view scheme, std::string_view a, std::string_view b);
+
 }  // namespace tablestone::protocol

@@ -28,7 +28,8 @@ struct ServerFacts {
 
 struct ApiOptions {
   std::vector<AccountKeys> accounts;      // default: devstoreaccount1 with the well-known key
-  bool loose = false;                     // -L/--loose: accept unknown headers/params leniently
+  bool oauth_basic = false;               // --oauth basic: unsigned-checked bearer tokens over HTTPS
+  bool loose = false;                     // -L/--loose: Azurite's leniencies (Authenticator::SetLoose)
   bool skip_api_version_check = false;    // --skipApiVersionCheck
   bool disable_product_style_url = false; // --disableProductStyleUrl: path-style only
   bool allow_anonymous = false;           // accept unsigned requests (off by default; tests only)

@@ -5,6 +5,9 @@
 #include <cstdlib>
 #include <utility>
 
+#include <spdlog/spdlog.h>
+
+#include "protocol/auth/bearer.h"
 #include "protocol/auth/hmac.h"
 #include "protocol/auth/sas.h"
 #include "protocol/auth/shared_key.h"
@@ -101,6 +104,24 @@ AuthGrant GrantOf(AuthGrant::Kind kind) {
 
 }  // namespace
 
+void Authenticator::WarnLeniency(Leniency kind) {
+  static std::array<std::atomic<bool>, 3> warned{};
+  static constexpr std::array<const char*, 3> kWhat = {
+      "a SharedKey request with neither Date nor x-ms-date",
+      "a service SAS repeating a field of its stored access policy",
+      "an upsert through a SAS granting 'u' without 'a'"};
+  const size_t i = static_cast<size_t>(kind);
+  if (warned[i].exchange(true, std::memory_order_relaxed)) return;
+  spdlog::warn("--loose: accepted {} (the service refuses it; further ones are not logged)", kWhat[i]);
+}
+
+bool Authenticator::LooseUpsert(std::string_view permissions, Operation op) const {
+  if (!loose_ || (op != Operation::kInsertOrReplaceEntity && op != Operation::kInsertOrMergeEntity)) return false;
+  if (permissions.find('u') == std::string_view::npos) return false;
+  WarnLeniency(Leniency::kUpsertWithoutAdd);
+  return true;
+}
+
 bool AuthGrant::InRange(std::string_view partition_key, std::string_view row_key) const {
   return pauth::KeyInSasRange(sas_start, sas_end, partition_key, row_key);
 }
@@ -139,6 +160,11 @@ ApiResult<AuthGrant> Authenticator::Authenticate(const AuthRequest& request) con
   if (request.operation == Operation::kPreflight) return GrantOf(AuthGrant::Kind::kAnonymous);
 
   std::string_view authorization = Header(request, "authorization");
+  if (oauth_basic_ && pauth::AuthorizationScheme(authorization) == "Bearer") {
+    std::string_view token = authorization.substr(authorization.find(' ') + 1);
+    while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+    return AuthenticateBearer(request, token);
+  }
   if (!authorization.empty()) return AuthenticateSharedKey(request, authorization);
 
   if (request.query != nullptr) {
@@ -155,6 +181,20 @@ ApiResult<AuthGrant> Authenticator::Authenticate(const AuthRequest& request) con
   // The Table service has no public access. Decision (docs/compatibility-notes/auth.md):
   // 403 AuthenticationFailed, the code real Shared Key failures use.
   return ApiError::AuthenticationFailed("No authentication information was supplied.");
+}
+
+ApiResult<AuthGrant> Authenticator::AuthenticateBearer(const AuthRequest& request, std::string_view token) const {
+  std::string detail;
+  std::string tenant = "common";
+  // Every SDK refuses to send a token over plain HTTP; the server refuses it too.
+  if (!request.is_https) return ApiError::BearerRefused(pauth::BearerChallenge(tenant));
+  const int64_t now_seconds = (now_() - model::kUnixEpochTicks) / model::kTicksPerSecond;
+  if (!pauth::CheckBearerToken(token, request.account, now_seconds, &detail, &tenant)) {
+    ApiError error = ApiError::BearerRefused(pauth::BearerChallenge(tenant));
+    error.cause = detail;
+    return error;
+  }
+  return GrantOf(AuthGrant::Kind::kBearer);
 }
 
 ApiResult<AuthGrant> Authenticator::AuthenticateSharedKey(const AuthRequest& request,
@@ -179,12 +219,14 @@ ApiResult<AuthGrant> Authenticator::AuthenticateSharedKey(const AuthRequest& req
   // x-ms-date wins over Date (Learn: authorize-with-shared-key; Azurite differs).
   std::string_view date = Header(request, "x-ms-date");
   if (date.empty()) date = Header(request, "date");
-  if (date.empty()) {
+  if (date.empty() && !loose_) {
     return ApiError::AuthenticationFailed("Request is missing the x-ms-date or Date header.");
   }
-  auto date_ticks = model::ParseRfc1123(date);
-  if (!date_ticks) return ApiError::AuthenticationFailed("The x-ms-date or Date header is not a valid date.");
-  if (std::llabs(now_() - *date_ticks) > kMaxClockSkewTicks) {
+  if (date.empty()) {
+    // --loose: signed over an empty date, as Azurite checks it; warned on success below.
+  } else if (auto date_ticks = model::ParseRfc1123(date); !date_ticks) {
+    return ApiError::AuthenticationFailed("The x-ms-date or Date header is not a valid date.");
+  } else if (std::llabs(now_() - *date_ticks) > kMaxClockSkewTicks) {
     return ApiError::AuthenticationFailed("Request date header too old or too far in the future: '" +
                                           std::string(date) + "'");
   }
@@ -199,6 +241,7 @@ ApiResult<AuthGrant> Authenticator::AuthenticateSharedKey(const AuthRequest& req
                                : pauth::SharedKeyStringToSign(request.method, Header(request, "content-md5"),
                                                               Header(request, "content-type"), date, resource);
     if (AnyKeySigns(*keys, to_sign, parsed->signature)) {
+      if (date.empty()) WarnLeniency(Leniency::kNoDate);
       return GrantOf(lite ? AuthGrant::Kind::kSharedKeyLite : AuthGrant::Kind::kSharedKey);
     }
   }
@@ -248,7 +291,9 @@ ApiResult<AuthGrant> Authenticator::AuthenticateAccountSas(const AuthRequest& re
   if (!pauth::SasIpAllowed(sas->sip, request.remote_ip)) {
     return ApiError::AuthorizationSourceIPMismatch(request.remote_ip);
   }
-  if (auto e = pauth::CheckAccountSasPermission(*sas, request.operation)) return *e;
+  if (auto e = pauth::CheckAccountSasPermission(*sas, request.operation)) {
+    if (!LooseUpsert(sas->sp, request.operation)) return *e;
+  }
   AuthGrant grant = GrantOf(AuthGrant::Kind::kAccountSas);
   grant.permissions = sas->sp;
   return grant;
@@ -279,7 +324,10 @@ ApiResult<AuthGrant> Authenticator::AuthenticateServiceSas(const AuthRequest& re
     if (!policy) return ApiError::AuthenticationFailed("The signed identifier does not exist.");
     if ((policy->start && !start.empty()) || (policy->expiry && !expiry.empty()) ||
         (!policy->permission.empty() && !permissions.empty())) {
-      return ApiError::AuthenticationFailed("A field is specified both in the SAS and in the stored policy.");
+      if (!loose_) {
+        return ApiError::AuthenticationFailed("A field is specified both in the SAS and in the stored policy.");
+      }
+      WarnLeniency(Leniency::kSasRepeatsPolicy);
     }
     if (policy->start) start = model::FormatDateTime7(*policy->start);
     if (policy->expiry) expiry = model::FormatDateTime7(*policy->expiry);
@@ -292,7 +340,9 @@ ApiResult<AuthGrant> Authenticator::AuthenticateServiceSas(const AuthRequest& re
   }
   if (!IsEntityOperation(request.operation)) return ApiError::AuthorizationFailure();
   if (!request.table.empty() && !model::EqualsIgnoreCase(request.table, sas->tn)) return ApiError::AuthorizationFailure();
-  if (auto e = pauth::CheckServiceSasPermission(permissions, request.operation)) return *e;
+  if (auto e = pauth::CheckServiceSasPermission(permissions, request.operation)) {
+    if (!LooseUpsert(permissions, request.operation)) return *e;
+  }
 
   AuthGrant grant = GrantOf(AuthGrant::Kind::kServiceSas);
   grant.permissions = permissions;
@@ -314,17 +364,22 @@ ApiResult<bool> Authenticator::AuthorizeBatchOperation(const AuthGrant& grant, O
     case AuthGrant::Kind::kAnonymous:
     case AuthGrant::Kind::kSharedKey:
     case AuthGrant::Kind::kSharedKeyLite:
+    case AuthGrant::Kind::kBearer:
       return true;
     case AuthGrant::Kind::kAccountSas: {
       pauth::AccountSas sas;
       sas.ss = "t";
       sas.srt = "o";
       sas.sp = grant.permissions;
-      if (auto e = pauth::CheckAccountSasPermission(sas, op)) return *e;
+      if (auto e = pauth::CheckAccountSasPermission(sas, op)) {
+        if (!LooseUpsert(grant.permissions, op)) return *e;
+      }
       return true;
     }
     case AuthGrant::Kind::kServiceSas:
-      if (auto e = pauth::CheckServiceSasPermission(grant.permissions, op)) return *e;
+      if (auto e = pauth::CheckServiceSasPermission(grant.permissions, op)) {
+        if (!LooseUpsert(grant.permissions, op)) return *e;
+      }
       if (!grant.InRange(key.partition_key, key.row_key)) return ApiError::AuthorizationFailure();
       return true;
   }

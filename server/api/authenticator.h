@@ -51,7 +51,7 @@ struct AccessPolicy {
 
 // What a successful authentication allows beyond "yes".
 struct AuthGrant {
-  enum class Kind { kAnonymous, kSharedKey, kSharedKeyLite, kAccountSas, kServiceSas };
+  enum class Kind { kAnonymous, kSharedKey, kSharedKeyLite, kAccountSas, kServiceSas, kBearer };
   Kind kind = Kind::kSharedKey;
   // Service SAS only: the entity key range the token is limited to. Queries
   // must only return rows inside it and writes outside it are refused (the
@@ -90,6 +90,18 @@ class Authenticator {
   protocol::ApiResult<bool> AuthorizeBatchOperation(const AuthGrant& grant, protocol::Operation op,
                                                     std::string_view table, const model::EntityKey& key) const;
 
+  // --loose: accept, with one warning log per kind, what Azurite accepts and
+  // the service refuses (docs/migrating-from-azurite.md): a SharedKey request
+  // with neither Date nor x-ms-date (signed over an empty date), a service SAS
+  // repeating a field of the stored policy it names (the policy's value wins),
+  // and an upsert through a SAS granting `u` without `a`. Not thread-safe:
+  // call before use.
+  void SetLoose(bool loose) { loose_ = loose; }
+  // --oauth basic: accept `Authorization: Bearer <JWT>` over HTTPS after the
+  // claim checks of protocol/auth/bearer.h (no signature check); a token
+  // caller may do everything (no RBAC). Not thread-safe: call before use.
+  void SetOAuthBasic(bool enabled) { oauth_basic_ = enabled; }
+
   // Replaces the clock (ticks, see storage/model/datetime.h) used for the
   // x-ms-date skew check and SAS time windows. Not thread-safe: call before use.
   void SetClockForTesting(std::function<int64_t()> now_ticks);
@@ -97,6 +109,8 @@ class Authenticator {
  private:
   std::vector<AccountKeys> accounts_;
   bool allow_anonymous_;
+  bool loose_ = false;
+  bool oauth_basic_ = false;
   PolicyLookup policies_;
   // Base64-decoded keys, prepared for HMAC, parallel to accounts_ (undecodable
   // keys are dropped).
@@ -105,9 +119,15 @@ class Authenticator {
   // Unique per Authenticator object (never reused), keys the SAS cache.
   uint64_t instance_id_ = 0;
 
+  enum class Leniency { kNoDate, kSasRepeatsPolicy, kUpsertWithoutAdd };
+  // Logs the first use of each kind of leniency (process-wide).
+  static void WarnLeniency(Leniency kind);
+  // --loose and an upsert whose refusal was only for a missing 'a' while 'u' is granted.
+  bool LooseUpsert(std::string_view permissions, protocol::Operation op) const;
   const std::vector<protocol::auth::HmacKey>* KeysFor(std::string_view account) const;
   protocol::ApiResult<AuthGrant> AuthenticateSharedKey(const AuthRequest& request,
                                                        std::string_view authorization) const;
+  protocol::ApiResult<AuthGrant> AuthenticateBearer(const AuthRequest& request, std::string_view token) const;
   protocol::ApiResult<AuthGrant> AuthenticateAccountSas(const AuthRequest& request) const;
   protocol::ApiResult<AuthGrant> AuthenticateServiceSas(const AuthRequest& request) const;
 };

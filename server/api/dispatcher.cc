@@ -21,6 +21,7 @@
 #include "server/api/service_handlers.h"
 #include "server/api/ui_routes.h"
 #include "storage/model/datetime.h"
+#include "storage/model/limits.h"
 
 namespace tablestone::api {
 namespace {
@@ -108,6 +109,13 @@ Authenticator::PolicyLookup MakePolicyLookup(storage::Engine& engine) {
 }
 
 void Dispatch(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
+  // The service's 4 MiB cap on any request body (Learn: understanding-the-table-service-data-model,
+  // performing-entity-group-transactions). The transport reads a little more
+  // (limits.maxBodyBytes) so that this answer, and not a closed connection,
+  // is what a body just over the cap gets.
+  if (info.request.body().size() > model::kMaxRequestBodyBytes) {
+    return WriteError(info, ApiError::RequestBodyTooLarge(), response);
+  }
   switch (info.route.operation) {
     case Operation::kQueryTables: return HandleQueryTables(ctx, info, response);
     case Operation::kCreateTable: return HandleCreateTable(ctx, info, response);
@@ -245,7 +253,10 @@ Dispatcher::Dispatcher(storage::Engine& engine, ApiOptions options, Metrics* met
       log_(spdlog::get("api") ? spdlog::get("api") : spdlog::default_logger()),
       context_{engine_, options_, authenticator_, metrics},
       faults_(options_.faults.get()),
-      delays_(faults_ != nullptr ? std::make_unique<faults::DelayQueue>() : nullptr) {}
+      delays_(faults_ != nullptr ? std::make_unique<faults::DelayQueue>() : nullptr) {
+  authenticator_.SetLoose(options_.loose);
+  authenticator_.SetOAuthBasic(options_.oauth_basic);
+}
 
 void Dispatcher::Record(const Tally& tally, const http::Request& request, std::string_view request_id,
                         const http::Response& response) const {

@@ -47,6 +47,7 @@ void WriteErrorRaw(std::string_view request_id, std::string_view accept, const p
   int64_t now = model::NowTicks();
   response.result(static_cast<unsigned>(error.http_status));
   response.set("x-ms-error-code", error.code);
+  if (!error.www_authenticate.empty()) response.set(http_ns::field::www_authenticate, error.www_authenticate);
   if (xml) {
     response.set(http_ns::field::content_type, "application/xml");
     response.body() = protocol::RenderXmlError(error, request_id, now);

@@ -51,6 +51,18 @@ std::vector<Setting> BuildSettings() {
        .check = CheckHost,
        .set = [](Config& c, const Value& v) { c.host = Str(v); },
        .show = [](const Config& c) { return c.host; }});
+  add({.path = "listen.cert", .env = "TABLESTONE_CERT", .kind = Kind::kString,
+       .help = "HTTPS on the listening port: PEM certificate (with --key) or PKCS#12 .pfx (with --pwd).",
+       .set = [](Config& c, const Value& v) { c.cert = Str(v); },
+       .show = [](const Config& c) { return c.cert; }});
+  add({.path = "listen.key", .env = "TABLESTONE_KEY", .kind = Kind::kString,
+       .help = "PEM private key of --cert.",
+       .set = [](Config& c, const Value& v) { c.key = Str(v); },
+       .show = [](const Config& c) { return c.key; }});
+  add({.path = "listen.pwd", .env = "TABLESTONE_PWD", .kind = Kind::kString,
+       .help = "Password of the PKCS#12 --cert (or of an encrypted PEM --key).",
+       .set = [](Config& c, const Value& v) { c.pwd = Str(v); },
+       .show = [](const Config& c) { return c.pwd.empty() ? std::string() : std::string("(set)"); }});
   add({.path = "listen.port", .env = "TABLESTONE_PORT", .kind = Kind::kUint,
        .help = "TCP port; 0 picks a free port (logged at startup).", .min = 0, .max = 65535,
        .set = [](Config& c, const Value& v) { c.port = static_cast<uint16_t>(Uint(v)); },
@@ -174,6 +186,12 @@ std::vector<Setting> BuildSettings() {
                "redacted).",
        .set = [](Config& c, const Value& v) { c.logging.trace_bodies = Bool(v); },
        .show = [](const Config& c) { return ShowBool(c.logging.trace_bodies); }});
+  add({.path = "api.oauth", .env = "TABLESTONE_OAUTH", .kind = Kind::kChoice,
+       .help = "basic: accept OAuth bearer tokens over HTTPS after claim checks only (no signature check), as "
+               "Azurite --oauth basic; off: refuse them.",
+       .choices = "off|basic",
+       .set = [](Config& c, const Value& v) { c.oauth = Str(v); },
+       .show = [](const Config& c) { return c.oauth; }});
   add({.path = "api.loose", .env = "TABLESTONE_LOOSE", .kind = Kind::kBool,
        .help = "Accept unsupported headers and query parameters leniently (as Azurite --loose).",
        .set = [](Config& c, const Value& v) { c.loose = Bool(v); },
@@ -575,6 +593,7 @@ api::ApiOptions Config::ToApiOptions() const {
   api::ApiOptions o;
   o.accounts = accounts;
   o.loose = loose;
+  o.oauth_basic = oauth == "basic";
   o.skip_api_version_check = skip_api_version_check;
   o.disable_product_style_url = disable_product_style_url;
   o.allow_anonymous = allow_anonymous;

@@ -44,6 +44,11 @@ struct Config {
   // listen
   std::string host = "127.0.0.1";
   uint16_t port = 10002;
+  // HTTPS (Azurite's --cert/--key/--pwd): PEM certificate + key, or a PKCS#12
+  // bundle + password. Empty cert = plain HTTP.
+  std::string cert;
+  std::string key;
+  std::string pwd;
   // storage
   std::string location = "./data";
   bool in_memory = false;
@@ -74,6 +79,7 @@ struct Config {
   LoggingConfig logging;
   // api behaviour
   bool loose = false;
+  std::string oauth = "off";  // --oauth: "off" or "basic"
   bool skip_api_version_check = false;
   bool disable_product_style_url = false;
   bool allow_anonymous = false;

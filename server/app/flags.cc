@@ -41,6 +41,10 @@ Flag F(std::string_view name, std::string_view short_name, std::string_view path
 const std::vector<Flag>& Flags() {
   static const std::vector<Flag> kFlags = {
       F("--tableHost", "", "listen.host"),
+      F("--cert", "", "listen.cert"),
+      F("--key", "", "listen.key"),
+      F("--pwd", "", "listen.pwd"),
+      F("--oauth", "", "api.oauth"),
       F("--tablePort", "", "listen.port"),
       F("--location", "-l", "storage.location"),
       F("--inMemoryPersistence", "", "storage.inMemory"),
@@ -94,8 +98,6 @@ constexpr IgnoredFlag kIgnoredFlags[] = {
     {"--blobHost", true},          {"--blobPort", true},
     {"--queueHost", true},         {"--queuePort", true},
     {"--blobKeepAliveTimeout", true}, {"--queueKeepAliveTimeout", true},
-    {"--cert", true},              {"--key", true},
-    {"--pwd", true},               {"--oauth", true},
     {"--extentMemoryLimit", true}, {"--disableTelemetry", false},
 };
 

@@ -14,6 +14,7 @@
 #include "server/api/trace.h"
 #include "server/faults/fault_rules.h"
 #include "server/http/listener.h"
+#include "server/http/tls_context.h"
 #include "storage/engine.h"
 #include "tools/data_commands.h"
 #include "tools/table_store.h"
@@ -105,8 +106,17 @@ bool Server::Start(std::string* error) {
 
   http::HttpOptions http_options = config_.ToHttpOptions();
   http_options.counters = &metrics_->transport();
+  if (!config_.cert.empty()) {
+    http_options.tls = http::MakeTlsContext({config_.cert, config_.key, config_.pwd}, error);
+  }
+  bool tls_failed = !config_.cert.empty() && !http_options.tls;
+  if (config_.oauth == "basic" && config_.cert.empty()) {
+    // Every SDK refuses to send a token over plain HTTP, as Azurite refuses this configuration.
+    *error = "--oauth basic needs HTTPS (--cert): SDKs send bearer tokens over https only";
+    tls_failed = true;
+  }
   listener_ = std::make_unique<http::Listener>(std::move(http_options), *handler_);
-  if (!listener_->Start(error)) {
+  if (tls_failed || !listener_->Start(error)) {
     listener_.reset();
     handler_.reset();
     (void)engine_->Close();
@@ -114,6 +124,10 @@ bool Server::Start(std::string* error) {
     return false;
   }
   running_ = true;
+  if (config_.oauth == "basic") {
+    AppLog()->warn("--oauth basic: bearer tokens are accepted after audience, issuer and lifetime checks only; "
+                   "their signatures are NOT verified, so anyone can mint an accepted token");
+  }
   auto millis =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - begin).count();
   AppLog()->info("tablestone listening on {}, data {}{} ({} I/O threads, durability {}, started in {} ms)", url(),
@@ -151,7 +165,7 @@ uint16_t Server::port() const { return listener_ ? listener_->port() : 0; }
 
 std::string Server::url() const {
   std::string host = config_.host.find(':') != std::string::npos ? "[" + config_.host + "]" : config_.host;
-  return "http://" + host + ":" + std::to_string(port());
+  return std::string(config_.cert.empty() ? "http://" : "https://") + host + ":" + std::to_string(port());
 }
 
 }  // namespace tablestone::app

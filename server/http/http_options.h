@@ -4,11 +4,16 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "server/http/transport_counters.h"
+
+namespace boost::asio::ssl {
+class context;
+}
 
 namespace tablestone::http {
 
@@ -58,6 +63,9 @@ struct HttpOptions {
   // Where sessions count bytes and connections (the metrics route); null =
   // not counted. Not owned: must outlive the Listener.
   TransportCounters* counters = nullptr;
+  // Set: every connection is HTTPS (TLS with this context; tls_context.h
+  // builds it from --cert/--key/--pwd). Null: plain HTTP.
+  std::shared_ptr<boost::asio::ssl::context> tls;
 };
 
 }  // namespace tablestone::http

@@ -190,17 +190,28 @@ class Listener::Impl {
     if (!stopping_.load()) {
       error_code ignored;
       socket.set_option(tcp::no_delay(true), ignored);
-      auto session = std::make_shared<Session>(std::move(socket), env_);
-      auto id = registry_.Add(session, options_.max_connections);
-      if (id != 0) {
-        session->Start(id);
+      if (options_.tls) {
+        Admit(std::make_shared<TlsSession>(
+            boost::beast::ssl_stream<boost::beast::tcp_stream>(boost::beast::tcp_stream(std::move(socket)),
+                                                               *options_.tls),
+            env_));
       } else {
-        // Over max_connections (or stopping): the session is dropped here and
-        // its socket closes with it, which the client sees at once.
-        env_.log->debug("connection refused: {} live connections", registry_.Size());
+        Admit(std::make_shared<Session>(boost::beast::tcp_stream(std::move(socket)), env_));
       }
     }
     DoAccept();
+  }
+
+  template <class S>
+  void Admit(std::shared_ptr<S> session) {
+    auto id = registry_.Add(session, options_.max_connections);
+    if (id != 0) {
+      session->Start(id);
+    } else {
+      // Over max_connections (or stopping): the session is dropped here and
+      // its socket closes with it, which the client sees at once.
+      env_.log->debug("connection refused: {} live connections", registry_.Size());
+    }
   }
 
   // Order matters for destruction: sessions (destroyed with the contexts'

@@ -31,8 +31,8 @@ namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 
 // The session whose HandleRequest() is running on this thread, if any
-// (Session::Complete).
-thread_local Session* t_handling = nullptr;
+// (BasicSession::Complete).
+thread_local const void* t_handling = nullptr;
 namespace net = boost::asio;
 
 // Static so the 100-continue write needs neither a message nor a serializer.
@@ -164,61 +164,88 @@ bool HeadHasOnlyItsOwnLineBreaks(std::string_view head, size_t fields) {
          count('\n') == fields + 2;
 }
 
-Session::Session(net::ip::tcp::socket socket, const SessionEnv& env)
-    : stream_(std::move(socket)), buffer_(ReadBufferLimit(*env.options)), env_(env) {
+template <class Stream>
+BasicSession<Stream>::BasicSession(Stream stream, const SessionEnv& env)
+    : stream_(std::move(stream)), buffer_(ReadBufferLimit(*env.options)), env_(env) {
   beast::error_code ec;
   // DoWrite's synchronous first attempt must never block the I/O thread
   // (asynchronous operations are unaffected by this flag).
-  stream_.socket().non_blocking(true, ec);
-  auto remote = stream_.socket().remote_endpoint(ec);
+  Tcp().socket().non_blocking(true, ec);
+  auto remote = Tcp().socket().remote_endpoint(ec);
   context_.remote_ip = ec ? std::string("-") : remote.address().to_string();
+  context_.is_tls = kIsTls;
 }
 
-Session::~Session() {
+template <class Stream>
+BasicSession<Stream>::~BasicSession() {
   if (started_ && env_.counters != nullptr) env_.counters->Add(env_.counters->connections_closed, 1);
 }
 
-void Session::Start(ConnectionRegistry::Id id) {
+template <class Stream>
+void BasicSession<Stream>::Start(ConnectionRegistry::Id id) {
   registration_.Assign(env_.registry, id);
   started_ = true;
   if (env_.counters != nullptr) env_.counters->Add(env_.counters->connections_opened, 1);
-  net::dispatch(stream_.get_executor(), beast::bind_front_handler(&Session::DoReadIdle, shared_from_this()));
+  if constexpr (kIsTls) {
+    state_ = State::kReading;
+    Tcp().expires_after(env_.options->read_timeout);
+    stream_.async_handshake(net::ssl::stream_base::server,
+                            beast::bind_front_handler(&BasicSession::OnHandshake, this->shared_from_this()));
+  } else {
+    net::dispatch(stream_.get_executor(),
+                  beast::bind_front_handler(&BasicSession::DoReadIdle, this->shared_from_this()));
+  }
 }
 
-void Session::RequestClose(CloseMode mode) {
-  net::post(stream_.get_executor(), [self = shared_from_this(), mode] { self->OnCloseRequested(mode); });
+template <class Stream>
+void BasicSession<Stream>::OnHandshake(beast::error_code ec) {
+  if (ec) {
+    // Not TLS (plain HTTP to the HTTPS port), an untrusted certificate, a
+    // deadline: there is no channel to answer on.
+    env_.log->debug("TLS handshake with {} failed: {}", context_.remote_ip, ec.message());
+    return CloseNow();
+  }
+  DoReadIdle();
 }
 
-void Session::OnCloseRequested(CloseMode mode) {
+template <class Stream>
+void BasicSession<Stream>::RequestClose(CloseMode mode) {
+  net::post(stream_.get_executor(), [self = this->shared_from_this(), mode] { self->OnCloseRequested(mode); });
+}
+
+template <class Stream>
+void BasicSession<Stream>::OnCloseRequested(CloseMode mode) {
   shutting_down_ = true;
   if (state_ == State::kClosed) return;
   if (mode == CloseMode::kForce) {
     // Cancel + shutdown on our own executor; the pending operation completes
     // with an error and the session ends (the socket closes with it).
     beast::error_code ec;
-    stream_.socket().cancel(ec);
-    stream_.socket().shutdown(net::ip::tcp::socket::shutdown_both, ec);
+    Tcp().socket().cancel(ec);
+    Tcp().socket().shutdown(net::ip::tcp::socket::shutdown_both, ec);
     return;
   }
   // Graceful: a connection between requests goes now; one with a request in
   // flight answers it with "Connection: close" (see HandleRequest/OnWrite).
   if (state_ == State::kIdle) {
     beast::error_code ec;
-    stream_.socket().cancel(ec);
+    Tcp().socket().cancel(ec);
   }
 }
 
-void Session::DoReadIdle() {
+template <class Stream>
+void BasicSession<Stream>::DoReadIdle() {
   if (shutting_down_) return CloseNow();
   if (buffer_.size() > 0) return DoReadHeader();  // pipelined request already here
   if (buffer_.capacity() > kKeepCapacity) buffer_.shrink_to_fit();
   state_ = State::kIdle;
-  stream_.expires_after(env_.options->idle_timeout);
+  Tcp().expires_after(env_.options->idle_timeout);
   stream_.async_read_some(buffer_.prepare(kIdleReadBytes),
-                          beast::bind_front_handler(&Session::OnIdleRead, shared_from_this()));
+                          beast::bind_front_handler(&BasicSession::OnIdleRead, this->shared_from_this()));
 }
 
-void Session::OnIdleRead(beast::error_code ec, size_t bytes) {
+template <class Stream>
+void BasicSession<Stream>::OnIdleRead(beast::error_code ec, size_t bytes) {
   buffer_.commit(bytes);
   if (ec) return CloseNow();  // EOF, idle timeout, reset or a graceful stop
   // Bytes that raced with a graceful stop are a request the client already
@@ -226,14 +253,15 @@ void Session::OnIdleRead(beast::error_code ec, size_t bytes) {
   DoReadHeader();
 }
 
-void Session::DoReadHeader() {
+template <class Stream>
+void BasicSession<Stream>::DoReadHeader() {
   state_ = State::kReading;
   close_after_write_ = false;
   parser_.emplace();
   parser_->header_limit(static_cast<std::uint32_t>(std::min<size_t>(env_.options->header_limit, UINT32_MAX)));
   parser_->body_limit(env_.options->body_limit);
   // One deadline for headers + body: a client trickling bytes is cut off.
-  stream_.expires_after(env_.options->read_timeout);
+  Tcp().expires_after(env_.options->read_timeout);
   // Fast path: a typical request arrives whole in the read that ended the
   // idle wait. Parsing it here, synchronously, saves the completion post
   // (and possible thread wake-up) an async read would cost for data that is
@@ -253,10 +281,11 @@ void Session::DoReadHeader() {
   if (ec) return OnReadError(ec);
   if (parser_->is_header_done()) return OnHeader(ec, 0);
   bhttp::async_read_header(stream_, buffer_, *parser_,
-                           beast::bind_front_handler(&Session::OnHeader, shared_from_this()));
+                           beast::bind_front_handler(&BasicSession::OnHeader, this->shared_from_this()));
 }
 
-void Session::OnHeader(beast::error_code ec, size_t bytes) {
+template <class Stream>
+void BasicSession<Stream>::OnHeader(beast::error_code ec, size_t bytes) {
   CountBytesIn(bytes);
   if (ec) return OnReadError(ec);
   context_.start = std::chrono::steady_clock::now();
@@ -289,14 +318,15 @@ void Session::OnHeader(beast::error_code ec, size_t bytes) {
     auto expect = req[bhttp::field::expect];
     if (!expect.empty() && EqualsIgnoreCaseAscii(std::string_view(expect.data(), expect.size()), "100-continue")) {
       net::async_write(stream_, net::buffer(kContinue, sizeof(kContinue) - 1),
-                       beast::bind_front_handler(&Session::OnContinueWritten, shared_from_this()));
+                       beast::bind_front_handler(&BasicSession::OnContinueWritten, this->shared_from_this()));
       return;
     }
   }
   DoReadBody();
 }
 
-void Session::RefuseBeforeBody(Response refusal) {
+template <class Stream>
+void BasicSession<Stream>::RefuseBeforeBody(Response refusal) {
   state_ = State::kHandling;
   close_after_write_ = true;  // the unread body makes the stream unusable
   request_ = parser_->release();
@@ -308,23 +338,27 @@ void Session::RefuseBeforeBody(Response refusal) {
   DoWrite();  // then a lingering close drops what the client still sends
 }
 
-void Session::OnContinueWritten(beast::error_code ec, size_t) {
+template <class Stream>
+void BasicSession<Stream>::OnContinueWritten(beast::error_code ec, size_t) {
   if (ec) return CloseNow();
   DoReadBody();
 }
 
-void Session::DoReadBody() {
+template <class Stream>
+void BasicSession<Stream>::DoReadBody() {
   if (parser_->is_done()) return HandleRequest();
-  bhttp::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&Session::OnBody, shared_from_this()));
+  bhttp::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&BasicSession::OnBody, this->shared_from_this()));
 }
 
-void Session::OnBody(beast::error_code ec, size_t bytes) {
+template <class Stream>
+void BasicSession<Stream>::OnBody(beast::error_code ec, size_t bytes) {
   CountBytesIn(bytes);
   if (ec) return OnReadError(ec);
   HandleRequest();
 }
 
-void Session::OnReadError(beast::error_code ec) {
+template <class Stream>
+void BasicSession<Stream>::OnReadError(beast::error_code ec) {
   if (!parser_ || !parser_->is_header_done()) context_.start = std::chrono::steady_clock::now();
   if (ec == bhttp::error::body_limit) return FailRequest(TransportError::kBodyTooLarge);
   if (ec == bhttp::error::header_limit) return FailRequest(TransportError::kHeaderTooLarge);
@@ -340,7 +374,8 @@ void Session::OnReadError(beast::error_code ec) {
   FailRequest(TransportError::kBadRequest);
 }
 
-void Session::HandleRequest() {
+template <class Stream>
+void BasicSession<Stream>::HandleRequest() {
   state_ = State::kHandling;
   request_ = parser_->release();
   parser_.reset();
@@ -351,10 +386,10 @@ void Session::HandleRequest() {
   cancelled_.store(false, std::memory_order_relaxed);
   work_done_.store(false, std::memory_order_relaxed);
   // Restored, not cleared: an inline answer may start the next request.
-  Session* const outer = t_handling;
+  const void* const outer = t_handling;
   t_handling = this;
   try {
-    env_.handler->Handle(request_, context_, Completion(shared_from_this()));
+    env_.handler->Handle(request_, context_, Completion(this->shared_from_this()));
   } catch (const std::exception& e) {
     // The dropped Completion has posted Abandoned() -> 500.
     env_.log->error("handler threw on {} {}: {}", std::string_view(request_.method_string()),
@@ -373,34 +408,38 @@ void Session::HandleRequest() {
   }
 }
 
-void Session::Complete(Response&& response) {
+template <class Stream>
+void BasicSession<Stream>::Complete(Response&& response) {
   // A handler answering at once, inside our Handle() call: straight on. A
   // dispatch() would do the same through the type-erased executor, at the
   // cost of wrapping the response in a heap-allocated function (measured:
   // ~2% of a point GET's instructions, bench/profile/callgrind.sh).
   if (t_handling == this) return OnHandled(std::move(response));
   // Otherwise posted back to our executor (inline if already on it).
-  net::dispatch(stream_.get_executor(), [self = shared_from_this(), r = std::move(response)]() mutable {
+  net::dispatch(stream_.get_executor(), [self = this->shared_from_this(), r = std::move(response)]() mutable {
     self->OnHandled(std::move(r));
   });
 }
 
-void Session::CompleteWith(Response&& response, Delivery delivery) {
+template <class Stream>
+void BasicSession<Stream>::CompleteWith(Response&& response, Delivery delivery) {
   if (t_handling == this) return OnHandled(std::move(response), delivery);
-  net::dispatch(stream_.get_executor(), [self = shared_from_this(), r = std::move(response), delivery]() mutable {
+  net::dispatch(stream_.get_executor(), [self = this->shared_from_this(), r = std::move(response), delivery]() mutable {
     self->OnHandled(std::move(r), delivery);
   });
 }
 
-void Session::Abandoned() {
-  net::post(stream_.get_executor(), [self = shared_from_this()] {
+template <class Stream>
+void BasicSession<Stream>::Abandoned() {
+  net::post(stream_.get_executor(), [self = this->shared_from_this()] {
     self->RenderInternalError();
     Response rendered = std::move(self->response_);  // OnHandled moves into response_
     self->OnHandled(std::move(rendered));
   });
 }
 
-void Session::OnHandled(Response&& response, Delivery delivery) {
+template <class Stream>
+void BasicSession<Stream>::OnHandled(Response&& response, Delivery delivery) {
   if (state_ != State::kHandling || handled_) return;
   handled_ = true;
   StopCancelWatch();
@@ -416,7 +455,8 @@ void Session::OnHandled(Response&& response, Delivery delivery) {
   DoWrite();
 }
 
-void Session::DoWriteThenReset() {
+template <class Stream>
+void BasicSession<Stream>::DoWriteThenReset() {
   state_ = State::kWriting;
   head_.clear();
   SerializeResponseHead(response_, &head_);
@@ -427,47 +467,51 @@ void Session::DoWriteThenReset() {
   } else {
     head_.append(body, 0, body.size() / 2);
   }
-  stream_.expires_after(env_.options->read_timeout);
-  net::async_write(stream_, net::buffer(head_), [self = shared_from_this()](beast::error_code ec, size_t n) {
+  Tcp().expires_after(env_.options->read_timeout);
+  net::async_write(stream_, net::buffer(head_), [self = this->shared_from_this()](beast::error_code ec, size_t n) {
     if (self->env_.counters != nullptr) self->env_.counters->Add(self->env_.counters->bytes_out, n);
     self->LogAccess(n);
     beast::error_code ignored;
-    self->stream_.socket().set_option(net::socket_base::linger(true, 0), ignored);
+    self->Tcp().socket().set_option(net::socket_base::linger(true, 0), ignored);
     self->state_ = State::kClosed;
-    self->stream_.close();  // with linger 0: an RST, not a FIN
+    self->Tcp().close();  // with linger 0: an RST, not a FIN
   });
 }
 
-void Session::StartCancelWatch() {
+template <class Stream>
+void BasicSession<Stream>::StartCancelWatch() {
   watching_ = true;
-  stream_.socket().async_wait(net::socket_base::wait_read,
-                              [self = shared_from_this(), seq = request_seq_](beast::error_code ec) {
+  Tcp().socket().async_wait(net::socket_base::wait_read,
+                              [self = this->shared_from_this(), seq = request_seq_](beast::error_code ec) {
                                 self->OnCancelWatch(ec, seq);
                               });
 }
 
-void Session::OnCancelWatch(beast::error_code ec, uint64_t seq) {
+template <class Stream>
+void BasicSession<Stream>::OnCancelWatch(beast::error_code ec, uint64_t seq) {
   if (seq != request_seq_ || !watching_) return;  // a watch of an earlier request, cancelled
   watching_ = false;
   if (ec) return;  // cancelled by StopCancelWatch or a close
   // Readable: either the peer closed (EOF, reset) or it pipelined its next
   // request, which stays in the socket for later.
   char byte;
-  const ssize_t n = ::recv(stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  const ssize_t n = ::recv(Tcp().socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
   if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
     cancelled_.store(true, std::memory_order_relaxed);
     env_.log->debug("client {} left while its request waited", context_.remote_ip);
   }
 }
 
-void Session::StopCancelWatch() {
+template <class Stream>
+void BasicSession<Stream>::StopCancelWatch() {
   if (!watching_) return;
   watching_ = false;
   beast::error_code ec;
-  stream_.socket().cancel(ec);
+  Tcp().socket().cancel(ec);
 }
 
-void Session::RenderInternalError() {
+template <class Stream>
+void BasicSession<Stream>::RenderInternalError() {
   response_ = Response{};
   response_.version(request_.version());
   try {
@@ -478,7 +522,8 @@ void Session::RenderInternalError() {
   if (response_.result() == bhttp::status::ok) response_.result(bhttp::status::internal_server_error);
 }
 
-void Session::FailRequest(TransportError error) {
+template <class Stream>
+void BasicSession<Stream>::FailRequest(TransportError error) {
   state_ = State::kHandling;
   close_after_write_ = true;
   // The partial request (whatever was parsed) is what the handler and the
@@ -502,7 +547,8 @@ void Session::FailRequest(TransportError error) {
   DoWrite();
 }
 
-void Session::FinishResponse() {
+template <class Stream>
+void BasicSession<Stream>::FinishResponse() {
   // HEAD responses and 204/304 may carry the handler's own Content-Length
   // without a body; everything else gets the exact body size. 204 keeps an
   // explicit "Content-Length: 0" as the service sends it.
@@ -518,7 +564,8 @@ void Session::FinishResponse() {
   response_.keep_alive(keep);
 }
 
-void Session::DoWrite() {
+template <class Stream>
+void BasicSession<Stream>::DoWrite() {
   state_ = State::kWriting;
   // Defence in depth: whatever put a CR, LF or NUL into a header (a stored
   // CORS rule did, issue 22), it never reaches the wire, where it would end
@@ -533,8 +580,8 @@ void Session::DoWrite() {
   };
   if (response_.chunked()) {
     drop_unsafe();  // never set by FinishResponse's callers today; Beast knows the framing
-    stream_.expires_after(env_.options->read_timeout);
-    bhttp::async_write(stream_, response_, beast::bind_front_handler(&Session::OnWrite, shared_from_this()));
+    Tcp().expires_after(env_.options->read_timeout);
+    bhttp::async_write(stream_, response_, beast::bind_front_handler(&BasicSession::OnWrite, this->shared_from_this()));
     return;
   }
   // Head and body in one gather write (one sendmsg for a small response).
@@ -555,16 +602,19 @@ void Session::DoWrite() {
   // asynchronous operation, no write deadline timer to arm and cancel and no
   // completion to post (~3,000 instructions of a point request).
   beast::error_code ec;
-  size_t sent = stream_.socket().write_some(buffers, ec);
-  if (ec == net::error::would_block || ec == net::error::try_again) {
-    ec = {};
-    sent = 0;
+  size_t sent = 0;
+  if constexpr (!kIsTls) {  // a TLS record must go through the stream
+    sent = Tcp().socket().write_some(buffers, ec);
+    if (ec == net::error::would_block || ec == net::error::try_again) {
+      ec = {};
+      sent = 0;
+    }
   }
   if (ec || sent == total) {
     // Pipelined requests already buffered would be served from inside this
     // call, recursively: post the continuation instead so the stack stays flat.
     if (buffer_.size() > 0) {
-      net::post(stream_.get_executor(), beast::bind_front_handler(&Session::OnWrite, shared_from_this(), ec, sent));
+      net::post(stream_.get_executor(), beast::bind_front_handler(&BasicSession::OnWrite, this->shared_from_this(), ec, sent));
       return;
     }
     return OnWrite(ec, sent);
@@ -576,13 +626,14 @@ void Session::DoWrite() {
     sent -= skip;
   }
   const size_t already = total - net::buffer_size(buffers);
-  stream_.expires_after(env_.options->read_timeout);
-  net::async_write(stream_, buffers, [self = shared_from_this(), already](beast::error_code e, size_t n) {
+  Tcp().expires_after(env_.options->read_timeout);
+  net::async_write(stream_, buffers, [self = this->shared_from_this(), already](beast::error_code e, size_t n) {
     self->OnWrite(e, already + n);
   });
 }
 
-void Session::OnWrite(beast::error_code ec, size_t bytes) {
+template <class Stream>
+void BasicSession<Stream>::OnWrite(beast::error_code ec, size_t bytes) {
   if (env_.counters != nullptr) env_.counters->Add(env_.counters->bytes_out, bytes);
   LogAccess(bytes);
   if (ec) return CloseNow();
@@ -597,37 +648,42 @@ void Session::OnWrite(beast::error_code ec, size_t bytes) {
   DoReadIdle();
 }
 
-void Session::DoLingeringClose() {
+template <class Stream>
+void BasicSession<Stream>::DoLingeringClose() {
   state_ = State::kClosing;
   beast::error_code ec;
-  stream_.socket().shutdown(net::ip::tcp::socket::shutdown_send, ec);
+  Tcp().socket().shutdown(net::ip::tcp::socket::shutdown_send, ec);
   if (ec) return CloseNow();
   buffer_.clear();
   lingered_bytes_ = 0;
-  stream_.expires_after(std::min<std::chrono::milliseconds>(kLingerTime, env_.options->read_timeout));
+  Tcp().expires_after(std::min<std::chrono::milliseconds>(kLingerTime, env_.options->read_timeout));
   stream_.async_read_some(buffer_.prepare(kIdleReadBytes),
-                          beast::bind_front_handler(&Session::OnLinger, shared_from_this()));
+                          beast::bind_front_handler(&BasicSession::OnLinger, this->shared_from_this()));
 }
 
-void Session::OnLinger(beast::error_code ec, size_t bytes) {
+template <class Stream>
+void BasicSession<Stream>::OnLinger(beast::error_code ec, size_t bytes) {
   lingered_bytes_ += bytes;
   if (ec || lingered_bytes_ >= kLingerMaxBytes) return CloseNow();
   stream_.async_read_some(buffer_.prepare(kIdleReadBytes),
-                          beast::bind_front_handler(&Session::OnLinger, shared_from_this()));
+                          beast::bind_front_handler(&BasicSession::OnLinger, this->shared_from_this()));
 }
 
-void Session::CloseNow() {
+template <class Stream>
+void BasicSession<Stream>::CloseNow() {
   state_ = State::kClosed;
   beast::error_code ec;
-  stream_.socket().shutdown(net::ip::tcp::socket::shutdown_both, ec);
-  stream_.close();
+  Tcp().socket().shutdown(net::ip::tcp::socket::shutdown_both, ec);
+  Tcp().close();
 }
 
-void Session::CountBytesIn(size_t bytes) {
+template <class Stream>
+void BasicSession<Stream>::CountBytesIn(size_t bytes) {
   if (env_.counters != nullptr && bytes > 0) env_.counters->Add(env_.counters->bytes_in, bytes);
 }
 
-void Session::LogAccess(size_t bytes) {
+template <class Stream>
+void BasicSession<Stream>::LogAccess(size_t bytes) {
   if (!env_.access_log) return;
   auto micros =
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - context_.start)
@@ -637,5 +693,8 @@ void Session::LogAccess(size_t bytes) {
   env_.access_log->info("{} \"{} {}\" {} {} {}us", context_.remote_ip, method.empty() ? "-" : method,
                         target.empty() ? "-" : target, response_.result_int(), bytes, micros);
 }
+
+template class BasicSession<beast::tcp_stream>;
+template class BasicSession<beast::ssl_stream<beast::tcp_stream>>;
 
 }  // namespace tablestone::http

@@ -36,12 +36,14 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/parser.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 #include <atomic>
 #include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "server/http/connection_registry.h"
 #include "server/http/handler.h"
@@ -93,12 +95,23 @@ struct SessionEnv {
   TransportCounters* counters = nullptr;        // null = nothing counted
 };
 
-class Session : public Closable, public ResponseSink, public std::enable_shared_from_this<Session> {
+// One session type per transport: plain TCP (boost::beast::tcp_stream) or
+// TLS over TCP (boost::beast::ssl_stream<tcp_stream>, HTTPS on the same port
+// when --cert is given). The code is the same; a TLS session first completes
+// the handshake (under the read deadline; a client that does not speak TLS,
+// e.g. plain HTTP to an HTTPS port, is closed), and writes asynchronously
+// only (the plain session's synchronous first send bypasses the stream).
+template <class Stream>
+class BasicSession : public Closable,
+                     public ResponseSink,
+                     public std::enable_shared_from_this<BasicSession<Stream>> {
  public:
-  // `socket`'s executor must run its handlers one at a time (an io_context
+  static constexpr bool kIsTls = !std::is_same_v<Stream, boost::beast::tcp_stream>;
+
+  // `stream`'s executor must run its handlers one at a time (an io_context
   // run by one thread, or a strand).
-  Session(boost::asio::ip::tcp::socket socket, const SessionEnv& env);
-  ~Session() override;
+  BasicSession(Stream stream, const SessionEnv& env);
+  ~BasicSession() override;
 
   // Starts serving; `id` is this session's registration in env.registry,
   // which the session removes when it ends.
@@ -117,6 +130,7 @@ class Session : public Closable, public ResponseSink, public std::enable_shared_
  private:
   enum class State { kStarting, kIdle, kReading, kHandling, kWriting, kClosing, kClosed };
 
+  void OnHandshake(boost::beast::error_code ec);
   void DoReadIdle();
   void OnIdleRead(boost::beast::error_code ec, size_t bytes);
   void DoReadHeader();
@@ -152,7 +166,9 @@ class Session : public Closable, public ResponseSink, public std::enable_shared_
   // Adds parser-consumed request bytes to env_.counters (if any).
   void CountBytesIn(size_t bytes);
 
-  boost::beast::tcp_stream stream_;
+  boost::beast::tcp_stream& Tcp() { return boost::beast::get_lowest_layer(stream_); }
+
+  Stream stream_;
   // Reused for every request of the connection; max_size = ReadBufferLimit().
   boost::beast::flat_buffer buffer_;
   SessionEnv env_;
@@ -173,5 +189,10 @@ class Session : public Closable, public ResponseSink, public std::enable_shared_
   std::atomic<bool> cancelled_{false};  // the client left while the request waited
   std::atomic<bool> work_done_{false};  // WorkDone(): no cancel watch for this request
 };
+
+using Session = BasicSession<boost::beast::tcp_stream>;
+using TlsSession = BasicSession<boost::beast::ssl_stream<boost::beast::tcp_stream>>;
+extern template class BasicSession<boost::beast::tcp_stream>;
+extern template class BasicSession<boost::beast::ssl_stream<boost::beast::tcp_stream>>;
 
 }  // namespace tablestone::http

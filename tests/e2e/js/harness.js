@@ -14,6 +14,7 @@ const { spawn } = require("node:child_process");
 const crypto = require("node:crypto");
 const fs = require("node:fs");
 const http = require("node:http");
+const https = require("node:https");
 const net = require("node:net");
 const os = require("node:os");
 const path = require("node:path");
@@ -60,9 +61,13 @@ function freePort() {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-function healthOk(port) {
+// tls: probe over https, trusting any certificate (the probe only waits for the server).
+function healthOk(port, tls = false) {
   return new Promise((resolve) => {
-    const req = http.get({ host: "127.0.0.1", port, path: "/_tablestone/health", timeout: 2000 }, (res) => {
+    const get = tls ? https.get : http.get;
+    const options = { host: "127.0.0.1", port, path: "/_tablestone/health", timeout: 2000 };
+    if (tls) options.rejectUnauthorized = false;
+    const req = get(options, (res) => {
       res.resume();
       resolve(res.statusCode === 200);
     });
@@ -75,7 +80,7 @@ function healthOk(port) {
 }
 
 class ManagedServer {
-  // extraArgs: more server flags, e.g. ["--trace", file].
+  // extraArgs: more tablestone flags (e.g. ["--trace", file]); with --cert among them the server speaks HTTPS.
   constructor(binary, dataDir, port, logPath, extraArgs = []) {
     Object.assign(this, { binary, dataDir, port, logPath, extraArgs, proc: null, exit: null, pidFile: null });
   }
@@ -97,7 +102,7 @@ class ManagedServer {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
       if (exited) throw new Error(`tablestone exited early; log:\n${this.logTail()}`);
-      if (await healthOk(this.port)) return;
+      if (await healthOk(this.port, this.extraArgs.includes("--cert"))) return;
       await sleep(50);
     }
     this.proc.kill("SIGKILL");

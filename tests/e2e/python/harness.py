@@ -14,6 +14,7 @@ import base64
 import hashlib
 import hmac
 import http.client
+import ssl
 import json
 import os
 import re
@@ -104,7 +105,11 @@ class ManagedServer:
                 raise RuntimeError("tablestone exited early with code %s; log:\n%s"
                                    % (self.proc.returncode, self.log_tail()))
             try:
-                conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
+                if self.extra_env.get("TABLESTONE_CERT"):  # HTTPS: the health probe trusts any certificate
+                    conn = http.client.HTTPSConnection("127.0.0.1", self.port, timeout=2,
+                                                       context=ssl._create_unverified_context())
+                else:
+                    conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
                 conn.request("GET", "/_tablestone/health")
                 status = conn.getresponse().status
                 conn.close()

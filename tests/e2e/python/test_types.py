@@ -294,3 +294,41 @@ def test_query_output_has_the_same_types(raw, table):
     assert e["l@odata.type"] == "Edm.Int64" and e["l"] == "12345678901"
     assert isinstance(e["d"], float)
     assert json.dumps(e)  # plain JSON
+
+
+# The Azure CLI (az storage entity insert ... Flag=true Flag@odata.type=Edm.Boolean) sends every
+# annotated value as a JSON string; the service stores the annotated type.
+CLI_STRINGS = [
+    ("Edm.Boolean", "true", True), ("Edm.Boolean", "False", False),
+    ("Edm.Int32", "42", 42), ("Edm.Int32", "-7", -7),
+    ("Edm.Int64", "9223372036854775807", 9223372036854775807),
+    ("Edm.Double", "1.5", 1.5), ("Edm.Double", "NaN", "NaN"),
+    ("Edm.Double", "Infinity", "Infinity"), ("Edm.Double", "-Infinity", "-Infinity"),
+]
+
+
+@pytest.mark.parametrize("edm,text,expected", CLI_STRINGS)
+def test_annotated_value_sent_as_string(raw, table, edm, text, expected):
+    r = raw.request("POST", "/" + table.table_name, content_type="application/json",
+                    body={"PartitionKey": "p", "RowKey": "r", "V": text, "V@odata.type": edm},
+                    headers={"Prefer": "return-no-content"})
+    assert r.status == 204, r
+    got = raw.get_entity(table.table_name, "p", "r", accept="application/json;odata=fullmetadata").json()
+    if edm in ("Edm.Int32", "Edm.Boolean"):
+        assert got["V"] == expected and "V@odata.type" not in got
+    elif edm == "Edm.Int64":
+        assert got["V"] == str(expected) and got["V@odata.type"] == "Edm.Int64"
+    elif isinstance(expected, str):  # the non-finite doubles travel as annotated strings
+        assert got["V"] == expected and got["V@odata.type"] == "Edm.Double"
+    else:
+        assert got["V"] == expected
+
+
+@pytest.mark.parametrize("edm,text", [("Edm.Boolean", "1"), ("Edm.Boolean", "yes"), ("Edm.Int32", "4.5"),
+                                      ("Edm.Int32", "3000000000"), ("Edm.Double", "nan"),
+                                      ("Edm.Int64", "0x10")])
+def test_annotated_string_the_service_refuses(raw, table, edm, text):
+    r = raw.request("POST", "/" + table.table_name, content_type="application/json",
+                    body={"PartitionKey": "p", "RowKey": "r", "V": text, "V@odata.type": edm})
+    assert r.status == 400, r
+    assert r.error_code == "InvalidInput", r

@@ -83,7 +83,9 @@ TEST(ODataJsonTest, TypeErrors) {
   EXPECT_EQ(ErrorCode(R"({"a@odata.type":"Edm.Guid","a":"not-a-guid"})"), "InvalidInput");
   EXPECT_EQ(ErrorCode(R"({"a@odata.type":"Edm.Binary","a":"***"})"), "InvalidInput");
   EXPECT_EQ(ErrorCode(R"({"a@odata.type":"Edm.DateTime","a":""})"), "InvalidInput");
-  EXPECT_EQ(ErrorCode(R"({"a@odata.type":"Edm.Boolean","a":"true"})"), "InvalidInput");
+  EXPECT_EQ(ErrorCode(R"({"a@odata.type":"Edm.Boolean","a":"1"})"), "InvalidInput");
+  EXPECT_EQ(ErrorCode(R"({"a@odata.type":"Edm.Boolean","a":"yes"})"), "InvalidInput");
+  EXPECT_EQ(ErrorCode(R"({"a@odata.type":"Edm.Boolean","a":1})"), "InvalidInput");
   EXPECT_EQ(ErrorCode(R"({"a":{"x":1}})"), "InvalidInput");
   EXPECT_EQ(ErrorCode(R"({"a":[1]})"), "InvalidInput");
   EXPECT_EQ(ErrorCode(R"([1])"), "InvalidInput");
@@ -91,6 +93,19 @@ TEST(ODataJsonTest, TypeErrors) {
   EXPECT_EQ(ErrorCode(R"({"a":1)"), "InvalidInput");
   EXPECT_EQ(ErrorCode(""), "InvalidInput");
   EXPECT_EQ(ErrorCode("{\"a\":\"\xC3\"}"), "InvalidInput");
+}
+
+// The Azure CLI sends every annotated value as a JSON string.
+TEST(ODataJsonTest, AnnotatedStringsAsTheCliSendsThem) {
+  auto e = Parse(R"({"f@odata.type":"Edm.Boolean","f":"true","g@odata.type":"Edm.Boolean","g":"False",)"
+                 R"("i@odata.type":"Edm.Int32","i":"-42","l@odata.type":"Edm.Int64","l":"9223372036854775807",)"
+                 R"("d@odata.type":"Edm.Double","d":"1.5","n@odata.type":"Edm.Double","n":"-Infinity"})");
+  EXPECT_EQ(e.Find("f")->value, model::EdmValue::Boolean(true));
+  EXPECT_EQ(e.Find("g")->value, model::EdmValue::Boolean(false));
+  EXPECT_EQ(e.Find("i")->value, model::EdmValue::Int32(-42));
+  EXPECT_EQ(e.Find("l")->value, model::EdmValue::Int64(INT64_MAX));
+  EXPECT_EQ(e.Find("d")->value, model::EdmValue::Double(1.5));
+  EXPECT_EQ(e.Find("n")->value, model::EdmValue::Double(-INFINITY));
 }
 
 TEST(ODataJsonTest, DateTimeRange) {

@@ -216,5 +216,44 @@ TEST(RouteTest, LeadingSlashesOfTheResourceCollapseOthersAreInvalid) {
   EXPECT_EQ(bad.error().code, "InvalidUri");
 }
 
+// RFC 9112 section 3.2.2: an absolute-form target naming this endpoint (the
+// authority in Host) routes like its origin form; another authority does not.
+TEST(RouteTest, AbsoluteFormNamingThisServerRoutesAsOriginForm) {
+  auto r = Resolve("POST", "http://127.0.0.1:10002/devstoreaccount1/Tables");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->operation, Operation::kCreateTable);
+  EXPECT_EQ(r->account.account, "devstoreaccount1");
+  EXPECT_EQ(r->raw_path, "/devstoreaccount1/Tables");
+
+  auto q = Resolve("GET", "HTTP://127.0.0.1:10002/devstoreaccount1/t()?$top=2&NextPartitionKey=a");
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(q->operation, Operation::kQueryEntities);
+  EXPECT_EQ(q->raw_path, "/devstoreaccount1/t()");
+  EXPECT_EQ(q->raw_query, "$top=2&NextPartitionKey=a");
+
+  // Host-style: the account comes from the authority, as from Host.
+  auto h = Resolve("GET", "http://acct.table.core.windows.net/t(PartitionKey='p',RowKey='r')", false, {},
+                   "acct.table.core.windows.net:80");
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(h->account.account, "acct");
+  EXPECT_FALSE(h->account.path_style);
+  EXPECT_EQ(h->operation, Operation::kGetEntity);
+}
+
+TEST(RouteTest, AbsoluteFormNamingAnotherHostIsInvalidUri) {
+  auto other = Resolve("GET", "http://example.com/devstoreaccount1/Tables");
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().code, "InvalidUri");
+  auto other_port = Resolve("GET", "http://127.0.0.1:10001/devstoreaccount1/Tables");
+  ASSERT_FALSE(other_port.ok());
+  EXPECT_EQ(other_port.error().code, "InvalidUri");
+  for (const char* bad : {"ftp://127.0.0.1:10002/devstoreaccount1/Tables", "devstoreaccount1/Tables",
+                          "http:///devstoreaccount1/Tables", "http://u@127.0.0.1:10002/devstoreaccount1/Tables"}) {
+    auto r = Resolve("GET", bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().code, "InvalidUri") << bad;
+  }
+}
+
 }  // namespace
 }  // namespace tablestone::protocol

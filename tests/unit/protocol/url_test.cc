@@ -76,5 +76,23 @@ TEST(UrlTest, PercentEncodeKeepsUnreservedAndRequested) {
   EXPECT_EQ(PercentEncode("it''s", "'"), "it''s");
 }
 
+TEST(UrlTest, ParsesAbsoluteFormTargets) {
+  auto a = ParseAbsoluteTarget("https://Host:443?comp=properties");
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->scheme, "https");
+  EXPECT_EQ(a->authority, "Host:443");
+  EXPECT_EQ(a->origin_form, "/?comp=properties");
+  auto b = ParseAbsoluteTarget("http://[::1]:10002/devstoreaccount1/Tables('t')");
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->authority, "[::1]:10002");
+  EXPECT_EQ(b->origin_form, "/devstoreaccount1/Tables('t')");
+  EXPECT_FALSE(ParseAbsoluteTarget("/devstoreaccount1/Tables").has_value());
+  EXPECT_FALSE(ParseAbsoluteTarget("http://h#frag").has_value());
+  EXPECT_TRUE(SameAuthority("https", "host:443", "HOST"));
+  EXPECT_TRUE(SameAuthority("http", "host", "host:80"));
+  EXPECT_FALSE(SameAuthority("http", "host:443", "host"));
+  EXPECT_FALSE(SameAuthority("http", "host:10002", "host:10001"));
+}
+
 }  // namespace
 }  // namespace tablestone::protocol

@@ -1,0 +1,103 @@
+#include "server/http/tls_context.h"
+
+#include <openssl/err.h>
+#include <openssl/pkcs12.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+#include <boost/asio/ssl/context.hpp>
+#include <cstdio>
+#include <memory>
+#include <string_view>
+
+namespace tablestone::http {
+namespace {
+
+namespace ssl = boost::asio::ssl;
+
+bool EndsWithIgnoreCase(std::string_view text, std::string_view suffix) {
+  if (text.size() < suffix.size()) return false;
+  for (size_t i = 0; i < suffix.size(); ++i) {
+    char c = text[text.size() - suffix.size() + i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c != suffix[i]) return false;
+  }
+  return true;
+}
+
+std::string OpenSslError() {
+  const unsigned long code = ERR_get_error();
+  if (code == 0) return "unknown OpenSSL error";
+  char text[256];
+  ERR_error_string_n(code, text, sizeof(text));
+  ERR_clear_error();
+  return text;
+}
+
+bool LoadPkcs12(SSL_CTX* ctx, const TlsFiles& files, std::string* error) {
+  std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(files.cert.c_str(), "rb"), &std::fclose);
+  if (!file) {
+    *error = "cannot open --cert " + files.cert;
+    return false;
+  }
+  std::unique_ptr<PKCS12, void (*)(PKCS12*)> bundle(d2i_PKCS12_fp(file.get(), nullptr), &PKCS12_free);
+  if (!bundle) {
+    *error = "--cert " + files.cert + " is not a PKCS#12 file: " + OpenSslError();
+    return false;
+  }
+  EVP_PKEY* key = nullptr;
+  X509* cert = nullptr;
+  STACK_OF(X509)* chain = nullptr;
+  if (PKCS12_parse(bundle.get(), files.password.c_str(), &key, &cert, &chain) != 1) {
+    *error = "cannot open PKCS#12 " + files.cert + " (wrong --pwd?): " + OpenSslError();
+    return false;
+  }
+  bool ok = cert != nullptr && key != nullptr && SSL_CTX_use_certificate(ctx, cert) == 1 &&
+            SSL_CTX_use_PrivateKey(ctx, key) == 1;
+  for (int i = 0; ok && chain != nullptr && i < sk_X509_num(chain); ++i) {
+    X509* extra = sk_X509_value(chain, i);
+    ok = SSL_CTX_add1_chain_cert(ctx, extra) == 1;
+  }
+  if (!ok) *error = "PKCS#12 " + files.cert + " holds no usable certificate and key: " + OpenSslError();
+  X509_free(cert);
+  EVP_PKEY_free(key);
+  sk_X509_pop_free(chain, X509_free);
+  return ok;
+}
+
+}  // namespace
+
+std::shared_ptr<ssl::context> MakeTlsContext(const TlsFiles& files, std::string* error) {
+  auto context = std::make_shared<ssl::context>(ssl::context::tls_server);
+  SSL_CTX* ctx = context->native_handle();
+  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+  context->set_options(ssl::context::default_workarounds | ssl::context::no_compression |
+                       ssl::context::single_dh_use);
+  const bool pkcs12 = files.key.empty() || EndsWithIgnoreCase(files.cert, ".pfx") ||
+                      EndsWithIgnoreCase(files.cert, ".p12");
+  if (pkcs12) {
+    if (!LoadPkcs12(ctx, files, error)) return nullptr;
+  } else {
+    boost::system::error_code ec;
+    context->set_password_callback([password = files.password](size_t, ssl::context::password_purpose) {
+      return password;
+    });
+    context->use_certificate_chain_file(files.cert, ec);
+    if (ec) {
+      *error = "cannot load --cert " + files.cert + ": " + ec.message();
+      return nullptr;
+    }
+    context->use_private_key_file(files.key, ssl::context::pem, ec);
+    if (ec) {
+      *error = "cannot load --key " + files.key + ": " + ec.message();
+      return nullptr;
+    }
+  }
+  if (SSL_CTX_check_private_key(ctx) != 1) {
+    *error = "the key does not match the certificate " + files.cert + ": " + OpenSslError();
+    return nullptr;
+  }
+  return context;
+}
+
+}  // namespace tablestone::http
