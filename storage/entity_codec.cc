@@ -83,15 +83,19 @@ bool GuidToBytes(std::string_view text, unsigned char* bytes) {
   return true;
 }
 
-void BytesToGuid(const unsigned char* bytes, std::string* text) {
+// 16 bytes -> the 36 characters of the canonical text at p.
+void PrintGuid(const unsigned char* bytes, char* p) {
   static constexpr char kHex[] = "0123456789abcdef";
-  text->resize(36);
-  char* p = text->data();
   for (size_t i = 0; i < 16; ++i) {
     if (i == 4 || i == 6 || i == 8 || i == 10) *p++ = '-';
     *p++ = kHex[bytes[i] >> 4];
     *p++ = kHex[bytes[i] & 0xF];
   }
+}
+
+void BytesToGuid(const unsigned char* bytes, std::string* text) {
+  text->resize(36);
+  PrintGuid(bytes, text->data());
 }
 
 // Bounds-checked reader over the value bytes.
@@ -217,7 +221,99 @@ bool DecodeValue(Reader& r, uint8_t tag, EdmValue* v) {
   return true;
 }
 
+// The value of a property with this tag as a view into the input (Guid bytes
+// printed into guid_text). Same checks as DecodeValue.
+bool ViewValue(Reader& r, uint8_t tag, model::ValueView* v, char* guid_text) {
+  std::string_view bytes;
+  uint64_t u;
+  switch (tag) {
+    case static_cast<uint8_t>(EdmType::kString):
+    case static_cast<uint8_t>(EdmType::kBinary):
+    case kTagGuidText:
+      if (!r.Bytes(&bytes)) return false;
+      *v = {tag == kTagGuidText ? EdmType::kGuid : static_cast<EdmType>(tag), 0, 0, bytes};
+      return true;
+    case static_cast<uint8_t>(EdmType::kGuid): {
+      const unsigned char* raw;
+      if (!r.Raw(16, &raw)) return false;
+      PrintGuid(raw, guid_text);
+      *v = {EdmType::kGuid, 0, 0, std::string_view(guid_text, 36)};
+      return true;
+    }
+    case static_cast<uint8_t>(EdmType::kInt32): {
+      if (!r.Varint(&u, 5)) return false;
+      const int64_t n = UnZigZag(u);
+      if (n < INT32_MIN || n > INT32_MAX) return false;
+      *v = {EdmType::kInt32, n, 0, {}};
+      return true;
+    }
+    case static_cast<uint8_t>(EdmType::kInt64):
+      if (!r.Varint(&u, 10)) return false;
+      *v = {EdmType::kInt64, UnZigZag(u), 0, {}};
+      return true;
+    case static_cast<uint8_t>(EdmType::kBoolean): {
+      uint8_t b;
+      if (!r.Byte(&b) || b > 1) return false;
+      *v = {EdmType::kBoolean, b, 0, {}};
+      return true;
+    }
+    case static_cast<uint8_t>(EdmType::kDateTime):
+      if (!r.Fixed64(&u)) return false;
+      *v = {EdmType::kDateTime, static_cast<int64_t>(u), 0, {}};
+      return true;
+    case static_cast<uint8_t>(EdmType::kDouble): {
+      if (!r.Fixed64(&u)) return false;
+      double d;
+      std::memcpy(&d, &u, sizeof d);
+      *v = {EdmType::kDouble, 0, d, {}};
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
 }  // namespace
+
+bool ReadEncodedProperties(std::string_view value, const std::string_view* names, size_t n, EncodedProperty* out,
+                           int64_t* timestamp) {
+  Reader r(value);
+  uint8_t version;
+  uint64_t ts;
+  uint32_t count;
+  if (!r.Byte(&version) || version != kEntityFormatVersion || !r.Fixed64(&ts) || !r.Varint32(&count)) return false;
+  *timestamp = static_cast<int64_t>(ts);
+  for (size_t i = 0; i < n; ++i) out[i].found = false;
+  size_t missing = n;
+  char skipped_guid[36];
+  for (uint32_t i = 0; i < count && missing > 0; ++i) {
+    std::string_view name;
+    uint8_t tag;
+    if (!r.Bytes(&name) || !r.Byte(&tag)) return false;
+    EncodedProperty* wanted = nullptr;
+    for (size_t j = 0; j < n; ++j) {
+      if (!out[j].found && names[j] == name) {
+        wanted = &out[j];
+        break;
+      }
+    }
+    if (wanted == nullptr) {
+      // Skipped: only its size matters (a 16-byte Guid is not printed).
+      model::ValueView ignored;
+      if (tag == static_cast<uint8_t>(EdmType::kGuid)) {
+        const unsigned char* raw;
+        if (!r.Raw(16, &raw)) return false;
+      } else if (!ViewValue(r, tag, &ignored, skipped_guid)) {
+        return false;
+      }
+      continue;
+    }
+    if (!ViewValue(r, tag, &wanted->view, wanted->guid_text)) return false;
+    wanted->found = true;
+    --missing;
+  }
+  return true;
+}
 
 void EncodeEntityValue(const model::Entity& e, std::string* out) {
   out->push_back(static_cast<char>(kEntityFormatVersion));

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "storage/model/entity.h"
+#include "storage/model/filter_eval.h"
 #include "storage/model/status.h"
 
 namespace tablestone::storage {
@@ -28,6 +29,26 @@ std::string EncodeEntityValue(const model::Entity& entity);
 // truncated input yields Status::Corruption; never crashes or over-reads.
 // After an error *entity holds partial data and must not be used as a result.
 Status DecodeEntityValue(std::string_view value, model::Entity* entity);
+
+// One property looked up in place by ReadEncodedProperties. view.text points
+// into the encoded value (String, Binary, non-canonical Guid) or into
+// guid_text (a Guid stored as 16 bytes, printed canonically), so an
+// EncodedProperty must not be copied while its view is in use.
+struct EncodedProperty {
+  bool found = false;
+  model::ValueView view;
+  char guid_text[36];
+};
+
+// Finds the properties `names[0..n)` in an encoded value without decoding
+// the others (no allocation): out[i].found says whether names[i] is there
+// and out[i].view holds its value as DecodeEntityValue would give it (the
+// first property of that name, as model::Entity::Find). *timestamp gets the
+// row's Timestamp. Stops reading once every name is found, so bytes after
+// that point are not validated. Returns false when the value is malformed
+// (or of another version) before that point; DecodeEntityValue then says why.
+bool ReadEncodedProperties(std::string_view value, const std::string_view* names, size_t n, EncodedProperty* out,
+                           int64_t* timestamp);
 
 // Reads only the timestamp (for If-Match checks without a full decode).
 Status DecodeEntityTimestamp(std::string_view value, int64_t* ticks);

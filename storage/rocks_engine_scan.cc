@@ -8,10 +8,12 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "storage/block_evaluator.h"
 #include "storage/column_families.h"
+#include "storage/encoded_filter.h"
 #include "storage/entity_codec.h"
 #include "storage/key_codec.h"
 #include "storage/rocks_engine.h"
@@ -452,6 +454,11 @@ class PartitionSource {
     return Status::Ok();
   }
   size_t value_bytes() const { return value_bytes_; }
+  // After kRow: the row's encoded value (valid until the next call).
+  std::string_view value() const { return View(it_->value()); }
+  // After kRow: the row goes into a cache entry being built, which needs it
+  // decoded (ReadValue) whatever the filter says.
+  bool building() const { return part_.builder.has_value(); }
   // After kCached: the partition to serve.
   const CachedPartition& cached() const { return *cached_; }
   Status status() const { return status_; }
@@ -602,6 +609,12 @@ StatusOr<model::ScanResult> RocksEngine::ScanPage(const TableInfo& table, const 
   PartitionSource source(db_, cf(kEntitiesCf), snapshot.get(), scan_cache_.get(), state->last_write_stamp, table.id,
                          clocks, this, &RocksEngine::StripeIndex, &cache_tally);
 
+  // The $filter part of the predicate, decided from the encoded bytes of rows
+  // read from RocksDB: a row the filter drops is never decoded.
+  const model::FilterExpr* expr = spec.predicate ? spec.predicate->columnar() : nullptr;
+  std::optional<EncodedFilter> encoded;
+  if (expr != nullptr) encoded.emplace(*expr);
+
   Page page(spec, &result);
   for (auto& [lower, upper] : ranges) {
     if (!resume.empty()) {
@@ -624,8 +637,19 @@ StatusOr<model::ScanResult> RocksEngine::ScanPage(const TableInfo& table, const 
         if (!page.deadline_passed()) TABLESTONE_RETURN_IF_ERROR(source.FillCacheAfterPage(spec, &result));
         return result;
       }
-      TABLESTONE_RETURN_IF_ERROR(source.ReadValue());
-      if ((!spec.predicate || spec.predicate->Matches(row)) && !page.Keep(row, source.value_bytes())) {
+      bool matches = true;
+      if (encoded && !source.building()) {
+        const EncodedFilter::Verdict verdict = encoded->Evaluate(row.partition_key, row.row_key, source.value());
+        if (verdict == EncodedFilter::Verdict::kFalse) continue;  // examined, not kept, not decoded
+        TABLESTONE_RETURN_IF_ERROR(source.ReadValue());
+        // kTrue: only the predicate's rest is left; kUnknown: malformed, the
+        // decode above has already failed.
+        matches = spec.predicate->MatchesRest(row);
+      } else {
+        TABLESTONE_RETURN_IF_ERROR(source.ReadValue());
+        matches = !spec.predicate || spec.predicate->Matches(row);
+      }
+      if (matches && !page.Keep(row, source.value_bytes())) {
         result.next = model::EntityKey{row.partition_key, row.row_key};
         return result;
       }

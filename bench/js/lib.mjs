@@ -37,6 +37,34 @@ export function entity(pk, rk, i) {
   };
 }
 
+// The cold-scan entity (bench/cold/run.sh): 12 custom properties covering every
+// Edm type. Rating = 1 + i % 5 and Age = 30 + i % 12, so `Rating eq 5 and
+// Age eq 41` keeps the rows with i % 60 == 59 (833 of 50,000).
+export function entity12(pk, rk, i) {
+  const hex = (n) => (n >>> 0).toString(16).padStart(8, "0");
+  return {
+    PartitionKey: pk,
+    RowKey: rk,
+    Name: `name-${rk}-abcdefghijklmnopqrstuvwxyz`,
+    City: ["Oslo", "Lima", "Pune", "Kobe", "Graz"][i % 5],
+    Age: 30 + (i % 12),
+    Rating: 1 + (i % 5),
+    Big: String(i * 1000003),
+    "Big@odata.type": "Edm.Int64",
+    Ticks: String(638000000000000000n + BigInt(i)),
+    "Ticks@odata.type": "Edm.Int64",
+    Score: i / 7,
+    Price: (i % 1000) + 0.25,
+    Active: i % 2 === 0,
+    When: new Date(Date.UTC(2024, 0, 1) + i * 1000).toISOString(),
+    "When@odata.type": "Edm.DateTime",
+    Id: `${hex(i)}-0000-4000-8000-${hex(i * 2654435761)}0000`,
+    "Id@odata.type": "Edm.Guid",
+    Blob: Buffer.from(`blob-${i}`).toString("base64"),
+    "Blob@odata.type": "Edm.Binary",
+  };
+}
+
 // Same entity for the SDK, which types values itself.
 export function sdkEntity(pk, rk, i) {
   return {

@@ -4,15 +4,16 @@
 //
 // Entity i (start <= i < start+count) gets PartitionKey
 // `<pk-prefix><floor(i / partition-size), 6 digits>` (or exactly `--pk` when
-// given) and RowKey `r<i, 7 digits>`; properties as in lib.mjs entity().
+// given) and RowKey `r<i, 7 digits>`; properties as in lib.mjs entity(), or
+// entity12() with `--shape edm12` (12 properties of every Edm type).
 //
 //   node loader.mjs --url http://127.0.0.1:20002 --table big --count 1000000 \
 //        [--start 0] [--partition-size 10000] [--pk-prefix p] [--pk fixed] \
-//        [--concurrency 16] [--batch 100] [--quiet]
+//        [--concurrency 16] [--batch 100] [--shape default|edm12] [--quiet]
 //
 // Prints one JSON line: {"loaded":N,"seconds":S,"entities_per_s":R,...}.
 // Exits non-zero if any batch fails after 3 attempts.
-import { ACCOUNT, accountSas, batchBody, createTable, entity, makeClient, nowMs, parseArgs, rowKey } from "./lib.mjs";
+import { ACCOUNT, accountSas, batchBody, createTable, entity, entity12, makeClient, nowMs, parseArgs, rowKey } from "./lib.mjs";
 
 const args = parseArgs(process.argv.slice(2), {
   url: "http://127.0.0.1:20002",
@@ -23,7 +24,9 @@ const args = parseArgs(process.argv.slice(2), {
   "pk-prefix": "p",
   concurrency: "16",
   batch: "100",
+  shape: "default",
 });
+const makeEntity = args.shape === "edm12" ? entity12 : entity;
 const count = Number(args.count);
 const start = Number(args.start);
 const psize = Number(args["partition-size"]);
@@ -57,7 +60,7 @@ async function sendOne(e) {
 
 async function sendBatch([from, to]) {
   const ents = [];
-  for (let i = from; i < to; i++) ents.push(entity(pkOf(i), rowKey(i), i));
+  for (let i = from; i < to; i++) ents.push(makeEntity(pkOf(i), rowKey(i), i));
   if (mode === "single") {
     for (const e of ents) await sendOne(e);
     return;

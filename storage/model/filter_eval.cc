@@ -132,6 +132,19 @@ bool CompareValue(const ValueView& p, CompareOp op, const EdmValue& lit) {
   return MismatchAnswer(op);
 }
 
+namespace {
+
+// Adapts a PropertySource to the template's Get (one virtual call per
+// property read).
+struct SourceRow {
+  const PropertySource& source;
+  bool Get(const PropertyRef& ref, ValueView* out) const { return source.Get(ref, out); }
+};
+
+}  // namespace
+
+bool EvaluateWith(const FilterExpr& ast, const PropertySource& row) { return Eval(ast, ast.root, SourceRow{row}); }
+
 bool EvaluateEntity(const FilterExpr& ast, const Entity& entity) {
   return Eval(ast, ast.root, EntityRow{entity});
 }

@@ -40,6 +40,22 @@ struct ValueView {
 // `property op literal` by the rules above (property present).
 bool CompareValue(const ValueView& property, CompareOp op, const EdmValue& literal);
 
+// The values a filter reads, from wherever a row keeps them (a decoded
+// Entity, a table name, an encoded value: storage/encoded_filter.h). Get()
+// fills *out for `ref` (system properties included) and returns true, or
+// returns false when the row has no such property.
+class PropertySource {
+ public:
+  virtual bool Get(const PropertyRef& ref, ValueView* out) const = 0;
+
+ protected:
+  ~PropertySource() = default;
+};
+
+// The whole filter against any PropertySource, by the same rules (one
+// evaluator for every row form).
+bool EvaluateWith(const FilterExpr& expr, const PropertySource& row);
+
 // The whole filter against an entity (PartitionKey, RowKey, Timestamp
 // included) or against a table name (the property `TableName`).
 bool EvaluateEntity(const FilterExpr& expr, const Entity& entity);
