@@ -93,11 +93,6 @@ void PrintGuid(const unsigned char* bytes, char* p) {
   }
 }
 
-void BytesToGuid(const unsigned char* bytes, std::string* text) {
-  text->resize(36);
-  PrintGuid(bytes, text->data());
-}
-
 // Bounds-checked reader over the value bytes.
 class Reader {
  public:
@@ -158,71 +153,8 @@ class Reader {
 
 Status Corrupt(const char* what) { return Status::Corruption(std::string("entity value: ") + what); }
 
-bool DecodeValue(Reader& r, uint8_t tag, EdmValue* v) {
-  std::string_view bytes;
-  uint64_t u;
-  switch (tag) {
-    case static_cast<uint8_t>(EdmType::kString):
-    case static_cast<uint8_t>(EdmType::kBinary):
-    case kTagGuidText:
-      if (!r.Bytes(&bytes)) return false;
-      v->type = tag == kTagGuidText ? EdmType::kGuid : static_cast<EdmType>(tag);
-      v->text.assign(bytes.data(), bytes.size());
-      v->int_value = 0;
-      v->double_value = 0;
-      return true;
-    case static_cast<uint8_t>(EdmType::kGuid): {
-      const unsigned char* raw;
-      if (!r.Raw(16, &raw)) return false;
-      v->type = EdmType::kGuid;
-      BytesToGuid(raw, &v->text);
-      v->int_value = 0;
-      v->double_value = 0;
-      return true;
-    }
-    case static_cast<uint8_t>(EdmType::kInt32): {
-      if (!r.Varint(&u, 5)) return false;
-      int64_t n = UnZigZag(u);
-      if (n < INT32_MIN || n > INT32_MAX) return false;
-      v->type = EdmType::kInt32;
-      v->int_value = n;
-      break;
-    }
-    case static_cast<uint8_t>(EdmType::kInt64):
-      if (!r.Varint(&u, 10)) return false;
-      v->type = EdmType::kInt64;
-      v->int_value = UnZigZag(u);
-      break;
-    case static_cast<uint8_t>(EdmType::kBoolean): {
-      uint8_t b;
-      if (!r.Byte(&b) || b > 1) return false;
-      v->type = EdmType::kBoolean;
-      v->int_value = b;
-      break;
-    }
-    case static_cast<uint8_t>(EdmType::kDateTime):
-      if (!r.Fixed64(&u)) return false;
-      v->type = EdmType::kDateTime;
-      v->int_value = static_cast<int64_t>(u);
-      break;
-    case static_cast<uint8_t>(EdmType::kDouble): {
-      if (!r.Fixed64(&u)) return false;
-      v->type = EdmType::kDouble;
-      std::memcpy(&v->double_value, &u, sizeof u);
-      v->int_value = 0;
-      v->text.clear();
-      return true;
-    }
-    default:
-      return false;
-  }
-  v->double_value = 0;
-  v->text.clear();
-  return true;
-}
-
 // The value of a property with this tag as a view into the input (Guid bytes
-// printed into guid_text). Same checks as DecodeValue.
+// printed into guid_text), or false for a malformed value.
 bool ViewValue(Reader& r, uint8_t tag, model::ValueView* v, char* guid_text) {
   std::string_view bytes;
   uint64_t u;
@@ -271,6 +203,18 @@ bool ViewValue(Reader& r, uint8_t tag, model::ValueView* v, char* guid_text) {
     default:
       return false;
   }
+}
+
+// The value of a property with this tag, copied out of the input.
+bool DecodeValue(Reader& r, uint8_t tag, EdmValue* v) {
+  char guid_text[36];
+  model::ValueView view;
+  if (!ViewValue(r, tag, &view, guid_text)) return false;
+  v->type = view.type;
+  v->int_value = view.int_value;
+  v->double_value = view.double_value;
+  v->text.assign(view.text.data(), view.text.size());
+  return true;
 }
 
 }  // namespace
