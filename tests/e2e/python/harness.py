@@ -159,17 +159,17 @@ class ManagedServer:
             return "(no log)"
 
 
-def own_server(target, prefix, extra_args=None):
+def own_server(target, prefix, extra_args=None, extra_env=None):
     """Generator for a pytest fixture: a tablestone of the test's own (same binary as the session's,
-    fresh data directory, optional extra flags); yields the ManagedServer, then stops it and asserts
-    exit code 0. Skips on an external target."""
+    fresh data directory, optional extra flags and environment); yields the ManagedServer, then stops
+    it and asserts exit code 0. Skips on an external target."""
     import pytest
     if not target.managed:
         pytest.skip("needs a tablestone process started by the harness")
     tmp = tempfile.mkdtemp(prefix=prefix)
     data = os.path.join(tmp, "data")
     os.mkdir(data)
-    server = ManagedServer(target.server.binary, data, free_port(), extra_args=extra_args)
+    server = ManagedServer(target.server.binary, data, free_port(), extra_env=extra_env, extra_args=extra_args)
     server.start()
     try:
         yield server

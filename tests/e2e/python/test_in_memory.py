@@ -1,8 +1,6 @@
 """--inMemoryPersistence (Azurite's flag; here RocksDB on a memory Env): the server works normally, writes
 nothing to its data directory, and starts empty again after a restart."""
 import os
-import shutil
-import tempfile
 
 import pytest
 from azure.data.tables import TableServiceClient
@@ -12,20 +10,7 @@ import harness
 
 @pytest.fixture
 def in_memory_server(target):
-    if not target.managed:
-        pytest.skip("needs a tablestone process started by the test")
-    tmp = tempfile.mkdtemp(prefix="tablestone-e2e-mem.")
-    data = os.path.join(tmp, "data")
-    os.mkdir(data)
-    server = harness.ManagedServer(target.server.binary, data, harness.free_port(),
-                                   extra_env={"TABLESTONE_IN_MEMORY": "true"})
-    server.start()
-    try:
-        yield server, data
-    finally:
-        code = server.stop()
-        shutil.rmtree(tmp, ignore_errors=True)
-        assert code == 0
+    yield from harness.own_server(target, "tablestone-e2e-mem.", extra_env={"TABLESTONE_IN_MEMORY": "true"})
 
 
 def _client(port):
@@ -35,7 +20,8 @@ def _client(port):
 
 
 def test_in_memory_mode_serves_and_forgets(in_memory_server):
-    server, data = in_memory_server
+    server = in_memory_server
+    data = server.data_dir
     service = _client(server.port)
     table = service.create_table("inmemtable")
     table.upsert_entity({"PartitionKey": "p", "RowKey": "r", "n": 7})
