@@ -83,7 +83,6 @@ class RocksEngine final : public Engine {
 
  private:
   StatusOr<model::ScanResult> ScanPage(const TableInfo& table, const model::ScanSpec& spec);
-  // Liveness of one table id: writes pass the gate, DeleteTable closes it.
   // Tables and entities of one account (Stats::accounts). Entities may dip
   // below zero while the count after open runs (deletes of not yet counted
   // rows); read clamped.
@@ -91,6 +90,7 @@ class RocksEngine final : public Engine {
     std::atomic<int64_t> tables{0};
     std::atomic<int64_t> entities{0};
   };
+  // Liveness of one table id: writes pass the gate, DeleteTable closes it.
   struct TableState {
     OpGate gate;
     std::shared_ptr<AccountCounts> counts;  // its account's
