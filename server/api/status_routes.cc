@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "protocol/error_body.h"
 #include "server/api/dispatcher.h"
 #include "server/api/metrics.h"
 
@@ -16,21 +17,8 @@ namespace {
 
 // JSON string literal of `s` (the facts are operator-chosen paths and names).
 std::string JsonString(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (u < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", u);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  out += '"';
+  std::string out;
+  protocol::AppendJsonString(out, s);
   return out;
 }
 
