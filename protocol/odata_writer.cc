@@ -333,20 +333,27 @@ size_t PropertySizeBound(const model::Property& p) {
   return size;
 }
 
+// The part of EntitySizeBound that does not depend on the properties:
+// braces, comma, odata.etag, the PartitionKey, RowKey and Timestamp members
+// and, with full metadata, odata.type, odata.id and odata.editLink.
+template <size_t (*kStringSize)(std::string_view)>
+size_t KeysSizeBound(std::string_view pk, std::string_view rk, const EntityWriteContext& ctx) {
+  size_t size = 256 + kStringSize(pk) + kStringSize(rk);
+  if (ctx.level == MetadataLevel::kFullMetadata) {
+    // A key path percent-encodes each key byte into at most six bytes (a
+    // doubled quote, %27%27).
+    const size_t key_path = 6 * (ctx.table.size() + pk.size() + rk.size()) + 64;
+    size += 64 + 6 * (ctx.account.size() + ctx.table.size()) + 6 * ctx.base_url.size() + 2 * key_path;
+  }
+  return size;
+}
+
 // EntityJsonSizeBound with strings sized by kStringSize: with the exact
 // literal size it is EntityJsonSizeBound, with the worst case it is
 // EntityJsonSizeQuickBound, which is therefore never below it.
 template <size_t (*kStringSize)(std::string_view)>
 size_t EntitySizeBound(const model::Entity& e, const EntityWriteContext& ctx) {
-  // Braces, comma, odata.etag, and the names and fixed-size values of the
-  // PartitionKey, RowKey and Timestamp members.
-  size_t size = 256 + kStringSize(e.partition_key) + kStringSize(e.row_key);
-  if (ctx.level == MetadataLevel::kFullMetadata) {
-    // odata.type, odata.id and odata.editLink; a key path percent-encodes
-    // each key byte into at most six bytes (a doubled quote, %27%27).
-    const size_t key_path = 6 * (ctx.table.size() + e.partition_key.size() + e.row_key.size()) + 64;
-    size += 64 + 6 * (ctx.account.size() + ctx.table.size()) + 6 * ctx.base_url.size() + 2 * key_path;
-  }
+  size_t size = KeysSizeBound<kStringSize>(e.partition_key, e.row_key, ctx);
   if (ctx.select == nullptr || ctx.select->empty()) {
     for (const model::Property& p : e.properties) size += PropertySizeBound<kStringSize>(p);
     return size;
@@ -367,6 +374,23 @@ size_t EntityJsonSizeBound(const model::Entity& e, const EntityWriteContext& ctx
 
 size_t EntityJsonSizeQuickBound(const model::Entity& e, const EntityWriteContext& ctx) {
   return EntitySizeBound<WorstJsonStringSize>(e, ctx);
+}
+
+size_t EntityJsonSizeBudgetBound(std::string_view partition_key, std::string_view row_key, size_t property_budget,
+                                 const EntityWriteContext& ctx) {
+  // Per property, PropertySizeBound<WorstJsonStringSize> is at most
+  // 12 n + 6 t + 84 for a name of n bytes and a value of t bytes (a String:
+  // 12 n + 46 + 6 t; a 36-character Guid, counted as 15: 12 n + 262; a
+  // number, counted as 0: 12 n + 84), and 28 (n + t + 3) is never below any
+  // of them.
+  size_t size = KeysSizeBound<WorstJsonStringSize>(partition_key, row_key, ctx) + 28 * property_budget;
+  if (ctx.select != nullptr) {
+    // A selected name the entity lacks is written as null.
+    for (const std::string& name : *ctx.select) {
+      if (!IsSystemName(name)) size += WorstJsonStringSize(name) + 8;
+    }
+  }
+  return size;
 }
 
 std::string WriteEntity(const model::Entity& entity, const EntityWriteContext& ctx) {

@@ -47,6 +47,16 @@ size_t EntityJsonSizeBound(const model::Entity& entity, const EntityWriteContext
 // as its longest escape (six bytes). Never below EntityJsonSizeBound; costs a
 // few instructions per property, for a page that is far from its byte limit.
 size_t EntityJsonSizeQuickBound(const model::Entity& entity, const EntityWriteContext& ctx);
+// EntityJsonSizeQuickBound from sizes alone, without reading the properties:
+// never below it when `property_budget` is at least the sum, over the
+// properties, of 3 + the name's bytes + the value's bytes (a String's,
+// Binary's or Guid's text bytes, but 15 for a Guid of 36 characters; 0 for
+// other types) and no $select name is
+// repeated. A stored entity's encoded size is such a budget
+// (model::RowSizer). Coarser (28 bytes per budget byte), for pages of small
+// rows far from the 4 MiB limit.
+size_t EntityJsonSizeBudgetBound(std::string_view partition_key, std::string_view row_key, size_t property_budget,
+                                 const EntityWriteContext& ctx);
 
 // Create Table / Get Table: {"odata.metadata":"{base}$metadata#Tables/@Element","TableName":".."}.
 std::string WriteTableEntry(std::string_view table, std::string_view base_url, std::string_view account,

@@ -79,7 +79,9 @@ std::string_view View(const rocksdb::Slice& s) { return std::string_view(s.data(
 class Page {
  public:
   Page(const model::ScanSpec& spec, model::ScanResult* result)
-      : spec_(spec), result_(result), full_(spec.max_results == 0) {}
+      : spec_(spec), result_(result), full_(spec.max_results == 0) {
+    if (spec.row_sizer != nullptr) bound_value_bytes_.reserve(std::min(spec.max_results, model::kMaxPageEntities));
+  }
 
   // Called for each row in key order before it is examined. False = the page
   // is full (a limit, or the deadline just passed): this row is the
@@ -125,7 +127,9 @@ class Page {
   // would keep the row and not fill the page either. Once that could fail,
   // the rows counted by bound get their exact Bytes() and every later row is
   // sized exactly, so the page ends at the very row Bytes() alone ends it at.
-  bool Keep(model::Entity entity, size_t value_bytes) {
+  // Moves from `entity` if kept; inlined, so a row is moved once (into the
+  // page) whichever way it is sized.
+  [[gnu::always_inline]] bool Keep(model::Entity& entity, size_t value_bytes) {
     const model::RowSizer* sizer = spec_.row_sizer.get();
     if (sizer == nullptr) return KeepSized(entity, value_bytes);
     if (!exact_) {
@@ -147,6 +151,10 @@ class Page {
       bound_bytes_ = 0;
     }
     return KeepSized(entity, sizer->Bytes(entity, value_bytes));
+  }
+  bool KeepCopy(const model::Entity& entity, size_t value_bytes) {
+    model::Entity copy = entity;
+    return Keep(copy, value_bytes);
   }
   bool deadline_passed() const { return deadline_passed_; }
 
@@ -220,7 +228,7 @@ Status ServeCached(const CachedPartition& entry, std::string_view lower, std::st
       row.partition_key.assign(block.partition_key);
       row.row_key.assign(block.row_keys[i]);
       if (expr != nullptr && !predicate->MatchesRest(row)) continue;  // examined, not kept
-      if (!page->Keep(std::move(row), entry.values[i].size())) {
+      if (!page->Keep(row, entry.values[i].size())) {
         result->next = model::EntityKey{std::string(block.partition_key), std::string(block.row_keys[i])};
         *ended = true;
         return Status::Ok();
@@ -657,7 +665,8 @@ StatusOr<model::ScanResult> RocksEngine::ScanPage(const TableInfo& table, const 
         TABLESTONE_RETURN_IF_ERROR(source.ReadValue());
         matches = !spec.predicate || spec.predicate->Matches(row);
       }
-      if (matches && !page.Keep(row, source.value_bytes())) {
+      // A copy: the source decodes the next row into `row`, reusing its buffers.
+      if (matches && !page.KeepCopy(row, source.value_bytes())) {
         result.next = model::EntityKey{row.partition_key, row.row_key};
         return result;
       }

@@ -74,6 +74,16 @@ struct InlineSlice {
 
 // One request. Built by the dispatcher before a handler runs.
 struct RequestInfo {
+  // A constructor rather than aggregate initialisation, so the dispatcher can
+  // build it in place inside its std::optional (no move of the route).
+  RequestInfo(const http::Request& request_in, const http::RequestContext& connection_in,
+              const std::string& request_id_in, int64_t start_ticks_in, protocol::Route&& route_in)
+      : request(request_in),
+        connection(connection_in),
+        request_id(request_id_in),
+        start_ticks(start_ticks_in),
+        route(std::move(route_in)) {}
+
   const http::Request& request;
   const http::RequestContext& connection;
   std::string request_id;   // GUID, also in x-ms-request-id and error texts

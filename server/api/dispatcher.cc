@@ -313,9 +313,7 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
       return done(std::move(response));  // not counted: a scrape does not change what it reads
     }
     if (trace_ != nullptr && trace_->enabled()) tally.trace = NewTrace(context);
-    std::optional<RequestInfo> prepared = PrepareTimed(request, context, request_id, response, &cors_account, &tally);
-    if (prepared) {
-      info.emplace(std::move(*prepared));
+    if (PrepareTimed(request, context, request_id, response, &cors_account, &tally, &info)) {
       info->trace = tally.trace.get();
     }
   } catch (const std::exception& e) {
@@ -488,14 +486,14 @@ std::shared_ptr<RequestTrace> Dispatcher::NewTrace(const http::RequestContext& c
   return trace;
 }
 
-std::optional<RequestInfo> Dispatcher::PrepareTimed(const http::Request& request, const http::RequestContext& context,
-                                                    const std::string& request_id, http::Response& response,
-                                                    std::optional<std::string>* cors_account, Tally* tally) {
-  if (tally->trace == nullptr) return Prepare(request, context, request_id, response, cors_account, tally);
+bool Dispatcher::PrepareTimed(const http::Request& request, const http::RequestContext& context,
+                              const std::string& request_id, http::Response& response,
+                              std::optional<std::string>* cors_account, Tally* tally, std::optional<RequestInfo>* info) {
+  if (tally->trace == nullptr) return Prepare(request, context, request_id, response, cors_account, tally, info);
   const auto begin = std::chrono::steady_clock::now();
-  std::optional<RequestInfo> info = Prepare(request, context, request_id, response, cors_account, tally);
+  const bool prepared = Prepare(request, context, request_id, response, cors_account, tally, info);
   tally->trace->auth = std::chrono::steady_clock::now() - begin;
-  return info;
+  return prepared;
 }
 
 bool Dispatcher::AdmitHeaders(const http::Request& header, const http::RequestContext& context,
@@ -512,7 +510,8 @@ bool Dispatcher::AdmitHeaders(const http::Request& header, const http::RequestCo
   tally.start = context.start;
   if (trace_ != nullptr && trace_->enabled()) tally.trace = NewTrace(context);
   try {
-    if (PrepareTimed(header, context, request_id, refusal, &cors_account, &tally).has_value()) return true;
+    std::optional<RequestInfo> info;
+    if (PrepareTimed(header, context, request_id, refusal, &cors_account, &tally, &info)) return true;
   } catch (const std::exception&) {
     return true;  // Handle() will meet the same problem and answer it
   }
@@ -575,9 +574,10 @@ void Dispatcher::Finish(const http::Request& request, const std::string& request
   });
 }
 
-std::optional<RequestInfo> Dispatcher::Prepare(const http::Request& request, const http::RequestContext& context,
-                                               const std::string& request_id, http::Response& response,
-                                               std::optional<std::string>* cors_account, Tally* tally) {
+bool Dispatcher::Prepare(const http::Request& request, const http::RequestContext& context,
+                         const std::string& request_id, http::Response& response,
+                         std::optional<std::string>* cors_account, Tally* tally, std::optional<RequestInfo>* prepared) {
+  prepared->reset();
   const std::string_view target = ToView(request.target());
   const std::string_view accept = RequestHeader(request, "Accept");
 
@@ -593,11 +593,15 @@ std::optional<RequestInfo> Dispatcher::Prepare(const http::Request& request, con
   auto route = protocol::ResolveRoute(in);
   if (!route.ok()) {
     WriteErrorRaw(request_id, accept, route.error(), response, LooksLikeXmlRequest(target));
-    return std::nullopt;
+    return false;
   }
 
-  RequestInfo info{request, context, request_id, model::NowTicks(), std::move(route).value(),
-                   AuthGrant{}, {}, nullptr, nullptr, std::nullopt};
+  RequestInfo& info = prepared->emplace(request, context, request_id, model::NowTicks(), std::move(route).value());
+  // Every refusal below leaves *prepared empty.
+  auto refuse = [prepared]() {
+    prepared->reset();
+    return false;
+  };
   tally->operation = Metrics::OperationIndex(info.route.operation);
   if (tally->trace != nullptr) {
     RequestTrace& t = *tally->trace;
@@ -621,7 +625,7 @@ std::optional<RequestInfo> Dispatcher::Prepare(const http::Request& request, con
                                              FindRequestHeader(request, "x-ms-version").has_value());
     if (!version.ok()) {
       WriteError(info, version.error(), response, xml);
-      return std::nullopt;
+      return refuse();
     }
   }
 
@@ -642,17 +646,17 @@ std::optional<RequestInfo> Dispatcher::Prepare(const http::Request& request, con
     auto grant = authenticator_.Authenticate(auth);
     if (!grant.ok()) {
       WriteError(info, grant.error(), response, xml);
-      return std::nullopt;
+      return refuse();
     }
     info.grant = std::move(grant).value();
 
     // The secondary endpoint is read-only.
     if (info.route.account.secondary && protocol::IsWriteOperation(info.route.operation)) {
       WriteError(info, ApiError::WriteOnSecondary(), response, xml);
-      return std::nullopt;
+      return refuse();
     }
   }
-  return info;
+  return true;
 }
 
 void Dispatcher::RenderTransportError(http::TransportError error, const http::Request& partial_request,

@@ -116,18 +116,18 @@ class Dispatcher : public http::RequestHandler {
   void Record(const Tally& tally, const http::Request& request, std::string_view request_id,
               const http::Response& response) const;
 
-  // Routes, checks the version and authenticates. Returns the request's facts
-  // when the operation's handler is to run; otherwise the refusal is in
-  // `response`. Sets *cors_account once the request's account is known, so
+  // Routes, checks the version and authenticates. Returns true with the
+  // request's facts in *info (built in place) when the operation's handler is
+  // to run; otherwise false, *info empty and the refusal in `response`. Sets *cors_account once the request's account is known, so
   // CORS headers go on whatever response follows (errors included), and
   // *tally's account and operation once routed.
-  std::optional<RequestInfo> Prepare(const http::Request& request, const http::RequestContext& context,
-                                     const std::string& request_id, http::Response& response,
-                                     std::optional<std::string>* cors_account, Tally* tally);
+  bool Prepare(const http::Request& request, const http::RequestContext& context, const std::string& request_id,
+               http::Response& response, std::optional<std::string>* cors_account, Tally* tally,
+               std::optional<RequestInfo>* info);
   // Prepare, timed into tally->trace->auth when tracing.
-  std::optional<RequestInfo> PrepareTimed(const http::Request& request, const http::RequestContext& context,
-                                          const std::string& request_id, http::Response& response,
-                                          std::optional<std::string>* cors_account, Tally* tally);
+  bool PrepareTimed(const http::Request& request, const http::RequestContext& context, const std::string& request_id,
+                    http::Response& response, std::optional<std::string>* cors_account, Tally* tally,
+                    std::optional<RequestInfo>* info);
   // A request's trace record, started now.
   static std::shared_ptr<RequestTrace> NewTrace(const http::RequestContext& context);
   // Runs the operation's handler (never throws: a throw becomes a 500).

@@ -16,6 +16,9 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <exception>
 #include <memory>
 #include <vector>
@@ -150,18 +153,46 @@ size_t SerializeResponseHead(const Response& response, std::string* out) {
 }
 
 bool HeadHasOnlyItsOwnLineBreaks(std::string_view head, size_t fields) {
-  auto count = [head](char c) {
-    size_t n = 0;
-    const char* p = head.data();
-    const char* const end = p + head.size();
-    while (p < end && (p = static_cast<const char*>(std::memchr(p, c, end - p))) != nullptr) {
-      ++n;
-      ++p;
-    }
-    return n;
+  // One pass, 16 bytes per step where SSE2 is there (every x86-64): each
+  // byte's compare result (0 or -1) is subtracted into per-lane counters,
+  // summed before they can wrap. memchr per line break cost ~1,000
+  // instructions of a point request (26 calls); this costs about a third.
+  const char* p = head.data();
+  const size_t n = head.size();
+  size_t cr = 0;
+  size_t lf = 0;
+  size_t i = 0;
+#if defined(__SSE2__)
+  const __m128i zero = _mm_setzero_si128();
+  const __m128i cr_bytes = _mm_set1_epi8('\r');
+  const __m128i lf_bytes = _mm_set1_epi8('\n');
+  __m128i nul = zero;
+  auto lane_sum = [&zero](__m128i counts) {
+    const __m128i sums = _mm_sad_epu8(counts, zero);
+    return static_cast<size_t>(_mm_cvtsi128_si64(sums)) +
+           static_cast<size_t>(_mm_cvtsi128_si64(_mm_unpackhi_epi64(sums, sums)));
   };
-  return std::memchr(head.data(), '\0', head.size()) == nullptr && count('\r') == fields + 2 &&
-         count('\n') == fields + 2;
+  while (i + 16 <= n) {
+    __m128i cr_counts = zero;
+    __m128i lf_counts = zero;
+    for (int steps = 0; steps < 255 && i + 16 <= n; ++steps, i += 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+      cr_counts = _mm_sub_epi8(cr_counts, _mm_cmpeq_epi8(v, cr_bytes));
+      lf_counts = _mm_sub_epi8(lf_counts, _mm_cmpeq_epi8(v, lf_bytes));
+      nul = _mm_or_si128(nul, _mm_cmpeq_epi8(v, zero));
+    }
+    cr += lane_sum(cr_counts);
+    lf += lane_sum(lf_counts);
+  }
+  if (_mm_movemask_epi8(nul) != 0) return false;
+#endif
+  for (; i < n; ++i) {
+    const char c = p[i];
+    if (c == '\0') return false;
+    cr += c == '\r';
+    lf += c == '\n';
+  }
+  return cr == fields + 2 && lf == fields + 2;
 }
 
 template <class Stream>

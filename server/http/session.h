@@ -66,7 +66,7 @@ size_t SerializeResponseHead(const Response& response, std::string* out);
 // True if `head` (SerializeResponseHead's output, `fields` fields) holds no
 // CR, LF or NUL but the line ends it wrote itself: exactly fields + 2 of each
 // of CR and LF (status line, fields, blank line) and no NUL, so any such byte
-// inside a reason, name or value makes it false. Counted with memchr, this
+// inside a reason, name or value makes it false. One pass over the head
 // costs a point request far less than checking each field.
 bool HeadHasOnlyItsOwnLineBreaks(std::string_view head, size_t fields);
 

@@ -52,6 +52,12 @@ struct KeyRange {
 // max_bytes; the page still ends at exactly the row Bytes() alone would end
 // it at (the Page class in storage/rocks_engine_scan.cc;
 // tests/unit/storage/engine_scan_test.cc RowSizerBound*).
+// `stored_bytes` is the row's encoded value size (storage/entity_codec.h),
+// in which every property takes at least 3 + its name's bytes + its value's
+// bytes (a String's, Binary's or Guid's text bytes, but 15 for a Guid of 36
+// characters, stored as 16 raw bytes without a length; 0 for other types):
+// a sizer may bound a row by it without reading the properties
+// (tests/unit/storage/entity_codec_test.cc pins the guarantee).
 class RowSizer {
  public:
   virtual ~RowSizer() = default;

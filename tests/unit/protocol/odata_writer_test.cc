@@ -207,5 +207,43 @@ TEST(ODataWriterTest, EntityJsonSizeQuickBoundIsNeverBelowTheBound) {
   }
 }
 
+// From the stored size alone (model::RowSizer's budget: 3 + name bytes +
+// value bytes per property, 15 for a 36-character Guid, 0 for other types), the bound
+// must still be at least the quick one, for every level and $select.
+TEST(ODataWriterTest, EntityJsonSizeBudgetBoundIsNeverBelowTheQuickBound) {
+  auto budget_of = [](const model::Entity& e) {
+    size_t budget = 0;
+    for (const model::Property& p : e.properties) {
+      const model::EdmValue& v = p.value;
+      size_t value_bytes = 0;
+      if (v.type == model::EdmType::kString || v.type == model::EdmType::kBinary) value_bytes = v.text.size();
+      if (v.type == model::EdmType::kGuid) value_bytes = v.text.size() == 36 ? 15 : v.text.size();
+      budget += 3 + p.name.size() + value_bytes;
+    }
+    return budget;
+  };
+  model::Entity numbers;  // the tightest case: one-byte names of fixed-size values
+  numbers.partition_key = "p";
+  numbers.row_key = "r";
+  for (int i = 0; i < 50; ++i) numbers.properties.push_back({std::string(1, 'a' + i % 26), model::EdmValue::Int64(-i)});
+  model::Entity guids;
+  guids.properties = {{"g", model::EdmValue::Guid("c9da6455-213d-42c9-9a79-3e9149a57833")}, {"", model::EdmValue::Guid("x")}};
+  model::Entity strings;
+  strings.properties = {{std::string(100, '\x01'), model::EdmValue::String(std::string(100, '\x02'))},
+                        {"b", model::EdmValue::Binary(std::string(7, 'x'))}};
+  const std::vector<std::string> select = {"g", "missing", "RowKey", "a", std::string(100, '\x01')};
+  for (MetadataLevel level :
+       {MetadataLevel::kNoMetadata, MetadataLevel::kMinimalMetadata, MetadataLevel::kFullMetadata}) {
+    for (const std::vector<std::string>* sel : {static_cast<const std::vector<std::string>*>(nullptr), &select}) {
+      EntityWriteContext ctx{kBase, "devstoreaccount1", "Tbl", level, sel};
+      for (const model::Entity& e : {Sample(), numbers, guids, strings, model::Entity{}}) {
+        EXPECT_GE(EntityJsonSizeBudgetBound(e.partition_key, e.row_key, budget_of(e), ctx),
+                  EntityJsonSizeQuickBound(e, ctx))
+            << static_cast<int>(level) << " " << e.properties.size();
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tablestone::protocol

@@ -58,6 +58,29 @@ TEST(EntityCodecTest, RoundTripsEveryType) {
   EXPECT_TRUE(std::signbit(d.properties[0].value.double_value));
 }
 
+// model::RowSizer's contract: a query page may bound a row's JSON by its
+// stored size, because every property takes at least 3 + its name's bytes +
+// its value's bytes (a String's, Binary's or Guid's text bytes, but 15 for a
+// 36-character Guid; 0 for other types) of the encoding. Checked per property, so no property can
+// lean on another's slack.
+TEST(EntityCodecTest, EveryPropertyTakesAtLeastItsBudget) {
+  Entity all = AllTypes();
+  all.properties.push_back({"", EdmValue::String("")});
+  all.properties.push_back({"", EdmValue::Boolean(false)});
+  all.properties.push_back({"g", EdmValue::Guid("not-a-guid")});
+  all.properties.push_back({std::string(300, 'n'), EdmValue::Binary(std::string(200, 'b'))});
+  const size_t header = EncodeEntityValue(Entity{}).size();
+  for (const model::Property& p : all.properties) {
+    Entity one;
+    one.properties = {p};
+    const model::EdmValue& v = p.value;
+    size_t value_bytes = 0;
+    if (v.type == model::EdmType::kString || v.type == model::EdmType::kBinary) value_bytes = v.text.size();
+    if (v.type == model::EdmType::kGuid) value_bytes = v.text.size() == 36 ? 15 : v.text.size();
+    EXPECT_GE(EncodeEntityValue(one).size() - header, 3 + p.name.size() + value_bytes) << p.name;
+  }
+}
+
 TEST(EntityCodecTest, EmptyEntityAndKeysUntouched) {
   Entity e;
   e.timestamp = 42;

@@ -151,12 +151,12 @@ TEST(HeadHasOnlyItsOwnLineBreaksTest, AnyBreakInsideAFieldOrTheReasonIsFound) {
 }
 
 TEST(HeadHasOnlyItsOwnLineBreaksTest, EveryByteValueAtEveryOffsetOfAWord) {
-  // The one-pass count works on eight bytes at a time: each byte value at each
-  // offset of a word (and past the last full word) must give the exact answer,
-  // including bytes whose low seven bits look like CR or LF (0x8D, 0x8A).
+  // The one-pass count works on sixteen bytes at a time: each byte value at
+  // each offset of a block (and past the last full block) must give the exact
+  // answer, including bytes whose low seven bits look like CR or LF (0x8D, 0x8A).
   for (int b = 0; b < 256; ++b) {
-    for (size_t at = 0; at < 20; ++at) {
-      std::string value(20, 'v');
+    for (size_t at = 0; at < 40; ++at) {
+      std::string value(40, 'v');
       value[at] = static_cast<char>(b);
       Response r;
       r.set("X-Probe", value);
@@ -166,6 +166,19 @@ TEST(HeadHasOnlyItsOwnLineBreaksTest, EveryByteValueAtEveryOffsetOfAWord) {
       EXPECT_EQ(HeadHasOnlyItsOwnLineBreaks(head, fields), !breaks_or_nul) << b << " at " << at;
     }
   }
+}
+
+TEST(HeadHasOnlyItsOwnLineBreaksTest, LongHeadsPastTheCounterWidth) {
+  // Per-lane byte counters are summed every 255 blocks; a head of many
+  // fields (more than 255 line breaks in one lane's bytes) must count exactly.
+  Response r;
+  for (int i = 0; i < 600; ++i) r.insert("X-F" + std::to_string(i), "v");
+  std::string head;
+  const size_t fields = SerializeResponseHead(r, &head);
+  EXPECT_TRUE(HeadHasOnlyItsOwnLineBreaks(head, fields));
+  EXPECT_FALSE(HeadHasOnlyItsOwnLineBreaks(head, fields + 1));
+  head[head.find("X-F300: ") + 8] = '\n';  // the value "v" becomes a bare LF
+  EXPECT_FALSE(HeadHasOnlyItsOwnLineBreaks(head, fields));
 }
 
 TEST(EqualsIgnoreCaseAsciiTest, ComparesAsciiCaseInsensitivelyWithinBothStrings) {
