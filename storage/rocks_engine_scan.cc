@@ -89,7 +89,9 @@ class Page {
   bool Admit() {
     if (!full_ && spec_.deadline && ++since_clock_check_ >= kClockCheckInterval) {
       since_clock_check_ = 0;
-      if (std::chrono::steady_clock::now() >= *spec_.deadline) full_ = deadline_passed_ = result_->deadline_passed = true;
+      if (std::chrono::steady_clock::now() >= *spec_.deadline) {
+        full_ = deadline_passed_ = result_->deadline_passed = result_->ended_by_deadline = true;
+      }
     }
     if (full_) return false;
     ++result_->rows_examined;

@@ -39,6 +39,10 @@ struct ApiOptions {
   // when that account has that key and the server listens on loopback only.
   bool ui_dev_key = false;
   std::chrono::milliseconds query_time_budget{5000};  // per query page (Learn: query-timeout-and-pagination)
+  // How long a query may scan on an I/O thread before the long lane takes it
+  // over (dispatcher.h); tests set 0 to hand every query over at its first
+  // clock check.
+  std::chrono::microseconds inline_query_slice{1000};
   ServerFacts facts;
   // Fault rules and realistic mode (server/faults/fault_rules.h); null = none
   // can ever be added. Shared with the admin route that edits them.

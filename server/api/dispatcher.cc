@@ -124,11 +124,6 @@ void Dispatch(const ApiContext& ctx, const RequestInfo& info, http::Response& re
 // Where an operation's handler runs; see dispatcher.h.
 enum class Placement { kInline, kInlineUnlessStalled, kInlineSlice, kShortLane, kLongLane };
 
-// How long a query may scan on an I/O thread before it is handed to the long
-// lane (docs/benchmarks.md, "Scans beside point requests"): most queries of a
-// test suite finish well within it and skip two thread hand-offs; a longer
-// one wastes at most this much before running again from its start.
-constexpr auto kInlineQuerySlice = std::chrono::microseconds(1000);
 
 Placement PlacementOf(Operation op) {
   switch (op) {
@@ -340,16 +335,23 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
     return Finish(request, request_id, cors_account, std::move(response), std::move(done), &*info, tally);
   }
   if (placement == Placement::kInlineSlice) {
-    InlineSlice slice{std::chrono::steady_clock::now() + kInlineQuerySlice};
-    info->inline_slice = &slice;
-    Run(*info, response);
-    info->inline_slice = nullptr;
-    if (!slice.gave_up) {
-      return Finish(request, request_id, cors_account, std::move(response), std::move(done), &*info, tally);
+    const auto now = std::chrono::steady_clock::now();
+    const std::string_view table = info->route.resource.table;
+    if (slice_hints_.SkipInline(info->account(), table, now)) {
+      placement = Placement::kLongLane;
+    } else {
+      InlineSlice slice{now + options_.inline_query_slice};
+      info->inline_slice = &slice;
+      Run(*info, response);
+      info->inline_slice = nullptr;
+      if (!slice.gave_up) {
+        return Finish(request, request_id, cors_account, std::move(response), std::move(done), &*info, tally);
+      }
+      slice_hints_.OutgrewSlice(info->account(), table, now);
+      response = http::Response();
+      response.version(request.version());
+      placement = Placement::kLongLane;
     }
-    response = http::Response();
-    response.version(request.version());
-    placement = Placement::kLongLane;
   }
   auto pending = std::make_shared<Pending>(
       Pending{std::move(*info), std::move(response), std::move(cors_account), std::move(done), tally});

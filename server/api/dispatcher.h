@@ -18,11 +18,15 @@
 //                       writes, and entity writes during a RocksDB stall;
 //   engine long lane    Query Tables, Delete Table, and Query Entities
 //                       whose scan did not finish within a short slice
-//                       on the I/O thread (kInlineQuerySlice, 1 ms): a
-//                       query is tried there first, since most finish in
-//                       far less, and one that runs out of time (the page,
-//                       or the scan-cache fill after it) is run again from
-//                       its start on the long lane, at most one slice lost.
+//                       on the I/O thread (ApiOptions::inline_query_slice,
+//                       1 ms): a query is tried there first, since most
+//                       finish in far less (and skip two thread hand-offs);
+//                       one whose page runs out of time is run again from
+//                       its start on the long lane, and for a second the
+//                       table's queries go there directly (SliceHints), so
+//                       a table of long pages loses no slice per page. A
+//                       complete page whose scan-cache fill ran out of time
+//                       is answered at once.
 // Work handed to the engine's executor (storage/work_executor.h) answers 503
 // ServerBusy when its queue is full, is skipped when its client has gone,
 // and is answered 503 when the server stops before it ran.
@@ -69,6 +73,7 @@
 #include "server/api/api_options.h"
 #include "server/api/authenticator.h"
 #include "server/api/metrics.h"
+#include "server/api/slice_hints.h"
 #include "server/api/trace.h"
 #include "server/faults/delay_queue.h"
 #include "server/faults/fault_rules.h"
@@ -159,6 +164,7 @@ class Dispatcher : public http::RequestHandler {
   Metrics* metrics_;
   TraceWriter* trace_;
   std::shared_ptr<spdlog::logger> log_;  // "api"
+  SliceHints slice_hints_;  // tables whose queries skip the I/O thread's slice for now
   ApiContext context_;
   faults::FaultSet* faults_;  // options_.faults, or null
   std::unique_ptr<faults::DelayQueue> delays_;  // last: its pending callbacks run while the rest lives

@@ -105,6 +105,8 @@ struct ScanResult {
   // (`next` is then the first row not examined) or while filling the scan
   // cache after a complete page (the fill was dropped; the page stands).
   bool deadline_passed = false;
+  // The first case: the page ended at spec.deadline before it was complete.
+  bool ended_by_deadline = false;
 };
 
 }  // namespace tablestone::model

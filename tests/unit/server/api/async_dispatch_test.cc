@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "protocol/continuation.h"
 #include "server/api/api_handler.h"
 #include "storage/engine.h"
 #include "storage/model/write_op.h"
@@ -55,7 +56,8 @@ class AsyncDispatchTest : public ::testing::Test {
     engine_ = std::move(engine).value();
     ApiOptions options;
     options.allow_anonymous = true;
-    options.accounts = {{kAccount, {"Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="}}};
+    options.accounts = {
+        {kAccount, {"Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="}}};
     handler_ = MakeApiHandler(*engine_, options);
     http::Response created = Run(Request("POST", "/Tables", R"({"TableName":"asyncq"})"));
     ASSERT_EQ(created.result_int(), 201) << created.body();
@@ -84,10 +86,13 @@ class AsyncDispatchTest : public ::testing::Test {
   // Occupies the lane's only thread until Release() (TearDown releases it too).
   void HoldLane(storage::WorkLane lane) {
     std::promise<void> started;
-    ASSERT_TRUE(engine_->Submit(lane, [this, &started](bool) {
-                          started.set_value();
-                          release_future_.wait();
-                        }).ok());
+    ASSERT_TRUE(engine_
+                    ->Submit(lane,
+                             [this, &started](bool) {
+                               started.set_value();
+                               release_future_.wait();
+                             })
+                    .ok());
     started.get_future().wait();
   }
   void Release() {
@@ -96,9 +101,7 @@ class AsyncDispatchTest : public ::testing::Test {
       release_.set_value();
     }
   }
-  static std::string Insert(const std::string& rk) {
-    return R"({"PartitionKey":"p","RowKey":")" + rk + R"(","v":1})";
-  }
+  static std::string Insert(const std::string& rk) { return R"({"PartitionKey":"p","RowKey":")" + rk + R"(","v":1})"; }
 
   std::unique_ptr<storage::Engine> engine_;
   std::unique_ptr<http::RequestHandler> handler_;
@@ -201,7 +204,8 @@ TEST_F(AsyncDispatchTest, ShortQueryIsAnsweredInlineLongOneOnTheLongLane) {
   HoldLane(storage::WorkLane::kLong);
 
   auto small_sink = std::make_shared<TestSink>();
-  http::Request point_query = Request("GET", "/asyncq()?$filter=PartitionKey%20eq%20'p1000'%20and%20RowKey%20eq%20'1001'");
+  http::Request point_query =
+      Request("GET", "/asyncq()?$filter=PartitionKey%20eq%20'p1000'%20and%20RowKey%20eq%20'1001'");
   handler_->Handle(point_query, http::RequestContext{}, http::Completion(small_sink));
   auto small_future = small_sink->Future();
   ASSERT_EQ(small_future.wait_for(0s), std::future_status::ready);  // answered before Handle returned
@@ -220,6 +224,55 @@ TEST_F(AsyncDispatchTest, ShortQueryIsAnsweredInlineLongOneOnTheLongLane) {
   EXPECT_EQ(scanned.result_int(), 200);
   EXPECT_NE(scanned.body().find("\"n\":29999"), std::string::npos) << scanned.body().substr(0, 300);
   EXPECT_NE(long_sink->on_thread, std::this_thread::get_id());
+}
+
+// A query that outgrows the I/O thread's slice is run again on the long lane:
+// the answer is the page one uninterrupted scan gives (1,000 rows in order,
+// the continuation at the next row), not a short page and not rows twice;
+// the table's next query goes to the long lane directly (SliceHints) with the
+// same answer.
+TEST_F(AsyncDispatchTest, ASlicedQueryPageIsCompletedOnTheLongLane) {
+  auto table = engine_->GetTable(kAccount, "asyncq");
+  ASSERT_TRUE(table.ok());
+  std::vector<model::WriteOp> ops;
+  for (int r = 0; r < 1500; ++r) {
+    model::Entity e;
+    e.partition_key = "p";
+    e.row_key = std::to_string(10000 + r);
+    e.properties.push_back({"n", model::EdmValue::Int32(r)});
+    ops.push_back(model::WriteOp{model::WriteKind::kInsert, std::move(e), {}});
+    if (ops.size() == 100) {
+      ASSERT_TRUE(engine_->Write(*table, ops).status.ok());
+      ops.clear();
+    }
+  }
+  ApiOptions options;
+  options.allow_anonymous = true;
+  options.accounts = {
+      {kAccount, {"Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="}}};
+  options.inline_query_slice = std::chrono::microseconds(0);  // every query outgrows it at its first clock check
+  auto sliced = MakeApiHandler(*engine_, options);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    http::Response page =
+        http::HandleAndWait(*sliced, Request("GET", "/asyncq()?$filter=n%20ge%200"), http::RequestContext{});
+    ASSERT_EQ(page.result_int(), 200) << page.body().substr(0, 300);
+    // Keys and order (timestamps differ between runs): each row once, in order.
+    size_t rows = 0;
+    for (size_t at = page.body().find(R"("RowKey":")"); at != std::string::npos;
+         at = page.body().find(R"("RowKey":")", at + 1)) {
+      ++rows;
+    }
+    EXPECT_EQ(rows, 1000u);
+    size_t at = 0;
+    for (int r = 0; r < 1000; ++r) {
+      const std::string row = R"("RowKey":")" + std::to_string(10000 + r) + R"(")";
+      const size_t found = page.body().find(row, at);
+      ASSERT_NE(found, std::string::npos) << r;
+      at = found + row.size();
+    }
+    EXPECT_EQ(page.body().find(R"("RowKey":"11000")"), std::string::npos);  // the 1,001st row is the next page's
+    EXPECT_EQ(std::string(page["x-ms-continuation-NextRowKey"]), protocol::EncodeContinuation("11000"));
+  }
 }
 
 TEST_F(AsyncDispatchTest, TableCreationRunsOnTheExecutor) {
@@ -297,12 +350,12 @@ TEST_F(AsyncDispatchTest, WritesAreAcknowledgedOnlyOnceDurable) {
         uint64_t before = 0;
         while (status == 503) {
           before = engine_->VisibleMark();
-          status = Run(Request("POST", "/asyncq", Insert("w" + std::to_string(t) + "-" + std::to_string(i)))).result_int();
+          status =
+              Run(Request("POST", "/asyncq", Insert("w" + std::to_string(t) + "-" + std::to_string(i)))).result_int();
         }
         if (status != 201) ++bad;
         if (engine_->DurableMark() <= before) ++bad;
-        while ((status = Run(Request("GET", "/asyncq()?$top=5")).result_int()) == 503) {
-        }
+        while ((status = Run(Request("GET", "/asyncq()?$top=5")).result_int()) == 503) {}
         if (status != 200) ++bad;
       }
     });
