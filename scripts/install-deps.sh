@@ -19,6 +19,9 @@ BUILD_PKGS=(build-essential cmake ninja-build pkg-config libboost1.81-dev libroc
             nlohmann-json3-dev libspdlog-dev libgtest-dev libjemalloc-dev
             libcli11-dev zlib1g-dev libzstd-dev libssl-dev)
 TEST_PKGS=(python3 python3-azure python3-pytest curl openssl)
+# tests/e2e/python/test_azure_cli.py drives `az storage entity` (Debian's azure-cli 2.45; about a
+# minute to download and unpack its 34 packages on a fresh machine).
+TEST_PKGS+=(azure-cli)
 # The data browser's browser test (tests/e2e/ui, playwright-core drives this chromium).
 UI_PKGS=(chromium)
 BENCH_PKGS=(wrk)
