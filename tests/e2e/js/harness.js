@@ -17,7 +17,7 @@ const path = require("node:path");
 const { before, after } = require("node:test");
 const assert = require("node:assert/strict");
 const { TableClient, TableServiceClient } = require("@azure/data-tables");
-const { ACCOUNT, ACCOUNT_KEY, parseConnectionString, freePort, sleep, ManagedServer } = require("./server.js");
+const { ACCOUNT, ACCOUNT_KEY, parseConnectionString, freePort, sleep, ManagedServer, serverBinary } = require("./server.js");
 
 const MINIMAL = "application/json;odata=minimalmetadata";
 const NOMETA = "application/json;odata=nometadata";
@@ -33,9 +33,7 @@ class Target {
       Object.assign(this, parseConnectionString(cs));
       this.managed = false;
     } else {
-      const binary = path.resolve(
-        process.env.TABLESTONE_BIN || path.join(__dirname, "..", "..", "..", "build", "server", "app", "tablestone"),
-      );
+      const binary = serverBinary();
       try {
         fs.accessSync(binary, fs.constants.X_OK);
       } catch {

@@ -4,7 +4,7 @@
 //   TABLESTONE_E2E_PIDDIR -> a file <pid>.pid is kept there while a server runs (scripts/test.sh
 //   uses it to stop leftovers).
 
-const { spawn } = require("node:child_process");
+const { execFileSync, spawn } = require("node:child_process");
 const fs = require("node:fs");
 const http = require("node:http");
 const https = require("node:https");
@@ -124,4 +124,23 @@ class ManagedServer {
   }
 }
 
-module.exports = { ACCOUNT, ACCOUNT_KEY, parseConnectionString, freePort, sleep, healthOk, ManagedServer };
+// Makes a throwaway self-signed certificate for 127.0.0.1/localhost in dir (openssl); returns the PEM
+// paths { cert, key } to pass as --cert/--key and to trust on the client side.
+function makeCertificate(dir) {
+  const cert = path.join(dir, "cert.pem");
+  const key = path.join(dir, "key.pem");
+  execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
+    "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
+  { stdio: "ignore" });
+  return { cert, key };
+}
+
+// The binary the suites start: TABLESTONE_BIN, or the default build of the repository.
+function serverBinary() {
+  return path.resolve(process.env.TABLESTONE_BIN ||
+    path.join(__dirname, "..", "..", "..", "build", "server", "app", "tablestone"));
+}
+
+module.exports = {
+  ACCOUNT, ACCOUNT_KEY, parseConnectionString, freePort, sleep, healthOk, ManagedServer, makeCertificate, serverBinary,
+};

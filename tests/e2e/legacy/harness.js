@@ -12,7 +12,7 @@ const path = require("node:path");
 const { before, after } = require("node:test");
 const assert = require("node:assert/strict");
 const azure = require("azure-storage");
-const { ACCOUNT, ACCOUNT_KEY, parseConnectionString, freePort, ManagedServer } = require("../js/server.js");
+const { ACCOUNT, ACCOUNT_KEY, parseConnectionString, freePort, ManagedServer, serverBinary } = require("../js/server.js");
 
 const NOMETA = "application/json;odata=nometadata";
 const MINIMAL = "application/json;odata=minimalmetadata";
@@ -24,13 +24,10 @@ class LegacyTarget {
     if (cs) {
       Object.assign(this, parseConnectionString(cs));
     } else {
-      const binary = path.resolve(
-        process.env.TABLESTONE_BIN || path.join(__dirname, "..", "..", "..", "build", "server", "app", "tablestone"),
-      );
       this.tmp = fs.mkdtempSync(path.join(os.tmpdir(), "tablestone-e2e-legacy."));
       fs.mkdirSync(path.join(this.tmp, "data"));
       const port = await freePort();
-      this.server = new ManagedServer(binary, path.join(this.tmp, "data"), port, path.join(this.tmp, "server.log"));
+      this.server = new ManagedServer(serverBinary(), path.join(this.tmp, "data"), port, path.join(this.tmp, "server.log"));
       await this.server.start();
       Object.assign(this, { account: ACCOUNT, key: ACCOUNT_KEY, endpoint: `http://127.0.0.1:${port}/${ACCOUNT}` });
     }

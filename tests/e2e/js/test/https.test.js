@@ -5,11 +5,12 @@
 // Account key and table SAS; without the certificate trusted, the SDK refuses the connection.
 const { test, before, after } = require("node:test");
 const assert = require("node:assert/strict");
-const { execFileSync, spawnSync } = require("node:child_process");
+const { spawnSync } = require("node:child_process");
 const fs = require("node:fs");
 const os = require("node:os");
 const path = require("node:path");
 const { ACCOUNT, ACCOUNT_KEY, ManagedServer, freePort, uniqueTableName } = require("../harness.js");
+const { makeCertificate, serverBinary } = require("../server.js");
 
 const external = Boolean(process.env.TABLESTONE_E2E_CONNECTION_STRING);
 let server;
@@ -19,15 +20,10 @@ let cert;
 before(async () => {
   if (external) return;
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), "tablestone-js-https."));
-  cert = path.join(tmp, "cert.pem");
-  const key = path.join(tmp, "key.pem");
-  execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
-    "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
-  { stdio: "ignore" });
+  const { cert: certPath, key } = makeCertificate(tmp);
+  cert = certPath;
   fs.mkdirSync(path.join(tmp, "data"));
-  const binary = process.env.TABLESTONE_BIN ||
-    path.join(__dirname, "..", "..", "..", "..", "build", "server", "app", "tablestone");
-  server = new ManagedServer(binary, path.join(tmp, "data"), await freePort(), path.join(tmp, "server.log"),
+  server = new ManagedServer(serverBinary(), path.join(tmp, "data"), await freePort(), path.join(tmp, "server.log"),
     ["--cert", cert, "--key", key]);
   await server.start();
 });
