@@ -638,6 +638,14 @@ void BasicSession<Stream>::DoWrite() {
   }
   std::array<net::const_buffer, 2> buffers{net::buffer(head_), net::buffer(response_.body())};
   const size_t total = head_.size() + response_.body().size();
+  if constexpr (kIsTls) {
+    // One contiguous buffer through the TLS stream: with head and body as two buffers, a body
+    // that did not fit the first TLS record (16 KiB) was never sent, and the write completed after
+    // the head (Boost 1.81; tests/e2e/python/test_https.py, large bodies). The copy is small next to
+    // the encryption of the same bytes.
+    head_.append(response_.body());
+    buffers = {net::buffer(head_), net::const_buffer()};
+  }
   // Fast path: try the send right here on the non-blocking socket. Nearly
   // every response fits the socket buffer at once, and then there is no
   // asynchronous operation, no write deadline timer to arm and cancel and no
@@ -686,6 +694,7 @@ void BasicSession<Stream>::OnWrite(beast::error_code ec, size_t bytes) {
   // Give back large bodies before waiting for the next request.
   if (request_.body().capacity() > kKeepCapacity) request_ = Request{};
   if (response_.body().capacity() > kKeepCapacity) response_ = Response{};
+  if (head_.capacity() > kKeepCapacity) head_ = std::string();  // held a TLS body
   DoReadIdle();
 }
 
