@@ -17,7 +17,8 @@ const path = require("node:path");
 const { before, after } = require("node:test");
 const assert = require("node:assert/strict");
 const { TableClient, TableServiceClient } = require("@azure/data-tables");
-const { ACCOUNT, ACCOUNT_KEY, parseConnectionString, freePort, sleep, ManagedServer, serverBinary } = require("./server.js");
+const { ACCOUNT, ACCOUNT_KEY, parseConnectionString, freePort, sleep, ManagedServer, serverBinary, rejection } =
+  require("./server.js");
 
 const MINIMAL = "application/json;odata=minimalmetadata";
 const NOMETA = "application/json;odata=nometadata";
@@ -191,14 +192,7 @@ async function withTable(t, fn) {
 
 // Expects promise to reject with a RestError of the given status (and code, when given).
 async function rejectsWith(promise, statusCode, code) {
-  let err;
-  try {
-    await promise;
-  } catch (e) {
-    err = e;
-  }
-  assert.ok(err, `expected a ${statusCode} error, got success`);
-  assert.equal(err.statusCode, statusCode, `status: ${err.statusCode} ${err.message}`);
+  const err = await rejection(promise, statusCode);
   if (code !== undefined) {
     // @azure/data-tables 13 leaves err.code unset; the codes are in err.details: errorCode from the
     // x-ms-error-code header, odataError.code from the JSON body. Both must name the error.

@@ -1,14 +1,17 @@
 "use strict";
 // Starting and stopping a tablestone binary for the Node end-to-end suites (tests/e2e/js and
-// tests/e2e/legacy). No SDK dependency, so each suite can use it with its own node_modules.
+// tests/e2e/legacy), and the helpers both share. No SDK dependency, so each suite can use it with its
+// own node_modules.
 //   TABLESTONE_E2E_PIDDIR -> a file <pid>.pid is kept there while a server runs (scripts/test.sh
 //   uses it to stop leftovers).
 
 const { execFileSync, spawn } = require("node:child_process");
+const assert = require("node:assert/strict");
 const fs = require("node:fs");
 const http = require("node:http");
 const https = require("node:https");
 const net = require("node:net");
+const os = require("node:os");
 const path = require("node:path");
 
 const ACCOUNT = "devstoreaccount1";
@@ -141,6 +144,39 @@ function serverBinary() {
     path.join(__dirname, "..", "..", "..", "build", "server", "app", "tablestone"));
 }
 
+// Starts the binary serving HTTPS (--cert/--key with a fresh certificate; extraArgs are more flags) on
+// a free port in a temporary directory. Returns { server, cert, stop }: cert is the PEM file to trust,
+// stop() sends SIGTERM, removes the directory and resolves to the exit code.
+async function startTlsServer(prefix, extraArgs = []) {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const { cert, key } = makeCertificate(tmp);
+  fs.mkdirSync(path.join(tmp, "data"));
+  const server = new ManagedServer(serverBinary(), path.join(tmp, "data"), await freePort(),
+    path.join(tmp, "server.log"), ["--cert", cert, "--key", key, ...extraArgs]);
+  await server.start();
+  const stop = async () => {
+    const code = await server.stop();
+    fs.rmSync(tmp, { recursive: true, force: true });
+    return code;
+  };
+  return { server, cert, stop };
+}
+
+// Awaits promise, expecting it to reject with an error whose statusCode is the given one (how both
+// SDKs report a service error); returns the error for the SDK-specific checks.
+async function rejection(promise, statusCode) {
+  let err;
+  try {
+    await promise;
+  } catch (e) {
+    err = e;
+  }
+  assert.ok(err, `expected a ${statusCode} error, got success`);
+  assert.equal(err.statusCode, statusCode, `status: ${err.statusCode} ${err.message}`);
+  return err;
+}
+
 module.exports = {
   ACCOUNT, ACCOUNT_KEY, parseConnectionString, freePort, sleep, healthOk, ManagedServer, makeCertificate, serverBinary,
+  startTlsServer, rejection,
 };

@@ -12,7 +12,9 @@ const path = require("node:path");
 const { before, after } = require("node:test");
 const assert = require("node:assert/strict");
 const azure = require("azure-storage");
-const { ACCOUNT, ACCOUNT_KEY, parseConnectionString, freePort, ManagedServer, serverBinary } = require("../js/server.js");
+const {
+  ACCOUNT, ACCOUNT_KEY, parseConnectionString, freePort, ManagedServer, serverBinary, rejection,
+} = require("../js/server.js");
 
 const NOMETA = "application/json;odata=nometadata";
 const MINIMAL = "application/json;odata=minimalmetadata";
@@ -87,14 +89,7 @@ function call(svc, method, ...args) {
 // Expects the call to fail the way the SDK reports a service error: a StorageError whose statusCode
 // and code (the service's error code, read from the body) are the given ones.
 async function rejectsWith(promise, statusCode, code) {
-  let err;
-  try {
-    await promise;
-  } catch (e) {
-    err = e;
-  }
-  assert.ok(err, `expected a ${statusCode} error, got success`);
-  assert.equal(err.statusCode, statusCode, `status: ${err.statusCode} ${err.message}`);
+  const err = await rejection(promise, statusCode);
   if (code !== undefined) assert.equal(err.code, code, `code: ${err.message}`);
   return err;
 }

@@ -6,33 +6,23 @@
 const { test, before, after } = require("node:test");
 const assert = require("node:assert/strict");
 const { spawnSync } = require("node:child_process");
-const fs = require("node:fs");
-const os = require("node:os");
 const path = require("node:path");
-const { ACCOUNT, ACCOUNT_KEY, ManagedServer, freePort, uniqueTableName } = require("../harness.js");
-const { makeCertificate, serverBinary } = require("../server.js");
+const { ACCOUNT, ACCOUNT_KEY, uniqueTableName } = require("../harness.js");
+const { startTlsServer } = require("../server.js");
 
 const external = Boolean(process.env.TABLESTONE_E2E_CONNECTION_STRING);
+let tls;
 let server;
-let tmp;
 let cert;
 
 before(async () => {
   if (external) return;
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), "tablestone-js-https."));
-  const { cert: certPath, key } = makeCertificate(tmp);
-  cert = certPath;
-  fs.mkdirSync(path.join(tmp, "data"));
-  server = new ManagedServer(serverBinary(), path.join(tmp, "data"), await freePort(), path.join(tmp, "server.log"),
-    ["--cert", cert, "--key", key]);
-  await server.start();
+  tls = await startTlsServer("tablestone-js-https.");
+  ({ server, cert } = tls);
 });
 
 after(async () => {
-  if (!server) return;
-  const code = await server.stop();
-  fs.rmSync(tmp, { recursive: true, force: true });
-  assert.equal(code, 0);
+  if (tls) assert.equal(await tls.stop(), 0);
 });
 
 // Runs `body` (an async function's source using TableServiceClient etc.) in a child node process and

@@ -8,35 +8,26 @@ const { test, before, after } = require("node:test");
 const assert = require("node:assert/strict");
 const fs = require("node:fs");
 const https = require("node:https");
-const os = require("node:os");
-const path = require("node:path");
 const { TableClient, TableServiceClient } = require("@azure/data-tables");
 const { ACCOUNT, uniqueTableName } = require("../harness.js");
-const { ManagedServer, freePort, makeCertificate, serverBinary } = require("../server.js");
+const { startTlsServer } = require("../server.js");
 
 const external = Boolean(process.env.TABLESTONE_E2E_CONNECTION_STRING);
+let tls;
 let server;
-let tmp;
 let ca;
 let endpoint;
 
 before(async () => {
   if (external) return;
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), "tablestone-js-oauth."));
-  const { cert, key } = makeCertificate(tmp);
-  ca = fs.readFileSync(cert);
-  fs.mkdirSync(path.join(tmp, "data"));
-  server = new ManagedServer(serverBinary(), path.join(tmp, "data"), await freePort(), path.join(tmp, "server.log"),
-    ["--cert", cert, "--key", key, "--oauth", "basic"]);
-  await server.start();
+  tls = await startTlsServer("tablestone-js-oauth.", ["--oauth", "basic"]);
+  server = tls.server;
+  ca = fs.readFileSync(tls.cert);
   endpoint = `https://127.0.0.1:${server.port}/${ACCOUNT}`;
 });
 
 after(async () => {
-  if (!server) return;
-  const code = await server.stop();
-  fs.rmSync(tmp, { recursive: true, force: true });
-  assert.equal(code, 0);
+  if (tls) assert.equal(await tls.stop(), 0);
 });
 
 const b64url = (obj) => Buffer.from(JSON.stringify(obj)).toString("base64url");
