@@ -43,6 +43,13 @@ class LegacyTarget {
     return azure.createTableService(this.connectionString);
   }
 
+  // A client with the read-only secondary endpoint too ({account}-secondary, path-style), as the
+  // SDK takes it: a host object instead of a connection string.
+  serviceWithSecondary() {
+    return azure.createTableService(this.account, this.key,
+      { primaryHost: this.endpoint, secondaryHost: `${this.endpoint}-secondary` });
+  }
+
   // A second client that holds only a SAS token (no account key).
   sasService(token) {
     return azure.createTableServiceWithSas(this.endpoint, token);

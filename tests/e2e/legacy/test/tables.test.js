@@ -3,7 +3,7 @@
 // delete, and the errors as the SDK reports them (StorageError with statusCode and the service code).
 const { test } = require("node:test");
 const assert = require("node:assert/strict");
-const { useTarget, call, rejectsWith, uniqueTableName } = require("../harness.js");
+const { azure, useTarget, call, rejectsWith, uniqueTableName } = require("../harness.js");
 
 const h = useTarget();
 
@@ -73,5 +73,22 @@ test("service properties and table ACLs round-trip", async () => {
   assert.equal(result.signedIdentifiers.reader.Expiry.toISOString(), expiry.toISOString());
   const { result: props } = await call(svc, "getServiceProperties");
   assert.ok(props.Logging || props.HourMetrics, "service properties have logging/metrics sections");
+  await call(svc, "deleteTable", name);
+});
+
+test("service stats from the secondary endpoint; the primary refuses them as the service does", async () => {
+  const svc = h.t.serviceWithSecondary();
+  const { SECONDARY_ONLY } = azure.StorageUtilities.LocationMode;
+  const { result } = await call(svc, "getServiceStats", { locationMode: SECONDARY_ONLY });
+  assert.equal(result.GeoReplication.Status, "live");
+  assert.ok(result.GeoReplication.LastSyncTime instanceof Date);
+  // Without a location mode the SDK asks the primary, which answers 400.
+  await rejectsWith(call(svc, "getServiceStats"), 400, "InvalidQueryParameterValue");
+  // Reads through the secondary see the primary's tables.
+  const name = uniqueTableName();
+  await call(svc, "createTable", name);
+  const { result: listed } = await call(svc, "listTablesSegmentedWithPrefix", name, null,
+    { locationMode: SECONDARY_ONLY });
+  assert.deepEqual(listed.entries, [name]);
   await call(svc, "deleteTable", name);
 });
