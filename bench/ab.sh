@@ -15,8 +15,11 @@
 # on exit. A BINARY may carry extra server flags after commas, `{DATA}`
 # standing for a fresh directory of that run, e.g.
 # `build/server/app/tablestone,--trace,{DATA}/t.jsonl`: the same binary with
-# and without a flag is then an A/B of the flag. Used for the round-4 figures
-# in docs/benchmarks.md; the full comparison is bench/run.sh.
+# and without a flag is then an A/B of the flag. `{CERT}` and `{KEY}` stand for
+# a self-signed PEM pair made once per run; a BINARY with --cert is driven over
+# https:// (wrk and the loader), e.g. `B,--cert,{CERT},--key,{KEY}` against `B`
+# is HTTPS next to HTTP. Used for the round-4 figures in docs/benchmarks.md;
+# the full comparison is bench/run.sh.
 set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROUNDS=2
@@ -35,7 +38,7 @@ while [[ $# -gt 0 ]]; do
 done
 SCENARIOS=("$@")
 if [[ ${#BINS[@]} -lt 1 || ${#SCENARIOS[@]} -lt 1 ]]; then
-  sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 for s in "${SCENARIOS[@]}"; do
@@ -52,7 +55,12 @@ cleanup() {
   rm -rf "$DATA"
 }
 trap cleanup EXIT
-URL="http://127.0.0.1:$PORT"
+CERT="$DATA/tls/cert.pem" KEY="$DATA/tls/key.pem"
+if [[ "${BINS[*]}" == *"{CERT}"* ]]; then
+  mkdir -p "$DATA/tls"
+  openssl req -x509 -newkey rsa:2048 -nodes -keyout "$KEY" -out "$CERT" -days 1 -subj /CN=127.0.0.1 \
+    -addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1 || { echo "openssl failed" >&2; exit 1; }
+fi
 
 for round in $(seq "$ROUNDS"); do
   for bin in "${BINS[@]}"; do
@@ -60,11 +68,13 @@ for round in $(seq "$ROUNDS"); do
     mkdir -p "$DATA/extra"
     IFS=, read -r -a spec <<<"$bin"
     flags=()
-    for f in "${spec[@]:1}"; do flags+=("${f//\{DATA\}/$DATA/extra}"); done
+    for f in "${spec[@]:1}"; do f="${f//\{DATA\}/$DATA/extra}"; f="${f//\{CERT\}/$CERT}"; flags+=("${f//\{KEY\}/$KEY}"); done
+    URL="http://127.0.0.1:$PORT"
+    [[ " ${flags[*]} " == *" --cert "* ]] && URL="https://127.0.0.1:$PORT"
     timeout 600 taskset -c 0 "${spec[0]}" --tablePort "$PORT" -s -l "$DATA/d" "${flags[@]}" >/dev/null 2>&1 &
     PID=$!
-    for _ in $(seq 100); do curl -s -o /dev/null "$URL/" && break; sleep 0.05; done
-    (cd "$HERE/js" && timeout 120 taskset -c 1 node loader.mjs --url "$URL" --table bench --count 10000 \
+    for _ in $(seq 100); do curl -sk -o /dev/null "$URL/" && break; sleep 0.05; done
+    (cd "$HERE/js" && { [[ $URL != https:* ]] || export NODE_EXTRA_CA_CERTS="$CERT"; } && timeout 120 taskset -c 1 node loader.mjs --url "$URL" --table bench --count 10000 \
         --concurrency 16 --pk pt --quiet >/dev/null &&
       timeout 60 node loader.mjs --url "$URL" --table ins --count 0 --quiet >/dev/null) ||
       { echo "loading failed for $bin" >&2; exit 1; }

@@ -20,7 +20,7 @@ set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-DEFAULT_STAGES=(headers unit e2e-python e2e-js ui image reliability fuzz asan)
+DEFAULT_STAGES=(headers unit e2e-python e2e-js e2e-legacy ui image reliability fuzz asan)
 
 USER_BIN="${TABLESTONE_BIN:-}"  # e2e against an existing binary (skips the build for those stages)
 BUILD_TYPE="${TABLESTONE_TEST_BUILD:-RelWithDebInfo}"
@@ -179,16 +179,18 @@ stage_e2e_python() {
   return $rc
 }
 
-stage_e2e_js() {
-  ensure_e2e_target || return 1
-  local log="$WORK/js.log" rc=0
-  timeout 900 node "$ROOT/tests/e2e/js/run.js" 2>&1 | tee "$log"
+# run_node_suite LABEL [run.js args...]: runs tests/e2e/js/run.js (node:test files one by one) and
+# records the counts of its closing line "LABEL: N passed, N failed, N skipped".
+run_node_suite() {
+  local label="$1"; shift
+  local log="$WORK/$label.log" rc=0
+  timeout 900 node "$ROOT/tests/e2e/js/run.js" "$@" 2>&1 | tee "$log"
   rc=${PIPESTATUS[0]}
   local line
-  line="$(grep -E '^js-e2e: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$log" | tail -1)"
+  line="$(grep -E "^$label: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped" "$log" | tail -1)"
   if [[ -n "$line" ]]; then
     local p f s
-    read -r p f s < <(sed -E 's/^js-e2e: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped.*/\1 \2 \3/' <<<"$line")
+    read -r p f s < <(sed -E 's/^[a-z0-9-]+: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped.*/\1 \2 \3/' <<<"$line")
     record "$p" "$f"
     (( s > 0 )) && note "$s skipped"
     (( rc != 0 && f == 0 )) && record_failure "node runner exited with $rc"
@@ -196,6 +198,20 @@ stage_e2e_js() {
     record_failure "node runner produced no summary (exit $rc)"
   fi
   (( rc == 0 ))
+}
+
+stage_e2e_js() {
+  ensure_e2e_target || return 1
+  run_node_suite js-e2e
+}
+
+# e2e-legacy: the legacy Node SDK azure-storage 2.10 (TableService, callbacks) in tests/e2e/legacy;
+# about 10 s.
+stage_e2e_legacy() {
+  ensure_e2e_target || return 1
+  [[ -d "$ROOT/tests/e2e/legacy/node_modules/azure-storage" ]] ||
+    { record_failure "tests/e2e/legacy/node_modules missing (scripts/install-deps.sh)"; return 1; }
+  run_node_suite legacy-e2e --suite "$ROOT/tests/e2e/legacy"
 }
 
 # ui: the data browser's modules under node (tests/unit/server/ui), then the page in headless

@@ -3,6 +3,7 @@
 // the $batch body, percentiles and argument parsing. Standard library only.
 import crypto from "node:crypto";
 import http from "node:http";
+import https from "node:https";
 
 export const ACCOUNT = "devstoreaccount1";
 export const KEY =
@@ -96,19 +97,21 @@ export function batchBody(base, table, entities, tag = crypto.randomUUID()) {
   return { body: parts.join(""), contentType: `multipart/mixed; boundary=${b}` };
 }
 
-// Minimal keep-alive HTTP client. Resolves {status, headers, body}; body is a
+// Minimal keep-alive HTTP(S) client (https: for an https:// base URL; a self-signed server
+// certificate is trusted through NODE_EXTRA_CA_CERTS). Resolves {status, headers, body}; body is a
 // string, or the raw Buffer when `raw` is set (the query timings count
 // entities in the bytes: decoding a 300 KB page to a string costs the client
 // more than a fast server spends producing it). Rejects on socket errors or
 // after `timeoutMs`.
 export function makeClient(baseUrl, maxSockets, { raw = false } = {}) {
   const u = new URL(baseUrl);
-  const agent = new http.Agent({ keepAlive: true, maxSockets });
+  const transport = u.protocol === "https:" ? https : http;
+  const agent = new transport.Agent({ keepAlive: true, maxSockets });
   return function request(method, path, { headers = {}, body } = {}, timeoutMs = 60000) {
     return new Promise((resolve, reject) => {
       const h = { "x-ms-version": "2019-02-02", DataServiceVersion: "3.0", ...headers };
       if (body !== undefined) h["Content-Length"] = Buffer.byteLength(body);
-      const req = http.request(
+      const req = transport.request(
         { host: u.hostname, port: u.port, method, path, headers: h, agent, timeout: timeoutMs },
         (res) => {
           const chunks = [];

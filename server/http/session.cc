@@ -21,6 +21,7 @@
 #endif
 #include <exception>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include <sys/socket.h>
@@ -40,6 +41,19 @@ namespace net = boost::asio;
 
 // Static so the 100-continue write needs neither a message nor a serializer.
 constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
+// Every TLS connection opens with a handshake record (content type 22); RFC 8446, section 5.1.
+constexpr unsigned char kTlsHandshakeRecord = 0x16;
+// The answer to plain HTTP on the HTTPS port, in the words nginx uses for the same case, so the
+// caller sees why instead of a bare reset.
+constexpr std::string_view kPlainHttpOnTlsPortBody =
+    "The plain HTTP request was sent to HTTPS port: this port speaks HTTPS, use an https:// endpoint.\n";
+constexpr std::string_view kPlainHttpOnTlsPortHead =
+    "HTTP/1.1 400 Bad Request\r\n"
+    "Content-Type: text/plain; charset=utf-8\r\n"
+    "Content-Length: 97\r\n"
+    "Connection: close\r\n"
+    "\r\n";
+static_assert(kPlainHttpOnTlsPortBody.size() == 97, "Content-Length of kPlainHttpOnTlsPortHead");
 // Read granularity while waiting for the next request.
 constexpr size_t kIdleReadBytes = 16 * 1024;
 // Bytes the read buffer may hold beyond the header limit (ReadBufferLimit):
@@ -218,10 +232,12 @@ void BasicSession<Stream>::Start(ConnectionRegistry::Id id) {
   started_ = true;
   if (env_.counters != nullptr) env_.counters->Add(env_.counters->connections_opened, 1);
   if constexpr (kIsTls) {
+    // The first bytes decide: a TLS record starts the handshake with them, anything else is
+    // plain HTTP sent to the HTTPS port and gets a plain 400 (OnFirstBytes).
     state_ = State::kReading;
     Tcp().expires_after(env_.options->read_timeout);
-    stream_.async_handshake(net::ssl::stream_base::server,
-                            beast::bind_front_handler(&BasicSession::OnHandshake, this->shared_from_this()));
+    Tcp().async_read_some(buffer_.prepare(kIdleReadBytes),
+                          beast::bind_front_handler(&BasicSession::OnFirstBytes, this->shared_from_this()));
   } else {
     net::dispatch(stream_.get_executor(),
                   beast::bind_front_handler(&BasicSession::DoReadIdle, this->shared_from_this()));
@@ -229,10 +245,38 @@ void BasicSession<Stream>::Start(ConnectionRegistry::Id id) {
 }
 
 template <class Stream>
+void BasicSession<Stream>::OnFirstBytes(beast::error_code ec, size_t bytes) {
+  buffer_.commit(bytes);
+  if (ec) return CloseNow();  // gone, or silent until the read deadline
+  if constexpr (kIsTls) {
+    auto first = static_cast<const unsigned char*>(buffer_.data().data());
+    if (first[0] == kTlsHandshakeRecord) {
+      // The handler takes the bytes used as a pack: Boost 1.81's ssl_stream checks a buffered
+      // handshake's handler against void(error_code) but calls it with (error_code, size_t).
+      stream_.async_handshake(net::ssl::stream_base::server, buffer_.data(),
+                              [self = this->shared_from_this()](beast::error_code hec, auto... used) {
+                                (self->buffer_.consume(used), ...);
+                                self->OnHandshake(hec);
+                              });
+      return;
+    }
+  }
+  env_.log->debug("plain HTTP from {} on the HTTPS port: answered 400", context_.remote_ip);
+  state_ = State::kWriting;
+  std::array<net::const_buffer, 2> answer{net::buffer(kPlainHttpOnTlsPortHead.data(), kPlainHttpOnTlsPortHead.size()),
+                                          net::buffer(kPlainHttpOnTlsPortBody.data(), kPlainHttpOnTlsPortBody.size())};
+  net::async_write(Tcp(), answer,
+                   [self = this->shared_from_this()](beast::error_code wec, size_t) {
+                     if (wec) return self->CloseNow();
+                     self->DoLingeringClose();
+                   });
+}
+
+template <class Stream>
 void BasicSession<Stream>::OnHandshake(beast::error_code ec) {
   if (ec) {
-    // Not TLS (plain HTTP to the HTTPS port), an untrusted certificate, a
-    // deadline: there is no channel to answer on.
+    // Not a TLS client after all, an untrusted certificate, a deadline: there
+    // is no channel to answer on.
     env_.log->debug("TLS handshake with {} failed: {}", context_.remote_ip, ec.message());
     return CloseNow();
   }
@@ -625,6 +669,14 @@ void BasicSession<Stream>::DoWrite() {
   }
   std::array<net::const_buffer, 2> buffers{net::buffer(head_), net::buffer(response_.body())};
   const size_t total = head_.size() + response_.body().size();
+  if constexpr (kIsTls) {
+    // One contiguous buffer through the TLS stream: with head and body as two buffers, a body
+    // that did not fit the first TLS record (16 KiB) was never sent, and the write completed after
+    // the head (Boost 1.81; tests/e2e/python/test_https.py, large bodies). The copy is small next to
+    // the encryption of the same bytes.
+    head_.append(response_.body());
+    buffers = {net::buffer(head_), net::const_buffer()};
+  }
   // Fast path: try the send right here on the non-blocking socket. Nearly
   // every response fits the socket buffer at once, and then there is no
   // asynchronous operation, no write deadline timer to arm and cancel and no
@@ -673,6 +725,7 @@ void BasicSession<Stream>::OnWrite(beast::error_code ec, size_t bytes) {
   // Give back large bodies before waiting for the next request.
   if (request_.body().capacity() > kKeepCapacity) request_ = Request{};
   if (response_.body().capacity() > kKeepCapacity) response_ = Response{};
+  if (head_.capacity() > kKeepCapacity) head_ = std::string();  // held a TLS body
   DoReadIdle();
 }
 
@@ -685,16 +738,18 @@ void BasicSession<Stream>::DoLingeringClose() {
   buffer_.clear();
   lingered_bytes_ = 0;
   Tcp().expires_after(std::min<std::chrono::milliseconds>(kLingerTime, env_.options->read_timeout));
-  stream_.async_read_some(buffer_.prepare(kIdleReadBytes),
-                          beast::bind_front_handler(&BasicSession::OnLinger, this->shared_from_this()));
+  // The raw TCP stream: lingering only drops bytes (for TLS, records never decrypted, or the rest
+  // of a plain request sent to the HTTPS port).
+  Tcp().async_read_some(buffer_.prepare(kIdleReadBytes),
+                        beast::bind_front_handler(&BasicSession::OnLinger, this->shared_from_this()));
 }
 
 template <class Stream>
 void BasicSession<Stream>::OnLinger(beast::error_code ec, size_t bytes) {
   lingered_bytes_ += bytes;
   if (ec || lingered_bytes_ >= kLingerMaxBytes) return CloseNow();
-  stream_.async_read_some(buffer_.prepare(kIdleReadBytes),
-                          beast::bind_front_handler(&BasicSession::OnLinger, this->shared_from_this()));
+  Tcp().async_read_some(buffer_.prepare(kIdleReadBytes),
+                        beast::bind_front_handler(&BasicSession::OnLinger, this->shared_from_this()));
 }
 
 template <class Stream>

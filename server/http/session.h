@@ -97,10 +97,12 @@ struct SessionEnv {
 
 // One session type per transport: plain TCP (boost::beast::tcp_stream) or
 // TLS over TCP (boost::beast::ssl_stream<tcp_stream>, HTTPS on the same port
-// when --cert is given). The code is the same; a TLS session first completes
-// the handshake (under the read deadline; a client that does not speak TLS,
-// e.g. plain HTTP to an HTTPS port, is closed), and writes asynchronously
-// only (the plain session's synchronous first send bypasses the stream).
+// when --cert is given). The code is the same; a TLS session first reads the
+// client's first bytes (under the read deadline): a TLS handshake record
+// starts the handshake with them, anything else (plain HTTP to the HTTPS
+// port) gets a plain-text 400 and the connection closes. A TLS session
+// writes asynchronously only (the plain session's synchronous first send
+// bypasses the stream).
 template <class Stream>
 class BasicSession : public Closable,
                      public ResponseSink,
@@ -130,6 +132,8 @@ class BasicSession : public Closable,
  private:
   enum class State { kStarting, kIdle, kReading, kHandling, kWriting, kClosing, kClosed };
 
+  // TLS only: the connection's first bytes are in (see the class comment).
+  void OnFirstBytes(boost::beast::error_code ec, size_t bytes);
   void OnHandshake(boost::beast::error_code ec);
   void DoReadIdle();
   void OnIdleRead(boost::beast::error_code ec, size_t bytes);

@@ -7,137 +7,23 @@
 //     tablestone --tableHost 127.0.0.1 --tablePort <free port> -l <temp dir> -s
 //   wait for GET /_tablestone/health -> 200, and stop it with SIGTERM at the end (exit code must be 0).
 //   TABLESTONE_E2E_TARGET=azurite -> tests marked with azuriteWrong() are skipped.
-//   TABLESTONE_E2E_PIDDIR -> a file <pid>.pid is kept there while a server runs (scripts/test.sh
-//   uses it to stop leftovers).
+//   The server itself is started by server.js (shared with tests/e2e/legacy).
 
-const { spawn } = require("node:child_process");
 const crypto = require("node:crypto");
 const fs = require("node:fs");
 const http = require("node:http");
-const https = require("node:https");
-const net = require("node:net");
 const os = require("node:os");
 const path = require("node:path");
 const { before, after } = require("node:test");
 const assert = require("node:assert/strict");
 const { TableClient, TableServiceClient } = require("@azure/data-tables");
+const { ACCOUNT, ACCOUNT_KEY, parseConnectionString, freePort, sleep, ManagedServer, serverBinary, rejection } =
+  require("./server.js");
 
-const ACCOUNT = "devstoreaccount1";
-const ACCOUNT_KEY =
-  "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 const MINIMAL = "application/json;odata=minimalmetadata";
 const NOMETA = "application/json;odata=nometadata";
 const FULL = "application/json;odata=fullmetadata";
 const TARGET_KIND = (process.env.TABLESTONE_E2E_TARGET || "tablestone").trim().toLowerCase();
-
-function parseConnectionString(cs) {
-  const parts = {};
-  for (const item of cs.split(";")) {
-    const i = item.indexOf("=");
-    if (i > 0) parts[item.slice(0, i).trim().toLowerCase()] = item.slice(i + 1).trim();
-  }
-  if ((parts.usedevelopmentstorage || "").toLowerCase() === "true") {
-    return { account: ACCOUNT, key: ACCOUNT_KEY, endpoint: `http://127.0.0.1:10002/${ACCOUNT}` };
-  }
-  if (!parts.tableendpoint) throw new Error(`connection string has no TableEndpoint: ${cs}`);
-  return {
-    account: parts.accountname || ACCOUNT,
-    key: parts.accountkey || ACCOUNT_KEY,
-    endpoint: parts.tableendpoint.replace(/\/+$/, ""),
-  };
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-// tls: probe over https, trusting any certificate (the probe only waits for the server).
-function healthOk(port, tls = false) {
-  return new Promise((resolve) => {
-    const get = tls ? https.get : http.get;
-    const options = { host: "127.0.0.1", port, path: "/_tablestone/health", timeout: 2000 };
-    if (tls) options.rejectUnauthorized = false;
-    const req = get(options, (res) => {
-      res.resume();
-      resolve(res.statusCode === 200);
-    });
-    req.on("error", () => resolve(false));
-    req.on("timeout", () => {
-      req.destroy();
-      resolve(false);
-    });
-  });
-}
-
-class ManagedServer {
-  // extraArgs: more tablestone flags (e.g. ["--trace", file]); with --cert among them the server speaks HTTPS.
-  constructor(binary, dataDir, port, logPath, extraArgs = []) {
-    Object.assign(this, { binary, dataDir, port, logPath, extraArgs, proc: null, exit: null, pidFile: null });
-  }
-
-  async start(timeoutMs = 30000) {
-    const log = fs.openSync(this.logPath, "a");
-    const args = ["--tableHost", "127.0.0.1", "--tablePort", String(this.port), "-l", this.dataDir, "-s",
-      ...this.extraArgs];
-    const proc = spawn(this.binary, args, { stdio: ["ignore", log, log] });
-    fs.closeSync(log);
-    this.proc = proc;
-    this.exit = new Promise((resolve) => proc.on("exit", (code, signal) => resolve({ code, signal })));
-    if (process.env.TABLESTONE_E2E_PIDDIR) {
-      this.pidFile = path.join(process.env.TABLESTONE_E2E_PIDDIR, `js-${proc.pid}.pid`);
-      fs.writeFileSync(this.pidFile, String(proc.pid));
-    }
-    let exited = false;
-    this.exit.then(() => (exited = true));
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      if (exited) throw new Error(`tablestone exited early; log:\n${this.logTail()}`);
-      if (await healthOk(this.port, this.extraArgs.includes("--cert"))) return;
-      await sleep(50);
-    }
-    this.proc.kill("SIGKILL");
-    throw new Error(`tablestone not healthy after ${timeoutMs} ms; log:\n${this.logTail()}`);
-  }
-
-  // SIGTERM and wait; resolves to the exit code (null when it had to be killed).
-  async stop(timeoutMs = 20000) {
-    if (!this.proc) return 0;
-    const proc = this.proc;
-    this.proc = null;
-    if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGTERM");
-    let timer;
-    const timeout = new Promise((resolve) => {
-      timer = setTimeout(() => resolve("timeout"), timeoutMs);
-    });
-    const res = await Promise.race([this.exit, timeout]);
-    clearTimeout(timer);
-    if (this.pidFile) fs.rmSync(this.pidFile, { force: true });
-    if (res === "timeout") {
-      proc.kill("SIGKILL");
-      await this.exit;
-      return null;
-    }
-    return res.code;
-  }
-
-  logTail(n = 4000) {
-    try {
-      return fs.readFileSync(this.logPath, "utf8").slice(-n);
-    } catch {
-      return "(no log)";
-    }
-  }
-}
 
 class Target {
   // extraArgs: more flags for a managed server (e.g. --adminApi).
@@ -148,9 +34,7 @@ class Target {
       Object.assign(this, parseConnectionString(cs));
       this.managed = false;
     } else {
-      const binary = path.resolve(
-        process.env.TABLESTONE_BIN || path.join(__dirname, "..", "..", "..", "build", "server", "app", "tablestone"),
-      );
+      const binary = serverBinary();
       try {
         fs.accessSync(binary, fs.constants.X_OK);
       } catch {
@@ -308,14 +192,7 @@ async function withTable(t, fn) {
 
 // Expects promise to reject with a RestError of the given status (and code, when given).
 async function rejectsWith(promise, statusCode, code) {
-  let err;
-  try {
-    await promise;
-  } catch (e) {
-    err = e;
-  }
-  assert.ok(err, `expected a ${statusCode} error, got success`);
-  assert.equal(err.statusCode, statusCode, `status: ${err.statusCode} ${err.message}`);
+  const err = await rejection(promise, statusCode);
   if (code !== undefined) {
     // @azure/data-tables 13 leaves err.code unset; the codes are in err.details: errorCode from the
     // x-ms-error-code header, odataError.code from the JSON body. Both must name the error.

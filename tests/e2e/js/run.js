@@ -3,14 +3,23 @@
 // reporter, so it works on node 18 and 20 alike), streams the output, and prints a final line
 //   js-e2e: N passed, N failed, N skipped
 // that scripts/test.sh reads. Exit code: 0 only if every file passed.
-// Usage: node tests/e2e/js/run.js [file-name-filter...]
+// Usage: node tests/e2e/js/run.js [--suite DIR] [file-name-filter...]
+//   --suite DIR runs DIR/test/*.test.js instead (tests/e2e/legacy); the summary line is then
+//   named after DIR ("legacy-e2e: ...").
 
 const { spawnSync } = require("node:child_process");
 const fs = require("node:fs");
 const path = require("node:path");
 
-const dir = path.join(__dirname, "test");
-const filters = process.argv.slice(2);
+const args = process.argv.slice(2);
+let suiteDir = __dirname;
+if (args[0] === "--suite") {
+  suiteDir = path.resolve(args[1]);
+  args.splice(0, 2);
+}
+const label = suiteDir === __dirname ? "js-e2e" : `${path.basename(suiteDir)}-e2e`;
+const dir = path.join(suiteDir, "test");
+const filters = args;
 const files = fs
   .readdirSync(dir)
   .filter((f) => f.endsWith(".test.js"))
@@ -26,7 +35,7 @@ const perFile = [];
 for (const f of files) {
   const started = Date.now();
   const res = spawnSync(process.execPath, ["--test-reporter=tap", path.join(dir, f)], {
-    cwd: __dirname,
+    cwd: suiteDir,
     encoding: "utf8",
     env: process.env,
     timeout: 600000,
@@ -50,7 +59,7 @@ for (const f of files) {
     `${String(s).padStart(4)} skipped  ${((Date.now() - started) / 1000).toFixed(1)}s`);
 }
 
-console.log("\n---- js e2e summary ----");
+console.log(`\n---- ${label} summary ----`);
 for (const line of perFile) console.log(line);
-console.log(`js-e2e: ${passed} passed, ${failed} failed, ${skipped} skipped`);
+console.log(`${label}: ${passed} passed, ${failed} failed, ${skipped} skipped`);
 process.exit(allOk && failed === 0 ? 0 : 1);

@@ -5,38 +5,24 @@
 // Account key and table SAS; without the certificate trusted, the SDK refuses the connection.
 const { test, before, after } = require("node:test");
 const assert = require("node:assert/strict");
-const { execFileSync, spawnSync } = require("node:child_process");
-const fs = require("node:fs");
-const os = require("node:os");
+const { spawnSync } = require("node:child_process");
 const path = require("node:path");
-const { ACCOUNT, ACCOUNT_KEY, ManagedServer, freePort, uniqueTableName } = require("../harness.js");
+const { ACCOUNT, ACCOUNT_KEY, uniqueTableName } = require("../harness.js");
+const { startTlsServer } = require("../server.js");
 
 const external = Boolean(process.env.TABLESTONE_E2E_CONNECTION_STRING);
+let tls;
 let server;
-let tmp;
 let cert;
 
 before(async () => {
   if (external) return;
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), "tablestone-js-https."));
-  cert = path.join(tmp, "cert.pem");
-  const key = path.join(tmp, "key.pem");
-  execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
-    "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
-  { stdio: "ignore" });
-  fs.mkdirSync(path.join(tmp, "data"));
-  const binary = process.env.TABLESTONE_BIN ||
-    path.join(__dirname, "..", "..", "..", "..", "build", "server", "app", "tablestone");
-  server = new ManagedServer(binary, path.join(tmp, "data"), await freePort(), path.join(tmp, "server.log"),
-    ["--cert", cert, "--key", key]);
-  await server.start();
+  tls = await startTlsServer("tablestone-js-https.");
+  ({ server, cert } = tls);
 });
 
 after(async () => {
-  if (!server) return;
-  const code = await server.stop();
-  fs.rmSync(tmp, { recursive: true, force: true });
-  assert.equal(code, 0);
+  if (tls) assert.equal(await tls.stop(), 0);
 });
 
 // Runs `body` (an async function's source using TableServiceClient etc.) in a child node process and

@@ -4,10 +4,27 @@
 
 #include <gtest/gtest.h>
 #include <sched.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/stream.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 
 #include <atomic>
 #include <future>
@@ -20,6 +37,7 @@
 #include <vector>
 
 #include "server/http/session.h"
+#include "server/http/tls_context.h"
 #include "tests/unit/server/http/raw_client.h"
 
 namespace tablestone::http {
@@ -180,6 +198,107 @@ TEST_F(ListenerTest, ResponseLargerThanTheSocketBufferArrivesWholeAndTheConnecti
   EXPECT_EQ(big.body.back(), 'e');
   EXPECT_EQ(big.body.find_first_not_of('b'), big.body.size() - 1);
   EXPECT_EQ(client.ReadResponse().body, "GET /after 0");
+}
+
+// ---- HTTPS (HttpOptions::tls) ----------------------------------------------------------------
+
+// A throwaway self-signed P-256 certificate and key as PEM files in a temporary directory.
+class TestCertificate {
+ public:
+  TestCertificate() {
+    char pattern[] = "/tmp/tablestone-tls-test.XXXXXX";
+    dir_ = mkdtemp(pattern);
+    EVP_PKEY* key = EVP_EC_gen("P-256");
+    X509* cert = X509_new();
+    ASN1_INTEGER_set(X509_get_serialNumber(cert), 1);
+    X509_gmtime_adj(X509_getm_notBefore(cert), -60);
+    X509_gmtime_adj(X509_getm_notAfter(cert), 3600);
+    X509_set_pubkey(cert, key);
+    X509_NAME* name = X509_get_subject_name(cert);
+    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("127.0.0.1"), -1,
+                               -1, 0);
+    X509_set_issuer_name(cert, name);
+    X509_sign(cert, key, EVP_sha256());
+    files_.cert = dir_ + "/cert.pem";
+    files_.key = dir_ + "/key.pem";
+    FILE* f = std::fopen(files_.cert.c_str(), "w");
+    PEM_write_X509(f, cert);
+    std::fclose(f);
+    f = std::fopen(files_.key.c_str(), "w");
+    PEM_write_PrivateKey(f, key, nullptr, nullptr, 0, nullptr, nullptr);
+    std::fclose(f);
+    X509_free(cert);
+    EVP_PKEY_free(key);
+  }
+  ~TestCertificate() { std::filesystem::remove_all(dir_); }
+  const TlsFiles& files() const { return files_; }
+
+ private:
+  std::string dir_;
+  TlsFiles files_;
+};
+
+class TlsListenerTest : public ListenerTest {
+ protected:
+  void StartTls() {
+    std::string error;
+    HttpOptions options;
+    options.tls = MakeTlsContext(cert_.files(), &error);
+    ASSERT_TRUE(options.tls) << error;
+    StartServer(options);
+  }
+  TestCertificate cert_;
+};
+
+// Plain HTTP sent to the HTTPS port: a plain-text 400 that says why, then the connection closes; the
+// handler never sees it.
+TEST_F(TlsListenerTest, PlainHttpGetsA400ThatSaysWhyAndTheConnectionCloses) {
+  StartTls();
+  RawClient client;
+  ASSERT_TRUE(client.Connect(listener_->port()));
+  ASSERT_TRUE(client.Send(Get("/x")));
+  RawResponse r = client.ReadResponse();
+  ASSERT_TRUE(r.ok);
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.Header("connection"), "close");
+  EXPECT_EQ(r.body.rfind("The plain HTTP request was sent to HTTPS port", 0), 0u) << r.body;
+  EXPECT_TRUE(client.WaitClosed(3s));
+  EXPECT_TRUE(handler_.methods().empty());
+}
+
+// Bodies far beyond one TLS record both ways, on one kept-alive connection: an 8 MiB response (a
+// response past the first record was once cut after its head), a 100 KiB request body, then a small
+// request.
+TEST_F(TlsListenerTest, LargeBodiesCrossTheTlsStreamWhole) {
+  StartTls();
+  namespace bhttp = boost::beast::http;
+  boost::asio::io_context io;
+  boost::asio::ssl::context client_tls(boost::asio::ssl::context::tls_client);
+  client_tls.set_verify_mode(boost::asio::ssl::verify_none);
+  boost::asio::ssl::stream<boost::asio::ip::tcp::socket> stream(io, client_tls);
+  stream.next_layer().connect({boost::asio::ip::make_address("127.0.0.1"), listener_->port()});
+  // A response that stops short fails the read after 10 s instead of hanging the test.
+  timeval limit{10, 0};
+  setsockopt(stream.next_layer().native_handle(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
+  stream.handshake(boost::asio::ssl::stream_base::client);
+  boost::beast::flat_buffer buffer;
+  auto exchange = [&](bhttp::verb method, const std::string& target, std::string body) {
+    bhttp::request<bhttp::string_body> request{method, target, 11};
+    request.set(bhttp::field::host, "127.0.0.1");
+    request.body() = std::move(body);
+    request.prepare_payload();
+    bhttp::write(stream, request);
+    bhttp::response_parser<bhttp::string_body> parser;
+    parser.body_limit(16 << 20);
+    bhttp::read(stream, buffer, parser);
+    return parser.release();
+  };
+  auto big = exchange(bhttp::verb::get, "/big", "");
+  EXPECT_EQ(big.result_int(), 200);
+  ASSERT_EQ(big.body().size(), 8u << 20);
+  EXPECT_EQ(big.body().back(), 'e');
+  EXPECT_EQ(exchange(bhttp::verb::post, "/upload", std::string(100 << 10, 'u')).body(), "POST /upload 102400");
+  EXPECT_EQ(exchange(bhttp::verb::get, "/after", "").body(), "GET /after 0");
 }
 
 TEST_F(ListenerTest, LongPipelinedBurstIsAnsweredInOrder) {
