@@ -17,7 +17,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 BUILD_PKGS=(build-essential cmake ninja-build pkg-config libboost1.81-dev librocksdb-dev
             nlohmann-json3-dev libspdlog-dev libgtest-dev libjemalloc-dev
-            libcli11-dev zlib1g-dev libzstd-dev libssl-dev)
+            libcli11-dev zlib1g-dev libzstd-dev libssl-dev libexpat1-dev)
 TEST_PKGS=(python3 python3-azure python3-pytest curl openssl)
 # The data browser's browser test (tests/e2e/ui, playwright-core drives this chromium).
 UI_PKGS=(chromium)
