@@ -9,7 +9,7 @@
 #   --bench     also install the benchmark tools (wrk)
 #   --fuzz      also install the fuzzing toolchain (clang + libFuzzer runtime)
 #   --no-tests  only the build dependencies (no Python/Node test dependencies)
-#   --no-npm    skip `npm ci` for tests/e2e/js and tests/e2e/ui
+#   --no-npm    skip `npm ci` for tests/e2e/js, tests/e2e/atom and tests/e2e/ui
 #   --no-ui     skip the browser test's dependencies (Debian chromium, tests/e2e/ui's npm ci)
 set -euo pipefail
 
@@ -104,5 +104,6 @@ npm_ci_if_changed() {
 
 if (( want_npm )); then
   npm_ci_if_changed "$ROOT/tests/e2e/js" "@azure/data-tables"
+  npm_ci_if_changed "$ROOT/tests/e2e/atom" "azure-storage-legacy"
   (( want_ui )) && npm_ci_if_changed "$ROOT/tests/e2e/ui" "playwright-core"
 fi

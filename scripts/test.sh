@@ -20,7 +20,7 @@ set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-DEFAULT_STAGES=(headers unit e2e-python e2e-js ui image reliability fuzz asan)
+DEFAULT_STAGES=(headers unit e2e-python e2e-js e2e-atom ui image reliability fuzz asan)
 
 USER_BIN="${TABLESTONE_BIN:-}"  # e2e against an existing binary (skips the build for those stages)
 BUILD_TYPE="${TABLESTONE_TEST_BUILD:-RelWithDebInfo}"
@@ -194,6 +194,25 @@ stage_e2e_js() {
     (( rc != 0 && f == 0 )) && record_failure "node runner exited with $rc"
   else
     record_failure "node runner produced no summary (exit $rc)"
+  fi
+  (( rc == 0 ))
+}
+
+# The AtomPub client of the seed era (tests/e2e/atom: azure-storage-legacy, docs/compatibility-notes/atom.md);
+# its server comes from the JS suite's harness. About 2 s.
+stage_e2e_atom() {
+  ensure_e2e_target || return 1
+  local log="$WORK/atom.log" rc=0
+  timeout 300 node --test --test-reporter=tap "$ROOT/tests/e2e/atom/test/" 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  local p f
+  p="$(sed -nE 's/^# pass ([0-9]+)$/\1/p' "$log" | tail -1)"
+  f="$(sed -nE 's/^# fail ([0-9]+)$/\1/p' "$log" | tail -1)"
+  if [[ -n "$p" && -n "$f" ]]; then
+    record "$p" "$f"
+    (( rc != 0 && f == 0 )) && record_failure "node --test exited with $rc"
+  else
+    record_failure "node --test produced no summary (exit $rc)"
   fi
   (( rc == 0 ))
 }
