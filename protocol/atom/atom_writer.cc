@@ -4,6 +4,7 @@
 
 #include "protocol/atom/atom_reader.h"
 #include "protocol/base64.h"
+#include "protocol/error_body.h"
 #include "storage/model/datetime.h"
 #include "storage/model/etag.h"
 
@@ -18,7 +19,7 @@ constexpr std::string_view kDeclaration = "<?xml version=\"1.0\" encoding=\"utf-
 // The namespace declarations of a document's root element.
 void AppendNamespaces(std::string& out, std::string_view base_url) {
   out += " xml:base=\"";
-  AppendXmlText(out, base_url);
+  AppendXmlEscaped(out, base_url);
   out += "\" xmlns:d=\"";
   out += kDataNamespace;
   out += "\" xmlns:m=\"";
@@ -28,20 +29,9 @@ void AppendNamespaces(std::string& out, std::string_view base_url) {
   out += '"';
 }
 
-// An attribute value: AppendXmlText plus the double quote.
-void AppendXmlAttribute(std::string& out, std::string_view text) {
-  for (char c : text) {
-    if (c == '"') {
-      out += "&quot;";
-    } else {
-      AppendXmlText(out, std::string_view(&c, 1));
-    }
-  }
-}
-
 void AppendValueText(std::string& out, const EdmValue& v) {
   switch (v.type) {
-    case EdmType::kString: AppendXmlText(out, v.text); break;
+    case EdmType::kString: AppendXmlEscaped(out, v.text); break;
     case EdmType::kInt32:
     case EdmType::kInt64: out += std::to_string(v.int_value); break;
     case EdmType::kBoolean: out += v.bool_value() ? "true" : "false"; break;
@@ -92,26 +82,44 @@ bool Selected(const EntityWriteContext& ctx, std::string_view name) {
   return false;
 }
 
-// <title/>, <updated>, <author> and the edit link, shared by entity and table entries.
+void AppendId(std::string& out, std::string_view base_url, std::string_view path) {
+  out += "<id>";
+  AppendXmlEscaped(out, base_url);
+  AppendXmlEscaped(out, path);
+  out += "</id>";
+}
+
+void AppendUpdated(std::string& out, int64_t ticks) {
+  out += "<updated>";
+  out += model::FormatDateTime7(ticks);
+  out += "</updated>";
+}
+
+void AppendLink(std::string& out, std::string_view rel, std::string_view title, std::string_view href) {
+  out += "<link rel=\"";
+  out += rel;
+  out += "\" title=\"";
+  AppendXmlEscaped(out, title);
+  out += "\" href=\"";
+  AppendXmlEscaped(out, href);
+  out += "\"/>";
+}
+
+// <id>, empty <title>, <updated>, <author> and the edit link, shared by entity and table entries.
 void AppendEntryHead(std::string& out, std::string_view id_path, std::string_view base_url,
                      std::string_view link_title, int64_t updated_ticks) {
-  out += "<id>";
-  AppendXmlText(out, base_url);
-  AppendXmlText(out, id_path);
-  out += "</id><title type=\"text\"></title><updated>";
-  out += model::FormatDateTime7(updated_ticks);
-  out += "</updated><author><name/></author><link rel=\"edit\" title=\"";
-  AppendXmlAttribute(out, link_title);
-  out += "\" href=\"";
-  AppendXmlAttribute(out, id_path);
-  out += "\"/>";
+  AppendId(out, base_url, id_path);
+  out += "<title type=\"text\"></title>";
+  AppendUpdated(out, updated_ticks);
+  out += "<author><name/></author>";
+  AppendLink(out, "edit", link_title, id_path);
 }
 
 void AppendCategory(std::string& out, std::string_view account, std::string_view set) {
   out += "<category term=\"";
-  AppendXmlAttribute(out, account);
+  AppendXmlEscaped(out, account);
   out += '.';
-  AppendXmlAttribute(out, set);
+  AppendXmlEscaped(out, set);
   out += "\" scheme=\"http://schemas.microsoft.com/ado/2007/08/dataservices/scheme\"/>";
 }
 
@@ -120,7 +128,7 @@ void AppendEntityEntry(std::string& out, const model::Entity& e, const EntityWri
   out += "<entry";
   if (root) AppendNamespaces(out, ctx.base_url);
   out += " m:etag=\"";
-  AppendXmlAttribute(out, model::FormatETag(e.timestamp));
+  AppendXmlEscaped(out, model::FormatETag(e.timestamp));
   out += "\">";
   AppendEntryHead(out, EntityKeyPath(ctx.table, e.partition_key, e.row_key), ctx.base_url, ctx.table, e.timestamp);
   AppendCategory(out, ctx.account, ctx.table);
@@ -154,7 +162,7 @@ void AppendTableEntry(std::string& out, std::string_view table, std::string_view
   AppendEntryHead(out, path, base_url, "Tables", now_ticks);
   AppendCategory(out, account, "Tables");
   out += "<content type=\"application/xml\"><m:properties><d:TableName>";
-  AppendXmlText(out, table);
+  AppendXmlEscaped(out, table);
   out += "</d:TableName></m:properties></content></entry>";
 }
 
@@ -163,32 +171,14 @@ void AppendFeedHead(std::string& out, std::string_view base_url, std::string_vie
   out += "<feed";
   AppendNamespaces(out, base_url);
   out += "><title type=\"text\">";
-  AppendXmlText(out, set);
-  out += "</title><id>";
-  AppendXmlText(out, base_url);
-  AppendXmlText(out, set);
-  out += "</id><updated>";
-  out += model::FormatDateTime7(now_ticks);
-  out += "</updated><link rel=\"self\" title=\"";
-  AppendXmlAttribute(out, set);
-  out += "\" href=\"";
-  AppendXmlAttribute(out, set);
-  out += "\"/>";
+  AppendXmlEscaped(out, set);
+  out += "</title>";
+  AppendId(out, base_url, set);
+  AppendUpdated(out, now_ticks);
+  AppendLink(out, "self", set, set);
 }
 
 }  // namespace
-
-void AppendXmlText(std::string& out, std::string_view text) {
-  for (char c : text) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '\r': out += "&#xD;"; break;
-      default: out += c;
-    }
-  }
-}
 
 std::string WriteEntityEntry(const model::Entity& entity, const EntityWriteContext& ctx) {
   std::string out(kDeclaration);

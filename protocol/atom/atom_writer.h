@@ -39,8 +39,4 @@ std::string WriteTableEntry(std::string_view table, std::string_view base_url, s
 std::string WriteTableFeed(const std::vector<std::string>& tables, std::string_view base_url,
                            std::string_view account, int64_t now_ticks);
 
-// Appends `text` as XML character data: &, <, > and carriage returns
-// escaped, so a reader gets back the same bytes.
-void AppendXmlText(std::string& out, std::string_view text);
-
 }  // namespace tablestone::protocol::atom

@@ -254,3 +254,23 @@ def test_batch_with_atom_parts_and_bare_lf(raw):
         assert "409 Conflict" in text and "<code>EntityAlreadyExists</code>" in text, text
     finally:
         raw.delete_table(table)
+
+
+def test_batch_query_part_answers_atom(raw):
+    table = _create_table(raw)
+    try:
+        assert _insert(raw, table, "q", "r1", '<d:N m:type="Edm.Int64">7</d:N>').status == 201
+        boundary = "batch_" + uuid.uuid4().hex
+        body = "\n".join([
+            "--" + boundary, "Content-Type: application/http", "Content-Transfer-Encoding: binary", "",
+            "GET http://127.0.0.1:10002/devstoreaccount1/%s(PartitionKey='q',RowKey='r1') HTTP/1.1" % table,
+            "DataServiceVersion: 1.0;NetFx", "", "--" + boundary + "--", ""])
+        r = raw.request("POST", "/$batch", body=body.encode(), headers=_headers(), accept=None,
+                        content_type="multipart/mixed; boundary=" + boundary)
+        assert r.status == 202, r.body
+        text = r.body.decode()
+        assert "HTTP/1.1 200 OK" in text and "application/atom+xml;type=entry" in text, text
+        entry = ET.fromstring(text[text.index("<?xml"):text.index("</entry>") + len("</entry>")])
+        assert _props(entry)["N"] == ("Edm.Int64", "7")
+    finally:
+        raw.delete_table(table)

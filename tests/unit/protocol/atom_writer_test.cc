@@ -69,14 +69,16 @@ TEST(AtomWriter, EntryCarriesTheEtagIdEditLinkAndCategory) {
   const std::string entry = WriteEntityEntry(e, ctx);
   std::string etag = model::FormatETag(e.timestamp);  // W/"datetime'...'"
   std::string escaped_etag;
-  for (char c : etag) escaped_etag += c == '"' ? std::string("&quot;") : std::string(1, c);
+  for (char c : etag) {
+    escaped_etag += c == '"' ? std::string("&quot;") : c == '\'' ? std::string("&apos;") : std::string(1, c);
+  }
   EXPECT_NE(entry.find("m:etag=\"" + escaped_etag + "\""), std::string::npos) << entry;
-  EXPECT_NE(entry.find("<id>http://127.0.0.1:10002/devstoreaccount1/Customers(PartitionKey='Customer03',"
-                       "RowKey='Name')</id>"),
+  EXPECT_NE(entry.find("<id>http://127.0.0.1:10002/devstoreaccount1/Customers(PartitionKey=&apos;Customer03&apos;,"
+                       "RowKey=&apos;Name&apos;)</id>"),
             std::string::npos)
       << entry;
   EXPECT_NE(entry.find("<link rel=\"edit\" title=\"Customers\" "
-                       "href=\"Customers(PartitionKey='Customer03',RowKey='Name')\"/>"),
+                       "href=\"Customers(PartitionKey=&apos;Customer03&apos;,RowKey=&apos;Name&apos;)\"/>"),
             std::string::npos);
   EXPECT_NE(entry.find("<category term=\"devstoreaccount1.Customers\""), std::string::npos);
   EXPECT_NE(entry.find("<d:Timestamp m:type=\"Edm.DateTime\">2013-10-01T15:26:04.6812774Z</d:Timestamp>"),
@@ -121,7 +123,7 @@ TEST(AtomWriter, TableEntryAndFeed) {
   auto name = ParseTableNameAtom(entry);
   ASSERT_TRUE(name.ok());
   EXPECT_EQ(*name, "mytable");
-  EXPECT_NE(entry.find("<id>http://127.0.0.1:10002/devstoreaccount1/Tables('mytable')</id>"), std::string::npos);
+  EXPECT_NE(entry.find("<id>http://127.0.0.1:10002/devstoreaccount1/Tables(&apos;mytable&apos;)</id>"), std::string::npos);
   EXPECT_NE(entry.find("<category term=\"devstoreaccount1.Tables\""), std::string::npos);
   const std::string feed = WriteTableFeed({"alpha", "beta"}, kBase, "devstoreaccount1", model::NowTicks());
   EXPECT_NE(feed.find("<d:TableName>alpha</d:TableName>"), std::string::npos);
