@@ -201,6 +201,7 @@ stage_e2e_js() {
 # The AtomPub client of the seed era (tests/e2e/atom: azure-storage-legacy, docs/compatibility-notes/atom.md);
 # its server comes from the JS suite's harness. About 2 s.
 stage_e2e_atom() {
+  if [[ "${TABLESTONE_E2E_TARGET:-}" == "azurite" ]]; then note "skipped: Azurite answers Atom with 415"; return 0; fi
   ensure_e2e_target || return 1
   local log="$WORK/atom.log" rc=0
   timeout 300 node --test --test-reporter=tap "$ROOT/tests/e2e/atom/test/" 2>&1 | tee "$log"
