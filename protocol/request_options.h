@@ -18,7 +18,7 @@ namespace tablestone::protocol {
 // JSON writers are never called with it.
 enum class MetadataLevel { kNoMetadata, kMinimalMetadata, kFullMetadata, kAtom };
 
-// "nometadata" / "minimalmetadata" / "fullmetadata".
+// "nometadata" / "minimalmetadata" / "fullmetadata" ("atom" for kAtom).
 std::string_view MetadataLevelName(MetadataLevel level);
 // "application/json;odata=<level>;streaming=true;charset=utf-8" (Learn: payload-format-for-table-service-operations).
 std::string JsonContentType(MetadataLevel level);
