@@ -61,9 +61,8 @@ SubResponse ErrorPart(const ApiError& indexed, std::string_view request_id, bool
 // JSON (protocol::IsAtomEraVersion; the sub-requests' Accept is not read for
 // the batch-level failure part).
 bool XmlErrors(const RequestInfo& info) {
-  const std::string_view version = info.Header("x-ms-version");
-  if (!protocol::IsAtomEraVersion(version)) return false;
-  auto level = protocol::NegotiateMetadata(nullptr, info.Header("Accept"), version);
+  if (!protocol::IsAtomEraVersion(info.api_version)) return false;
+  auto level = protocol::NegotiateMetadata(nullptr, info.Header("Accept"), info.api_version);
   return !level.ok() || *level == protocol::MetadataLevel::kAtom;
 }
 
@@ -95,23 +94,19 @@ BatchAuthorizer MakeAuthorizer(const ApiContext& ctx, const RequestInfo& info) {
 }
 
 // The headers of a $batch sub-request (names lower-cased by the parser),
-// looked up like a top-level request's: first value, any case. x-ms-version,
-// which sub-requests do not repeat, is the outer request's.
+// looked up like a top-level request's: first value, any case.
 class SubRequestHeaders final : public RequestHeaders {
  public:
-  SubRequestHeaders(const protocol::batch::SubRequest& sub, std::optional<std::string_view> version)
-      : sub_(sub), version_(version) {}
+  explicit SubRequestHeaders(const protocol::batch::SubRequest& sub) : sub_(sub) {}
   std::optional<std::string_view> Find(std::string_view name) const override {
     for (const auto& [n, value] : sub_.headers) {
       if (model::EqualsIgnoreCase(n, name)) return std::string_view(value);
     }
-    if (model::EqualsIgnoreCase(name, "x-ms-version")) return version_;
     return std::nullopt;
   }
 
  private:
   const protocol::batch::SubRequest& sub_;
-  std::optional<std::string_view> version_;
 };
 
 // A batch holding a single GET (Learn: performing-entity-group-transactions): run it through the same path as a
@@ -134,12 +129,11 @@ void RunQuery(const ApiContext& ctx, const RequestInfo& info, const protocol::ba
   }
 
   // Only the outer request is authenticated; the sub-request's headers are
-  // read for what the operation itself reads (Accept, and the version).
-  SubRequestHeaders headers(sub, info.HasHeader("x-ms-version")
-                                     ? std::optional<std::string_view>(info.Header("x-ms-version"))
-                                     : std::nullopt);
+  // read for what the operation itself reads (Accept). Sub-requests do not
+  // repeat x-ms-version: the outer request's decides the payload format.
+  SubRequestHeaders headers(sub);
   RequestParts parts{info.account(), info.route.account.secondary, resolved->resource, resolved->query, headers,
-                     sub.body};
+                     sub.body, info.api_version};
   ReadScope scope{info.request_id, info.base_url, info.grant, nullptr, info.trace};
   http::Response sub_response;
   sub_response.version(11);
@@ -178,8 +172,8 @@ void HandleBatch(const ApiContext& ctx, const RequestInfo& info, http::Response&
   if (parsed->is_query) return RunQuery(ctx, info, parsed->operations.front(), response);
 
   // 1. Validate everything before touching the engine.
-  PlanResult planned = PlanChangeset(parsed->operations, info.route.account.root_path, MakeAuthorizer(ctx, info),
-                                     info.Header("x-ms-version"));
+  PlanResult planned =
+      PlanChangeset(parsed->operations, info.route.account.root_path, MakeAuthorizer(ctx, info), info.api_version);
   if (planned.failure) return WriteFailure(info, planned.failure->Indexed(), false, response);
   BatchPlan& plan = planned.plan;
 

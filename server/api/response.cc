@@ -81,7 +81,7 @@ void WriteError(const RequestInfo& info, const protocol::ApiError& error, http::
   std::string accept_for_error(accept);
   if (format != nullptr) accept_for_error = *format;
   LogServerError(info, error);
-  xml = xml || AnswersAtom(format, accept, info.Header("x-ms-version"));
+  xml = xml || AnswersAtom(format, accept, info.api_version);
   WriteErrorRaw(info.request_id, accept_for_error, error, response, xml);
 }
 
@@ -93,7 +93,7 @@ void WriteError(protocol::Operation operation, const RequestParts& parts, std::s
   if (format != nullptr) accept_for_error = *format;
   LogServerError(operation, parts.account, parts.resource.table, request_id, error);
   WriteErrorRaw(request_id, accept_for_error, error, response,
-                AnswersAtom(format, accept, parts.headers.Get("x-ms-version")));
+                AnswersAtom(format, accept, parts.api_version));
 }
 
 void WriteJson(http::Response& response, unsigned status, protocol::MetadataLevel level, std::string body) {

@@ -14,8 +14,7 @@ namespace tablestone::api {
 protocol::ApiResult<QueryTablesRequest> ParseQueryTables(const RequestParts& parts) {
   QueryTablesRequest req;
   req.account = parts.account;
-  auto level = protocol::NegotiateMetadata(parts.Query("$format"), parts.headers.Get("Accept"),
-                                           parts.headers.Get("x-ms-version"));
+  auto level = protocol::NegotiateMetadata(parts.Query("$format"), parts.headers.Get("Accept"), parts.api_version);
   if (!level.ok()) return level.error();
   req.level = *level;
   auto top = protocol::ParseTop(parts.Query("$top"));
@@ -35,10 +34,9 @@ protocol::ApiResult<QueryTablesRequest> ParseQueryTables(const RequestParts& par
 protocol::ApiResult<CreateTableRequest> ParseCreateTable(const RequestParts& parts) {
   CreateTableRequest req;
   req.account = parts.account;
-  const std::string_view version = parts.headers.Get("x-ms-version");
-  auto format = protocol::CheckBodyContentType(parts.headers.Find("Content-Type"), version, parts.body);
+  auto format = protocol::CheckBodyContentType(parts.headers.Find("Content-Type"), parts.api_version, parts.body);
   if (!format.ok()) return format.error();
-  auto level = protocol::NegotiateMetadata(parts.Query("$format"), parts.headers.Get("Accept"), version);
+  auto level = protocol::NegotiateMetadata(parts.Query("$format"), parts.headers.Get("Accept"), parts.api_version);
   if (!level.ok()) return level.error();
   req.level = *level;
   auto name = *format == protocol::BodyFormat::kAtom ? protocol::atom::ParseTableNameAtom(parts.body)
@@ -58,8 +56,7 @@ protocol::ApiResult<TableRequest> ParseDeleteTable(const RequestParts& parts) {
 }
 
 protocol::ApiResult<TableRequest> ParseGetTable(const RequestParts& parts) {
-  auto level = protocol::NegotiateMetadata(parts.Query("$format"), parts.headers.Get("Accept"),
-                                           parts.headers.Get("x-ms-version"));
+  auto level = protocol::NegotiateMetadata(parts.Query("$format"), parts.headers.Get("Accept"), parts.api_version);
   if (!level.ok()) return level.error();
   return TableRequest{parts.account, parts.resource.table, *level};
 }

@@ -110,7 +110,7 @@ TEST(ParseCreateTableTest, AtomEntryForAtomEraVersions) {
       "xmlns:m=\"http://schemas.microsoft.com/ado/2007/08/dataservices/metadata\"><content "
       "type=\"application/xml\"><m:properties><d:TableName>orders</d:TableName></m:properties></content></entry>";
   h.headers.Add("Content-Type", "application/atom+xml");
-  h.headers.Add("x-ms-version", "2013-08-15");
+  h.api_version = "2013-08-15";
   auto req = ParseCreateTable(h.Parts());
   ASSERT_TRUE(req.ok()) << req.error().code;
   EXPECT_EQ(req->name, "orders");
@@ -124,7 +124,7 @@ TEST(ParseCreateTableTest, AtomEntryForAtomEraVersions) {
   PartsHolder modern = TableParts(ResourceKind::kTables, "");
   modern.body = h.body;
   modern.headers.Add("Content-Type", "application/atom+xml");
-  modern.headers.Add("x-ms-version", "2015-12-11");
+  modern.api_version = "2015-12-11";
   EXPECT_EQ(ParseCreateTable(modern.Parts()).error().code, "AtomFormatNotSupported");
 }
 
