@@ -65,7 +65,7 @@ if(TABLESTONE_DPKG_SHLIBDEPS AND TABLESTONE_FILE_PROGRAM)
 else()
   set(CPACK_DEBIAN_PACKAGE_DEPENDS
     "libc6 (>= 2.34), libgcc-s1 (>= 3.0), libstdc++6 (>= 12), libspdlog1.10 (>= 1:1.10.0), libfmt9 (>= 9.0.0), \
-libsnappy1v5 (>= 1.1.9), zlib1g (>= 1:1.2.0), libbz2-1.0, liblz4-1 (>= 0.0~r130), libzstd1 (>= 1.5.2), libssl3 (>= 3.0.0)")
+libsnappy1v5 (>= 1.1.9), zlib1g (>= 1:1.2.0), libbz2-1.0, liblz4-1 (>= 0.0~r130), libzstd1 (>= 1.5.2), libssl3 (>= 3.0.0), libexpat1 (>= 2.0.1)")
   if(TABLESTONE_MALLOC_LIBRARY)
     string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS ", libjemalloc2 (>= 5.3.0)")
   endif()

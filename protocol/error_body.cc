@@ -105,6 +105,7 @@ void AppendXmlEscaped(std::string& out, std::string_view text) {
       case '&': out += "&amp;"; break;
       case '"': out += "&quot;"; break;
       case '\'': out += "&apos;"; break;
+      case '\r': out += "&#xD;"; break;  // a literal CR would reach readers as LF
       default: out += c;
     }
   }

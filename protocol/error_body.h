@@ -31,7 +31,8 @@ size_t JsonStringSize(std::string_view text);
 // Writes the literal at `out`, which has room for JsonStringMaxSize(text.size())
 // bytes; returns one past its last byte. For writers that manage their buffer.
 char* WriteJsonString(char* out, std::string_view text);
-// Appends `text` with XML special characters escaped.
+// Appends `text` with XML special characters escaped (&, <, >, ", ' and the
+// carriage return, which XML readers would otherwise turn into a line feed).
 void AppendXmlEscaped(std::string& out, std::string_view text);
 
 }  // namespace tablestone::protocol

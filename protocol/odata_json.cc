@@ -544,7 +544,11 @@ ApiResult<bool> ValidateBodyKey(std::string_view name, std::string_view value) {
 ApiResult<ParsedEntity> ParseEntityJson(std::string_view body) {
   auto raw = ParseFlatJsonObject(body);
   if (!raw.ok()) return raw.error();
+  return EntityFromMembers(std::move(raw).value());
+}
 
+ApiResult<ParsedEntity> EntityFromMembers(std::vector<JsonMember>&& members) {
+  std::vector<JsonMember>* raw = &members;
   // First pass: annotations by base name.
   std::vector<std::pair<std::string_view, std::string_view>> annotations;  // base -> type name
   for (const JsonMember& p : *raw) {

@@ -60,6 +60,12 @@ ApiResult<std::vector<JsonMember>> ParseFlatJsonObject(std::string_view body);
 // Missing keys are NOT an error here (callers decide: insert needs both).
 ApiResult<ParsedEntity> ParseEntityJson(std::string_view body);
 
+// ParseEntityJson's rules applied to members already read (the Atom reader,
+// protocol/atom/atom_reader.h, turns an entry's properties into members:
+// "<name>@odata.type" annotations, strings, booleans and nulls). Every error
+// above except those of the JSON text itself; duplicates are the caller's.
+ApiResult<ParsedEntity> EntityFromMembers(std::vector<JsonMember>&& members);
+
 // Checks a key value taken from a body (Learn: understanding-the-table-service-data-model): PropertyValueTooLarge
 // above 1024 UTF-16 units; OutOfRangeInput for '/', '\', '#', '?' and
 // control characters. `name` is "PartitionKey" or "RowKey".

@@ -77,6 +77,7 @@ std::string_view MetadataLevelName(MetadataLevel level) {
     case MetadataLevel::kNoMetadata: return "nometadata";
     case MetadataLevel::kMinimalMetadata: return "minimalmetadata";
     case MetadataLevel::kFullMetadata: return "fullmetadata";
+    case MetadataLevel::kAtom: return "atom";
   }
   return "minimalmetadata";
 }
@@ -88,20 +89,37 @@ std::string JsonContentType(MetadataLevel level) {
   return out;
 }
 
-ApiResult<MetadataLevel> NegotiateMetadata(const std::string* format_param, std::string_view accept) {
+bool IsAtomEraVersion(std::string_view version) {
+  // CheckApiVersion ran first, so a present version is a YYYY-MM-DD date and
+  // compares as text.
+  return !version.empty() && version < std::string_view("2015-12-11");
+}
+
+ApiResult<MetadataLevel> NegotiateMetadata(const std::string* format_param, std::string_view accept,
+                                           std::string_view version) {
+  const bool atom_era = IsAtomEraVersion(version);
+  // Before 2015-12-11 Atom is the default, so "anything" means Atom.
+  const MetadataLevel fallback = atom_era ? MetadataLevel::kAtom : MetadataLevel::kMinimalMetadata;
   MetadataLevel level = MetadataLevel::kMinimalMetadata;
+  auto classify = [&](std::string_view text) {
+    MediaType m = ParseMediaType(text);
+    if (atom_era && (m.type == "*/*" || m.type == "application/*")) return Verdict::kAtom;
+    return Classify(m, &level);
+  };
   if (format_param != nullptr && !Trim(*format_param).empty()) {
     std::string f = model::ToAsciiLower(Trim(*format_param));
     if (f == "json") return MetadataLevel::kMinimalMetadata;
-    switch (Classify(ParseMediaType(f), &level)) {
+    switch (classify(f)) {
       case Verdict::kJson: return level;
-      case Verdict::kAtom: return ApiError::AtomFormatNotSupported();
+      case Verdict::kAtom:
+        if (atom_era) return MetadataLevel::kAtom;
+        return ApiError::AtomFormatNotSupported();
       case Verdict::kVerbose: return ApiError::JsonVerboseFormatNotSupported();
       default: return ApiError::InvalidQueryParameterValue();
     }
   }
   accept = Trim(accept);
-  if (accept.empty()) return MetadataLevel::kMinimalMetadata;
+  if (accept.empty()) return fallback;
   // The exact values the SDKs (and most clients) send, answered without
   // parsing: this runs on every entity request.
   if (accept == "application/json;odata=nometadata") return MetadataLevel::kNoMetadata;
@@ -113,18 +131,21 @@ ApiResult<MetadataLevel> NegotiateMetadata(const std::string* format_param, std:
     size_t comma = accept.find(',');
     std::string_view item = accept.substr(0, comma);
     accept = comma == std::string_view::npos ? std::string_view() : accept.substr(comma + 1);
-    switch (Classify(ParseMediaType(item), &level)) {
+    switch (classify(item)) {
       case Verdict::kJson: return level;
-      case Verdict::kAtom: saw_atom = true; break;
+      case Verdict::kAtom:
+        if (atom_era) return MetadataLevel::kAtom;  // the first acceptable item wins
+        saw_atom = true;
+        break;
       case Verdict::kVerbose: saw_verbose = true; break;
       default: break;
     }
   }
   if (saw_verbose) return ApiError::JsonVerboseFormatNotSupported();
   if (saw_atom) return ApiError::AtomFormatNotSupported();
-  // Unknown media types: answer JSON minimalmetadata rather than fail, as
-  // the service answers a missing Accept for JSON-era versions.
-  return MetadataLevel::kMinimalMetadata;
+  // Unknown media types: answer the version's default rather than fail, as
+  // the service answers a missing Accept.
+  return fallback;
 }
 
 PreferReturn ParsePrefer(std::string_view header) {
@@ -192,6 +213,22 @@ ApiResult<bool> CheckJsonContentType(std::string_view header, bool present) {
     case Verdict::kAtom: return ApiError::AtomFormatNotSupported();
     default: return ApiError::MediaTypeNotSupported();
   }
+}
+
+ApiResult<BodyFormat> CheckBodyContentType(std::optional<std::string_view> header, std::string_view version,
+                                           std::string_view body) {
+  if (IsAtomEraVersion(version)) {
+    if (!header || Trim(*header).empty()) {
+      size_t first = body.find_first_not_of(" \t\r\n");
+      if (first != std::string_view::npos && body[first] == '<') return BodyFormat::kAtom;
+      return BodyFormat::kJson;
+    }
+    MediaType m = ParseMediaType(*header);
+    if (m.type == "application/atom+xml" || m.type == "application/xml") return BodyFormat::kAtom;
+  }
+  auto json = CheckJsonContentType(header.value_or(std::string_view()), header.has_value());
+  if (!json.ok()) return json.error();
+  return BodyFormat::kJson;
 }
 
 }  // namespace tablestone::protocol

@@ -12,17 +12,31 @@
 
 namespace tablestone::protocol {
 
-enum class MetadataLevel { kNoMetadata, kMinimalMetadata, kFullMetadata };
+// How a response body is written. kAtom is not a JSON level: it is the
+// AtomPub payload (protocol/atom/) that the service answers to versions
+// before 2015-12-11 (Learn: payload-format-for-table-service-operations); the
+// JSON writers are never called with it.
+enum class MetadataLevel { kNoMetadata, kMinimalMetadata, kFullMetadata, kAtom };
 
-// "nometadata" / "minimalmetadata" / "fullmetadata".
+// "nometadata" / "minimalmetadata" / "fullmetadata" ("atom" for kAtom).
 std::string_view MetadataLevelName(MetadataLevel level);
 // "application/json;odata=<level>;streaming=true;charset=utf-8" (Learn: payload-format-for-table-service-operations).
 std::string JsonContentType(MetadataLevel level);
 
-// $format (when present) wins over Accept. application/json, */* and no
-// header mean minimalmetadata; Atom/XML -> 415 AtomFormatNotSupported;
-// odata=verbose -> 415 JsonVerboseFormatNotSupported.
-ApiResult<MetadataLevel> NegotiateMetadata(const std::string* format_param, std::string_view accept);
+// True when `version` (the x-ms-version header, empty when absent) is one
+// whose OData payload may be Atom: a date before 2015-12-11 (Learn:
+// payload-format-for-table-service-operations). A request without the header
+// is answered as kDefaultApiVersion, a JSON-only version.
+bool IsAtomEraVersion(std::string_view version);
+
+// $format (when present) wins over Accept. For JSON-only versions:
+// application/json, */* and no header mean minimalmetadata; Atom/XML -> 415
+// AtomFormatNotSupported; odata=verbose -> 415 JsonVerboseFormatNotSupported.
+// For Atom-era versions (IsAtomEraVersion): Atom/XML, */*, application/*,
+// "atom" and no header mean kAtom (the service's default then), the first
+// acceptable item of Accept wins, and JSON is answered when asked for.
+ApiResult<MetadataLevel> NegotiateMetadata(const std::string* format_param, std::string_view accept,
+                                           std::string_view version = {});
 
 enum class PreferReturn { kNone, kReturnContent, kReturnNoContent };
 // Parses a Prefer header; unknown preferences are ignored (kNone).
@@ -52,5 +66,13 @@ ApiResult<bool> CheckApiVersion(std::string_view header, bool present);
 // AtomFormatNotSupported; odata=verbose -> 415 JsonVerboseFormatNotSupported;
 // anything else -> 415 MediaTypeNotSupported.
 ApiResult<bool> CheckJsonContentType(std::string_view header, bool present);
+
+enum class BodyFormat { kJson, kAtom };
+// The format of an entity/table request body. JSON-only versions: as
+// CheckJsonContentType (-> kJson). Atom-era versions: application/atom+xml or
+// application/xml -> kAtom, and a body without Content-Type is Atom when its
+// first non-space byte is '<' (old clients omit the header on small bodies).
+ApiResult<BodyFormat> CheckBodyContentType(std::optional<std::string_view> header, std::string_view version,
+                                           std::string_view body);
 
 }  // namespace tablestone::protocol

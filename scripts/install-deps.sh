@@ -9,7 +9,7 @@
 #   --bench     also install the benchmark tools (wrk)
 #   --fuzz      also install the fuzzing toolchain (clang + libFuzzer runtime)
 #   --no-tests  only the build dependencies (no Python/Node test dependencies)
-#   --no-npm    skip `npm ci` for tests/e2e/js, tests/e2e/legacy and tests/e2e/ui
+#   --no-npm    skip `npm ci` for tests/e2e/js, tests/e2e/legacy, tests/e2e/atom and tests/e2e/ui
 #   --no-ui     skip the browser test's dependencies (Debian chromium, tests/e2e/ui's npm ci)
 set -euo pipefail
 
@@ -17,7 +17,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 BUILD_PKGS=(build-essential cmake ninja-build pkg-config libboost1.81-dev librocksdb-dev
             nlohmann-json3-dev libspdlog-dev libgtest-dev libjemalloc-dev
-            libcli11-dev zlib1g-dev libzstd-dev libssl-dev)
+            libcli11-dev zlib1g-dev libzstd-dev libssl-dev libexpat1-dev)
 TEST_PKGS=(python3 python3-azure python3-pytest curl openssl)
 # tests/e2e/python/test_azure_cli.py drives `az storage entity` (Debian's azure-cli 2.45; about a
 # minute to download and unpack its 34 packages on a fresh machine).
@@ -108,5 +108,6 @@ npm_ci_if_changed() {
 if (( want_npm )); then
   npm_ci_if_changed "$ROOT/tests/e2e/js" "@azure/data-tables"
   npm_ci_if_changed "$ROOT/tests/e2e/legacy" "azure-storage"
+  npm_ci_if_changed "$ROOT/tests/e2e/atom" "azure-storage-legacy"
   (( want_ui )) && npm_ci_if_changed "$ROOT/tests/e2e/ui" "playwright-core"
 fi

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "protocol/atom/atom_writer.h"
 #include "protocol/batch/multipart.h"
 #include "protocol/error_body.h"
 #include "server/api/batch_plan.h"
@@ -37,16 +38,32 @@ void AddFramingHeaders(SubResponse* part) {
 }
 
 // The failing operation's part (Learn: performing-entity-group-transactions): its real status, the OData JSON
-// error from the one error renderer, message prefixed with "<index>:".
-SubResponse ErrorPart(const ApiError& indexed, std::string_view request_id, bool prefer_applied_no_content) {
+// error from the one error renderer (its XML form for an Atom-era batch), message prefixed with "<index>:".
+SubResponse ErrorPart(const ApiError& indexed, std::string_view request_id, bool prefer_applied_no_content,
+                      bool xml) {
   SubResponse part;
   part.status = indexed.http_status;
   AddFramingHeaders(&part);
   if (prefer_applied_no_content) part.headers.emplace_back("Preference-Applied", "return-no-content");
+  if (xml) {
+    part.headers.emplace_back("DataServiceVersion", "1.0;");
+    part.headers.emplace_back("Content-Type", "application/xml");
+    part.body = protocol::RenderXmlError(indexed, request_id, model::NowTicks());
+    return part;
+  }
   part.headers.emplace_back("DataServiceVersion", "3.0;");
   part.headers.emplace_back("Content-Type", protocol::JsonContentType(protocol::MetadataLevel::kMinimalMetadata));
   part.body = protocol::RenderJsonError(indexed, request_id, model::NowTicks());
   return part;
+}
+
+// A batch of an Atom-era version answers its errors in XML unless it asked for
+// JSON (protocol::IsAtomEraVersion; the sub-requests' Accept is not read for
+// the batch-level failure part).
+bool XmlErrors(const RequestInfo& info) {
+  if (!protocol::IsAtomEraVersion(info.api_version)) return false;
+  auto level = protocol::NegotiateMetadata(nullptr, info.Header("Accept"), info.api_version);
+  return !level.ok() || *level == protocol::MetadataLevel::kAtom;
 }
 
 void WriteBatchParts(const std::vector<SubResponse>& parts, bool is_query, http::Response& response) {
@@ -62,7 +79,7 @@ void WriteBatchParts(const std::vector<SubResponse>& parts, bool is_query, http:
 void WriteFailure(const RequestInfo& info, const ApiError& indexed, bool prefer_no_content,
                   http::Response& response) {
   LogServerError(info, indexed);  // a 500 inside the 202 envelope is still a server failure
-  WriteBatchParts({ErrorPart(indexed, info.request_id, prefer_no_content)}, false, response);
+  WriteBatchParts({ErrorPart(indexed, info.request_id, prefer_no_content, XmlErrors(info))}, false, response);
 }
 
 BatchAuthorizer MakeAuthorizer(const ApiContext& ctx, const RequestInfo& info) {
@@ -98,23 +115,25 @@ class SubRequestHeaders final : public RequestHeaders {
 void RunQuery(const ApiContext& ctx, const RequestInfo& info, const protocol::batch::SubRequest& sub,
               http::Response& response) {
   auto single_part = [&](SubResponse part) { WriteBatchParts({std::move(part)}, true, response); };
+  const bool xml = XmlErrors(info);
   auto resolved = ResolveSubRequest(sub, info.route.account.root_path);
-  if (!resolved.ok()) return single_part(ErrorPart(resolved.error(), info.request_id, false));
+  if (!resolved.ok()) return single_part(ErrorPart(resolved.error(), info.request_id, false, xml));
   const Operation op = resolved->operation;
   if (op != Operation::kGetEntity && op != Operation::kQueryEntities) {
-    return single_part(ErrorPart(ApiError::InvalidInput(), info.request_id, false));
+    return single_part(ErrorPart(ApiError::InvalidInput(), info.request_id, false, xml));
   }
   if (BatchAuthorizer authorize = MakeAuthorizer(ctx, info)) {
     model::EntityKey key = resolved->resource.key.value_or(model::EntityKey{});
     auto allowed = authorize(op, resolved->resource.table, key);
-    if (!allowed.ok()) return single_part(ErrorPart(allowed.error(), info.request_id, false));
+    if (!allowed.ok()) return single_part(ErrorPart(allowed.error(), info.request_id, false, xml));
   }
 
   // Only the outer request is authenticated; the sub-request's headers are
-  // read for what the operation itself reads (Accept).
+  // read for what the operation itself reads (Accept). Sub-requests do not
+  // repeat x-ms-version: the outer request's decides the payload format.
   SubRequestHeaders headers(sub);
   RequestParts parts{info.account(), info.route.account.secondary, resolved->resource, resolved->query, headers,
-                     sub.body};
+                     sub.body, info.api_version};
   ReadScope scope{info.request_id, info.base_url, info.grant, nullptr, info.trace};
   http::Response sub_response;
   sub_response.version(11);
@@ -153,7 +172,8 @@ void HandleBatch(const ApiContext& ctx, const RequestInfo& info, http::Response&
   if (parsed->is_query) return RunQuery(ctx, info, parsed->operations.front(), response);
 
   // 1. Validate everything before touching the engine.
-  PlanResult planned = PlanChangeset(parsed->operations, info.route.account.root_path, MakeAuthorizer(ctx, info));
+  PlanResult planned =
+      PlanChangeset(parsed->operations, info.route.account.root_path, MakeAuthorizer(ctx, info), info.api_version);
   if (planned.failure) return WriteFailure(info, planned.failure->Indexed(), false, response);
   BatchPlan& plan = planned.plan;
 
@@ -190,7 +210,9 @@ void HandleBatch(const ApiContext& ctx, const RequestInfo& info, http::Response&
     AddFramingHeaders(&part);
     for (auto& header : out.headers) part.headers.push_back(std::move(header));
     if (!out.body.empty()) {
-      part.headers.emplace_back("Content-Type", protocol::JsonContentType(p.level));
+      part.headers.emplace_back("Content-Type", p.level == protocol::MetadataLevel::kAtom
+                                                    ? std::string(protocol::atom::kEntryContentType)
+                                                    : protocol::JsonContentType(p.level));
       part.body = std::move(out.body);
     }
     parts.push_back(std::move(part));

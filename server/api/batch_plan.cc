@@ -57,7 +57,7 @@ protocol::ApiResult<ResolvedSubRequest> ResolveSubRequest(const SubRequest& sub,
 }
 
 PlanResult PlanChangeset(const std::vector<SubRequest>& operations, std::string_view root_path,
-                         const BatchAuthorizer& authorize) {
+                         const BatchAuthorizer& authorize, std::string_view version) {
   PlanResult result;
   auto fail = [&result](size_t index, ApiError error) {
     result.failure = BatchFailure{index, std::move(error)};
@@ -87,7 +87,7 @@ PlanResult PlanChangeset(const std::vector<SubRequest>& operations, std::string_
       // As at the top level, only inserts negotiate a body and honour Prefer (Learn:
       // setting-the-prefer-header-to-manage-response-echo-on-insert-operations, performing-entity-group-transactions).
       auto level = protocol::NegotiateMetadata(protocol::FindQueryParam(resolved->query, "$format"),
-                                               sub.Header("accept"));
+                                               sub.Header("accept"), version);
       if (!level.ok()) return fail(i, level.error());
       planned.level = *level;
       if (sub.HeaderCount("prefer") > 0) planned.prefer = protocol::ParsePrefer(sub.Header("prefer"));
@@ -100,6 +100,7 @@ PlanResult PlanChangeset(const std::vector<SubRequest>& operations, std::string_
     req.if_match = OptionalHeader(sub, "if-match");
     req.if_none_match = OptionalHeader(sub, "if-none-match");
     req.content_type = OptionalHeader(sub, "content-type");
+    req.version = version;
     auto op = BuildWriteOp(req);
     if (!op.ok()) return fail(i, op.error());
     planned.op = std::move(op).value();

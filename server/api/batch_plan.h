@@ -94,8 +94,10 @@ using BatchAuthorizer = std::function<protocol::ApiResult<bool>(protocol::Operat
 //     InvalidDuplicateRow;
 //   * `authorize` errors (403), when `authorize` is set.
 // The table's existence and ETag/existence conditions are the engine's
-// business (checked when the plan is applied).
+// business (checked when the plan is applied). `version` is the outer
+// request's x-ms-version (sub-requests do not repeat it): before 2015-12-11
+// the operations may carry Atom entries and inserts may negotiate Atom.
 PlanResult PlanChangeset(const std::vector<protocol::batch::SubRequest>& operations, std::string_view root_path,
-                         const BatchAuthorizer& authorize);
+                         const BatchAuthorizer& authorize, std::string_view version = {});
 
 }  // namespace tablestone::api

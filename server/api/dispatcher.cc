@@ -622,9 +622,10 @@ bool Dispatcher::Prepare(const http::Request& request, const http::RequestContex
   if (host.empty()) host = "127.0.0.1";
   info.base_url = std::string(context.is_tls ? "https://" : "http://") + host + info.route.account.root_path;
 
+  const std::optional<std::string_view> api_version = FindRequestHeader(request, "x-ms-version");
+  info.api_version = api_version.value_or(std::string_view());
   if (!options_.skip_api_version_check) {
-    auto version = protocol::CheckApiVersion(RequestHeader(request, "x-ms-version"),
-                                             FindRequestHeader(request, "x-ms-version").has_value());
+    auto version = protocol::CheckApiVersion(info.api_version, api_version.has_value());
     if (!version.ok()) {
       WriteError(info, version.error(), response, xml);
       return refuse();

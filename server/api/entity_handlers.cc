@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "protocol/atom/atom_writer.h"
 #include "protocol/odata_writer.h"
 #include "protocol/request_options.h"
 #include "server/api/entity_ops.h"
@@ -49,7 +50,11 @@ std::optional<ApiError> RunGetEntity(const ApiContext& ctx, const GetEntityReque
   }();
   if (!entity.ok()) return protocol::FromStatus(entity.status());
   protocol::EntityWriteContext wctx{scope.base_url, req.account, req.table, req.level, &req.select};
-  WriteJson(response, 200, req.level, protocol::WriteEntity(*entity, wctx));
+  if (req.level == protocol::MetadataLevel::kAtom) {
+    WriteAtom(response, 200, protocol::atom::kEntryContentType, protocol::atom::WriteEntityEntry(*entity, wctx));
+  } else {
+    WriteJson(response, 200, req.level, protocol::WriteEntity(*entity, wctx));
+  }
   response.set("ETag", model::FormatETag(entity->timestamp));
   return std::nullopt;
 }
@@ -79,6 +84,7 @@ void HandleEntityWrite(const ApiContext& ctx, const RequestInfo& info, http::Res
   req.if_match = OptionalHeader(info, "If-Match");
   req.if_none_match = OptionalHeader(info, "If-None-Match");
   req.content_type = OptionalHeader(info, "Content-Type");
+  req.version = info.api_version;
   const bool is_insert = req.operation == protocol::Operation::kInsertEntity;
 
   protocol::MetadataLevel level = protocol::MetadataLevel::kMinimalMetadata;
@@ -86,7 +92,7 @@ void HandleEntityWrite(const ApiContext& ctx, const RequestInfo& info, http::Res
   if (is_insert) {
     // Only inserts have a body to negotiate and honour Prefer (Learn:
     // setting-the-prefer-header-to-manage-response-echo-on-insert-operations).
-    auto negotiated = protocol::NegotiateMetadata(info.Query("$format"), info.Header("Accept"));
+    auto negotiated = protocol::NegotiateMetadata(info.Query("$format"), info.Header("Accept"), req.version);
     if (!negotiated.ok()) return WriteError(info, negotiated.error(), response);
     level = *negotiated;
     if (info.HasHeader("Prefer")) prefer = protocol::ParsePrefer(info.Header("Prefer"));
@@ -112,6 +118,8 @@ void HandleEntityWrite(const ApiContext& ctx, const RequestInfo& info, http::Res
   EntityOpResponse out = RenderWriteSuccess(*op, result.timestamp, wctx);
   if (out.status == 204) {
     WriteNoContent(response);
+  } else if (level == protocol::MetadataLevel::kAtom) {
+    WriteAtom(response, out.status, protocol::atom::kEntryContentType, std::move(out.body));
   } else {
     WriteJson(response, out.status, level, std::move(out.body));
   }

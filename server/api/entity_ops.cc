@@ -1,5 +1,7 @@
 #include "server/api/entity_ops.h"
 
+#include "protocol/atom/atom_reader.h"
+#include "protocol/atom/atom_writer.h"
 #include "protocol/odata_json.h"
 #include "protocol/odata_writer.h"
 #include "storage/model/etag.h"
@@ -58,11 +60,10 @@ protocol::ApiResult<model::WriteOp> BuildWriteOp(const EntityOpRequest& req) {
     op.entity.row_key = req.url_key->row_key;
     return op;
   }
-  if (req.content_type) {
-    auto ct = protocol::CheckJsonContentType(*req.content_type, true);
-    if (!ct.ok()) return ct.error();
-  }
-  auto parsed = protocol::ParseEntityJson(req.body);
+  auto format = protocol::CheckBodyContentType(req.content_type, req.version, req.body);
+  if (!format.ok()) return format.error();
+  auto parsed = *format == protocol::BodyFormat::kAtom ? protocol::atom::ParseEntityAtom(req.body)
+                                                       : protocol::ParseEntityJson(req.body);
   if (!parsed.ok()) return parsed.error();
   op.entity = std::move(parsed->entity);
   if (req.url_key) {
@@ -110,7 +111,8 @@ EntityOpResponse RenderWriteSuccess(const model::WriteOp& op, int64_t timestamp,
   model::Entity stored = op.entity;
   stored.timestamp = timestamp;
   protocol::EntityWriteContext wctx{ctx.base_url, ctx.account, ctx.table, ctx.level, nullptr};
-  out.body = protocol::WriteEntity(stored, wctx);
+  out.body = ctx.level == protocol::MetadataLevel::kAtom ? protocol::atom::WriteEntityEntry(stored, wctx)
+                                                        : protocol::WriteEntity(stored, wctx);
   return out;
 }
 

@@ -27,6 +27,7 @@ struct EntityOpRequest {
   std::optional<std::string_view> if_match;
   std::optional<std::string_view> if_none_match;
   std::optional<std::string_view> content_type;
+  std::string_view version;  // x-ms-version (empty when absent): Atom bodies before 2015-12-11
 };
 
 // True for the six entity write operations.
@@ -36,14 +37,15 @@ bool IsEntityWriteOperation(protocol::Operation op);
 // PropertiesNeedValue (insert without PartitionKey/RowKey), InvalidInput
 // (body keys differ from the URL keys, malformed If-Match, If-None-Match on a
 // write), PropertyValueTooLarge (URL key > 1024 UTF-16 units), 415 for a
-// non-JSON Content-Type.
+// non-JSON Content-Type (CheckBodyContentType's: an Atom-era request may send
+// an Atom entry, read by protocol/atom/atom_reader.h).
 protocol::ApiResult<model::WriteOp> BuildWriteOp(const EntityOpRequest& request);
 
 // What a successful write answers.
 struct EntityOpResponse {
   unsigned status = 204;
   std::vector<std::pair<std::string, std::string>> headers;  // in order; no common x-ms-* headers
-  std::string body;                                          // JSON (201 insert only)
+  std::string body;  // JSON, or an Atom entry for MetadataLevel::kAtom (201 insert only)
 };
 
 struct WriteResponseContext {

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "protocol/atom/atom_writer.h"
 #include "protocol/continuation.h"
 #include "protocol/filter/filter.h"
 #include "protocol/odata_writer.h"
@@ -14,6 +15,7 @@
 #include "server/api/query_ops.h"
 #include "server/api/response.h"
 #include "server/faults/fault_rules.h"
+#include "storage/model/datetime.h"
 
 namespace tablestone::api {
 
@@ -167,7 +169,12 @@ std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesReq
       response.set("x-ms-continuation-NextRowKey", protocol::EncodeContinuation(next->row_key));
     }
   }
-  WriteJson(response, 200, req.level, protocol::WriteEntityFeed(entities, wctx));
+  if (req.level == protocol::MetadataLevel::kAtom) {
+    WriteAtom(response, 200, protocol::atom::kFeedContentType,
+              protocol::atom::WriteEntityFeed(entities, wctx, model::NowTicks()));
+  } else {
+    WriteJson(response, 200, req.level, protocol::WriteEntityFeed(entities, wctx));
+  }
   return std::nullopt;
 }
 

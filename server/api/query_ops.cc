@@ -21,7 +21,8 @@ namespace {
 // checks, same order, same errors).
 protocol::ApiResult<bool> ParseEntityShape(const RequestParts& parts, protocol::MetadataLevel* level,
                                            std::vector<std::string>* select) {
-  auto negotiated = protocol::NegotiateMetadata(parts.Query("$format"), parts.headers.Get("Accept"));
+  auto negotiated =
+      protocol::NegotiateMetadata(parts.Query("$format"), parts.headers.Get("Accept"), parts.api_version);
   if (!negotiated.ok()) return negotiated.error();
   *level = *negotiated;
   auto selected = protocol::ParseSelect(parts.Query("$select"));

@@ -35,6 +35,10 @@ struct RequestParts {
   const protocol::QueryParams& query;
   const RequestHeaders& headers;
   std::string_view body;
+  // x-ms-version as sent (empty when absent), read once by the dispatcher; a
+  // $batch sub-request has the outer request's. Versions before 2015-12-11
+  // may use Atom payloads (protocol::IsAtomEraVersion).
+  std::string_view api_version;
 
   // First value of a query parameter (exact name), or nullptr.
   const std::string* Query(std::string_view name) const { return protocol::FindQueryParam(query, name); }

@@ -63,12 +63,25 @@ void WriteErrorRaw(std::string_view request_id, std::string_view accept, const p
   response.prepare_payload();
 }
 
+namespace {
+
+// An Atom-era request that negotiated Atom gets its errors as the OData XML
+// error document, as the service answered those versions.
+bool AnswersAtom(const std::string* format, std::string_view accept, std::string_view version) {
+  if (!protocol::IsAtomEraVersion(version)) return false;
+  auto level = protocol::NegotiateMetadata(format, accept, version);
+  return level.ok() && *level == protocol::MetadataLevel::kAtom;
+}
+
+}  // namespace
+
 void WriteError(const RequestInfo& info, const protocol::ApiError& error, http::Response& response, bool xml) {
   std::string_view accept = info.Header("Accept");
   const std::string* format = info.Query("$format");
   std::string accept_for_error(accept);
   if (format != nullptr) accept_for_error = *format;
   LogServerError(info, error);
+  xml = xml || AnswersAtom(format, accept, info.api_version);
   WriteErrorRaw(info.request_id, accept_for_error, error, response, xml);
 }
 
@@ -79,7 +92,8 @@ void WriteError(protocol::Operation operation, const RequestParts& parts, std::s
   std::string accept_for_error(accept);
   if (format != nullptr) accept_for_error = *format;
   LogServerError(operation, parts.account, parts.resource.table, request_id, error);
-  WriteErrorRaw(request_id, accept_for_error, error, response, /*xml=*/false);
+  WriteErrorRaw(request_id, accept_for_error, error, response,
+                AnswersAtom(format, accept, parts.api_version));
 }
 
 void WriteJson(http::Response& response, unsigned status, protocol::MetadataLevel level, std::string body) {
@@ -88,6 +102,15 @@ void WriteJson(http::Response& response, unsigned status, protocol::MetadataLeve
   response.set("X-Content-Type-Options", "nosniff");
   response.set(http_ns::field::cache_control, "no-cache");
   response.set("DataServiceVersion", "3.0;");
+  response.body() = std::move(body);
+  response.prepare_payload();
+}
+
+void WriteAtom(http::Response& response, unsigned status, std::string_view content_type, std::string body) {
+  response.result(status);
+  response.set(http_ns::field::content_type, content_type);
+  response.set(http_ns::field::cache_control, "no-cache");
+  response.set("DataServiceVersion", "1.0;");
   response.body() = std::move(body);
   response.prepare_payload();
 }

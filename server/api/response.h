@@ -17,13 +17,15 @@ namespace tablestone::api {
 inline constexpr std::string_view kServerHeader = "Tablestone-Table/0.1 (Windows-Azure-Table/1.0 compatible)";
 
 // Error response: status, x-ms-error-code and the body from protocol/error_body
-// (JSON, or the OData XML shape when `xml`). The JSON Content-Type follows the
-// negotiated metadata level (minimal when negotiation itself failed).
+// (JSON, or the OData XML shape when `xml` or when the request negotiated
+// Atom). The JSON Content-Type follows the negotiated metadata level (minimal
+// when negotiation itself failed).
 // A 500 is logged here (LogServerError), so handlers only write the error.
 void WriteError(const RequestInfo& info, const protocol::ApiError& error, http::Response& response,
                 bool xml = false);
 // The same for a request known by its parts (the GET inside $batch has no
-// RequestInfo of its own): `operation` names it in the 500 log line. JSON only.
+// RequestInfo of its own): `operation` names it in the 500 log line. JSON, or XML
+// for a request that negotiated Atom.
 void WriteError(protocol::Operation operation, const RequestParts& parts, std::string_view request_id,
                 const protocol::ApiError& error, http::Response& response);
 // Same without a routed request (transport errors, version/route failures).
@@ -45,6 +47,10 @@ void LogServerError(std::string_view request_id, std::string_view context, const
 // 200/201 JSON body with the OData Content-Type, nosniff, no-cache and
 // DataServiceVersion 3.0.
 void WriteJson(http::Response& response, unsigned status, protocol::MetadataLevel level, std::string body);
+
+// 200/201 AtomPub body (protocol/atom/atom_writer.h's content types), no-cache
+// and DataServiceVersion 1.0.
+void WriteAtom(http::Response& response, unsigned status, std::string_view content_type, std::string body);
 
 // 204 with no body (no Content-Type), nosniff, no-cache.
 void WriteNoContent(http::Response& response, std::string_view data_service_version = "1.0;");

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "protocol/atom/atom_writer.h"
 #include "protocol/continuation.h"
 #include "protocol/odata_writer.h"
 #include "server/api/handlers.h"
@@ -13,12 +14,24 @@
 #include "server/api/table_ops.h"
 #include "server/faults/fault_rules.h"
 #include "storage/model/ascii.h"
+#include "storage/model/datetime.h"
 
 namespace tablestone::api {
 
 using protocol::ApiError;
 
 namespace {
+
+// Create Table's echo and Get Table: one table as JSON or as an Atom entry.
+void WriteTableEntryResponse(http::Response& response, unsigned status, std::string_view table,
+                             std::string_view base_url, std::string_view account, protocol::MetadataLevel level) {
+  if (level == protocol::MetadataLevel::kAtom) {
+    WriteAtom(response, status, protocol::atom::kEntryContentType,
+              protocol::atom::WriteTableEntry(table, base_url, account, model::NowTicks()));
+  } else {
+    WriteJson(response, status, level, protocol::WriteTableEntry(table, base_url, account, level));
+  }
+}
 
 void RunQueryTables(const ApiContext& ctx, const RequestInfo& info, QueryTablesRequest&& req,
                     http::Response& response) {
@@ -50,7 +63,12 @@ void RunQueryTables(const ApiContext& ctx, const RequestInfo& info, QueryTablesR
     for (const auto& t : result->tables) names.push_back(t.name);
   }
   if (next) response.set("x-ms-continuation-NextTableName", protocol::EncodeContinuation(*next));
-  WriteJson(response, 200, req.level, protocol::WriteTableFeed(names, info.base_url, req.account, req.level));
+  if (req.level == protocol::MetadataLevel::kAtom) {
+    WriteAtom(response, 200, protocol::atom::kFeedContentType,
+              protocol::atom::WriteTableFeed(names, info.base_url, req.account, model::NowTicks()));
+  } else {
+    WriteJson(response, 200, req.level, protocol::WriteTableFeed(names, info.base_url, req.account, req.level));
+  }
 }
 
 void RunCreateTable(const ApiContext& ctx, const RequestInfo& info, const CreateTableRequest& req,
@@ -67,8 +85,7 @@ void RunCreateTable(const ApiContext& ctx, const RequestInfo& info, const Create
     WriteNoContent(response, "3.0;");
     response.set("Preference-Applied", "return-no-content");
   } else {
-    WriteJson(response, 201, req.level,
-              protocol::WriteTableEntry(created->name, info.base_url, req.account, req.level));
+    WriteTableEntryResponse(response, 201, created->name, info.base_url, req.account, req.level);
     // Learn: setting-the-prefer-header-to-manage-response-echo-on-insert-operations: Preference-Applied only when the
     // request had Prefer.
     if (req.prefer_sent && req.prefer == protocol::PreferReturn::kReturnContent) {
@@ -104,7 +121,7 @@ void RunGetTable(const ApiContext& ctx, const RequestInfo& info, const TableRequ
     }
     return WriteError(info, protocol::FromStatus(table.status()), response);
   }
-  WriteJson(response, 200, req.level, protocol::WriteTableEntry(table->name, info.base_url, req.account, req.level));
+  WriteTableEntryResponse(response, 200, table->name, info.base_url, req.account, req.level);
 }
 
 }  // namespace

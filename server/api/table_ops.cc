@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "protocol/atom/atom_reader.h"
 #include "protocol/continuation.h"
 #include "protocol/odata_json.h"
 #include "protocol/route.h"
@@ -13,7 +14,7 @@ namespace tablestone::api {
 protocol::ApiResult<QueryTablesRequest> ParseQueryTables(const RequestParts& parts) {
   QueryTablesRequest req;
   req.account = parts.account;
-  auto level = protocol::NegotiateMetadata(parts.Query("$format"), parts.headers.Get("Accept"));
+  auto level = protocol::NegotiateMetadata(parts.Query("$format"), parts.headers.Get("Accept"), parts.api_version);
   if (!level.ok()) return level.error();
   req.level = *level;
   auto top = protocol::ParseTop(parts.Query("$top"));
@@ -33,13 +34,13 @@ protocol::ApiResult<QueryTablesRequest> ParseQueryTables(const RequestParts& par
 protocol::ApiResult<CreateTableRequest> ParseCreateTable(const RequestParts& parts) {
   CreateTableRequest req;
   req.account = parts.account;
-  const std::optional<std::string_view> content_type = parts.headers.Find("Content-Type");
-  auto ct = protocol::CheckJsonContentType(content_type.value_or(std::string_view()), content_type.has_value());
-  if (!ct.ok()) return ct.error();
-  auto level = protocol::NegotiateMetadata(parts.Query("$format"), parts.headers.Get("Accept"));
+  auto format = protocol::CheckBodyContentType(parts.headers.Find("Content-Type"), parts.api_version, parts.body);
+  if (!format.ok()) return format.error();
+  auto level = protocol::NegotiateMetadata(parts.Query("$format"), parts.headers.Get("Accept"), parts.api_version);
   if (!level.ok()) return level.error();
   req.level = *level;
-  auto name = protocol::ParseTableNameJson(parts.body);
+  auto name = *format == protocol::BodyFormat::kAtom ? protocol::atom::ParseTableNameAtom(parts.body)
+                                                     : protocol::ParseTableNameJson(parts.body);
   if (!name.ok()) return name.error();
   auto valid = protocol::ValidateTableName(*name);
   if (!valid.ok()) return valid.error();
@@ -55,7 +56,7 @@ protocol::ApiResult<TableRequest> ParseDeleteTable(const RequestParts& parts) {
 }
 
 protocol::ApiResult<TableRequest> ParseGetTable(const RequestParts& parts) {
-  auto level = protocol::NegotiateMetadata(parts.Query("$format"), parts.headers.Get("Accept"));
+  auto level = protocol::NegotiateMetadata(parts.Query("$format"), parts.headers.Get("Accept"), parts.api_version);
   if (!level.ok()) return level.error();
   return TableRequest{parts.account, parts.resource.table, *level};
 }

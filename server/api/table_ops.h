@@ -40,8 +40,9 @@ struct CreateTableRequest {
   bool prefer_sent = false;  // a Prefer header was sent (Preference-Applied echoes only then)
 };
 
-// Errors, in this order: CheckJsonContentType's (Content-Type),
-// NegotiateMetadata's, ParseTableNameJson's (body), ValidateTableName's.
+// Errors, in this order: CheckBodyContentType's (Content-Type),
+// NegotiateMetadata's, ParseTableNameJson's or ParseTableNameAtom's (body),
+// ValidateTableName's.
 protocol::ApiResult<CreateTableRequest> ParseCreateTable(const RequestParts& parts);
 
 // Delete Table, Get Table and Get Table ACL: the table as addressed.

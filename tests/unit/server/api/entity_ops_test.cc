@@ -74,6 +74,35 @@ TEST(EntityOpsTest, UrlKeyTooLongAndContentType) {
   EXPECT_EQ(BuildWriteOp(req).error().http_status, 415);
 }
 
+// Atom-era versions: an Atom entry is read by the Atom reader, with the same
+// key rules; the insert echo is an Atom entry for MetadataLevel::kAtom.
+TEST(EntityOpsTest, AtomBodiesForAtomEraVersions) {
+  const std::string entry =
+      "<entry xmlns=\"http://www.w3.org/2005/Atom\" "
+      "xmlns:d=\"http://schemas.microsoft.com/ado/2007/08/dataservices\" "
+      "xmlns:m=\"http://schemas.microsoft.com/ado/2007/08/dataservices/metadata\"><content><m:properties>"
+      "<d:PartitionKey>p</d:PartitionKey><d:RowKey>r</d:RowKey><d:Flag m:type=\"Edm.Boolean\">1</d:Flag>"
+      "</m:properties></content></entry>";
+  EntityOpRequest req;
+  req.operation = Operation::kInsertEntity;
+  req.body = entry;
+  req.content_type = "application/atom+xml;type=entry";
+  req.version = "2011-08-18";
+  auto op = BuildWriteOp(req);
+  ASSERT_TRUE(op.ok()) << op.error().code;
+  ASSERT_EQ(op->entity.properties.size(), 1u);
+  EXPECT_EQ(op->entity.properties[0].value, model::EdmValue::Boolean(true));
+  req.version = "2015-12-11";
+  EXPECT_EQ(BuildWriteOp(req).error().code, "AtomFormatNotSupported");
+
+  WriteResponseContext ctx{"http://h/acct/", "acct", "t", protocol::MetadataLevel::kAtom,
+                           protocol::PreferReturn::kNone};
+  EntityOpResponse created = RenderWriteSuccess(*op, 637590574283795894, ctx);
+  EXPECT_EQ(created.status, 201u);
+  EXPECT_NE(created.body.find("<d:Flag m:type=\"Edm.Boolean\">true</d:Flag>"), std::string::npos) << created.body;
+  EXPECT_NE(created.body.find("m:etag="), std::string::npos);
+}
+
 TEST(EntityOpsTest, RenderInsertAndUpdate) {
   model::WriteOp op;
   op.kind = model::WriteKind::kInsert;

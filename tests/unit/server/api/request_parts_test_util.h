@@ -40,8 +40,11 @@ struct PartsHolder {
   protocol::QueryParams query;
   FakeHeaders headers;
   std::string body;
+  std::string api_version;  // x-ms-version; empty = absent
 
-  RequestParts Parts() const { return RequestParts{account, secondary, resource, query, headers, body}; }
+  RequestParts Parts() const {
+    return RequestParts{account, secondary, resource, query, headers, body, api_version};
+  }
 };
 
 inline PartsHolder EntityParts(std::string table, std::string pk, std::string rk) {

@@ -100,6 +100,34 @@ TEST(ParseCreateTableTest, NameAndPrefer) {
   EXPECT_TRUE(req->prefer_sent);
 }
 
+// Before 2015-12-11 a Create Table entry may be Atom, and the answer is Atom
+// unless JSON is asked for (Learn: payload-format-for-table-service-operations).
+TEST(ParseCreateTableTest, AtomEntryForAtomEraVersions) {
+  PartsHolder h = TableParts(ResourceKind::kTables, "");
+  h.body =
+      "<entry xmlns=\"http://www.w3.org/2005/Atom\" "
+      "xmlns:d=\"http://schemas.microsoft.com/ado/2007/08/dataservices\" "
+      "xmlns:m=\"http://schemas.microsoft.com/ado/2007/08/dataservices/metadata\"><content "
+      "type=\"application/xml\"><m:properties><d:TableName>orders</d:TableName></m:properties></content></entry>";
+  h.headers.Add("Content-Type", "application/atom+xml");
+  h.api_version = "2013-08-15";
+  auto req = ParseCreateTable(h.Parts());
+  ASSERT_TRUE(req.ok()) << req.error().code;
+  EXPECT_EQ(req->name, "orders");
+  EXPECT_EQ(req->level, MetadataLevel::kAtom);
+
+  h.headers.Add("Accept", "application/json;odata=nometadata");
+  auto json_answer = ParseCreateTable(h.Parts());
+  ASSERT_TRUE(json_answer.ok());
+  EXPECT_EQ(json_answer->level, MetadataLevel::kNoMetadata);
+
+  PartsHolder modern = TableParts(ResourceKind::kTables, "");
+  modern.body = h.body;
+  modern.headers.Add("Content-Type", "application/atom+xml");
+  modern.api_version = "2015-12-11";
+  EXPECT_EQ(ParseCreateTable(modern.Parts()).error().code, "AtomFormatNotSupported");
+}
+
 TEST(ParseCreateTableTest, Errors) {
   auto error_of = [](std::string body, std::initializer_list<std::pair<std::string, std::string>> headers = {}) {
     PartsHolder h = TableParts(ResourceKind::kTables, "");
