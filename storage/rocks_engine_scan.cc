@@ -217,7 +217,8 @@ Status ServeCached(const CachedPartition& entry, std::string_view lower, std::st
       }
       if (i == chunk_end) break;
       model::Entity row;
-      TABLESTONE_RETURN_IF_ERROR(DecodeEntityValue(entry.values[i], &row));
+      // Every row filter was decided on the columns: only what the page needs.
+      TABLESTONE_RETURN_IF_ERROR(DecodeEntityValue(entry.values[i], &row, &spec.select));
       row.partition_key.assign(block.partition_key);
       row.row_key.assign(block.row_keys[i]);
       if (expr != nullptr && !predicate->MatchesRest(row)) continue;  // examined, not kept
@@ -402,11 +403,12 @@ class PartitionSource {
   // After kRow: the row (keys; the rest after ReadValue()). A scratch buffer
   // the next call overwrites.
   model::Entity& row() { return row_; }
-  // After kRow: decodes the row's value into row().
-  Status ReadValue() {
+  // After kRow: decodes the row's value into row(): only the properties in
+  // `select` unless that is null or empty (DecodeEntityValue).
+  Status ReadValue(const std::vector<std::string>* select) {
     const std::string_view v = View(it_->value());
     value_bytes_ = v.size();
-    return DecodeEntityValue(v, &row_);
+    return DecodeEntityValue(v, &row_, select);
   }
   size_t value_bytes() const { return value_bytes_; }
   // After kRow: the row's encoded value (valid until the next call).
@@ -613,12 +615,13 @@ StatusOr<model::ScanResult> RocksEngine::ScanPage(const TableInfo& table, const 
       if (encoded) {
         const EncodedFilter::Verdict verdict = encoded->Evaluate(row.partition_key, row.row_key, source.value());
         if (verdict == EncodedFilter::Verdict::kFalse) continue;  // examined, not kept, not decoded
-        TABLESTONE_RETURN_IF_ERROR(source.ReadValue());
+        TABLESTONE_RETURN_IF_ERROR(source.ReadValue(&spec.select));
         // kTrue: only the predicate's rest is left; kUnknown: malformed, the
         // decode above has already failed.
         matches = spec.predicate->MatchesRest(row);
       } else {
-        TABLESTONE_RETURN_IF_ERROR(source.ReadValue());
+        // A predicate without an expression may read any property.
+        TABLESTONE_RETURN_IF_ERROR(source.ReadValue(spec.predicate ? nullptr : &spec.select));
         matches = !spec.predicate || spec.predicate->Matches(row);
       }
       if (matches && !page.Keep(row, source.value_bytes())) {
