@@ -659,7 +659,13 @@ void RocksEngine::ScheduleBuilds(uint64_t table_id, uint64_t use_clock, std::vec
 }
 
 void RocksEngine::SubmitBuildTask() {
-  if (Submit(WorkLane::kLong, [this](bool dropped) { RunOneBuild(dropped); }).ok()) return;
+  // A build never takes the last place in the lane's queue: that is for a
+  // request, which would otherwise be answered 503 (AsyncDispatchTest.
+  // ShortQueryIsAnsweredInlineLongOneOnTheLongLane: a query that gave up its
+  // I/O-thread slice after admitting partitions, behind a full lane).
+  const bool room =
+      executor_ != nullptr && executor_->queued(WorkLane::kLong) + 1 < options_.executor.max_queued;
+  if (room && Submit(WorkLane::kLong, [this](bool dropped) { RunOneBuild(dropped); }).ok()) return;
   // Busy or closing: drop the queue; a later scan admits the partitions again.
   std::lock_guard lock(builds_mu_);
   DropBuildQueue();
