@@ -28,6 +28,7 @@
 // when the target Entity is reused.
 #include "storage/entity_codec.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace tablestone::storage {
@@ -336,7 +337,12 @@ Status DecodeEntityTimestamp(std::string_view value, int64_t* ticks) {
   return Status::Ok();
 }
 
-Status DecodeEntityValue(std::string_view value, model::Entity* entity) {
+namespace {
+
+// DecodeEntityValue with every property (kAll) or only those in *select: one
+// body, instantiated twice so the common case keeps its tight loop.
+template <bool kAll>
+Status DecodeValueWith(std::string_view value, model::Entity* entity, const std::vector<std::string>* select) {
   Reader r(value);
   uint8_t version;
   uint64_t ts;
@@ -350,17 +356,38 @@ Status DecodeEntityValue(std::string_view value, model::Entity* entity) {
   entity->timestamp = static_cast<int64_t>(ts);
   auto& props = entity->properties;
   props.resize(count);
+  uint32_t kept = 0;
   for (uint32_t i = 0; i < count; ++i) {
-    model::Property& p = props[i];
     std::string_view name;
     uint8_t tag;
     if (!r.Bytes(&name)) return Corrupt("truncated property name");
-    p.name.assign(name.data(), name.size());
     if (!r.Byte(&tag)) return Corrupt("truncated property type");
+    if constexpr (!kAll) {
+      if (std::find(select->begin(), select->end(), name) == select->end()) {
+        model::ValueView skipped;  // validated, not copied
+        char guid_text[36];
+        if (!ViewValue(r, tag, &skipped, guid_text)) return Corrupt("bad property payload");
+        continue;
+      }
+    }
+    model::Property& p = props[kAll ? i : kept++];
+    p.name.assign(name.data(), name.size());
     if (!DecodeValue(r, tag, &p.value)) return Corrupt("bad property payload");
   }
   if (r.remaining() != 0) return Corrupt("trailing bytes");
+  if constexpr (!kAll) props.resize(kept);
   return Status::Ok();
+}
+
+}  // namespace
+
+Status DecodeEntityValue(std::string_view value, model::Entity* entity) {
+  return DecodeValueWith<true>(value, entity, nullptr);
+}
+
+Status DecodeEntityValueSelected(std::string_view value, model::Entity* entity,
+                                 const std::vector<std::string>& select) {
+  return DecodeValueWith<false>(value, entity, &select);
 }
 
 }  // namespace tablestone::storage

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "storage/model/entity.h"
 #include "storage/model/filter_eval.h"
@@ -29,6 +30,18 @@ std::string EncodeEntityValue(const model::Entity& entity);
 // truncated input yields Status::Corruption; never crashes or over-reads.
 // After an error *entity holds partial data and must not be used as a result.
 Status DecodeEntityValue(std::string_view value, model::Entity* entity);
+// As above, but entity->properties gets only the properties named in
+// `select` (in stored order, every one of each name), e.g. a query's
+// $select: the others are validated but never copied. Null or empty
+// `select` = all.
+Status DecodeEntityValueSelected(std::string_view value, model::Entity* entity,
+                                 const std::vector<std::string>& select);  // select not empty
+// Inline: without a select, a scan pays no call more than the plain decode.
+inline Status DecodeEntityValue(std::string_view value, model::Entity* entity,
+                                const std::vector<std::string>* select) {
+  if (select == nullptr || select->empty()) return DecodeEntityValue(value, entity);
+  return DecodeEntityValueSelected(value, entity, *select);
+}
 
 // One property looked up in place by ReadEncodedProperties. view.text points
 // into the encoded value (String, Binary, non-canonical Guid) or into

@@ -27,6 +27,14 @@ size_t CachedPartition::LowerBound(std::string_view key) const {
                              row_suffixes.begin());
 }
 
+[[gnu::noinline]] void CopiedRows::Append(std::string_view key, std::string_view value) {
+  const uint32_t sizes[2] = {static_cast<uint32_t>(key.size()), static_cast<uint32_t>(value.size())};
+  bytes_.append(reinterpret_cast<const char*>(sizes), sizeof sizes);
+  bytes_.append(key);
+  bytes_.append(value);
+  ++row_count_;
+}
+
 PartitionBuilder::PartitionBuilder(std::string prefix, std::string_view partition_key)
     : prefix_(std::move(prefix)) {
   partition_key_ = Append(partition_key);

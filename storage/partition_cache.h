@@ -1,10 +1,11 @@
 // PartitionCache: decoded, columnar copies of whole partitions for filtered
 // scans (row_block.h), bounded by bytes, invalidated by writes.
 //
-// Why: a scan that iterates RocksDB and decodes every row costs ~240 ns per
-// row; filtering a cached columnar block costs a few ns. A partition is
-// cached when a scan has read it from its first row to its last (the scan
-// pays for that decode anyway), if it has at least kMinCachedRows rows.
+// Why: a scan that iterates RocksDB costs hundreds of ns per row; filtering
+// a cached columnar block costs a few ns. A partition the admission below
+// accepts is built (read and decoded whole) by a task of its own on the
+// engine's long lane after the admitting scan (RocksEngine::ScheduleBuilds),
+// if it has at least kMinCachedRows rows: no query pays for a build.
 //
 // Validity (the concurrency argument; RocksEngine follows it):
 //   * sequence_ is a global counter; each lock stripe of the engine has a
@@ -30,11 +31,12 @@
 // Memory: entries count their real allocations (arena + vectors); the least
 // recently used entries are evicted once the total passes the capacity.
 //
-// Admission (ShouldBuild): building an entry roughly doubles the cost of
-// reading a partition, so a scan builds one only
+// Admission (ShouldBuild): building an entry costs about as much as decoding
+// every row of the partition, more than the uncached scan itself (which
+// decodes only the rows its filter keeps), so a partition is built only
 //   * on the second read of the partition from its first row with no write
 //     to its stripe in between (a "ghost" remembers the first read; bounded
-//     FIFO of kMaxGhosts). A query run once pays nothing for the cache;
+//     FIFO of kMaxGhosts). A query run once costs nothing for the cache;
 //   * and only if that cannot evict an entry used since the scan started. A
 //     scan over more data than the cache holds would otherwise evict its own
 //     entries in LRU order and rebuild every partition on every pass; instead
@@ -49,9 +51,11 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -66,6 +70,54 @@ namespace tablestone::storage {
 // Partitions with fewer rows are not cached: for them one cache lookup and
 // the bookkeeping cost about as much as reading the rows from RocksDB.
 inline constexpr size_t kMinCachedRows = 64;
+
+// The encoded rows of one partition, copied in key order by the scan that
+// admitted it, so that its build decodes them rather than reading RocksDB
+// again (a copy costs a few instructions per byte; reading a row through
+// RocksDB's iterator thousands).
+class CopiedRows {
+ public:
+  // Appends a row (its full encoded key and value). Out of line under its
+  // own name: `key` and `value` may lie in a memtable another thread is
+  // inserting into (tests/reliability/tsan.supp).
+  void Append(std::string_view key, std::string_view value);
+  size_t bytes() const { return bytes_.size(); }
+  size_t row_count() const { return row_count_; }
+  // Calls f(key, value) for each row in the order appended, until f returns
+  // false; returns false iff f did.
+  template <class F>
+  bool ForEach(F&& f) const {
+    for (size_t at = 0; at < bytes_.size();) {
+      uint32_t sizes[2];
+      std::memcpy(sizes, bytes_.data() + at, sizeof sizes);
+      at += sizeof sizes;
+      if (!f(std::string_view(bytes_.data() + at, sizes[0]), std::string_view(bytes_.data() + at + sizes[0], sizes[1]))) {
+        return false;
+      }
+      at += size_t{sizes[0]} + sizes[1];
+    }
+    return true;
+  }
+
+ private:
+  std::string bytes_;  // per row: key size, value size (4 bytes each, native order), key, value
+  size_t row_count_ = 0;
+};
+
+// A partition admitted by ShouldBuild, to be built off the query's path
+// (RocksEngine::ScheduleBuilds).
+struct PartitionToBuild {
+  std::string partition_key;
+  size_t stripe = 0;
+  // Set when the admitting scan read the whole partition from its snapshot
+  // S: every row of it, the first key after it in S (CachedPartition's
+  // next_key), and that scan's G0 (read before S). The build then inserts
+  // these rows under G0, by the usual validity rule; without them it reads
+  // the partition from a snapshot of its own.
+  std::optional<CopiedRows> rows;
+  std::string next_key;
+  uint64_t g0 = 0;
+};
 
 // All rows of one partition, as read from one snapshot. Immutable.
 struct CachedPartition {

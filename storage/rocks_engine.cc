@@ -3,7 +3,10 @@
 // rocks_engine_scan.cc.
 #include "storage/rocks_engine.h"
 
+#include <sched.h>
 #include <spdlog/spdlog.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -114,6 +117,13 @@ std::shared_ptr<RocksEngine::TableState> RocksEngine::NewTableState(std::string_
 
 void RocksEngine::CountEntities(const rocksdb::Snapshot* snapshot,
                                 std::vector<std::pair<uint64_t, std::shared_ptr<TableState>>> tables) {
+  // Only when nothing else wants the CPU: this pass reads every row, and on a
+  // busy or one-core server it ran beside the first queries after a restart,
+  // a third of the first cold scan's instructions (docs/benchmarks.md, "Cold
+  // scans", issue 20). The counts say when they are complete. Failure (no
+  // SCHED_IDLE) leaves the thread as it was.
+  sched_param idle{};
+  (void)sched_setscheduler(static_cast<pid_t>(syscall(SYS_gettid)), SCHED_IDLE, &idle);
   const auto begin = std::chrono::steady_clock::now();
   uint64_t total = 0;
   bool stopped = false;

@@ -12,9 +12,14 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <thread>
@@ -82,7 +87,29 @@ class RocksEngine final : public Engine {
   Status CreateCheckpoint(const std::string& dir) override;
 
  private:
-  StatusOr<model::ScanResult> ScanPage(const TableInfo& table, const model::ScanSpec& spec);
+  // One page; lists in *admitted the partitions the scan cache admitted
+  // (built after the page by ScheduleBuilds) and sets *use_clock to the
+  // scan's use clock (partition_cache.h).
+  StatusOr<model::ScanResult> ScanPage(const TableInfo& table, const model::ScanSpec& spec,
+                                       std::vector<PartitionToBuild>* admitted, uint64_t* use_clock);
+  // Admission without a cost to the query that triggers it: admitted
+  // partitions are queued (once, however many scans admit them meanwhile)
+  // and built into the scan cache one at a time by a long-lane task, each
+  // from a snapshot of its own, then inserted by the cache's usual validity
+  // rule. After each partition the task goes back to the end of the lane's
+  // queue, so a query waits for at most one build, and at most one lane
+  // thread builds. A query never builds; until then, scans read RocksDB.
+  void ScheduleBuilds(uint64_t table_id, uint64_t use_clock, std::vector<PartitionToBuild> builds);
+  void SubmitBuildTask();
+  void RunOneBuild(bool dropped);
+  void DropBuildQueue();  // holds builds_mu_
+  // If the partition's build is running now, waits until it is done (or
+  // `deadline`, or a second) and returns true: a scan that misses the cache
+  // there spends less waiting than reading the partition again. False at
+  // once otherwise (one atomic load when no build of it runs).
+  bool AwaitRunningBuild(uint64_t table_id, std::string_view partition_key,
+                         std::optional<std::chrono::steady_clock::time_point> deadline);
+  void BuildCachedPartition(uint64_t table_id, const PartitionToBuild& build, uint64_t use_clock);
   // Tables and entities of one account (Stats::accounts). Entities may dip
   // below zero while the count after open runs (deletes of not yet counted
   // rows); read clamped.
@@ -205,6 +232,24 @@ class RocksEngine final : public Engine {
   // Stats::scan_cache_hits/misses: each scan counts locally and adds once.
   std::atomic<uint64_t> scan_cache_hits_{0};
   std::atomic<uint64_t> scan_cache_misses_{0};
+  // The cache builds waiting (ScheduleBuilds), guarded by builds_mu_:
+  // builds_queued_ names every partition queued or being built;
+  // build_rows_bytes_ counts the copied rows in build_queue_.
+  struct QueuedBuild {
+    uint64_t table_id = 0;
+    PartitionToBuild build;
+    uint64_t use_clock = 0;
+  };
+  std::mutex builds_mu_;
+  std::set<std::pair<uint64_t, std::string>> builds_queued_;
+  std::deque<QueuedBuild> build_queue_;
+  size_t build_rows_bytes_ = 0;
+  // The partition being built now (at most one), its hash for a lock-free
+  // check (0 = none; BuildHash), and the signal that a build ended.
+  std::optional<std::pair<uint64_t, std::string>> building_;
+  std::atomic<uint64_t> building_hash_{0};
+  std::condition_variable build_done_;
+  bool build_task_submitted_ = false;  // a RunOneBuild task is queued or running
   std::mutex sync_mu_;  // one SyncWal at a time: concurrent ones would only repeat the work
   // AwaitDurable() callbacks waiting for the next log write, and whether that
   // write is already queued on the executor.

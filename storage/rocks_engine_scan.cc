@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -226,7 +227,8 @@ Status ServeCached(const CachedPartition& entry, std::string_view lower, std::st
       }
       if (i == chunk_end) break;
       model::Entity row;
-      TABLESTONE_RETURN_IF_ERROR(DecodeEntityValue(entry.values[i], &row));
+      // Every row filter was decided on the columns: only what the page needs.
+      TABLESTONE_RETURN_IF_ERROR(DecodeEntityValue(entry.values[i], &row, &spec.select));
       row.partition_key.assign(block.partition_key);
       row.row_key.assign(block.row_keys[i]);
       if (expr != nullptr && !predicate->MatchesRest(row)) continue;  // examined, not kept
@@ -240,21 +242,21 @@ Status ServeCached(const CachedPartition& entry, std::string_view lower, std::st
   return Status::Ok();
 }
 
-// The partition the iterator is in, and the cache entry being built for it
-// while the scan reads it from its first row.
+// The partition the iterator is in.
 struct ScanPartition {
   std::string partition_key;
   std::string prefix;  // PartitionStart(table, partition_key)
   std::string end;     // PartitionEnd(table, partition_key)
   size_t stripe = 0;
-  std::optional<PartitionBuilder> builder;
   // Entered at its first row, admission not asked yet: ShouldBuild takes the
   // cache's lock, so it waits for the partition's second row (a one-row
   // partition is never cached, kMinCachedRows). first_key/first_value keep
-  // that first row for the builder (buffers reused across partitions).
+  // that first row for the copy below (buffers reused across partitions).
   bool undecided = false;
   std::string first_key;
   std::string first_value;
+  // Admitted: its rows so far, for its build (PartitionToBuild::rows).
+  std::optional<CopiedRows> copied;
 };
 
 void EnterPartition(uint64_t table_id, std::string_view partition_key, size_t stripe, ScanPartition* part) {
@@ -262,34 +264,8 @@ void EnterPartition(uint64_t table_id, std::string_view partition_key, size_t st
   PartitionStart(table_id, partition_key, &part->prefix);
   PartitionEnd(table_id, partition_key, &part->end);
   part->stripe = stripe;
-  part->builder.reset();
   part->undecided = false;
-}
-
-// Asks the cache's admission (ShouldBuild) for an undecided partition and, if
-// admitted, starts its builder, with the saved first row when
-// `add_first_row` (false when the iterator is still at that row).
-Status DecideBuild(PartitionCache* cache, uint64_t table_id, uint64_t use_clock, bool add_first_row,
-                   ScanPartition* part) {
-  part->undecided = false;
-  if (!cache->ShouldBuild(table_id, part->partition_key, part->stripe, use_clock)) return Status::Ok();
-  part->builder.emplace(part->prefix, part->partition_key);
-  if (!add_first_row) return Status::Ok();
-  model::Entity first;
-  uint64_t row_table = 0;
-  if (!DecodeEntityKey(part->first_key, &row_table, &first.partition_key, &first.row_key)) {
-    return Status::Corruption("entity key is malformed");
-  }
-  TABLESTONE_RETURN_IF_ERROR(DecodeEntityValue(part->first_value, &first));
-  part->builder->Add(std::string_view(part->first_key).substr(part->prefix.size()), first, part->first_value);
-  return Status::Ok();
-}
-
-void AddToBuilder(const PartitionCache& cache, std::string_view key, const model::Entity& row,
-                  std::string_view value, ScanPartition* part) {
-  part->builder->Add(key.substr(part->prefix.size()), row, value);
-  // Larger than the whole cache: it could never be inserted.
-  if (part->builder->approx_bytes() > cache.capacity_bytes()) part->builder.reset();
+  part->copied.reset();
 }
 
 // The G0 and use clock of one scan (partition_cache.h).
@@ -298,15 +274,9 @@ struct ScanClocks {
   uint64_t use = 0;
 };
 
-// The partition was read whole: offer it to the cache. `next_key` is the key
-// the iterator found after it (CachedPartition::next_key).
-void CacheBuilt(PartitionCache* cache, uint64_t table_id, const ScanClocks& clocks, std::string_view next_key,
-                ScanPartition* part) {
-  if (part->builder && part->builder->row_count() >= kMinCachedRows) {
-    cache->Insert(table_id, part->partition_key, part->stripe, clocks.g0, clocks.use,
-                  part->builder->Finish(std::string(next_key), clocks.g0));
-  }
-  part->builder.reset();
+// RocksEngine::building_hash_ of a partition: never 0.
+uint64_t BuildHash(uint64_t table_id, std::string_view partition_key) {
+  return (std::hash<std::string_view>()(partition_key) ^ (table_id * 0x9E3779B97F4A7C15ull)) | 1;
 }
 
 // CachedPartition::next_key when the iterator ran out at the range's upper
@@ -316,43 +286,11 @@ std::string NextKeyAtRangeEnd(uint64_t table_id, std::string_view upper) {
   return upper >= std::string_view(table_end) ? table_end : std::string();
 }
 
-// After the page filled up inside a partition being built: reads the rest of
-// it (not examined, not returned) so that the next page finds it cached.
-// Gives up (drops the builder, sets result->deadline_passed) once
-// spec.deadline passes: the page is complete, and a caller with a short
-// deadline (a query tried on an I/O thread first) must not be held up by the
-// cache fill; it can run the query again where time is not short.
-Status DrainIntoBuilder(PartitionCache* cache, uint64_t table_id, const ScanClocks& clocks, rocksdb::Iterator* it,
-                        std::string_view upper, const model::ScanSpec& spec, model::ScanResult* result,
-                        model::Entity* row, ScanPartition* part) {
-  uint64_t row_table = 0;
-  size_t since_clock_check = 0;
-  for (; it->Valid() && part->builder; it->Next()) {
-    const std::string_view k = View(it->key());
-    if (!k.starts_with(part->prefix)) break;  // the next partition: this one is complete
-    if (spec.deadline && ++since_clock_check >= kClockCheckInterval) {
-      since_clock_check = 0;
-      if (std::chrono::steady_clock::now() >= *spec.deadline) {
-        part->builder.reset();
-        result->deadline_passed = true;
-        return Status::Ok();
-      }
-    }
-    if (!DecodeEntityKey(k, &row_table, &row->partition_key, &row->row_key)) {
-      return Status::Corruption("entity key is malformed");
-    }
-    const std::string_view v = View(it->value());
-    TABLESTONE_RETURN_IF_ERROR(DecodeEntityValue(v, row));
-    AddToBuilder(*cache, k, *row, v, part);
-  }
-  TABLESTONE_RETURN_IF_ERROR(FromRocks(it->status(), "scanning entities"));
-  // Stopped by the range's upper bound: complete only if that is past the partition.
-  if (it->Valid()) {
-    CacheBuilt(cache, table_id, clocks, View(it->key()), part);
-  } else if (upper >= std::string_view(part->end)) {
-    CacheBuilt(cache, table_id, clocks, NextKeyAtRangeEnd(table_id, upper), part);
-  }
-  return Status::Ok();
+// Asks the cache's admission (ShouldBuild) for an undecided partition: true
+// if admitted.
+bool DecideBuild(PartitionCache* cache, uint64_t table_id, uint64_t use_clock, ScanPartition* part) {
+  part->undecided = false;
+  return cache->ShouldBuild(table_id, part->partition_key, part->stripe, use_clock);
 }
 
 // Scan-cache lookups of one scan, added to the engine's counters once when
@@ -395,18 +333,23 @@ enum class SourceStep {
 // entered, the hop from a cached partition to the next without a seek while
 // the table is unwritten (CachedPartition::next_key), and, for partitions read
 // from RocksDB, admission (asked at a partition's second row, so a one-row
-// partition takes no cache lock), building and insertion once read whole.
+// partition takes no cache lock; the admitted ones are listed in *admitted for
+// the engine to build after the scan, so that no query pays for a build).
 // `stripe_of` is RocksEngine::StripeIndex (private; passed by Scan as a
 // member pointer, which also keeps every function here out of callgrind's
 // --toggle-collect='*RocksEngine::Scan*', docs/benchmarks.md).
 class PartitionSource {
  public:
   using StripeOf = size_t (RocksEngine::*)(uint64_t table_id, std::string_view partition_key) const;
+  using Deadline = std::optional<std::chrono::steady_clock::time_point>;
+  using AwaitBuild = bool (RocksEngine::*)(uint64_t table_id, std::string_view partition_key, Deadline deadline);
   PartitionSource(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, const rocksdb::Snapshot* snapshot,
                   PartitionCache* cache, const std::atomic<uint64_t>& last_write_stamp, uint64_t table_id,
-                  const ScanClocks& clocks, const RocksEngine* engine, StripeOf stripe_of, CacheLookupTally* tally)
+                  const ScanClocks& clocks, RocksEngine* engine, StripeOf stripe_of, AwaitBuild await_build,
+                  Deadline deadline, CacheLookupTally* tally, std::vector<PartitionToBuild>* admitted)
       : db_(db), cf_(cf), cache_(cache), last_write_stamp_(last_write_stamp), table_id_(table_id), clocks_(clocks),
-        engine_(engine), stripe_of_(stripe_of), tally_(tally) {
+        engine_(engine), stripe_of_(stripe_of), await_build_(await_build), deadline_(deadline), tally_(tally),
+        admitted_(admitted) {
     ro_.snapshot = snapshot;
   }
 
@@ -440,11 +383,14 @@ class PartitionSource {
       return Fail(Status::Corruption("entity key is malformed"));
     }
     if (cache_ != nullptr && (!in_partition_ || row_.partition_key != part_.partition_key)) {
-      // The previous partition was read to its end: cache it if it was read whole.
-      if (in_partition_) CacheBuilt(cache_, table_id_, clocks_, key_, &part_);
+      // The previous partition was read to its end.
+      if (in_partition_) HandOver(key_);
       EnterPartition(table_id_, row_.partition_key, (engine_->*stripe_of_)(table_id_, row_.partition_key), &part_);
       in_partition_ = true;
       cached_ = cache_->Lookup(table_id_, part_.partition_key, part_.stripe, clocks_.g0);
+      if (cached_ == nullptr && (engine_->*await_build_)(table_id_, part_.partition_key, deadline_)) {
+        cached_ = cache_->Lookup(table_id_, part_.partition_key, part_.stripe, clocks_.g0);
+      }
       if (tally_->Count(cached_ != nullptr)) return SourceStep::kCached;
       // Only a partition entered at its first row can be cached whole.
       if (lower_ <= std::string_view(part_.prefix)) {
@@ -452,9 +398,14 @@ class PartitionSource {
         part_.first_key.assign(key_);
         CopyIteratorBytes(it_->value(), &part_.first_value);
       }
-    } else if (part_.undecided) {  // the partition's second row
-      Status s = DecideBuild(cache_, table_id_, clocks_.use, true, &part_);
-      if (!s.ok()) return Fail(std::move(s));
+    } else if (part_.undecided && DecideBuild(cache_, table_id_, clocks_.use, &part_)) {  // the second row
+      part_.copied.emplace();
+      part_.copied->Append(part_.first_key, part_.first_value);
+    }
+    if (part_.copied) {
+      part_.copied->Append(key_, View(it_->value()));
+      // Larger than the whole cache: it could never be inserted.
+      if (part_.copied->bytes() > cache_->capacity_bytes()) part_.copied.reset();
     }
     return SourceStep::kRow;
   }
@@ -462,35 +413,29 @@ class PartitionSource {
   // After kRow: the row (keys; the rest after ReadValue()). A scratch buffer
   // the next call overwrites.
   model::Entity& row() { return row_; }
-  // After kRow: decodes the row's value into row() (and adds it to the
-  // partition being built for the cache).
-  Status ReadValue() {
+  // After kRow: decodes the row's value into row(): only the properties in
+  // `select` unless that is null or empty (DecodeEntityValue).
+  Status ReadValue(const std::vector<std::string>* select) {
     const std::string_view v = View(it_->value());
     value_bytes_ = v.size();
-    TABLESTONE_RETURN_IF_ERROR(DecodeEntityValue(v, &row_));
-    if (part_.builder) AddToBuilder(*cache_, key_, row_, v, &part_);
-    return Status::Ok();
+    return DecodeEntityValue(v, &row_, select);
   }
   size_t value_bytes() const { return value_bytes_; }
   // After kRow: the row's encoded value (valid until the next call).
   std::string_view value() const { return View(it_->value()); }
-  // After kRow: the row goes into a cache entry being built, which needs it
-  // decoded (ReadValue) whatever the filter says.
-  bool building() const { return part_.builder.has_value(); }
   // After kCached: the partition to serve.
   const CachedPartition& cached() const { return *cached_; }
   Status status() const { return status_; }
 
-  // The page ended at the current (kRow) row, before reading its value:
-  // reads the rest of its partition into the cache (admission first), so that
-  // the next page finds it cached; see DrainIntoBuilder for the deadline.
-  // Overwrites row().
-  Status FillCacheAfterPage(const model::ScanSpec& spec, model::ScanResult* result) {
-    if (part_.undecided) {
-      TABLESTONE_RETURN_IF_ERROR(DecideBuild(cache_, table_id_, clocks_.use, key_ != part_.first_key, &part_));
+  // The page ended at the current (kRow) row, inside its partition:
+  // admission is asked for the partition if not yet, and if admitted it is
+  // built from a snapshot of its own, so that the next page may find it
+  // cached.
+  void PageEnded() {
+    if (part_.undecided ? DecideBuild(cache_, table_id_, clocks_.use, &part_) : part_.copied.has_value()) {
+      admitted_->push_back(PartitionToBuild{part_.partition_key, part_.stripe, std::nullopt, {}, 0});
     }
-    if (!part_.builder) return Status::Ok();
-    return DrainIntoBuilder(cache_, table_id_, clocks_, it_.get(), upper_, spec, result, &row_, &part_);
+    part_.copied.reset();
   }
 
  private:
@@ -531,14 +476,27 @@ class PartitionSource {
   }
 
   // The iterator ran out at the range's end: the partition was read whole
-  // iff the range covers its end.
+  // iff the range covers its end; if not, an admitted one is built from a
+  // snapshot of its own.
   SourceStep EndOfRange() {
     status_ = FromRocks(it_->status(), "scanning entities");
     if (status_.ok() && in_partition_ && upper_ >= std::string_view(part_.end)) {
-      CacheBuilt(cache_, table_id_, clocks_, NextKeyAtRangeEnd(table_id_, upper_), &part_);
+      HandOver(NextKeyAtRangeEnd(table_id_, upper_));
+    } else if (status_.ok() && part_.copied) {
+      admitted_->push_back(PartitionToBuild{part_.partition_key, part_.stripe, std::nullopt, {}, 0});
     }
-    part_.builder.reset();
+    part_.copied.reset();
     return SourceStep::kEnd;
+  }
+
+  // The partition was read whole, `next_key` found after it: its copied rows
+  // (if admitted, and enough to be cached) go to its build.
+  void HandOver(std::string_view next_key) {
+    if (part_.copied && part_.copied->row_count() >= kMinCachedRows) {
+      admitted_->push_back(PartitionToBuild{part_.partition_key, part_.stripe, std::move(part_.copied),
+                                            std::string(next_key), clocks_.g0});
+    }
+    part_.copied.reset();
   }
 
   SourceStep Fail(Status s) {
@@ -552,9 +510,12 @@ class PartitionSource {
   const std::atomic<uint64_t>& last_write_stamp_;
   const uint64_t table_id_;
   const ScanClocks clocks_;
-  const RocksEngine* engine_;
+  RocksEngine* engine_;
   StripeOf stripe_of_;
+  AwaitBuild await_build_;
+  Deadline deadline_;
   CacheLookupTally* tally_;
+  std::vector<PartitionToBuild>* admitted_;
   rocksdb::ReadOptions ro_;
   rocksdb::Slice upper_bound_;
   std::unique_ptr<rocksdb::Iterator> it_;
@@ -573,7 +534,10 @@ class PartitionSource {
 }  // namespace
 
 StatusOr<model::ScanResult> RocksEngine::Scan(const TableInfo& table, const model::ScanSpec& spec) {
-  StatusOr<model::ScanResult> result = ScanPage(table, spec);
+  std::vector<PartitionToBuild> admitted;
+  uint64_t use_clock = 0;
+  StatusOr<model::ScanResult> result = ScanPage(table, spec, &admitted, &use_clock);
+  if (!admitted.empty()) ScheduleBuilds(table.id, use_clock, std::move(admitted));
   static const std::shared_ptr<spdlog::logger> log =
       spdlog::get("storage") ? spdlog::get("storage") : spdlog::default_logger();
   if (log->should_log(spdlog::level::debug)) {
@@ -588,7 +552,8 @@ StatusOr<model::ScanResult> RocksEngine::Scan(const TableInfo& table, const mode
   return result;
 }
 
-StatusOr<model::ScanResult> RocksEngine::ScanPage(const TableInfo& table, const model::ScanSpec& spec) {
+StatusOr<model::ScanResult> RocksEngine::ScanPage(const TableInfo& table, const model::ScanSpec& spec,
+                                                  std::vector<PartitionToBuild>* admitted, uint64_t* use_clock) {
   GatePass pass(gate_);
   if (!pass.ok()) return Status::ShuttingDown("storage engine is closed");
   const std::shared_ptr<TableState> state = FindLiveTable(table.id);
@@ -622,10 +587,12 @@ StatusOr<model::ScanResult> RocksEngine::ScanPage(const TableInfo& table, const 
   // G0 before the snapshot: the order partition_cache.h's argument rests on.
   ScanClocks clocks;
   if (scan_cache_) clocks = {scan_cache_->Sequence(), scan_cache_->UseClock()};
+  *use_clock = clocks.use;
   SnapshotHolder snapshot(db_);
   CacheLookupTally cache_tally(&scan_cache_hits_, &scan_cache_misses_);
   PartitionSource source(db_, cf(kEntitiesCf), snapshot.get(), scan_cache_.get(), state->last_write_stamp, table.id,
-                         clocks, this, &RocksEngine::StripeIndex, &cache_tally);
+                         clocks, this, &RocksEngine::StripeIndex, &RocksEngine::AwaitRunningBuild, spec.deadline,
+                         &cache_tally, admitted);
 
   // The $filter part of the predicate, decided from the encoded bytes of rows
   // read from RocksDB: a row the filter drops is never decoded.
@@ -651,31 +618,176 @@ StatusOr<model::ScanResult> RocksEngine::ScanPage(const TableInfo& table, const 
       model::Entity& row = source.row();
       if (!page.Admit()) {
         result.next = model::EntityKey{row.partition_key, row.row_key};
-        // Finish reading the partition for the cache, unless time is up.
-        if (!page.deadline_passed()) TABLESTONE_RETURN_IF_ERROR(source.FillCacheAfterPage(spec, &result));
+        if (!page.deadline_passed()) source.PageEnded();
         return result;
       }
       bool matches = true;
-      if (encoded && !source.building()) {
+      if (encoded) {
         const EncodedFilter::Verdict verdict = encoded->Evaluate(row.partition_key, row.row_key, source.value());
         if (verdict == EncodedFilter::Verdict::kFalse) continue;  // examined, not kept, not decoded
-        TABLESTONE_RETURN_IF_ERROR(source.ReadValue());
+        TABLESTONE_RETURN_IF_ERROR(source.ReadValue(&spec.select));
         // kTrue: only the predicate's rest is left; kUnknown: malformed, the
         // decode above has already failed.
         matches = spec.predicate->MatchesRest(row);
       } else {
-        TABLESTONE_RETURN_IF_ERROR(source.ReadValue());
+        // A predicate without an expression may read any property.
+        TABLESTONE_RETURN_IF_ERROR(source.ReadValue(spec.predicate ? nullptr : &spec.select));
         matches = !spec.predicate || spec.predicate->Matches(row);
       }
       // A copy: the source decodes the next row into `row`, reusing its buffers.
       if (matches && !page.KeepCopy(row, source.value_bytes())) {
         result.next = model::EntityKey{row.partition_key, row.row_key};
+        source.PageEnded();
         return result;
       }
     }
     TABLESTONE_RETURN_IF_ERROR(source.status());
   }
   return result;
+}
+
+void RocksEngine::ScheduleBuilds(uint64_t table_id, uint64_t use_clock, std::vector<PartitionToBuild> builds) {
+  {
+    std::lock_guard lock(builds_mu_);
+    for (PartitionToBuild& build : builds) {
+      // Already queued by another scan: one build is enough.
+      if (!builds_queued_.emplace(table_id, build.partition_key).second) continue;
+      // The copied rows waiting stay within the scan cache's size; past it a
+      // build reads its partition from RocksDB instead.
+      if (build.rows) {
+        if (build_rows_bytes_ + build.rows->bytes() > scan_cache_->capacity_bytes()) {
+          build.rows.reset();
+        } else {
+          build_rows_bytes_ += build.rows->bytes();
+        }
+      }
+      build_queue_.push_back(QueuedBuild{table_id, std::move(build), use_clock});
+    }
+    if (build_queue_.empty() || build_task_submitted_) return;
+    build_task_submitted_ = true;
+  }
+  SubmitBuildTask();
+}
+
+void RocksEngine::SubmitBuildTask() {
+  // A build never takes the last place in the lane's queue: that is for a
+  // request, which would otherwise be answered 503 (AsyncDispatchTest.
+  // ShortQueryIsAnsweredInlineLongOneOnTheLongLane: a query that gave up its
+  // I/O-thread slice after admitting partitions, behind a full lane).
+  const bool room =
+      executor_ != nullptr && executor_->queued(WorkLane::kLong) + 1 < options_.executor.max_queued;
+  if (room && Submit(WorkLane::kLong, [this](bool dropped) { RunOneBuild(dropped); }).ok()) return;
+  // Busy or closing: drop the queue; a later scan admits the partitions again.
+  std::lock_guard lock(builds_mu_);
+  DropBuildQueue();
+}
+
+void RocksEngine::DropBuildQueue() {
+  build_queue_.clear();
+  builds_queued_.clear();
+  build_rows_bytes_ = 0;
+  build_task_submitted_ = false;
+}
+
+void RocksEngine::RunOneBuild(bool dropped) {
+  QueuedBuild next;
+  {
+    std::lock_guard lock(builds_mu_);
+    if (dropped || build_queue_.empty()) {
+      DropBuildQueue();
+      return;
+    }
+    next = std::move(build_queue_.front());
+    build_queue_.pop_front();
+    if (next.build.rows) build_rows_bytes_ -= next.build.rows->bytes();
+    building_.emplace(next.table_id, next.build.partition_key);
+    building_hash_.store(BuildHash(next.table_id, next.build.partition_key));
+  }
+  BuildCachedPartition(next.table_id, next.build, next.use_clock);
+  {
+    std::lock_guard lock(builds_mu_);
+    building_.reset();
+    building_hash_.store(0);
+    build_done_.notify_all();
+    builds_queued_.erase({next.table_id, next.build.partition_key});
+    if (build_queue_.empty()) {
+      build_task_submitted_ = false;
+      return;
+    }
+  }
+  SubmitBuildTask();  // the next partition goes behind the queries queued meanwhile
+}
+
+bool RocksEngine::AwaitRunningBuild(uint64_t table_id, std::string_view partition_key,
+                                    std::optional<std::chrono::steady_clock::time_point> deadline) {
+  if (building_hash_.load(std::memory_order_relaxed) != BuildHash(table_id, partition_key)) return false;
+  const auto cap = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  const auto until = deadline ? std::min(*deadline, cap) : cap;
+  std::unique_lock lock(builds_mu_);
+  const auto running = [&] {
+    return building_ && building_->first == table_id && building_->second == partition_key;
+  };
+  if (!running()) return false;
+  build_done_.wait_until(lock, until, [&] { return !running(); });
+  return true;
+}
+
+void RocksEngine::BuildCachedPartition(uint64_t table_id, const PartitionToBuild& build, uint64_t use_clock) {
+  GatePass pass(gate_);
+  if (!pass.ok() || !scan_cache_ || !FindLiveTable(table_id)) return;
+  // Built meanwhile (admitted again by a scan that started before the entry
+  // was inserted): nothing to do.
+  if (scan_cache_->Lookup(table_id, build.partition_key, build.stripe, scan_cache_->Sequence())) return;
+  if (build.rows) {
+    // The admitting scan's rows, from its snapshot, inserted under its G0.
+    std::string prefix = PartitionStart(table_id, build.partition_key);
+    const size_t prefix_size = prefix.size();
+    PartitionBuilder builder(std::move(prefix), build.partition_key);
+    model::Entity row;
+    uint64_t row_table = 0;
+    const bool decoded = build.rows->ForEach([&](std::string_view k, std::string_view v) {
+      if (!DecodeEntityKey(k, &row_table, &row.partition_key, &row.row_key) || !DecodeEntityValue(v, &row).ok()) {
+        return false;  // corrupt: the scans that read it report it
+      }
+      builder.Add(k.substr(prefix_size), row, v);
+      return true;
+    });
+    if (decoded) {
+      scan_cache_->Insert(table_id, build.partition_key, build.stripe, build.g0, use_clock,
+                          builder.Finish(build.next_key, build.g0));
+    }
+    return;
+  }
+  // G0 before the snapshot, as for a scan (partition_cache.h): the entry is
+  // kept only if no write to its stripe was stamped after G0.
+  const uint64_t g0 = scan_cache_->Sequence();
+  SnapshotHolder snapshot(db_);
+  const std::string prefix = PartitionStart(table_id, build.partition_key);
+  const std::string table_end = TableEnd(table_id);
+  rocksdb::ReadOptions ro;
+  ro.snapshot = snapshot.get();
+  const rocksdb::Slice upper(table_end);
+  ro.iterate_upper_bound = &upper;  // the table's end: the key after the partition is its next_key
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cf(kEntitiesCf)));
+  PartitionBuilder builder(prefix, build.partition_key);
+  model::Entity row;
+  std::string value;  // the row's value copied out of RocksDB (CopyIteratorBytes)
+  uint64_t row_table = 0;
+  for (it->Seek(prefix); it->Valid(); it->Next()) {
+    const std::string_view k = View(it->key());
+    if (!k.starts_with(prefix)) break;
+    CopyIteratorBytes(it->value(), &value);
+    const std::string_view v = value;
+    if (!DecodeEntityKey(k, &row_table, &row.partition_key, &row.row_key) || !DecodeEntityValue(v, &row).ok()) {
+      return;  // corrupt: the scans that read it report it
+    }
+    builder.Add(k.substr(prefix.size()), row, v);
+    if (builder.approx_bytes() > scan_cache_->capacity_bytes()) return;  // could never be inserted
+  }
+  if (!it->status().ok() || builder.row_count() < kMinCachedRows) return;
+  std::string next_key = it->Valid() ? std::string(View(it->key())) : table_end;
+  scan_cache_->Insert(table_id, build.partition_key, build.stripe, g0, use_clock,
+                      builder.Finish(std::move(next_key), g0));
 }
 
 }  // namespace tablestone::storage

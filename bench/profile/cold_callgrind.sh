@@ -10,6 +10,8 @@
 # and dumping after each: scan1 = first after the restart, scan2 = the second
 # (cache admission), scan3 = warm. Prints Ir per scanned row of each: the
 # whole process (HTTP, JSON, filter, RocksDB) divided by N.
+# CG_TOGGLE='*RocksEngine::ScanPage*' counts the storage scan alone (no HTTP,
+# JSON, nor the cache builds that run on other threads meanwhile).
 # Annotate: callgrind_annotate --inclusive=yes OUTDIR/scan1.out | head -60
 set -euo pipefail
 BIN=$1; OUT=$2; N=${3:-50000}; PORT=${PROFILE_PORT:-20112}
@@ -20,7 +22,8 @@ for _ in $(seq 100); do curl -s -o /dev/null http://127.0.0.1:$PORT/ && break; s
 node "$HERE/../js/loader.mjs" --url http://127.0.0.1:$PORT --table cold --count "$N" \
   --partition-size $(( (N + 4) / 5 )) --pk-prefix c --shape edm12 --quiet >/dev/null
 kill -TERM $pid; wait $pid || true
-TABLESTONE_QUERY_PAGE_MS=600000 valgrind --tool=callgrind --callgrind-out-file="$OUT/cg.out" "$BIN" --tableHost 127.0.0.1 --tablePort $PORT -s \
+TOGGLE=(); [[ -n "${CG_TOGGLE:-}" ]] && TOGGLE=(--collect-atstart=no "--toggle-collect=$CG_TOGGLE")
+TABLESTONE_QUERY_PAGE_MS=600000 valgrind --tool=callgrind "${TOGGLE[@]}" --callgrind-out-file="$OUT/cg.out" "$BIN" --tableHost 127.0.0.1 --tablePort $PORT -s \
   -l "$OUT/data" --threads 1 >"$OUT/valgrind.log" 2>&1 & vg=$!
 for _ in $(seq 300); do curl -s -o /dev/null http://127.0.0.1:$PORT/ && break; sleep 0.2; done
 for kind in scan1 scan2 scan3; do

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -140,24 +141,83 @@ bool IsPartitionKeyEq(const FilterNode& n) {
          n.op == CompareOp::kEq && n.literal.type == model::EdmType::kString;
 }
 
-// A `PartitionKey eq 'p'` that holds whenever this conjunction holds.
-const std::string* FindPartitionEq(const FilterExpr& ast, int index) {
+// More partitions than this in one `or` are not worth a range each for the
+// RowKey conditions beside it: the partitions alone bound the scan.
+constexpr size_t kMaxPinnedPartitions = 64;
+
+// The partitions one of which holds whenever this node holds: a
+// `PartitionKey eq 'p'`, one among the and-ed terms of a conjunction, or the
+// union over an `or` whose every branch pins some. False if none is pinned.
+bool FindPinnedPartitions(const FilterExpr& ast, int index, std::vector<std::string>* out) {
   const FilterNode& n = ast.nodes[static_cast<size_t>(index)];
-  if (IsPartitionKeyEq(n)) return &n.literal.text;
+  if (IsPartitionKeyEq(n)) {
+    out->push_back(n.literal.text);
+    return true;
+  }
   if (n.kind == FilterNodeKind::kAnd) {
     for (int c : n.children) {
-      if (const std::string* p = FindPartitionEq(ast, c)) return p;
+      std::vector<std::string> pinned;
+      if (FindPinnedPartitions(ast, c, &pinned)) {
+        out->insert(out->end(), pinned.begin(), pinned.end());
+        return true;
+      }
     }
   }
-  return nullptr;
+  if (n.kind == FilterNodeKind::kOr) {
+    std::vector<std::string> all;
+    for (int c : n.children) {
+      if (!FindPinnedPartitions(ast, c, &all) || all.size() > kMaxPinnedPartitions) return false;
+    }
+    *out = std::move(all);
+    return true;
+  }
+  return false;
 }
 
-// `partition`: a partition the enclosing conjunction pins, or null.
-KeySet Plan(const FilterExpr& ast, int index, const std::string* partition) {
+// `not` over a key compared with a string: the opposite comparison, which
+// holds exactly when the original does not (a key always exists and is a
+// string). Null for anything else.
+std::optional<CompareOp> NegatedKeyCompare(const FilterNode& n) {
+  if (n.kind != FilterNodeKind::kCompare || n.literal.type != model::EdmType::kString) return std::nullopt;
+  if (n.property.system != SystemProperty::kPartitionKey && n.property.system != SystemProperty::kRowKey) {
+    return std::nullopt;
+  }
+  switch (n.op) {
+    case CompareOp::kEq: return CompareOp::kNe;
+    case CompareOp::kNe: return CompareOp::kEq;
+    case CompareOp::kGt: return CompareOp::kLe;
+    case CompareOp::kGe: return CompareOp::kLt;
+    case CompareOp::kLt: return CompareOp::kGe;
+    case CompareOp::kLe: return CompareOp::kGt;
+  }
+  return std::nullopt;
+}
+
+// The keys `key op s` can match, `partitions` the ones the enclosing
+// conjunction pins (null: none).
+KeySet KeyCompareSet(SystemProperty key, CompareOp op, const std::string& s,
+                     const std::vector<std::string>* partitions) {
+  if (key == SystemProperty::kPartitionKey) return PartitionKeySet(op, s);
+  if (partitions == nullptr) return All();
+  KeySet out;
+  for (const std::string& p : *partitions) out = Union(std::move(out), RowKeySet(p, op, s));
+  return out;
+}
+
+// `partitions`: the partitions the enclosing conjunction pins, or null.
+KeySet Plan(const FilterExpr& ast, int index, const std::vector<std::string>* partitions) {
   const FilterNode& n = ast.nodes[static_cast<size_t>(index)];
   switch (n.kind) {
     case FilterNodeKind::kConstant: return n.constant ? All() : KeySet{};
-    case FilterNodeKind::kNot: return All();  // the complement of a superset is no superset
+    case FilterNodeKind::kNot: {
+      // The complement of a superset is no superset, except for a key
+      // comparison, whose plan is exact.
+      const FilterNode& child = ast.nodes[static_cast<size_t>(n.children.at(0))];
+      if (const std::optional<CompareOp> op = NegatedKeyCompare(child)) {
+        return KeyCompareSet(child.property.system, *op, child.literal.text, partitions);
+      }
+      return All();
+    }
     case FilterNodeKind::kBoolProperty:
       // Keys are strings, never Boolean true.
       return n.property.system == SystemProperty::kPartitionKey || n.property.system == SystemProperty::kRowKey
@@ -167,14 +227,14 @@ KeySet Plan(const FilterExpr& ast, int index, const std::string* partition) {
       const SystemProperty sys = n.property.system;
       if (sys != SystemProperty::kPartitionKey && sys != SystemProperty::kRowKey) return All();
       if (n.literal.type != model::EdmType::kString) return MismatchSet(n.op);
-      if (sys == SystemProperty::kPartitionKey) return PartitionKeySet(n.op, n.literal.text);
-      return partition ? RowKeySet(*partition, n.op, n.literal.text) : All();
+      return KeyCompareSet(sys, n.op, n.literal.text, partitions);
     }
     case FilterNodeKind::kAnd: {
-      if (const std::string* own = FindPartitionEq(ast, index)) partition = own;
+      std::vector<std::string> own;
+      if (FindPinnedPartitions(ast, index, &own)) partitions = &own;
       KeySet result = All();
       for (int c : n.children) {
-        result = Intersect(result, Plan(ast, c, partition));
+        result = Intersect(result, Plan(ast, c, partitions));
         if (result.empty()) break;
       }
       return result;
@@ -182,7 +242,7 @@ KeySet Plan(const FilterExpr& ast, int index, const std::string* partition) {
     case FilterNodeKind::kOr: {
       KeySet result;
       for (int c : n.children) {
-        result = Union(std::move(result), Plan(ast, c, partition));
+        result = Union(std::move(result), Plan(ast, c, partitions));
       }
       return result;
     }

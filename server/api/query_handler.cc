@@ -119,6 +119,7 @@ std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesReq
     } else {
       spec.predicate = req.filter;
     }
+    spec.select = req.select;  // rows are decoded with only these properties
     spec.max_results = req.top.has_value() ? static_cast<size_t>(*req.top) : model::kMaxPageEntities;
     if (cut != nullptr) spec.max_results = std::max<size_t>(1, std::min(spec.max_results, cut->max_rows));
     spec.max_bytes = model::kMaxPageBytes;

@@ -32,8 +32,9 @@ class RowPredicate {
   // The $filter part of the predicate, or null (see the contract above).
   virtual const FilterExpr* columnar() const { return nullptr; }
   // The rest of the predicate, for rows columnar() keeps (called on the
-  // decoded row, which a kept row needs anyway); true by default: the
-  // expression is all of it.
+  // decoded row, which a kept row needs anyway, holding only the properties
+  // of ScanSpec::select when that is set); true by default: the expression
+  // is all of it.
   virtual bool MatchesRest(const Entity& entity) const { return true; }
 };
 

@@ -84,6 +84,12 @@ struct ScanSpec {
   // expression over the columns of a cached partition; see row_predicate.h).
   // Null = keep every row.
   std::shared_ptr<const RowPredicate> predicate;
+  // The properties a kept row needs (a query's $select); empty = all. When
+  // set, the scan may return rows holding only these properties (with their
+  // keys and Timestamp) and decode no other: `predicate` is then asked about
+  // a full row (Matches) or, when it has a columnar() part, its MatchesRest()
+  // may be given such a trimmed row and must not look past the keys.
+  std::vector<std::string> select;
   // Page limits: stop after this many kept entities, or before a kept row
   // that would take the page's bytes past max_bytes (a page always holds at
   // least one row), or at the deadline (a page may then be short or even

@@ -81,7 +81,7 @@ INSTANTIATE_TEST_SUITE_P(
                       PlanCase{"PartitionKey eq '" + kPrivate + "' or PartitionKey eq '" + kEmoji + "'",
                                "[" + kEmoji + " .. " + kEmoji + "], [" + kPrivate + " .. " + kPrivate + "]"},
                       PlanCase{"PartitionKey eq 'a' and Name eq 'x'", "[a .. a]"},
-                      PlanCase{"PartitionKey eq 'a' and not (RowKey eq '1')", "[a .. a]"},
+                      PlanCase{"PartitionKey eq 'a' and not (RowKey eq '1')", "[a .. a/1), (a/1 .. a]"},
                       PlanCase{"PartitionKey eq ''", "[ .. ]"}));
 
 INSTANTIATE_TEST_SUITE_P(
@@ -109,6 +109,36 @@ INSTANTIATE_TEST_SUITE_P(
         PlanCase{"RowKey eq '1'", "all"}, PlanCase{"PartitionKey ge 'a' and RowKey eq '1'", "[a .. +inf)"},
         PlanCase{"(PartitionKey eq 'a' and RowKey eq '1') or RowKey eq '2'", "all"}));
 
+// Key patterns of real workloads (issue 20): zero-padded and inverted-tick
+// RowKeys read as string ranges, prefixes as [prefix, successor), `or` of
+// key ranges, several partitions with one RowKey condition, and negations.
+INSTANTIATE_TEST_SUITE_P(
+    PlannerKeyPatterns, PlannerTest,
+    ::testing::Values(
+        // Inverted ticks (max ticks - event ticks, 19 digits): "the newest hour".
+        PlanCase{"PartitionKey eq 'dev7' and RowKey ge '2518946335999999999' and RowKey lt '2518946371999999999'",
+                 "[dev7/2518946335999999999 .. dev7/2518946371999999999)"},
+        // Zero-padded ids, two windows in one partition.
+        PlanCase{"PartitionKey eq 'o' and ((RowKey ge '000100' and RowKey lt '000200') or "
+                 "(RowKey ge '000900' and RowKey le '000950'))",
+                 "[o/000100 .. o/000200), [o/000900 .. o/000950]"},
+        // A prefix: 'log-2026-11' <= PartitionKey < 'log-2026-12'.
+        PlanCase{"PartitionKey ge 'log-2026-11' and PartitionKey lt 'log-2026-12'", "[log-2026-11 .. log-2026-12)"},
+        // An `or` of key ranges over partitions.
+        PlanCase{"(PartitionKey eq 'a' and RowKey lt '3') or (PartitionKey eq 'c' and RowKey ge '7')",
+                 "[a .. a/3), [c/7 .. c]"},
+        // One RowKey condition for several partitions.
+        PlanCase{"(PartitionKey eq 'b' or PartitionKey eq 'a') and RowKey ge '5'", "[a/5 .. a], [b/5 .. b]"},
+        PlanCase{"(PartitionKey eq 'a' or (PartitionKey eq 'b' and Name eq 'x')) and RowKey lt '2' and RowKey gt '0'",
+                 "(a/0 .. a/2), (b/0 .. b/2)"},
+        // Not every branch pins a partition: the RowKey does not narrow.
+        PlanCase{"(PartitionKey eq 'a' or PartitionKey ge 'b') and RowKey eq '1'", "[a .. a], [b .. +inf)"},
+        // Negated key comparisons.
+        PlanCase{"not (PartitionKey eq 'a')", "(-inf .. a), (a .. +inf)"},
+        PlanCase{"not (PartitionKey lt 'm')", "[m .. +inf)"},
+        PlanCase{"PartitionKey eq 'a' and not (RowKey ge '5')", "[a .. a/5)"},
+        PlanCase{"not (RowKey eq '1')", "all"}, PlanCase{"not (PartitionKey eq 5)", "all"}));
+
 INSTANTIATE_TEST_SUITE_P(
     PlannerSpecialCases, PlannerTest,
     ::testing::Values(
@@ -127,7 +157,7 @@ INSTANTIATE_TEST_SUITE_P(
         PlanCase{"PartitionKey", "none"}, PlanCase{"RowKey or PartitionKey eq 'a'", "[a .. a]"},
         // No narrowing.
         PlanCase{"true", "all"}, PlanCase{"", "all"}, PlanCase{"Name eq 'x'", "all"},
-        PlanCase{"not (PartitionKey eq 'a')", "all"}, PlanCase{"PartitionKey eq 'a' or Name eq 'x'", "all"},
+        PlanCase{"not (Name eq 'x')", "all"}, PlanCase{"not (PartitionKey eq 'a' and Name eq 'x')", "all"}, PlanCase{"PartitionKey eq 'a' or Name eq 'x'", "all"},
         PlanCase{"Timestamp gt datetime'2020-01-01T00:00:00Z'", "all"},
         PlanCase{"PartitionKey eq 'a' and true", "[a .. a]"}));
 

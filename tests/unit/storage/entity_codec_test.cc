@@ -1,9 +1,12 @@
 #include "storage/entity_codec.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -106,6 +109,39 @@ TEST(EntityCodecTest, DecodingIntoAReusedEntityGivesExactResult) {
   EXPECT_EQ(scratch.timestamp, 9);
   // Type changes in a reused slot leave no stale payload.
   EXPECT_TRUE(scratch.properties[0].value.text.empty());
+}
+
+// $select decoding (issue 20): exactly the named properties, in stored order,
+// every one of a repeated name, into a reused Entity; the rest is still
+// validated.
+TEST(EntityCodecTest, SelectedDecodeKeepsOnlyTheNamedProperties) {
+  Entity e = AllTypes();
+  e.properties.push_back({"Str", EdmValue::Int32(7)});  // a second "Str"
+  const std::string bytes = EncodeEntityValue(e);
+  const std::vector<std::vector<std::string>> selects = {
+      {"Dbl"}, {"Str", "Guid", "Missing"}, {"Guid", "Bin", "\xC3\xA9t\xC3\xA9", "False"}, {"Missing"},
+      {"PartitionKey", "Timestamp"}};
+  Entity scratch = AllTypes();  // reused, bigger than any answer
+  for (const std::vector<std::string>& select : selects) {
+    ASSERT_TRUE(DecodeEntityValue(bytes, &scratch, &select).ok());
+    std::vector<model::Property> want;
+    for (const model::Property& p : e.properties) {
+      if (std::find(select.begin(), select.end(), p.name) != select.end()) want.push_back(p);
+    }
+    EXPECT_EQ(scratch.properties, want) << select[0];
+    EXPECT_EQ(scratch.timestamp, e.timestamp);
+  }
+  // Null or empty: everything.
+  const std::vector<std::string> none;
+  ASSERT_TRUE(DecodeEntityValue(bytes, &scratch, &none).ok());
+  EXPECT_EQ(scratch.properties, e.properties);
+  ASSERT_TRUE(DecodeEntityValue(bytes, &scratch, nullptr).ok());
+  EXPECT_EQ(scratch.properties, e.properties);
+  // A malformed property that is not selected is still an error.
+  const std::vector<std::string> only_first = {"Str"};
+  for (size_t n = 1; n < bytes.size(); ++n) {
+    EXPECT_EQ(DecodeEntityValue(bytes.substr(0, n), &scratch, &only_first).code(), StatusCode::kCorruption) << n;
+  }
 }
 
 TEST(EntityCodecTest, EncodingIsCompact) {
