@@ -290,6 +290,12 @@ Status RocksEngine::OpenLocked() {
   rocksdb::ColumnFamilyOptions entities_options = base;
   entities_options.write_buffer_size = std::max<size_t>(options_.write_buffer_bytes / 2, 1u << 20);
   entities_options.level_compaction_dynamic_level_bytes = true;
+  // Up to three full memtables may wait for the one flush thread. With two, a
+  // sustained bulk load (50M entities, docs/benchmarks.md "Scale") stopped
+  // writes 8 times ("2 immutable memtables (waiting for flush)") whenever the
+  // shared cores delayed a flush. db_write_buffer_size still decides when
+  // memtables are switched; this only bounds the backlog (4 x 16 MiB).
+  entities_options.max_write_buffer_number = 4;
   // Compact L0 after 8 files rather than 4: every L0 compaction rewrites the
   // overlapping bottom-level data on the same core that serves requests, and
   // halving how often that happens gave writes ~5-15% more throughput under

@@ -21,7 +21,9 @@
 #    authenticated Query Tables (bench/js/startup.mjs, polled every 2 ms).
 #    --drop-caches first empties the kernel's page cache (root only).
 # 4. Cold point GETs: wrk -t1 -c<get-conns> of random keys over all N
-#    entities (bench/scale/get_random.lua) for --get-seconds.
+#    entities (bench/scale/get_random.lua) for --get-seconds; then the same
+#    over the first 1,000 entities only (warm: cached after their first read),
+#    which shows what the shared machine allows at that concurrency.
 # 5. Deep page: walks table `deep` in pages of 1000 and times the first page,
 #    the page at 50% and at 90% (bench/js/drain.mjs --mode deep, median of 20).
 # Throughout, bench/scale/sample.py records VmRSS every 0.2 s and the storage
@@ -163,6 +165,13 @@ phase get
 GET=$(BENCH_WRK_DIR="$BENCH_DIR/wrk" BENCH_SAS="$SAS" BENCH_TABLE=big BENCH_N="$COUNT" BENCH_PSIZE="$PSIZE" \
   wrk -t1 -c"$GET_CONNS" -d"${GET_SECONDS}s" --timeout 30s -s "$BENCH_DIR/scale/get_random.lua" "$URL" | sed -n 's/^RESULT //p')
 result "{\"step\":\"cold-get\",\"conns\":$GET_CONNS,$(echo "$GET" | sed 's/^{//')"
+
+# The same wrk run over the first 1,000 entities only (cached after their
+# first read): what the machine allows at this concurrency, for comparison.
+phase get-warm
+GETW=$(BENCH_WRK_DIR="$BENCH_DIR/wrk" BENCH_SAS="$SAS" BENCH_TABLE=big BENCH_N=1000 BENCH_PSIZE="$PSIZE" \
+  wrk -t1 -c"$GET_CONNS" -d"${GET_SECONDS}s" --timeout 30s -s "$BENCH_DIR/scale/get_random.lua" "$URL" | sed -n 's/^RESULT //p')
+result "{\"step\":\"warm-get\",\"conns\":$GET_CONNS,$(echo "$GETW" | sed 's/^{//')"
 
 # ---- 5. deep page ----
 phase deep
