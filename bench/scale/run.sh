@@ -7,12 +7,11 @@
 #
 # 1. Starts tablestone on a fresh data directory (no CPU pinning, nice 0: the
 #    load uses both cores, the server's compactions included) and loads N
-#    entities (default 2,000,000; the figure is 50,000,000) of the
-#    scale10 shape (bench/js/lib.mjs entity10: 10 properties, ~250 bytes
-#    stored; bench/scale/load.lua) into P partitions (default 10,000) of
-#    table `big`, with the fastest path a user has over HTTP: `$batch`
-#    requests of 100 inserts over --conns keep-alive connections (wrk -t1,
-#    bodies formatted in Lua). Then D entities (default N/10) into the one
+#    entities (default 2,000,000; the figure is 50,000,000) of 10
+#    properties (~245-byte stored values; bench/scale/load.lua) into P
+#    partitions (default 10,000) of table `big`, with the fastest path a user
+#    has over HTTP: `$batch` requests of 100 inserts over --conns keep-alive
+#    connections (wrk -t1, bodies formatted in Lua). Then D entities (default N/10) into the one
 #    partition `deep` of table `deep`. Reported: entities/s over the whole
 #    load, the slowest and fastest whole second, the slowest batch round trip
 #    (a write stall shows there), tablestone_storage_write_stalls_total.
@@ -48,7 +47,7 @@ while [[ $# -gt 0 ]]; do
     --tablestone-args) TS_ARGS="$2"; shift ;;
     --drop-caches) DROP=1 ;;
     --out) OUT="$2"; shift ;;
-    -h|--help) sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,31p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
   shift
