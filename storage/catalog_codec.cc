@@ -59,4 +59,28 @@ std::string TableAclKey(uint64_t table_id) {
   return out;
 }
 
+std::string EntityCountsKey() { return "C"; }
+
+std::string EncodeEntityCounts(const EntityCounts& counts) {
+  std::string out = EncodeFixed64Be(counts.sequence);
+  out.reserve(out.size() + counts.tables.size() * 2 * kTableIdBytes);
+  for (const auto& [id, entities] : counts.tables) {
+    AppendTableId(id, &out);
+    AppendTableId(entities, &out);
+  }
+  return out;
+}
+
+bool DecodeEntityCounts(std::string_view value, EntityCounts* counts) {
+  if (value.size() < kTableIdBytes || (value.size() - kTableIdBytes) % (2 * kTableIdBytes) != 0) return false;
+  counts->tables.clear();
+  if (!ReadTableId(value, &counts->sequence)) return false;
+  for (value.remove_prefix(kTableIdBytes); !value.empty(); value.remove_prefix(2 * kTableIdBytes)) {
+    uint64_t id = 0, entities = 0;
+    if (!ReadTableId(value, &id) || !ReadTableId(value.substr(kTableIdBytes), &entities)) return false;
+    counts->tables.emplace_back(id, entities);
+  }
+  return true;
+}
+
 }  // namespace tablestone::storage

@@ -5,6 +5,8 @@
 //   meta:    'N'                          -> next_table_id:fixed64be
 //            'A' account 00 key           -> opaque account metadata blob
 //            'L' table_id:fixed64be       -> opaque table ACL blob
+//            'C'                          -> entity counts at the last clean close:
+//                                            seq:fixed64be (table_id:fixed64be count:fixed64be)*
 //
 // Thread safety: all functions are pure.
 #pragma once
@@ -12,6 +14,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace tablestone::storage {
 
@@ -27,6 +31,16 @@ bool DecodeCatalogValue(std::string_view value, uint64_t* table_id, std::string*
 std::string NextTableIdKey();
 std::string AccountMetaKey(std::string_view account, std::string_view key);
 std::string TableAclKey(uint64_t table_id);
+std::string EntityCountsKey();
+
+// The 'C' value: the database's latest sequence number before the blob was
+// written, and every live table's entity count at that point.
+struct EntityCounts {
+  uint64_t sequence = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> tables;  // (table id, entities)
+};
+std::string EncodeEntityCounts(const EntityCounts& counts);
+bool DecodeEntityCounts(std::string_view value, EntityCounts* counts);
 
 std::string EncodeFixed64Be(uint64_t v);
 bool DecodeFixed64Be(std::string_view bytes, uint64_t* v);

@@ -97,8 +97,11 @@ Status RocksEngine::OpenDb() {
   // Before the gate opens, so the snapshot holds no write made after it.
   std::vector<std::pair<uint64_t, std::shared_ptr<TableState>>> tables(live_tables_.begin(), live_tables_.end());
   stop_counting_.store(false);
-  entity_counts_complete_.store(tables.empty());
-  if (!tables.empty()) {
+  // A clean close saved the counts: nothing to scan (a 50M-entity directory
+  // took minutes of a core and its whole page cache to count).
+  const bool saved = LoadSavedEntityCounts();
+  entity_counts_complete_.store(tables.empty() || saved);
+  if (!tables.empty() && !saved) {
     entity_counter_ = std::thread(&RocksEngine::CountEntities, this, db_->GetSnapshot(), std::move(tables));
   }
   gate_.Reopen();
@@ -241,6 +244,12 @@ Status RocksEngine::OpenLocked() {
       .PermitUncheckedError();
   // Table readers (index blocks) stay open per file; cap it to keep RSS modest.
   db_options.max_open_files = 512;
+  // Open reads no SST file to refresh compaction statistics (RocksDB's
+  // default opens up to a few hundred files for it): startup then costs the
+  // same with 2M or 50M entities (docs/benchmarks.md, "Scale"). The
+  // statistics only steer deletion-heavy compactions and refill as files
+  // are compacted.
+  db_options.skip_stats_update_on_db_open = true;
   db_options.keep_log_file_num = 3;
   db_options.max_log_file_size = 1u << 20;
   // Explicitly: options.h's default depends on how RocksDB's headers see
@@ -291,6 +300,12 @@ Status RocksEngine::OpenLocked() {
   rocksdb::ColumnFamilyOptions entities_options = base;
   entities_options.write_buffer_size = std::max<size_t>(options_.write_buffer_bytes / 2, 1u << 20);
   entities_options.level_compaction_dynamic_level_bytes = true;
+  // Up to three full memtables may wait for the one flush thread. With two, a
+  // sustained bulk load (50M entities, docs/benchmarks.md "Scale") stopped
+  // writes 8 times ("2 immutable memtables (waiting for flush)") whenever the
+  // shared cores delayed a flush. db_write_buffer_size still decides when
+  // memtables are switched; this only bounds the backlog (4 x 16 MiB).
+  entities_options.max_write_buffer_number = 4;
   // Compact L0 after 8 files rather than 4: every L0 compaction rewrites the
   // overlapping bottom-level data on the same core that serves requests, and
   // halving how often that happens gave writes ~5-15% more throughput under
@@ -400,6 +415,7 @@ Status RocksEngine::Close() {
   if (executor_ != nullptr) executor_->Shutdown();
   gate_.CloseAndDrain();
   if (db_ == nullptr) return Status::Ok();
+  SaveEntityCounts();
   // Whatever is still in the log's buffer goes to the file first (the flush
   // below makes it redundant, but a failed flush must not lose it).
   Status result = FromRocks(db_->FlushWAL(options_.sync_writes), "writing the log on close");
@@ -417,6 +433,47 @@ Status RocksEngine::Close() {
   delete db_;
   db_ = nullptr;
   return result.ok() ? close : result;
+}
+
+// Why the sequence number proves the counts current: every write to the
+// database (entities, catalog, metadata) takes a new sequence number, and this
+// blob is the last write before the close, so a later open that finds the
+// latest sequence number one past the recorded one knows nothing changed
+// since. Any other write (a crash after more writes, an older binary that
+// does not save counts) leaves the numbers apart and the open counts again.
+void RocksEngine::SaveEntityCounts() {
+  if (options_.in_memory || !entity_counts_complete_.load()) return;
+  EntityCounts counts;
+  {
+    std::shared_lock lock(catalog_mu_);
+    counts.tables.reserve(live_tables_.size());
+    for (const auto& [id, state] : live_tables_) {
+      counts.tables.emplace_back(id, static_cast<uint64_t>(std::max<int64_t>(state->entities.load(), 0)));
+    }
+  }
+  counts.sequence = db_->GetLatestSequenceNumber();
+  // Best effort: without the blob the next open counts as before.
+  db_->Put(WriteOpts(), cf(kMetaCf), EntityCountsKey(), EncodeEntityCounts(counts)).PermitUncheckedError();
+}
+
+bool RocksEngine::LoadSavedEntityCounts() {
+  std::string value;
+  EntityCounts counts;
+  if (!db_->Get(rocksdb::ReadOptions(), cf(kMetaCf), EntityCountsKey(), &value).ok() ||
+      !DecodeEntityCounts(value, &counts) || db_->GetLatestSequenceNumber() != counts.sequence + 1) {
+    return false;
+  }
+  std::unordered_map<uint64_t, uint64_t> by_id(counts.tables.begin(), counts.tables.end());
+  if (by_id.size() != live_tables_.size()) return false;
+  for (const auto& entry : live_tables_) {
+    if (!by_id.contains(entry.first)) return false;
+  }
+  for (const auto& [id, state] : live_tables_) {
+    const auto n = static_cast<int64_t>(by_id[id]);
+    state->entities.store(n);
+    state->counts->entities.fetch_add(n);
+  }
+  return true;
 }
 
 std::shared_ptr<RocksEngine::TableState> RocksEngine::FindLiveTable(uint64_t table_id) {
@@ -622,9 +679,15 @@ Status RocksEngine::DeleteTable(std::string_view account, std::string_view name)
   // DeleteRange below covers every row ever written (no resurrection).
   state->gate.CloseAndDrain();
   MarkedWrite marked(*this, OtherDataMark());  // until the caches and catalog forget the table
+  // A table known to hold no entity (counts complete, gate drained) needs no
+  // range tombstone and no compaction hint. Test suites create and drop
+  // thousands of small or empty tables; each tombstone costs every later read
+  // of the memtable it lands in, and each hint a compaction-picker pass
+  // (docs/benchmarks.md, "Scale": p99 of a delete 11.7 ms -> see there).
+  const bool has_entities = !entity_counts_complete_.load() || state->entities.load() != 0;
   rocksdb::WriteBatch batch;
   Status s = FromRocks(batch.Delete(cf(kCatalogCf), key), "batch");
-  if (s.ok()) s = FromRocks(batch.DeleteRange(cf(kEntitiesCf), TableStart(id), TableEnd(id)), "batch");
+  if (s.ok() && has_entities) s = FromRocks(batch.DeleteRange(cf(kEntitiesCf), TableStart(id), TableEnd(id)), "batch");
   if (s.ok()) s = FromRocks(batch.Delete(cf(kMetaCf), TableAclKey(id)), "batch");
   if (s.ok()) s = FromRocks(CommitBatch(&batch), "deleting table");
   if (!s.ok()) {
@@ -635,10 +698,12 @@ Status RocksEngine::DeleteTable(std::string_view account, std::string_view name)
   }
   // Reclaim the space soon rather than whenever compaction reaches these
   // files; only a hint (files are marked), so a failure is harmless.
-  const std::string begin = TableStart(id), end = TableEnd(id);
-  rocksdb::Slice begin_slice(begin), end_slice(end);
-  rocksdb::experimental::SuggestCompactRange(db_, cf(kEntitiesCf), &begin_slice, &end_slice)
-      .PermitUncheckedError();
+  if (has_entities) {
+    const std::string begin = TableStart(id), end = TableEnd(id);
+    rocksdb::Slice begin_slice(begin), end_slice(end);
+    rocksdb::experimental::SuggestCompactRange(db_, cf(kEntitiesCf), &begin_slice, &end_slice)
+        .PermitUncheckedError();
+  }
   if (scan_cache_) scan_cache_->DropTable(id);
   std::unique_lock lock(catalog_mu_);
   catalog_.erase(key);

@@ -139,6 +139,12 @@ class RocksEngine final : public Engine {
   // counts under the table's gate; stops early when Close asks.
   void CountEntities(const rocksdb::Snapshot* snapshot,
                      std::vector<std::pair<uint64_t, std::shared_ptr<TableState>>> tables);
+  // Close() records every table's count (meta 'C', catalog_codec.h) when the
+  // counts are complete; the next open takes them instead of counting when no
+  // write came after them (see the definition). Load runs before the gate
+  // opens and returns whether it set the counts.
+  void SaveEntityCounts();
+  bool LoadSavedEntityCounts();
   rocksdb::ColumnFamilyHandle* cf(size_t index) const { return cfs_[index]; }
   // The live state of `table_id`, or null if no such table exists now.
   std::shared_ptr<TableState> FindLiveTable(uint64_t table_id);

@@ -56,6 +56,43 @@ function M.setup(thread)
   next_tid = next_tid + 1
 end
 
+-- What every `$batch` of inserts into M.table needs: the request path, the
+-- outer headers (boundary batch_<tag>) and the header of one insert part
+-- (changeset changeset_<tag>, Prefer: return-no-content).
+function M.batch_template(tag)
+  local path = string.format("/%s/$batch?%s", M.account, M.sas)
+  local headers = {
+    ["Content-Type"] = "multipart/mixed; boundary=batch_" .. tag,
+    ["Accept"] = "application/json;odata=minimalmetadata",
+    ["DataServiceVersion"] = "3.0",
+    ["x-ms-version"] = "2019-02-02",
+  }
+  local part_head = "--changeset_" .. tag .. "\r\nContent-Type: application/http\r\n" ..
+    "Content-Transfer-Encoding: binary\r\n\r\n" ..
+    string.format("POST %s/%s/%s HTTP/1.1\r\n", M.base, M.account, M.table) ..
+    "Content-Type: application/json\r\nAccept: application/json;odata=minimalmetadata\r\n" ..
+    "Prefer: return-no-content\r\nDataServiceVersion: 3.0\r\n\r\n"
+  return path, headers, part_head
+end
+
+-- setup() and done() for scripts whose threads count failed changesets in
+-- the global `failed` (a 202 can carry one): done() runs in its own Lua
+-- state, so it collects each thread's count and reports them as non-2xx.
+function M.failure_counting()
+  local threads = {}
+  local function setup(thread)
+    M.setup(thread)
+    threads[#threads + 1] = thread
+  end
+  local function done(summary, latency, requests)
+    local f = 0
+    for _, t in ipairs(threads) do f = f + (t:get("failed") or 0) end
+    summary.errors.status = summary.errors.status + f
+    M.done(summary, latency, requests)
+  end
+  return setup, done
+end
+
 function M.done(summary, latency, requests)
   local e = summary.errors
   io.write(string.format(

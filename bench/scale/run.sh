@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# bench/scale/run.sh: the scale benchmark of issue 20 (docs/benchmarks.md, "Scale").
+#
+#   bench/scale/run.sh [--build DIR | --tablestone BIN] [--count N] [--partitions P]
+#                      [--deep D] [--conns 16] [--get-conns 32] [--get-seconds 10]
+#                      [--tablestone-args "..."] [--drop-caches] [--out DIR]
+#
+# 1. Starts tablestone on a fresh data directory (no CPU pinning, nice 0: the
+#    load uses both cores, the server's compactions included) and loads N
+#    entities (default 2,000,000; the issue's figure is 50,000,000) of 10
+#    properties (~245-byte stored values; bench/scale/load.lua) into P
+#    partitions (default 10,000) of table `big`, with the fastest path a user
+#    has over HTTP: `$batch` requests of 100 inserts over --conns keep-alive
+#    connections (wrk -t1, bodies formatted in Lua). Then D entities (default N/10) into the one
+#    partition `deep` of table `deep`. Reported: entities/s over the whole
+#    load, the slowest and fastest whole second, the slowest batch round trip
+#    (a write stall shows there), tablestone_storage_write_stalls_total.
+# 2. Stops it (SIGTERM) and reports bytes on disk per entity (du -sb).
+# 3. Restarts on the loaded directory: startup = spawn to the first 200 of an
+#    authenticated Query Tables (bench/js/startup.mjs, polled every 2 ms).
+#    --drop-caches first empties the kernel's page cache (root only).
+# 4. Cold point GETs: wrk -t1 -c<get-conns> of random keys over all N
+#    entities (bench/scale/get_random.lua) for --get-seconds; then the same
+#    over the first 1,000 entities only (warm: cached after their first read),
+#    which shows what the shared machine allows at that concurrency.
+# 5. Deep page: walks table `deep` in pages of 1000 and times the first page,
+#    the page at 50% and at 90% (bench/js/drain.mjs --mode deep, median of 20).
+# Throughout, bench/scale/sample.py records VmRSS every 0.2 s and the storage
+# metrics every second; the report gives the maximum RSS per phase. The data
+# directory is deleted at the end. Prints a summary and writes
+# <out>/results.jsonl.
+set -uo pipefail
+BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ROOT="$(cd "$BENCH_DIR/.." && pwd)"
+COUNT=2000000; PARTS=10000; DEEP=""; CONNS=16; GET_CONNS=32; GET_SECONDS=10
+TS_BIN=""; BUILD_DIR=""; TS_ARGS=""; OUT=""; DROP=0
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --tablestone) TS_BIN="$2"; shift ;;
+    --build) BUILD_DIR="$2"; shift ;;
+    --count) COUNT="$2"; shift ;;
+    --partitions) PARTS="$2"; shift ;;
+    --deep) DEEP="$2"; shift ;;
+    --conns) CONNS="$2"; shift ;;
+    --get-conns) GET_CONNS="$2"; shift ;;
+    --get-seconds) GET_SECONDS="$2"; shift ;;
+    --tablestone-args) TS_ARGS="$2"; shift ;;
+    --drop-caches) DROP=1 ;;
+    --out) OUT="$2"; shift ;;
+    -h|--help) sed -n '2,31p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+DEEP="${DEEP:-$(( COUNT / 10 ))}"
+[[ -z "$TS_BIN" ]] && TS_BIN="${BUILD_DIR:-$ROOT/build}/server/app/tablestone"
+[[ -x "$TS_BIN" ]] || { echo "no tablestone binary at $TS_BIN" >&2; exit 1; }
+command -v wrk >/dev/null || { echo "wrk is missing (bench/install-bench-deps.sh)" >&2; exit 1; }
+OUT="${OUT:-$(mktemp -d /tmp/tablestone-scale.XXXXXX)}"
+mkdir -p "$OUT"
+DATA="$OUT/data"
+PORT=20502
+URL="http://127.0.0.1:$PORT"
+# Entities per partition, a multiple of the 100-insert batch (load.lua).
+PSIZE=$(( ( (COUNT + PARTS - 1) / PARTS + 99) / 100 * 100 ))
+SAS="$(/usr/bin/python3 "$BENCH_DIR/make_sas.py")"
+SPID=""; SAMPLER=""
+cleanup() {
+  touch "$OUT/stop"
+  if [[ -n "$SPID" ]] && kill "$SPID" 2>/dev/null; then while kill -0 "$SPID" 2>/dev/null; do sleep 0.05; done; fi
+  [[ -n "$SAMPLER" ]] && wait "$SAMPLER" 2>/dev/null
+  rm -rf "$DATA"
+}
+trap cleanup EXIT
+result() { echo "$1" >>"$OUT/results.jsonl"; echo "$1"; }
+phase() { echo "$1" >"$OUT/phase"; }
+sampler() {  # sampler PID: RSS + metrics until the process exits or $OUT/stop appears
+  rm -f "$OUT/stop"
+  /usr/bin/python3 "$BENCH_DIR/scale/sample.py" --pid "$1" --url "$URL" --out "$OUT/samples.jsonl" \
+    --phase-file "$OUT/phase" --stop-file "$OUT/stop" &
+  SAMPLER=$!
+}
+stop_server() {
+  touch "$OUT/stop"; wait "$SAMPLER" 2>/dev/null; SAMPLER=""
+  local t0; t0=$(date +%s.%N)
+  # The restarted server is startup.mjs's orphan, not this shell's child: poll.
+  kill -TERM "$SPID"; while kill -0 "$SPID" 2>/dev/null; do sleep 0.02; done; SPID=""
+  python3 -c "import sys;print(round((float(sys.argv[2])-float(sys.argv[1]))*1000))" "$t0" "$(date +%s.%N)"
+}
+wait_up() {
+  for _ in $(seq 3000); do
+    kill -0 "$SPID" 2>/dev/null || { echo "server exited (see $OUT/server.log)" >&2; return 1; }
+    [[ "$(curl -s -o /dev/null -w '%{http_code}' "$URL/devstoreaccount1/Tables?$SAS")" == 200 ]] && return 0
+    sleep 0.02
+  done
+  return 1
+}
+: >"$OUT/results.jsonl"; : >"$OUT/samples.jsonl"
+echo "# bench/scale: N=$COUNT in $PARTS partitions ($PSIZE each), deep partition $DEEP, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT/env.txt"
+echo "# binary $TS_BIN $TS_ARGS; out $OUT" | tee -a "$OUT/env.txt"
+
+# ---- 1. bulk load ----
+phase load
+# shellcheck disable=SC2086
+"$TS_BIN" --tableHost 127.0.0.1 --tablePort "$PORT" -s -l "$DATA" $TS_ARGS >>"$OUT/server.log" 2>&1 &
+SPID=$!
+wait_up || exit 1
+sampler "$SPID"
+load_table() {  # load_table STEP TABLE COUNT [fixed PK]: prints the step's result line
+  local step="$1" table="$2" n="$3" pk="${4:-}" t0 t1 out
+  curl -s -o /dev/null -X POST -H 'Content-Type: application/json' -H 'Accept: application/json;odata=nometadata' \
+    -d "{\"TableName\":\"$table\"}" "$URL/devstoreaccount1/Tables?$SAS"
+  rm -f "$OUT/$step.done"
+  t0=$(date +%s.%N)
+  BENCH_WRK_DIR="$BENCH_DIR/wrk" BENCH_SAS="$SAS" BENCH_BASE="$URL" BENCH_TABLE="$table" BENCH_N="$n" \
+    BENCH_PSIZE="$PSIZE" BENCH_PK_FIXED="$pk" BENCH_DONE_FILE="$OUT/$step.done" \
+    wrk -t1 -c"$CONNS" -d3600s --timeout 60s -s "$BENCH_DIR/scale/load.lua" "$URL" >"$OUT/$step.wrk" 2>&1 &
+  local wpid=$!
+  while [[ ! -s "$OUT/$step.done" ]] && kill -0 "$wpid" 2>/dev/null; do sleep 0.05; done
+  t1=$(date +%s.%N)
+  kill -INT "$wpid" 2>/dev/null; wait "$wpid"
+  out=$(sed -n 's/^RESULT //p' "$OUT/$step.wrk")
+  [[ -s "$OUT/$step.done" && -n "$out" ]] || { echo "$step failed (see $OUT/$step.wrk)" >&2; return 1; }
+  python3 - "$step" "$n" "$t0" "$t1" "$OUT/$step.done" "$out" <<'PY'
+import json, sys
+step, n, t0, t1, timeline, wrk = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), sys.argv[5], json.loads(sys.argv[6])
+per_s = [int(x) for x in open(timeline).read().strip().split(",") if x]
+whole = per_s[1:-1] or per_s  # the first and last wall-clock seconds are partial
+s = t1 - t0
+print(json.dumps({"step": step, "loaded": n, "seconds": round(s, 2), "entities_per_s": round(n / s),
+                  "min_per_s": min(whole), "max_per_s": max(whole), "failed_batches": wrk["non2xx"],
+                  "batch_p99_ms": wrk["p99_us"] / 1000, "batch_max_ms": wrk["max_us"] / 1000}))
+PY
+}
+LOAD=$(load_table load big "$COUNT") || exit 1
+result "$LOAD"
+phase load-deep
+LOADD=$(load_table load-deep deep "$DEEP" deep) || exit 1
+result "$LOADD"
+phase idle-after-load
+sleep 2
+METRICS="$(curl -s "$URL/_tablestone/metrics")"
+STALLS=$(echo "$METRICS" | awk '$1=="tablestone_storage_write_stalls_total"{print $2}')
+result "{\"step\":\"stalls\",\"write_stalls_total\":${STALLS:-null}}"
+STOP_MS=$(stop_server)
+
+# ---- 2. disk ----
+BYTES=$(du -sb "$DATA" | cut -f1)
+TOTAL=$(( COUNT + DEEP ))
+result "{\"step\":\"disk\",\"bytes\":$BYTES,\"entities\":$TOTAL,\"bytes_per_entity\":$(( BYTES / TOTAL )),\"stop_ms\":$STOP_MS}"
+
+# ---- 3. startup on the loaded directory ----
+if (( DROP )); then sync; echo 3 >/proc/sys/vm/drop_caches || echo "cannot drop caches" >&2; fi
+phase startup
+# shellcheck disable=SC2086
+ST=$(node "$BENCH_DIR/js/startup.mjs" --url "$URL" --probe "/devstoreaccount1/Tables?$SAS" --idle-ms 1000 --keep \
+  --log "$OUT/server.log" -- "$TS_BIN" --tableHost 127.0.0.1 --tablePort "$PORT" -s -l "$DATA" $TS_ARGS) || { echo "restart failed" >&2; exit 1; }
+SPID=$(echo "$ST" | python3 -c 'import json,sys;print(json.load(sys.stdin)["pid"])')
+sampler "$SPID"
+result "{\"step\":\"startup\",$(echo "$ST" | sed 's/^{//')"
+
+# ---- 4. cold point GET ----
+phase get
+GET=$(BENCH_WRK_DIR="$BENCH_DIR/wrk" BENCH_SAS="$SAS" BENCH_TABLE=big BENCH_N="$COUNT" BENCH_PSIZE="$PSIZE" \
+  wrk -t1 -c"$GET_CONNS" -d"${GET_SECONDS}s" --timeout 30s -s "$BENCH_DIR/scale/get_random.lua" "$URL" | sed -n 's/^RESULT //p')
+result "{\"step\":\"cold-get\",\"conns\":$GET_CONNS,$(echo "$GET" | sed 's/^{//')"
+
+# The same wrk run over the first 1,000 entities only (cached after their
+# first read): what the machine allows at this concurrency, for comparison.
+phase get-warm
+GETW=$(BENCH_WRK_DIR="$BENCH_DIR/wrk" BENCH_SAS="$SAS" BENCH_TABLE=big BENCH_N=1000 BENCH_PSIZE="$PSIZE" \
+  wrk -t1 -c"$GET_CONNS" -d"${GET_SECONDS}s" --timeout 30s -s "$BENCH_DIR/scale/get_random.lua" "$URL" | sed -n 's/^RESULT //p')
+result "{\"step\":\"warm-get\",\"conns\":$GET_CONNS,$(echo "$GETW" | sed 's/^{//')"
+
+# ---- 5. deep page ----
+phase deep
+DP=$(node "$BENCH_DIR/js/drain.mjs" --url "$URL" --table deep --mode deep --top 1000 --repeat 20)
+result "{\"step\":\"deep-page\",$(echo "$DP" | sed 's/^{//')"
+phase done
+sleep 0.5
+stop_server >/dev/null
+result "{\"step\":\"rss\",$(/usr/bin/python3 "$BENCH_DIR/scale/sample.py" --summary "$OUT/samples.jsonl" | sed 's/^{//')"
