@@ -18,7 +18,7 @@ constexpr bool PlainJsonByte(unsigned char c) { return c >= 0x20 && c != '"' && 
 // byte looked for); a word that may hold a special byte is finished bytewise,
 // so the answer is exact. Strings are most of a query page's JSON, and the
 // bytewise loop alone was ~7 instructions per byte.
-size_t PlainPrefix(const char* p, size_t n) {
+[[gnu::always_inline]] inline size_t PlainPrefix(const char* p, size_t n) {
   constexpr uint64_t kOnes = 0x0101010101010101ULL;
   constexpr uint64_t kHigh = 0x8080808080808080ULL;
   auto has_zero = [](uint64_t v) { return (v - kOnes) & ~v; };

@@ -210,8 +210,9 @@ Status Corrupt(const char* what) { return Status::Corruption(std::string("entity
   }
 }
 
-// The value of a property with this tag, copied out of the input.
-bool DecodeValue(Reader& r, uint8_t tag, EdmValue* v) {
+// The value of a property with this tag, copied out of the input. Inlined
+// into both whole and $select decodes: as a call it cost a query page ~10%.
+[[gnu::always_inline]] inline bool DecodeValue(Reader& r, uint8_t tag, EdmValue* v) {
   char guid_text[36];
   model::ValueView view;
   if (!ViewValue(r, tag, &view, guid_text)) return false;
