@@ -338,6 +338,7 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
     const auto now = std::chrono::steady_clock::now();
     const std::string_view table = info->route.resource.table;
     if (slice_hints_.SkipInline(info->account(), table, now)) {
+      if (metrics_ != nullptr) metrics_->RecordQuerySlice(/*overran=*/false);
       placement = Placement::kLongLane;
     } else {
       InlineSlice slice{now + options_.inline_query_slice};
@@ -348,6 +349,7 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
         return Finish(request, request_id, cors_account, std::move(response), std::move(done), &*info, tally);
       }
       slice_hints_.OutgrewSlice(info->account(), table, now);
+      if (metrics_ != nullptr) metrics_->RecordQuerySlice(/*overran=*/true);
       response = http::Response();
       response.version(request.version());
       placement = Placement::kLongLane;

@@ -197,6 +197,16 @@ std::string Metrics::Render(const ScrapeInputs& inputs) const {
     }
   }
 
+  AppendHeader("tablestone_query_slice_overruns_total", "counter",
+               "Query Entities pages that outgrew the I/O thread's slice and ran again on the long lane.", &out);
+  AppendSample("tablestone_query_slice_overruns_total", "",
+               static_cast<double>(slice_overruns_.load(std::memory_order_relaxed)), &out);
+  AppendHeader("tablestone_query_slice_skips_total", "counter",
+               "Query Entities pages sent to the long lane directly: their table's queries outgrew the slice lately.",
+               &out);
+  AppendSample("tablestone_query_slice_skips_total", "", static_cast<double>(slice_skips_.load(std::memory_order_relaxed)),
+               &out);
+
   const uint64_t opened = transport_.connections_opened.load(std::memory_order_relaxed);
   const uint64_t closed = transport_.connections_closed.load(std::memory_order_relaxed);
   AppendHeader("tablestone_http_request_bytes_total", "counter", "Request bytes read (start line, headers, body).",

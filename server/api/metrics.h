@@ -102,6 +102,12 @@ class Metrics {
   void RecordQueryPage(size_t account, uint64_t rows_scanned, uint64_t rows_returned);
   // One $batch with `operations` sub-requests (whatever its outcome).
   void RecordBatch(size_t operations);
+  // A Query Entities page that outgrew the I/O thread's slice and ran again
+  // on the long lane (`overran`), or went there directly because its table's
+  // queries outgrew it lately (SliceHints).
+  void RecordQuerySlice(bool overran) {
+    (overran ? slice_overruns_ : slice_skips_).fetch_add(1, std::memory_order_relaxed);
+  }
 
   http::TransportCounters& transport() { return transport_; }
   std::chrono::steady_clock::time_point started() const { return started_; }
@@ -127,6 +133,8 @@ class Metrics {
     std::atomic<uint64_t> rows_returned{0};
   };
   std::unique_ptr<QueryCounters[]> queries_;  // per account slot
+  std::atomic<uint64_t> slice_overruns_{0};
+  std::atomic<uint64_t> slice_skips_{0};
   http::TransportCounters transport_;
   std::chrono::steady_clock::time_point started_;
 };

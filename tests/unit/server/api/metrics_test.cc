@@ -204,6 +204,9 @@ TEST(MetricsTest, BatchQueryAndTransportFigures) {
   m.RecordBatch(100);
   m.RecordQueryPage(0, 1000, 3);
   m.RecordQueryPage(0, 5, 5);
+  m.RecordQuerySlice(/*overran=*/true);
+  m.RecordQuerySlice(/*overran=*/false);
+  m.RecordQuerySlice(/*overran=*/false);
   m.transport().Add(m.transport().bytes_in, 123);
   m.transport().Add(m.transport().bytes_out, 456);
   m.transport().Add(m.transport().connections_opened, 3);
@@ -220,6 +223,8 @@ TEST(MetricsTest, BatchQueryAndTransportFigures) {
   EXPECT_EQ(Find(samples, "tablestone_query_pages_total", {{"account", "a"}}), 2);
   EXPECT_EQ(Find(samples, "tablestone_query_rows_scanned_total", {{"account", "a"}}), 1005);
   EXPECT_EQ(Find(samples, "tablestone_query_rows_returned_total", {{"account", "a"}}), 8);
+  EXPECT_EQ(Find(samples, "tablestone_query_slice_overruns_total"), 1);
+  EXPECT_EQ(Find(samples, "tablestone_query_slice_skips_total"), 2);
   EXPECT_EQ(Find(samples, "tablestone_http_request_bytes_total"), 123);
   EXPECT_EQ(Find(samples, "tablestone_http_response_bytes_total"), 456);
   EXPECT_EQ(Find(samples, "tablestone_http_connections_total"), 3);
