@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <optional>
 #include <vector>
@@ -80,7 +81,11 @@ std::string_view View(const rocksdb::Slice& s) { return std::string_view(s.data(
 class Page {
  public:
   Page(const model::ScanSpec& spec, model::ScanResult* result)
-      : spec_(spec), result_(result), full_(spec.max_results == 0) {
+      : spec_(spec),
+        result_(result),
+        timed_(spec.deadline.has_value() || spec.cpu_budget.has_value()),
+        cpu_start_(spec.cpu_budget ? ThreadCpuTime() : std::chrono::nanoseconds(0)),
+        full_(spec.max_results == 0) {
     if (spec.row_sizer != nullptr) bound_value_bytes_.reserve(std::min(spec.max_results, model::kMaxPageEntities));
   }
 
@@ -88,9 +93,9 @@ class Page {
   // is full (a limit, or the deadline just passed): this row is the
   // continuation and the scan ends.
   bool Admit() {
-    if (!full_ && spec_.deadline && ++since_clock_check_ >= kClockCheckInterval) {
+    if (!full_ && timed_ && ++since_clock_check_ >= kClockCheckInterval) {
       since_clock_check_ = 0;
-      if (std::chrono::steady_clock::now() >= *spec_.deadline) {
+      if (TimeIsUp()) {
         full_ = deadline_passed_ = result_->deadline_passed = result_->ended_by_deadline = true;
       }
     }
@@ -105,7 +110,7 @@ class Page {
   size_t AdmitMany(size_t n) {
     if (full_) return 0;
     size_t done = 0;
-    if (spec_.deadline) {
+    if (timed_) {
       for (;;) {
         const size_t before_check = kClockCheckInterval - 1 - since_clock_check_;  // rows admitted unchecked
         if (n - done <= before_check) break;
@@ -175,8 +180,20 @@ class Page {
     return true;
   }
 
+  static std::chrono::nanoseconds ThreadCpuTime() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
+  }
+  bool TimeIsUp() const {
+    if (spec_.deadline && std::chrono::steady_clock::now() >= *spec_.deadline) return true;
+    return spec_.cpu_budget && ThreadCpuTime() - cpu_start_ >= *spec_.cpu_budget;
+  }
+
   const model::ScanSpec& spec_;
   model::ScanResult* result_;
+  bool timed_;                    // a deadline or a CPU budget: the clock is read every kClockCheckInterval rows
+  std::chrono::nanoseconds cpu_start_;  // the thread's CPU time when the scan began (with a cpu_budget)
   // Exact bytes of the rows sized by Bytes() (all of them without a row_sizer).
   size_t kept_bytes_ = 0;
   // With a row_sizer, until exact_: the page's rows were counted by Bound(),

@@ -64,11 +64,14 @@ struct ApiContext {
 };
 
 // A query tried on the I/O thread first (dispatcher.h, "Where the
-// operation's handler runs"): its scan stops at `until`, and a handler whose
-// scan got there sets `gave_up` instead of answering, so that the dispatcher
-// runs it again on the engine's long lane.
+// operation's handler runs"): its scan stops after `cpu_budget` of the I/O
+// thread's CPU time (ScanSpec::cpu_budget: time other threads kept it waiting
+// does not count, or on a busy machine every page would outgrow it) or ten
+// times that in wall-clock time (a scan waiting on the disk uses no CPU), and a
+// handler whose scan got there sets `gave_up` instead of answering, so that
+// the dispatcher runs it again on the engine's long lane.
 struct InlineSlice {
-  std::chrono::steady_clock::time_point until;
+  std::chrono::nanoseconds cpu_budget;
   bool gave_up = false;
 };
 

@@ -39,8 +39,9 @@ struct ApiOptions {
   // when that account has that key and the server listens on loopback only.
   bool ui_dev_key = false;
   std::chrono::milliseconds query_time_budget{5000};  // per query page (Learn: query-timeout-and-pagination)
-  // How long a query may scan on an I/O thread before the long lane takes it
-  // over (dispatcher.h). 3 ms: a full 1,000-row page of small entities
+  // How much of an I/O thread's CPU time (and ten times that of wall-clock
+  // time) a query may take before the long lane takes it over
+  // (dispatcher.h). 3 ms: a full 1,000-row page of small entities
   // (1.5-2.5 ms) still answers on the I/O thread, as before the asynchronous
   // core, while a long scan stalls that thread once (SliceHints then sends
   // its table's queries to the long lane directly). Tests set 0 to hand every

@@ -341,7 +341,7 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
       if (metrics_ != nullptr) metrics_->RecordQuerySlice(/*overran=*/false);
       placement = Placement::kLongLane;
     } else {
-      InlineSlice slice{now + options_.inline_query_slice};
+      InlineSlice slice{options_.inline_query_slice};
       info->inline_slice = &slice;
       Run(*info, response);
       info->inline_slice = nullptr;

@@ -19,7 +19,8 @@
 //   engine long lane    Query Tables, Delete Table, and Query Entities
 //                       whose scan did not finish within a short slice
 //                       on the I/O thread (ApiOptions::inline_query_slice,
-//                       3 ms): a query is tried there first, since most
+//                       3 ms of its CPU time, 30 ms of wall-clock time): a
+//                       query is tried there first, since most
 //                       finish in far less (and skip two thread hand-offs);
 //                       one whose page runs out of time is run again from
 //                       its start on the long lane, and for a second the

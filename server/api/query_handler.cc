@@ -125,8 +125,13 @@ std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesReq
     spec.max_bytes = model::kMaxPageBytes;
     spec.row_sizer = std::make_shared<JsonRowSizer>(wctx);
     spec.deadline = std::chrono::steady_clock::now() + ctx.options.query_time_budget;
-    const bool sliced = scope.inline_slice != nullptr && scope.inline_slice->until < *spec.deadline;
-    if (sliced) spec.deadline = scope.inline_slice->until;
+    const bool sliced = scope.inline_slice != nullptr;
+    if (sliced) {
+      spec.cpu_budget = scope.inline_slice->cpu_budget;
+      // A scan waiting on the disk uses no CPU: the wall clock bounds it too.
+      const auto wall = std::chrono::steady_clock::now() + 10 * scope.inline_slice->cpu_budget;
+      if (wall < *spec.deadline) spec.deadline = wall;
+    }
     if (!spec.match_nothing) {
       auto result = [&] {
         StorageTimer timer(scope.trace);

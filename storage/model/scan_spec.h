@@ -99,6 +99,12 @@ struct ScanSpec {
   size_t max_bytes = kMaxPageBytes;
   std::shared_ptr<const RowSizer> row_sizer;
   std::optional<std::chrono::steady_clock::time_point> deadline;
+  // Like `deadline`, but counting only the CPU time the scanning thread
+  // spends from the start of the scan (CLOCK_THREAD_CPUTIME_ID): a scan tried
+  // on an I/O thread stops after this much work, however long other threads
+  // of a busy machine kept it waiting. Reaching it ends the page as the
+  // deadline does (ScanResult::deadline_passed and ended_by_deadline).
+  std::optional<std::chrono::nanoseconds> cpu_budget;
 };
 
 struct ScanResult {

@@ -443,6 +443,30 @@ TEST_P(EngineScanTest, DeadlineEndsThePageWithAContinuation) {
   EXPECT_GT(pages, 1u);
 }
 
+// A CPU budget ends the page as the deadline does (the I/O thread's query
+// slice); a generous one leaves the page whole.
+TEST_P(EngineScanTest, CpuBudgetEndsThePageLikeTheDeadline) {
+  for (int i = 0; i < 1000; ++i) {
+    char rk[8];
+    std::snprintf(rk, sizeof rk, "%04d", i);
+    Insert("big", rk);
+  }
+  ScanSpec spec;
+  spec.ranges = {KeyRange{Partition("big", true), Partition("big", true)}};
+  spec.cpu_budget = std::chrono::nanoseconds(0);
+  model::ScanResult r = Run(spec);
+  EXPECT_EQ(r.entities.size(), 255u);  // the clock is read every 256 rows
+  EXPECT_TRUE(r.deadline_passed);
+  EXPECT_TRUE(r.ended_by_deadline);
+  ASSERT_TRUE(r.next.has_value());
+  EXPECT_EQ(*r.next, (EntityKey{"big", "0255"}));
+  spec.cpu_budget = std::chrono::seconds(60);
+  r = Run(spec);
+  EXPECT_EQ(r.entities.size(), 1000u);
+  EXPECT_FALSE(r.deadline_passed);
+  EXPECT_FALSE(r.ended_by_deadline);
+}
+
 TEST_P(EngineScanTest, ScanReadsAConsistentSnapshot) {
   ScanSpec spec;
   bool wrote = false;
