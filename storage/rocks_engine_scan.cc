@@ -85,6 +85,7 @@ class Page {
         result_(result),
         timed_(spec.deadline.has_value() || spec.cpu_budget.has_value()),
         cpu_start_(spec.cpu_budget ? ThreadCpuTime() : std::chrono::nanoseconds(0)),
+        wall_start_(spec.cpu_budget ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point()),
         full_(spec.max_results == 0) {
     if (spec.row_sizer != nullptr) bound_value_bytes_.reserve(std::min(spec.max_results, model::kMaxPageEntities));
   }
@@ -185,15 +186,22 @@ class Page {
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
   }
+  // The thread's CPU clock is a system call (~0.4 us here, against ~20 ns for
+  // the steady clock): it is read only once the wall-clock time since the
+  // start reaches the budget (CPU time never exceeds it), so a scan that ends
+  // sooner never reads it after its start.
   bool TimeIsUp() const {
-    if (spec_.deadline && std::chrono::steady_clock::now() >= *spec_.deadline) return true;
-    return spec_.cpu_budget && ThreadCpuTime() - cpu_start_ >= *spec_.cpu_budget;
+    const auto now = std::chrono::steady_clock::now();
+    if (spec_.deadline && now >= *spec_.deadline) return true;
+    return spec_.cpu_budget && now - wall_start_ >= *spec_.cpu_budget &&
+           ThreadCpuTime() - cpu_start_ >= *spec_.cpu_budget;
   }
 
   const model::ScanSpec& spec_;
   model::ScanResult* result_;
   bool timed_;                    // a deadline or a CPU budget: the clock is read every kClockCheckInterval rows
   std::chrono::nanoseconds cpu_start_;  // the thread's CPU time when the scan began (with a cpu_budget)
+  std::chrono::steady_clock::time_point wall_start_;  // and the steady clock then
   // Exact bytes of the rows sized by Bytes() (all of them without a row_sizer).
   size_t kept_bytes_ = 0;
   // With a row_sizer, until exact_: the page's rows were counted by Bound(),
