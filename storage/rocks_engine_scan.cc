@@ -97,7 +97,7 @@ class Page {
     if (!full_ && timed_ && ++since_clock_check_ >= kClockCheckInterval) {
       since_clock_check_ = 0;
       if (TimeIsUp()) {
-        full_ = deadline_passed_ = result_->deadline_passed = result_->ended_by_deadline = true;
+        full_ = deadline_passed_ = result_->deadline_passed = true;
       }
     }
     if (full_) return false;

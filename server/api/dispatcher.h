@@ -25,9 +25,7 @@
 //                       one whose page runs out of time is run again from
 //                       its start on the long lane, and for a second the
 //                       table's queries go there directly (SliceHints), so
-//                       a table of long pages loses no slice per page. A
-//                       complete page whose scan-cache fill ran out of time
-//                       is answered at once.
+//                       a table of long pages loses no slice per page.
 // Work handed to the engine's executor (storage/work_executor.h) answers 503
 // ServerBusy when its queue is full, is skipped when its client has gone,
 // and is answered 503 when the server stops before it ran.

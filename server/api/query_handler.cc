@@ -138,10 +138,9 @@ std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesReq
         return ctx.engine.Scan(*table, spec);
       }();
       if (!result.ok()) return protocol::FromStatus(result.status());
-      if (sliced && result->ended_by_deadline) {
+      if (sliced && result->deadline_passed) {
         // Too long for an I/O thread: the dispatcher runs it again on the
-        // long lane. (A complete page that only lost its scan-cache fill to
-        // the deadline is answered here.)
+        // long lane.
         scope.inline_slice->gave_up = true;
         return std::nullopt;
       }

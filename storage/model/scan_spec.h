@@ -103,7 +103,7 @@ struct ScanSpec {
   // spends from the start of the scan (CLOCK_THREAD_CPUTIME_ID): a scan tried
   // on an I/O thread stops after this much work, however long other threads
   // of a busy machine kept it waiting. Reaching it ends the page as the
-  // deadline does (ScanResult::deadline_passed and ended_by_deadline).
+  // deadline does (ScanResult::deadline_passed).
   std::optional<std::chrono::nanoseconds> cpu_budget;
 };
 
@@ -113,12 +113,9 @@ struct ScanResult {
   std::optional<EntityKey> next;
   // Rows read (kept or not), for benchmarks and logs.
   size_t rows_examined = 0;
-  // The scan reached spec.deadline: either before the page was complete
-  // (`next` is then the first row not examined) or while filling the scan
-  // cache after a complete page (the fill was dropped; the page stands).
+  // The page ended at spec.deadline (or spec.cpu_budget) before it was
+  // complete: `next` is the first row not examined.
   bool deadline_passed = false;
-  // The first case: the page ended at spec.deadline before it was complete.
-  bool ended_by_deadline = false;
 };
 
 }  // namespace tablestone::model

@@ -249,15 +249,9 @@ TEST_F(AsyncDispatchTest, ASlicedQueryPageIsCompletedOnTheLongLane) {
       ops.clear();
     }
   }
-  ApiOptions options;
-  options.allow_anonymous = true;
-  options.accounts = {
-      {kAccount, {"Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="}}};
-  options.inline_query_slice = std::chrono::microseconds(0);  // every query outgrows it at its first clock check
-  auto sliced = MakeApiHandler(*engine_, options);
+  // The fixture's slice is 0: the query outgrows it at its first clock check.
   for (int attempt = 0; attempt < 2; ++attempt) {
-    http::Response page =
-        http::HandleAndWait(*sliced, Request("GET", "/asyncq()?$filter=n%20ge%200"), http::RequestContext{});
+    http::Response page = Run(Request("GET", "/asyncq()?$filter=n%20ge%200"));
     ASSERT_EQ(page.result_int(), 200) << page.body().substr(0, 300);
     // Keys and order (timestamps differ between runs): each row once, in order.
     size_t rows = 0;
