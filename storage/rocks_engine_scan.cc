@@ -13,6 +13,8 @@
 #include <optional>
 #include <vector>
 
+#include <sched.h>
+
 #include "storage/block_evaluator.h"
 #include "storage/column_families.h"
 #include "storage/encoded_filter.h"
@@ -98,6 +100,8 @@ class Page {
       since_clock_check_ = 0;
       if (TimeIsUp()) {
         full_ = deadline_passed_ = result_->deadline_passed = true;
+      } else if (spec_.cpu_burst) {
+        EndBurstIfLong();
       }
     }
     if (full_) return false;
@@ -190,6 +194,19 @@ class Page {
   // the steady clock): it is read only once the wall-clock time since the
   // start reaches the budget (CPU time never exceeds it), so a scan that ends
   // sooner never reads it after its start.
+  // cpu_burst: the wall clock first (CPU time is never larger), then the
+  // thread's CPU time, which a wait behind other threads does not advance.
+  void EndBurstIfLong() {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - burst_wall_start_ < *spec_.cpu_burst) return;
+    const auto cpu = ThreadCpuTime();
+    if (cpu - burst_cpu_start_ < *spec_.cpu_burst) return;
+    sched_yield();
+    ++result_->cpu_yields;
+    burst_wall_start_ = std::chrono::steady_clock::now();
+    burst_cpu_start_ = cpu;
+  }
+
   bool TimeIsUp() const {
     const auto now = std::chrono::steady_clock::now();
     if (spec_.deadline && now >= *spec_.deadline) return true;
@@ -211,6 +228,9 @@ class Page {
   size_t bound_bytes_ = 0;
   std::vector<size_t> bound_value_bytes_;
   size_t since_clock_check_ = 0;
+  // With a cpu_burst: when the current burst began (EndBurstIfLong).
+  std::chrono::steady_clock::time_point burst_wall_start_ = std::chrono::steady_clock::now();
+  std::chrono::nanoseconds burst_cpu_start_ = ThreadCpuTime();
   // Once a limit is hit, the next row found (in any later range) becomes the
   // continuation; if there is none, the scan is complete.
   bool full_;

@@ -126,6 +126,7 @@ std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesReq
     spec.row_sizer = std::make_shared<JsonRowSizer>(wctx);
     spec.deadline = std::chrono::steady_clock::now() + ctx.options.query_time_budget;
     const bool sliced = scope.inline_slice != nullptr;
+    if (!sliced && ctx.options.scan_cpu_burst.count() > 0) spec.cpu_burst = ctx.options.scan_cpu_burst;
     if (sliced) {
       spec.cpu_budget = scope.inline_slice->cpu_budget;
       // A scan waiting on the disk uses no CPU: the wall clock bounds it too.

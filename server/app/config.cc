@@ -116,6 +116,12 @@ std::vector<Setting> BuildSettings() {
        .min = 0, .max = 19,
        .set = [](Config& c, const Value& v) { c.scan_nice = Uint(v); },
        .show = [](const Config& c) { return std::to_string(c.scan_nice); }});
+  add({.path = "storage.scanBurstUs", .env = "TABLESTONE_SCAN_BURST_US", .kind = Kind::kUint,
+       .help = "CPU time (microseconds) a query thread runs before it offers its core to other threads, so "
+               "point requests on a busy machine wait about that long behind a scan; 0 = never.",
+       .min = 0, .max = 1'000'000,
+       .set = [](Config& c, const Value& v) { c.scan_burst_us = Uint(v); },
+       .show = [](const Config& c) { return std::to_string(c.scan_burst_us); }});
   add({.path = "limits.queuedRequests", .env = "TABLESTONE_QUEUED_REQUESTS", .kind = Kind::kUint,
        .help = "Requests waiting for the write or the query threads (each) beyond which new ones are "
                "answered 503 ServerBusy.",
@@ -607,6 +613,7 @@ api::ApiOptions Config::ToApiOptions() const {
     for (const std::string& key : account.keys) o.ui_dev_key = o.ui_dev_key || (loopback && key == kDevAccountKey);
   }
   o.query_time_budget = std::chrono::milliseconds(query_page_ms);
+  o.scan_cpu_burst = std::chrono::microseconds(scan_burst_us);
   o.facts.version = TABLESTONE_VERSION;
   o.facts.data_dir = location;
   o.facts.in_memory = in_memory;

@@ -54,6 +54,7 @@ const std::vector<Flag>& Flags() {
       F("--writeThreads", "", "storage.writeThreads"),
       F("--scanThreads", "", "storage.scanThreads"),
       F("--scanNice", "", "storage.scanNice"),
+      F("--scanBurstUs", "", "storage.scanBurstUs"),
       F("--groupCommit", "", "storage.groupCommit"),
       F("--queuedRequests", "", "limits.queuedRequests"),
       F("--maxBodyBytes", "", "limits.maxBodyBytes"),

@@ -105,6 +105,14 @@ struct ScanSpec {
   // of a busy machine kept it waiting. Reaching it ends the page as the
   // deadline does (ScanResult::deadline_passed).
   std::optional<std::chrono::nanoseconds> cpu_budget;
+  // For a scan off the I/O threads: once it has run this long (its thread's
+  // CPU time) since it last did, it offers the CPU to other runnable threads
+  // (sched_yield). Linux switches between busy threads only at its timer tick
+  // (4 ms at HZ=250); a scan sharing a core with point requests would
+  // otherwise hold it for whole ticks and the requests queued behind it would
+  // wait that long. Its share of the CPU follows from how often the scheduler
+  // picks it again (docs/benchmarks.md, "Scans beside point requests").
+  std::optional<std::chrono::nanoseconds> cpu_burst;
 };
 
 struct ScanResult {
@@ -116,6 +124,8 @@ struct ScanResult {
   // The page ended at spec.deadline (or spec.cpu_budget) before it was
   // complete: `next` is the first row not examined.
   bool deadline_passed = false;
+  // Times the scan offered the CPU (ScanSpec::cpu_burst), for tests and logs.
+  size_t cpu_yields = 0;
 };
 
 }  // namespace tablestone::model

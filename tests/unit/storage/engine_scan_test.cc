@@ -462,6 +462,25 @@ TEST_P(EngineScanTest, CpuBudgetEndsThePageLikeTheDeadline) {
   EXPECT_FALSE(r.deadline_passed);
 }
 
+// A scan with a CPU burst offers the CPU at its clock checks once the burst
+// is spent (every check, with a 1 ns burst) and pages exactly as without.
+TEST_P(EngineScanTest, CpuBurstYieldsWithoutChangingThePage) {
+  InsertBigPartition();
+  ScanSpec spec;
+  spec.ranges = {KeyRange{Partition("big", true), Partition("big", true)}};
+  spec.deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  model::ScanResult plain = Run(spec);
+  EXPECT_EQ(plain.cpu_yields, 0u);
+  spec.cpu_burst = std::chrono::nanoseconds(1);
+  model::ScanResult yielding = Run(spec);
+  EXPECT_EQ(KeysOf(yielding.entities), KeysOf(plain.entities));
+  EXPECT_EQ(yielding.entities.size(), 1000u);
+  EXPECT_FALSE(yielding.deadline_passed);
+  EXPECT_EQ(yielding.cpu_yields, 1000u / 256);  // the clock is read every 256 rows
+  spec.cpu_burst = std::chrono::minutes(1);
+  EXPECT_EQ(Run(spec).cpu_yields, 0u);
+}
+
 TEST_P(EngineScanTest, ScanReadsAConsistentSnapshot) {
   ScanSpec spec;
   bool wrote = false;

@@ -251,7 +251,7 @@ TEST(ConfigTest, HelpListsEveryFlagDefaultAndVariable) {
         "--logLevel", "--logFormat", "--help", "--version", "--allowAnonymous", "--maxBodyBytes",
         "--maxHeaderBytes", "--maxConnections", "--idleTimeoutMs", "--readTimeoutMs", "--drainTimeoutMs",
         "--queryPageMs", "--accessLog", "--tableKeepAliveTimeout", "AZURITE_ACCOUNTS", "TABLESTONE_CONFIG",
-        "--scanCacheMB", "--entityCacheMB", "--writeThreads", "--scanThreads", "--scanNice", "--queuedRequests",
+        "--scanCacheMB", "--entityCacheMB", "--writeThreads", "--scanThreads", "--scanNice", "--scanBurstUs", "--queuedRequests",
         "--disableTelemetry", "--blobHost"}) {
     EXPECT_NE(help.find(flag), std::string::npos) << "missing " << flag;
   }
@@ -273,7 +273,7 @@ TEST(ConfigTest, ProjectionsCarryEveryValue) {
                        "--readTimeoutMs", "12", "--drainTimeoutMs", "13", "--queryPageMs", "14", "-s",
                        "--durability", "fsync", "-l", "/d", "--inMemoryPersistence", "-L", "--allowAnonymous",
                        "--scanCacheMB", "0", "--entityCacheMB", "3", "--writeThreads", "3", "--scanThreads", "5",
-                       "--scanNice", "7", "--queuedRequests", "99",
+                       "--scanNice", "7", "--scanBurstUs", "250", "--queuedRequests", "99",
                        "--skipApiVersionCheck", "--disableProductStyleUrl"});
   ASSERT_EQ(r.action, LoadResult::Action::kRun) << r.output;
   http::HttpOptions h = r.config.ToHttpOptions();
@@ -289,6 +289,7 @@ TEST(ConfigTest, ProjectionsCarryEveryValue) {
   EXPECT_FALSE(h.access_log);
   api::ApiOptions a = r.config.ToApiOptions();
   EXPECT_EQ(a.query_time_budget.count(), 14);
+  EXPECT_EQ(a.scan_cpu_burst.count(), 250);
   EXPECT_TRUE(a.loose);
   EXPECT_TRUE(a.allow_anonymous);
   EXPECT_TRUE(a.skip_api_version_check);
