@@ -50,9 +50,9 @@ struct ApiOptions {
   // A query on the long lane offers its core to other threads after this much
   // CPU time (ScanSpec::cpu_burst), so point requests queued behind it on a
   // busy core wait about this long rather than a scheduler tick (4 ms at
-  // HZ=250). 0 = never. bench/async chose 500 µs (docs/benchmarks.md, "Scans
+  // HZ=250). 0 = never. bench/async chose 250 µs (docs/benchmarks.md, "Scans
   // beside point requests").
-  std::chrono::microseconds scan_cpu_burst{500};
+  std::chrono::microseconds scan_cpu_burst{250};
   ServerFacts facts;
   // Fault rules and realistic mode (server/faults/fault_rules.h); null = none
   // can ever be added. Shared with the admin route that edits them.

@@ -62,7 +62,7 @@ struct Config {
   uint64_t scan_threads = 0;
   uint64_t queue_limit = 4096;
   uint64_t scan_nice = 4;
-  uint64_t scan_burst_us = 500;  // ApiOptions::scan_cpu_burst
+  uint64_t scan_burst_us = 250;  // ApiOptions::scan_cpu_burst
   std::string group_commit = "engine";  // engine|rocksdb (storage/engine.h)
   // accounts (AZURITE_ACCOUNTS replaces the whole list)
   std::vector<api::AccountKeys> accounts = {{kDevAccountName, {kDevAccountKey}}};
