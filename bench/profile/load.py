@@ -4,7 +4,8 @@
 Sends N requests of one kind over one keep-alive connection and checks every
 status. Kinds: setup (create table `prof`, partition `pt` with --n entities),
 get (point GET of existing keys), insert (POST with unique keys, return-no-
-content), upsert (PUT of existing keys), merge (MERGE If-Match * of existing keys), page (GET a 1000-entity page of partition pt), scan (filter on Num).
+content), batch (a $batch of 100 inserts with unique keys per request, the
+entity shape of bench/scale/load.lua: the bulk-load path), upsert (PUT of existing keys), merge (MERGE If-Match * of existing keys), page (GET a 1000-entity page of partition pt), scan (filter on Num).
 Authentication: the account SAS of bench/make_sas.py in the query string.
 Standard library only.
 """
@@ -31,9 +32,32 @@ def entity(pk, rk, i):
             "Active": i % 2 == 0, "When": "2024-01-01T00:00:00.000Z", "When@odata.type": "Edm.DateTime"}
 
 
+def scale_entity(pk, i):
+    """The entity of bench/scale/load.lua (10 properties, ~420 bytes of JSON)."""
+    joined = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(1577836800 + i % 100000000))
+    return {"PartitionKey": pk, "RowKey": f"r{i:07d}", "Name": f"customer r{i:07d} of partition {pk}",
+            "Email": f"user.{i}@example-{i % 97}.com", "City": ["Oslo", "Lima", "Pune", "Kobe", "Graz"][i % 5],
+            "Age": 18 + i % 70, "Orders": str(i * 7919), "Orders@odata.type": "Edm.Int64",
+            "Balance": (i % 100000) / 7, "Active": i % 3 != 0, "Joined": joined + "Z",
+            "Joined@odata.type": "Edm.DateTime", "Id": f"{i % 4294967296:08x}-0000-4000-8000-{(i * 2654435761) % 4294967296:08x}0000",
+            "Id@odata.type": "Edm.Guid", "Notes": f"note {i % 1000} lorem ipsum dolor sit amet, consectetur adipiscing"}
+
+
+def batch_body(port, table, pk, first):
+    """One changeset of 100 inserts into partition pk, as bench/wrk/common.lua's batch_template."""
+    head = ("--changeset_p\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n"
+            f"POST http://127.0.0.1:{port}/{ACCOUNT}/{table} HTTP/1.1\r\n"
+            "Content-Type: application/json\r\nAccept: application/json;odata=minimalmetadata\r\n"
+            "Prefer: return-no-content\r\nDataServiceVersion: 3.0\r\n\r\n")
+    parts = ["--batch_p\r\nContent-Type: multipart/mixed; boundary=changeset_p\r\n\r\n"]
+    parts += [head + json.dumps(scale_entity(pk, i), separators=(",", ":")) + "\r\n" for i in range(first, first + 100)]
+    parts.append("--changeset_p--\r\n--batch_p--\r\n")
+    return "".join(parts)
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("kind", choices=["setup", "get", "insert", "upsert", "merge", "page", "scan"])
+    ap.add_argument("kind", choices=["setup", "get", "insert", "batch", "upsert", "merge", "page", "scan"])
     ap.add_argument("--port", type=int, default=20102)
     ap.add_argument("--n", type=int, default=2000)
     ap.add_argument("--table", default="prof")
@@ -66,6 +90,13 @@ def main():
         for i in range(args.n):
             pk = f"ins{tag}"
             req("POST", t, json.dumps(entity(pk, f"r{i:07d}", i)), {"Prefer": "return-no-content"})
+    elif args.kind == "batch":
+        tag = int(time.time() * 1000)
+        for b in range(args.n):
+            body = batch_body(args.port, t, f"b{tag}-{b}", b * 100)
+            data = req("POST", "$batch", body, {"Content-Type": "multipart/mixed; boundary=batch_p"}, want=(202,))
+            if b"HTTP/1.1 204" not in data:
+                sys.exit(f"$batch {b}: {data[:300]!r}")
     elif args.kind == "upsert":  # Insert Or Replace of existing keys, as bench/wrk/upsert.lua
         for i in range(args.n):
             rk = f"r{i % 1000:07d}"

@@ -3,7 +3,7 @@
 #
 #   bench/scale/run.sh [--build DIR | --tablestone BIN] [--count N] [--partitions P]
 #                      [--deep D] [--conns 16] [--get-conns 32] [--get-seconds 10]
-#                      [--tablestone-args "..."] [--drop-caches] [--out DIR]
+#                      [--tablestone-args "..."] [--drop-caches] [--keep] [--out DIR]
 #
 # 1. Starts tablestone on a fresh data directory (no CPU pinning, nice 0: the
 #    load uses both cores, the server's compactions included) and loads N
@@ -27,13 +27,14 @@
 #    the page at 50% and at 90% (bench/js/drain.mjs --mode deep, median of 20).
 # Throughout, bench/scale/sample.py records VmRSS every 0.2 s and the storage
 # metrics every second; the report gives the maximum RSS per phase. The data
-# directory is deleted at the end. Prints a summary and writes
+# directory is deleted at the end unless --keep is given (then <out>/data stays,
+# for inspection or a rerun of the later steps; delete it yourself). Prints a summary and writes
 # <out>/results.jsonl.
 set -uo pipefail
 BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ROOT="$(cd "$BENCH_DIR/.." && pwd)"
 COUNT=2000000; PARTS=10000; DEEP=""; CONNS=16; GET_CONNS=32; GET_SECONDS=10
-TS_BIN=""; BUILD_DIR=""; TS_ARGS=""; OUT=""; DROP=0
+TS_BIN=""; BUILD_DIR=""; TS_ARGS=""; OUT=""; DROP=0; KEEP=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --tablestone) TS_BIN="$2"; shift ;;
@@ -46,8 +47,9 @@ while [[ $# -gt 0 ]]; do
     --get-seconds) GET_SECONDS="$2"; shift ;;
     --tablestone-args) TS_ARGS="$2"; shift ;;
     --drop-caches) DROP=1 ;;
+    --keep) KEEP=1 ;;
     --out) OUT="$2"; shift ;;
-    -h|--help) sed -n '2,31p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,32p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -69,7 +71,7 @@ cleanup() {
   touch "$OUT/stop"
   if [[ -n "$SPID" ]] && kill "$SPID" 2>/dev/null; then while kill -0 "$SPID" 2>/dev/null; do sleep 0.05; done; fi
   [[ -n "$SAMPLER" ]] && wait "$SAMPLER" 2>/dev/null
-  rm -rf "$DATA"
+  (( KEEP )) || rm -rf "$DATA"
 }
 trap cleanup EXIT
 result() { echo "$1" >>"$OUT/results.jsonl"; echo "$1"; }
