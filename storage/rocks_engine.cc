@@ -291,11 +291,10 @@ Status RocksEngine::OpenLocked() {
   table_options.block_size = 16u << 10;  // scans dominate; point reads use the bloom filter
   table_options.format_version = 5;
   // Index entries share long prefixes (table id, PartitionKey, most of the
-  // RowKey), so prefix-compressing them in runs of 16 makes the index ~3x
-  // smaller than RocksDB's default of a full key per entry; a point read then
-  // decodes up to 15 more entries of one 4 KiB partition, a fraction of a
-  // microsecond. At 50M entities the index is ~34 MB uncompressed, more than
-  // the cache's high-priority half (docs/benchmarks.md, "Scale").
+  // RowKey), so prefix-compressing them in runs of 16 makes the index ~4x
+  // smaller than RocksDB's default of a full key per entry (6.7 MB for 11M
+  // entities before, 7.7 MB for 55M after: docs/benchmarks.md, "Scale"); a
+  // point read then decodes up to 15 more entries of one 4 KiB partition.
   table_options.index_block_restart_interval = 16;
 
   rocksdb::ColumnFamilyOptions base;
@@ -328,9 +327,9 @@ Status RocksEngine::OpenLocked() {
   entities_options.memtable_prefix_bloom_size_ratio = 0.02;
   entities_options.memtable_whole_key_filtering = true;
   // No Bloom filters in the last level, which holds ~90% of the keys once a
-  // table is large: at 50M entities the filters were ~70 MB at 10 bits per
-  // key, twice the whole block cache, so a random point read usually had to
-  // read a filter partition before its data block. A read of an existing key
+  // table is large: at 10 bits per key the filters of 11M entities were
+  // 14.2 MB, so ~70 MB at 55M, more than the whole block cache, and a random
+  // point read usually had to read a filter partition before its data block. A read of an existing key
   // needs no filter at its last level (the key is there); the price is paid
   // by a read or an insert of a missing key inside the last level's key range,
   // which reads a data block instead of a filter partition (keys beyond it,

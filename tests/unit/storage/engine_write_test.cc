@@ -226,11 +226,10 @@ TEST_P(EngineWriteTest, OpsOfABatchAreMatchedByTheirExactRowKey) {
   EXPECT_EQ(Get("p", "1").properties, (std::vector<model::Property>{{"n", EdmValue::Int32(3)}}));
 
   // A second insert of a key the batch already inserted fails at that op.
-  ops.clear();
-  ops.push_back(Op(WriteKind::kInsert, MakeEntity("p", "c1")));
-  ops.push_back(Op(WriteKind::kInsert, MakeEntity("p", "d1")));
-  ops.push_back(Op(WriteKind::kInsert, MakeEntity("p", "c1")));
-  WriteResult w = engine_->Write(table_, ops);
+  const std::vector<WriteOp> twice = {Op(WriteKind::kInsert, MakeEntity("p", "c1")),
+                                      Op(WriteKind::kInsert, MakeEntity("p", "d1")),
+                                      Op(WriteKind::kInsert, MakeEntity("p", "c1"))};
+  WriteResult w = engine_->Write(table_, twice);
   EXPECT_EQ(w.status.code(), StatusCode::kAlreadyExists);
   EXPECT_EQ(w.failed_index, 2u);
   EXPECT_FALSE(Exists("p", "c1"));
