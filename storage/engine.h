@@ -52,7 +52,8 @@ struct EngineOptions {
   std::string path;               // data directory (created if missing)
   bool in_memory = false;         // RocksDB on rocksdb::NewMemEnv; nothing touches disk
   bool sync_writes = false;       // SyncWal() also fsyncs the WAL (survives power loss)
-  size_t block_cache_bytes = 32u << 20;
+  // RocksDB blocks; index and filter partitions take up to half (high priority).
+  size_t block_cache_bytes = 64u << 20;
   // Encoded values of recently read entities (storage/entity_cache.h), for
   // point reads and the reads of Write(); 0 disables.
   size_t entity_cache_bytes = 16u << 20;

@@ -290,6 +290,12 @@ Status RocksEngine::OpenLocked() {
   table_options.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   table_options.block_size = 16u << 10;  // scans dominate; point reads use the bloom filter
   table_options.format_version = 5;
+  // Index entries share long prefixes (table id, PartitionKey, most of the
+  // RowKey), so prefix-compressing them in runs of 16 makes the index ~4x
+  // smaller than RocksDB's default of a full key per entry (6.7 MB for 11M
+  // entities before, 7.7 MB for 55M after: docs/benchmarks.md, "Scale"); a
+  // point read then decodes up to 15 more entries of one 4 KiB partition.
+  table_options.index_block_restart_interval = 16;
 
   rocksdb::ColumnFamilyOptions base;
   base.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table_options));
@@ -320,6 +326,15 @@ Status RocksEngine::OpenLocked() {
   // without walking the memtable's skip list.
   entities_options.memtable_prefix_bloom_size_ratio = 0.02;
   entities_options.memtable_whole_key_filtering = true;
+  // No Bloom filters in the last level, which holds ~90% of the keys once a
+  // table is large: at 10 bits per key the filters of 11M entities were
+  // 14.2 MB, so ~70 MB at 55M, more than the whole block cache, and a random
+  // point read usually had to read a filter partition before its data block. A read of an existing key
+  // needs no filter at its last level (the key is there); the price is paid
+  // by a read or an insert of a missing key inside the last level's key range,
+  // which reads a data block instead of a filter partition (keys beyond it,
+  // as in an ascending bulk load, are excluded by the files' key ranges).
+  entities_options.optimize_filters_for_hits = true;
 
   // Open with the column families that exist, then create the missing ones in
   // ONE CreateColumnFamilies call. DB::Open's create_missing_column_families

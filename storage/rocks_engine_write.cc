@@ -179,8 +179,14 @@ WriteResult RocksEngine::Write(const TableInfo& table, std::span<const WriteOp> 
     EncodeEntityKey(table.id, op.entity.partition_key, op.entity.row_key, &key);
     size_t at = pending.size();
     // Batches are small (<= 100 ops); a linear search beats hashing here.
+    // All ops share the partition, so equal RowKeys mean equal keys; the
+    // RowKey's last byte rejects most candidates before a full compare (full
+    // compares of the encoded keys were ~1.5% of a 100-insert $batch).
+    const std::string& row_key = op.entity.row_key;
     for (size_t j = 0; j < pending.size(); ++j) {
-      if (pending[j].key == key) {
+      const std::string& other = pending[j].entity.row_key;
+      if (other.size() == row_key.size() && (row_key.empty() || other.back() == row_key.back()) &&
+          other == row_key) {
         at = j;
         break;
       }

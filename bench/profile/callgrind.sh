@@ -4,7 +4,9 @@
 # Loads 1000 entities natively, restarts the server under callgrind with one
 # I/O thread, then for each kind (get, insert, page) zeroes the counters,
 # runs N requests (page: N/20) over one keep-alive connection and dumps.
-# Kinds: get insert upsert merge page.
+# Kinds: get insert upsert merge page by default; PROFILE_KINDS="batch" (or any
+# list of load.py's kinds) instead. batch: N/20 \$batch requests of 100 inserts;
+# its Ir/request / 100 is the bulk-load cost per entity.
 # Prints Ir per request; annotate with callgrind_annotate --inclusive=yes.
 # PROFILE_FLAGS: extra server flags for the measured run, e.g. "--trace /tmp/t.jsonl"
 # (split on spaces; callgrind counts every thread, so a writer thread's work is included).
@@ -22,8 +24,8 @@ valgrind --tool=callgrind --callgrind-out-file="$OUT/cg.out" "$BIN" --tableHost 
   -l "$OUT/data" --threads 1 ${PROFILE_FLAGS:-} >"$OUT/valgrind.log" 2>&1 & vg=$!
 for _ in $(seq 300); do curl -s -o /dev/null http://127.0.0.1:$PORT/ && break; sleep 0.2; done
 $PY "$HERE/load.py" get --n 20 --port $PORT >/dev/null
-for kind in get insert upsert merge page; do
-  n=$N; [ $kind = page ] && n=$((N / 20))
+for kind in ${PROFILE_KINDS:-get insert upsert merge page}; do
+  n=$N; [ $kind = page ] || [ $kind = batch ] && n=$((N / 20))
   callgrind_control -z $vg >/dev/null
   $PY "$HERE/load.py" $kind --n $n --port $PORT >/dev/null
   callgrind_control -d $kind $vg >/dev/null

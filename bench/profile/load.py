@@ -4,7 +4,11 @@
 Sends N requests of one kind over one keep-alive connection and checks every
 status. Kinds: setup (create table `prof`, partition `pt` with --n entities),
 get (point GET of existing keys), insert (POST with unique keys, return-no-
-content), upsert (PUT of existing keys), merge (MERGE If-Match * of existing keys), page (GET a 1000-entity page of partition pt), scan (filter on Num).
+content), batch (a $batch of 100 inserts with unique keys per request, the
+entity shape of bench/scale/load.lua: the bulk-load path), scale-get and
+scale-insert (against a directory loaded by bench/scale/run.sh --keep, table
+`big` of --count entities: GETs of random existing keys, and $batch requests
+of 100 new keys between the existing ones of a random partition), upsert (PUT of existing keys), merge (MERGE If-Match * of existing keys), page (GET a 1000-entity page of partition pt), scan (filter on Num).
 Authentication: the account SAS of bench/make_sas.py in the query string.
 Standard library only.
 """
@@ -12,6 +16,7 @@ import argparse
 import http.client
 import json
 import os
+import random
 import sys
 import time
 
@@ -31,12 +36,42 @@ def entity(pk, rk, i):
             "Active": i % 2 == 0, "When": "2024-01-01T00:00:00.000Z", "When@odata.type": "Edm.DateTime"}
 
 
+def scale_entity(pk, i):
+    """The entity of bench/scale/load.lua (10 properties, ~420 bytes of JSON)."""
+    joined = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(1577836800 + i % 100000000))
+    return {"PartitionKey": pk, "RowKey": f"r{i:07d}", "Name": f"customer r{i:07d} of partition {pk}",
+            "Email": f"user.{i}@example-{i % 97}.com", "City": ["Oslo", "Lima", "Pune", "Kobe", "Graz"][i % 5],
+            "Age": 18 + i % 70, "Orders": str(i * 7919), "Orders@odata.type": "Edm.Int64",
+            "Balance": (i % 100000) / 7, "Active": i % 3 != 0, "Joined": joined + "Z",
+            "Joined@odata.type": "Edm.DateTime", "Id": f"{i % 4294967296:08x}-0000-4000-8000-{(i * 2654435761) % 4294967296:08x}0000",
+            "Id@odata.type": "Edm.Guid", "Notes": f"note {i % 1000} lorem ipsum dolor sit amet, consectetur adipiscing"}
+
+
+def batch_body(port, table, pk, first, row_keys=None):
+    """One changeset of 100 inserts into partition pk, as bench/wrk/common.lua's batch_template: entities
+    first..first+99, or those of `row_keys` (index, RowKey) when given."""
+    head = ("--changeset_p\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n"
+            f"POST http://127.0.0.1:{port}/{ACCOUNT}/{table} HTTP/1.1\r\n"
+            "Content-Type: application/json\r\nAccept: application/json;odata=minimalmetadata\r\n"
+            "Prefer: return-no-content\r\nDataServiceVersion: 3.0\r\n\r\n")
+    parts = ["--batch_p\r\nContent-Type: multipart/mixed; boundary=changeset_p\r\n\r\n"]
+    for i, rk in row_keys or [(i, None) for i in range(first, first + 100)]:
+        e = scale_entity(pk, i)
+        if rk is not None:
+            e["RowKey"] = rk
+        parts.append(head + json.dumps(e, separators=(",", ":")) + "\r\n")
+    parts.append("--changeset_p--\r\n--batch_p--\r\n")
+    return "".join(parts)
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("kind", choices=["setup", "get", "insert", "upsert", "merge", "page", "scan"])
+    ap.add_argument("kind", choices=["setup", "get", "insert", "batch", "scale-get", "scale-insert", "upsert", "merge",
+                                     "page", "scan"])
     ap.add_argument("--port", type=int, default=20102)
     ap.add_argument("--n", type=int, default=2000)
     ap.add_argument("--table", default="prof")
+    ap.add_argument("--count", type=int, default=2000000, help="scale-*: entities of bench/scale/run.sh's table")
     args = ap.parse_args()
     sas = make_sas(ACCOUNT, KEY)
     conn = http.client.HTTPConnection("127.0.0.1", args.port, timeout=120)
@@ -66,6 +101,31 @@ def main():
         for i in range(args.n):
             pk = f"ins{tag}"
             req("POST", t, json.dumps(entity(pk, f"r{i:07d}", i)), {"Prefer": "return-no-content"})
+    elif args.kind == "batch":
+        tag = int(time.time() * 1000)
+        for b in range(args.n):
+            body = batch_body(args.port, t, f"b{tag}-{b}", b * 100)
+            data = req("POST", "$batch", body, {"Content-Type": "multipart/mixed; boundary=batch_p"}, want=(202,))
+            if b"HTTP/1.1 204" not in data:
+                sys.exit(f"$batch {b}: {data[:300]!r}")
+    elif args.kind in ("scale-get", "scale-insert"):
+        # bench/scale/run.sh's layout: entity i is RowKey r<i> of partition p<i // psize>.
+        psize = ((args.count + 9999) // 10000 + 99) // 100 * 100
+        rnd = random.Random(7)  # the same keys for every binary compared
+        tag = int(time.time())
+        for b in range(args.n):
+            if args.kind == "scale-get":
+                i = rnd.randrange(args.count)
+                req("GET", f"big(PartitionKey='p{i // psize:06d}',RowKey='r{i:07d}')")
+                continue
+            k = rnd.randrange(args.count // psize)
+            picked = sorted(rnd.sample(range(k * psize, (k + 1) * psize), 100))
+            # The suffix keeps every key new (a partition drawn twice, a rerun on the same directory)
+            # and still between r<i> and r<i+1>.
+            body = batch_body(args.port, "big", f"p{k:06d}", 0, [(i, f"r{i:07d}x{tag}.{b}") for i in picked])
+            data = req("POST", "$batch", body, {"Content-Type": "multipart/mixed; boundary=batch_p"}, want=(202,))
+            if b"HTTP/1.1 204" not in data:
+                sys.exit(f"$batch: {data[-400:]!r}")
     elif args.kind == "upsert":  # Insert Or Replace of existing keys, as bench/wrk/upsert.lua
         for i in range(args.n):
             rk = f"r{i % 1000:07d}"

@@ -3,7 +3,7 @@
 #
 #   bench/scale/run.sh [--build DIR | --tablestone BIN] [--count N] [--partitions P]
 #                      [--deep D] [--conns 16] [--get-conns 32] [--get-seconds 10]
-#                      [--tablestone-args "..."] [--drop-caches] [--out DIR]
+#                      [--tablestone-args "..."] [--drop-caches] [--keep] [--out DIR]
 #
 # 1. Starts tablestone on a fresh data directory (no CPU pinning, nice 0: the
 #    load uses both cores, the server's compactions included) and loads N
@@ -14,7 +14,9 @@
 #    connections (wrk -t1, bodies formatted in Lua). Then D entities (default N/10) into the one
 #    partition `deep` of table `deep`. Reported: entities/s over the whole
 #    load, the slowest and fastest whole second, the slowest batch round trip
-#    (a write stall shows there), tablestone_storage_write_stalls_total.
+#    (a write stall shows there), the server's CPU seconds (user + system, all
+#    threads: requests, flushes, compactions) in total and per million
+#    entities, tablestone_storage_write_stalls_total.
 # 2. Stops it (SIGTERM) and reports bytes on disk per entity (du -sb).
 # 3. Restarts on the loaded directory: startup = spawn to the first 200 of an
 #    authenticated Query Tables (bench/js/startup.mjs, polled every 2 ms).
@@ -27,13 +29,14 @@
 #    the page at 50% and at 90% (bench/js/drain.mjs --mode deep, median of 20).
 # Throughout, bench/scale/sample.py records VmRSS every 0.2 s and the storage
 # metrics every second; the report gives the maximum RSS per phase. The data
-# directory is deleted at the end. Prints a summary and writes
+# directory is deleted at the end unless --keep is given (then <out>/data stays,
+# for inspection or a rerun of the later steps; delete it yourself). Prints a summary and writes
 # <out>/results.jsonl.
 set -uo pipefail
 BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ROOT="$(cd "$BENCH_DIR/.." && pwd)"
 COUNT=2000000; PARTS=10000; DEEP=""; CONNS=16; GET_CONNS=32; GET_SECONDS=10
-TS_BIN=""; BUILD_DIR=""; TS_ARGS=""; OUT=""; DROP=0
+TS_BIN=""; BUILD_DIR=""; TS_ARGS=""; OUT=""; DROP=0; KEEP=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --tablestone) TS_BIN="$2"; shift ;;
@@ -46,8 +49,9 @@ while [[ $# -gt 0 ]]; do
     --get-seconds) GET_SECONDS="$2"; shift ;;
     --tablestone-args) TS_ARGS="$2"; shift ;;
     --drop-caches) DROP=1 ;;
+    --keep) KEEP=1 ;;
     --out) OUT="$2"; shift ;;
-    -h|--help) sed -n '2,31p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,34p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -69,7 +73,7 @@ cleanup() {
   touch "$OUT/stop"
   if [[ -n "$SPID" ]] && kill "$SPID" 2>/dev/null; then while kill -0 "$SPID" 2>/dev/null; do sleep 0.05; done; fi
   [[ -n "$SAMPLER" ]] && wait "$SAMPLER" 2>/dev/null
-  rm -rf "$DATA"
+  (( KEEP )) || rm -rf "$DATA"
 }
 trap cleanup EXIT
 result() { echo "$1" >>"$OUT/results.jsonl"; echo "$1"; }
@@ -106,11 +110,13 @@ phase load
 SPID=$!
 wait_up || exit 1
 sampler "$SPID"
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$SPID/stat"; }  # the server's utime + stime, clock ticks
 load_table() {  # load_table STEP TABLE COUNT [fixed PK]: prints the step's result line
   local step="$1" table="$2" n="$3" pk="${4:-}" t0 t1 out
   curl -s -o /dev/null -X POST -H 'Content-Type: application/json' -H 'Accept: application/json;odata=nometadata' \
     -d "{\"TableName\":\"$table\"}" "$URL/devstoreaccount1/Tables?$SAS"
   rm -f "$OUT/$step.done"
+  local c0; c0=$(cpu_ticks)
   t0=$(date +%s.%N)
   BENCH_WRK_DIR="$BENCH_DIR/wrk" BENCH_SAS="$SAS" BENCH_BASE="$URL" BENCH_TABLE="$table" BENCH_N="$n" \
     BENCH_PSIZE="$PSIZE" BENCH_PK_FIXED="$pk" BENCH_DONE_FILE="$OUT/$step.done" \
@@ -118,17 +124,20 @@ load_table() {  # load_table STEP TABLE COUNT [fixed PK]: prints the step's resu
   local wpid=$!
   while [[ ! -s "$OUT/$step.done" ]] && kill -0 "$wpid" 2>/dev/null; do sleep 0.05; done
   t1=$(date +%s.%N)
+  local c1; c1=$(cpu_ticks)
   kill -INT "$wpid" 2>/dev/null; wait "$wpid"
   out=$(sed -n 's/^RESULT //p' "$OUT/$step.wrk")
   [[ -s "$OUT/$step.done" && -n "$out" ]] || { echo "$step failed (see $OUT/$step.wrk)" >&2; return 1; }
-  python3 - "$step" "$n" "$t0" "$t1" "$OUT/$step.done" "$out" <<'PY'
+  python3 - "$step" "$n" "$t0" "$t1" "$OUT/$step.done" "$out" "$(( c1 - c0 ))" "$(getconf CLK_TCK)" <<'PY'
 import json, sys
 step, n, t0, t1, timeline, wrk = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), sys.argv[5], json.loads(sys.argv[6])
+cpu_s = int(sys.argv[7]) / int(sys.argv[8])  # the server's user + system CPU during the step
 per_s = [int(x) for x in open(timeline).read().strip().split(",") if x]
 whole = per_s[1:-1] or per_s  # the first and last wall-clock seconds are partial
 s = t1 - t0
 print(json.dumps({"step": step, "loaded": n, "seconds": round(s, 2), "entities_per_s": round(n / s),
                   "min_per_s": min(whole), "max_per_s": max(whole), "failed_batches": wrk["non2xx"],
+                  "server_cpu_s": round(cpu_s, 1), "server_cpu_s_per_million": round(cpu_s / n * 1e6, 2),
                   "batch_p99_ms": wrk["p99_us"] / 1000, "batch_max_ms": wrk["max_us"] / 1000}))
 PY
 }

@@ -14,11 +14,21 @@ constexpr size_t kMaxBoundaryLength = 200;
 
 constexpr std::string_view kWhitespace = " \t\r\n";
 
+// Byte loops rather than find_first_not_of/find_last_not_of, which call
+// memchr over `set` per byte: SplitParts trims every line of a $batch body
+// (about 1,200 for 100 inserts) and the calls were ~2% of a bulk insert.
 std::string_view Trim(std::string_view s, std::string_view set = kWhitespace) {
-  size_t b = s.find_first_not_of(set);
-  if (b == std::string_view::npos) return {};
-  size_t e = s.find_last_not_of(set);
-  return s.substr(b, e - b + 1);
+  auto in_set = [set](char c) {
+    for (char x : set) {
+      if (c == x) return true;
+    }
+    return false;
+  };
+  size_t b = 0;
+  size_t e = s.size();
+  while (b < e && in_set(s[b])) ++b;
+  while (e > b && in_set(s[e - 1])) --e;
+  return s.substr(b, e - b);
 }
 
 bool StartsWithNoCase(std::string_view s, std::string_view prefix) {

@@ -82,6 +82,12 @@ std::vector<Setting> BuildSettings() {
        .choices = "default|fsync",
        .set = [](Config& c, const Value& v) { c.durability = Str(v); },
        .show = [](const Config& c) { return c.durability; }});
+  add({.path = "storage.blockCacheMB", .env = "TABLESTONE_BLOCK_CACHE_MB", .kind = Kind::kUint,
+       .help = "Memory (MiB) for the database's blocks as read from disk: the index and filter blocks "
+               "that every point read consults first, and recently read data blocks.",
+       .min = 0, .max = 1ull << 20,
+       .set = [](Config& c, const Value& v) { c.block_cache_mb = Uint(v); },
+       .show = [](const Config& c) { return std::to_string(c.block_cache_mb); }});
   add({.path = "storage.scanCacheMB", .env = "TABLESTONE_SCAN_CACHE_MB", .kind = Kind::kUint,
        .help = "Memory (MiB) for columnar copies of recently scanned partitions, which makes repeated "
                "filtered queries much faster; 0 turns the cache off.",
@@ -626,6 +632,7 @@ storage::EngineOptions Config::ToEngineOptions() const {
   o.path = location;
   o.in_memory = in_memory;
   o.sync_writes = durability == "fsync";
+  o.block_cache_bytes = static_cast<size_t>(block_cache_mb) << 20;
   o.scan_cache_bytes = static_cast<size_t>(scan_cache_mb) << 20;
   o.entity_cache_bytes = static_cast<size_t>(entity_cache_mb) << 20;
   o.executor.short_threads = static_cast<int>(write_threads);

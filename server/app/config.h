@@ -53,6 +53,7 @@ struct Config {
   std::string location = "./data";
   bool in_memory = false;
   std::string durability = "default";  // default|fsync
+  uint64_t block_cache_mb = 64;        // RocksDB blocks: index, filter and data
   uint64_t scan_cache_mb = 64;         // partition cache of filtered scans; 0 = off
   uint64_t entity_cache_mb = 16;       // recently read entities (point reads); 0 = off
   // The engine's executor (storage/work_executor.h): threads of the write and

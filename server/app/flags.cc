@@ -49,6 +49,7 @@ const std::vector<Flag>& Flags() {
       F("--location", "-l", "storage.location"),
       F("--inMemoryPersistence", "", "storage.inMemory"),
       F("--durability", "", "storage.durability"),
+      F("--blockCacheMB", "", "storage.blockCacheMB"),
       F("--scanCacheMB", "", "storage.scanCacheMB"),
       F("--entityCacheMB", "", "storage.entityCacheMB"),
       F("--writeThreads", "", "storage.writeThreads"),

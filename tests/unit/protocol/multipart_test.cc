@@ -213,6 +213,28 @@ TEST(MultipartTest, ToleratesCaseBlankLinesAndLongerBoundaryLookalikes) {
   EXPECT_EQ(r->operations[0].body, "{\"x\":1}");
 }
 
+// Spaces and tabs around delimiter lines, header values and the request
+// line's parts are trimmed; inside values and bodies they stay.
+TEST(MultipartTest, TrimsSpacesAndTabsWhereTheGrammarAllows) {
+  std::string body =
+      "--batch_b \t\r\nContent-Type:\t multipart/mixed; boundary=changeset_c \r\n\r\n"
+      "\t--changeset_c\r\nContent-Type: application/http\t\r\n\r\n"
+      " \tPOST \t /a/t \tHTTP/1.1\t \r\nPrefer: \t return-no-content\t\r\nX-Pad:  a \t b  \r\n"
+      "X-Empty: \t \r\n\r\n{\"v\": \" x\t\"}\r\n"
+      "--changeset_c-- \t\r\n--batch_b--\r\n";
+  auto r = ParseBatchRequest(kCt, body);
+  ASSERT_TRUE(r.ok()) << r.error().code;
+  ASSERT_EQ(r->operations.size(), 1u);
+  const SubRequest& op = r->operations[0];
+  EXPECT_EQ(op.method, "POST");
+  EXPECT_EQ(op.url, "/a/t");
+  EXPECT_EQ(op.Header("prefer"), "return-no-content");
+  EXPECT_EQ(op.Header("x-pad"), "a \t b");
+  EXPECT_EQ(op.HeaderCount("x-empty"), 1u);
+  EXPECT_EQ(op.Header("x-empty"), "");
+  EXPECT_EQ(op.body, "{\"v\": \" x\t\"}");
+}
+
 TEST(MultipartTest, NeverCrashesOnTruncationsOfRealBodies) {
   // Every prefix of a real capture must parse or fail cleanly.
   const std::string body = ReadFixture("js13_changeset.txt");

@@ -207,6 +207,34 @@ TEST_P(EngineWriteTest, LaterOpsSeeEarlierOpsOfTheSameBatch) {
   EXPECT_TRUE(Exists("p", "a"));
 }
 
+// Write() matches the ops of one batch by RowKey, rejecting most candidates by
+// length and last byte first: keys alike in both must still be told apart,
+// and the empty RowKey is a key like any other.
+TEST_P(EngineWriteTest, OpsOfABatchAreMatchedByTheirExactRowKey) {
+  std::vector<WriteOp> ops;
+  ops.push_back(Op(WriteKind::kInsert, MakeEntity("p", "", {{"n", EdmValue::Int32(0)}})));
+  ops.push_back(Op(WriteKind::kInsert, MakeEntity("p", "a1", {{"n", EdmValue::Int32(1)}})));
+  ops.push_back(Op(WriteKind::kInsert, MakeEntity("p", "b1", {{"n", EdmValue::Int32(2)}})));
+  ops.push_back(Op(WriteKind::kInsert, MakeEntity("p", "1", {{"n", EdmValue::Int32(3)}})));
+  ops.push_back(Op(WriteKind::kMerge, MakeEntity("p", "b1", {{"m", EdmValue::Int32(4)}}), IfAny()));
+  ops.push_back(Op(WriteKind::kDelete, MakeEntity("p", ""), IfAny()));
+  ASSERT_TRUE(engine_->Write(table_, ops).status.ok());
+  EXPECT_FALSE(Exists("p", ""));
+  EXPECT_EQ(Get("p", "a1").properties, (std::vector<model::Property>{{"n", EdmValue::Int32(1)}}));
+  EXPECT_EQ(Get("p", "b1").properties,
+            (std::vector<model::Property>{{"n", EdmValue::Int32(2)}, {"m", EdmValue::Int32(4)}}));
+  EXPECT_EQ(Get("p", "1").properties, (std::vector<model::Property>{{"n", EdmValue::Int32(3)}}));
+
+  // A second insert of a key the batch already inserted fails at that op.
+  const std::vector<WriteOp> twice = {Op(WriteKind::kInsert, MakeEntity("p", "c1")),
+                                      Op(WriteKind::kInsert, MakeEntity("p", "d1")),
+                                      Op(WriteKind::kInsert, MakeEntity("p", "c1"))};
+  WriteResult w = engine_->Write(table_, twice);
+  EXPECT_EQ(w.status.code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(w.failed_index, 2u);
+  EXPECT_FALSE(Exists("p", "c1"));
+}
+
 TEST_P(EngineWriteTest, RejectsMixedPartitionsAndEmptyBatches) {
   std::vector<WriteOp> ops;
   EXPECT_EQ(engine_->Write(table_, ops).status.code(), StatusCode::kInvalidArgument);

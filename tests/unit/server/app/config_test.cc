@@ -251,7 +251,8 @@ TEST(ConfigTest, HelpListsEveryFlagDefaultAndVariable) {
         "--logLevel", "--logFormat", "--help", "--version", "--allowAnonymous", "--maxBodyBytes",
         "--maxHeaderBytes", "--maxConnections", "--idleTimeoutMs", "--readTimeoutMs", "--drainTimeoutMs",
         "--queryPageMs", "--accessLog", "--tableKeepAliveTimeout", "AZURITE_ACCOUNTS", "TABLESTONE_CONFIG",
-        "--scanCacheMB", "--entityCacheMB", "--writeThreads", "--scanThreads", "--scanNice", "--scanBurstUs", "--queuedRequests",
+        "--blockCacheMB", "--scanCacheMB", "--entityCacheMB", "--writeThreads", "--scanThreads", "--scanNice",
+        "--scanBurstUs", "--queuedRequests",
         "--disableTelemetry", "--blobHost"}) {
     EXPECT_NE(help.find(flag), std::string::npos) << "missing " << flag;
   }
@@ -272,8 +273,8 @@ TEST(ConfigTest, ProjectionsCarryEveryValue) {
                        "--maxHeaderBytes", "4096", "--maxConnections", "7", "--idleTimeoutMs", "11",
                        "--readTimeoutMs", "12", "--drainTimeoutMs", "13", "--queryPageMs", "14", "-s",
                        "--durability", "fsync", "-l", "/d", "--inMemoryPersistence", "-L", "--allowAnonymous",
-                       "--scanCacheMB", "0", "--entityCacheMB", "3", "--writeThreads", "3", "--scanThreads", "5",
-                       "--scanNice", "7", "--scanBurstUs", "250", "--queuedRequests", "99",
+                       "--blockCacheMB", "5", "--scanCacheMB", "0", "--entityCacheMB", "3", "--writeThreads", "3",
+                       "--scanThreads", "5", "--scanNice", "7", "--scanBurstUs", "250", "--queuedRequests", "99",
                        "--skipApiVersionCheck", "--disableProductStyleUrl"});
   ASSERT_EQ(r.action, LoadResult::Action::kRun) << r.output;
   http::HttpOptions h = r.config.ToHttpOptions();
@@ -299,6 +300,7 @@ TEST(ConfigTest, ProjectionsCarryEveryValue) {
   EXPECT_EQ(e.path, "/d");
   EXPECT_TRUE(e.in_memory);
   EXPECT_TRUE(e.sync_writes);
+  EXPECT_EQ(e.block_cache_bytes, 5u << 20);
   EXPECT_EQ(e.scan_cache_bytes, 0u);
   EXPECT_EQ(e.entity_cache_bytes, 3u << 20);
   EXPECT_EQ(e.executor.short_threads, 3);
@@ -307,7 +309,7 @@ TEST(ConfigTest, ProjectionsCarryEveryValue) {
   EXPECT_EQ(e.executor.max_queued, 99u);
 }
 
-// Both cache sizes (MiB in every source, bytes in EngineOptions): file, then
+// The cache sizes (MiB in every source, bytes in EngineOptions): file, then
 // environment, then flag; bad values refused with the setting's name.
 struct CacheSetting {
   const char* key;   // under "storage" in the file
@@ -319,7 +321,9 @@ struct CacheSetting {
 
 TEST(ConfigTest, CacheSizesFromEveryLayer) {
   for (const CacheSetting& c :
-       {CacheSetting{"scanCacheMB", "TABLESTONE_SCAN_CACHE_MB", "--scanCacheMB", 64,
+       {CacheSetting{"blockCacheMB", "TABLESTONE_BLOCK_CACHE_MB", "--blockCacheMB", 64,
+                     &storage::EngineOptions::block_cache_bytes},
+        CacheSetting{"scanCacheMB", "TABLESTONE_SCAN_CACHE_MB", "--scanCacheMB", 64,
                      &storage::EngineOptions::scan_cache_bytes},
         CacheSetting{"entityCacheMB", "TABLESTONE_ENTITY_CACHE_MB", "--entityCacheMB", 16,
                      &storage::EngineOptions::entity_cache_bytes}}) {
