@@ -176,6 +176,10 @@ class PartitionSource {
         engine_(engine), stripe_of_(stripe_of), await_build_(await_build), deadline_(deadline), tally_(tally),
         admitted_(admitted) {
     ro_.snapshot = snapshot;
+    // The only range tombstones are those of deleted tables (DeleteTable),
+    // and a table id is never reused: none can cover a live table's rows, so
+    // the iterator need not check every key against them.
+    ro_.ignore_range_deletions = true;
   }
 
   // Starts reading [lower, upper) (encoded keys, lower < upper; both outlive
@@ -203,29 +207,40 @@ class PartitionSource {
     advance_ = true;
     if (!it_->Valid()) return EndOfRange();
     key_ = View(it_->key());
-    uint64_t row_table = 0;
-    if (!DecodeEntityKey(key_, &row_table, &row_.partition_key, &row_.row_key)) {
-      return Fail(Status::Corruption("entity key is malformed"));
-    }
-    if (cache_ != nullptr && (!in_partition_ || row_.partition_key != part_.partition_key)) {
+    if (in_partition_ && key_.size() > part_.prefix.size() && key_.starts_with(part_.prefix)) {
+      // The previous row's partition (the prefix ends with the PartitionKey's
+      // terminator, which no encoded key component contains): the RowKey is
+      // decoded only if the row is looked at (ReadRowKey), so a row the
+      // filter drops on its value costs no key decode.
+      row_key_pending_ = true;
+      if (part_.undecided && DecideBuild(cache_, table_id_, clocks_.use, &part_)) {  // the second row
+        part_.copied.emplace();
+        part_.copied->Append(part_.first_key, part_.first_value);
+      }
+    } else {
+      uint64_t row_table = 0;
+      if (!DecodeEntityKey(key_, &row_table, &row_.partition_key, &row_.row_key)) {
+        return Fail(Status::Corruption("entity key is malformed"));
+      }
+      row_key_pending_ = false;
       // The previous partition was read to its end.
-      if (in_partition_) HandOver(key_);
-      EnterPartition(table_id_, row_.partition_key, (engine_->*stripe_of_)(table_id_, row_.partition_key), &part_);
+      if (in_partition_ && cache_ != nullptr) HandOver(key_);
+      EnterPartition(table_id_, row_.partition_key,
+                     cache_ != nullptr ? (engine_->*stripe_of_)(table_id_, row_.partition_key) : 0, &part_);
       in_partition_ = true;
-      cached_ = cache_->Lookup(table_id_, part_.partition_key, part_.stripe, clocks_.g0);
-      if (cached_ == nullptr && (engine_->*await_build_)(table_id_, part_.partition_key, deadline_)) {
+      if (cache_ != nullptr) {
         cached_ = cache_->Lookup(table_id_, part_.partition_key, part_.stripe, clocks_.g0);
+        if (cached_ == nullptr && (engine_->*await_build_)(table_id_, part_.partition_key, deadline_)) {
+          cached_ = cache_->Lookup(table_id_, part_.partition_key, part_.stripe, clocks_.g0);
+        }
+        if (tally_->Count(cached_ != nullptr)) return SourceStep::kCached;
+        // Only a partition entered at its first row can be cached whole.
+        if (lower_ <= std::string_view(part_.prefix)) {
+          part_.undecided = true;
+          part_.first_key.assign(key_);
+          CopyIteratorBytes(it_->value(), &part_.first_value);
+        }
       }
-      if (tally_->Count(cached_ != nullptr)) return SourceStep::kCached;
-      // Only a partition entered at its first row can be cached whole.
-      if (lower_ <= std::string_view(part_.prefix)) {
-        part_.undecided = true;
-        part_.first_key.assign(key_);
-        CopyIteratorBytes(it_->value(), &part_.first_value);
-      }
-    } else if (part_.undecided && DecideBuild(cache_, table_id_, clocks_.use, &part_)) {  // the second row
-      part_.copied.emplace();
-      part_.copied->Append(part_.first_key, part_.first_value);
     }
     if (part_.copied) {
       part_.copied->Append(key_, View(it_->value()));
@@ -235,12 +250,22 @@ class PartitionSource {
     return SourceStep::kRow;
   }
 
-  // After kRow: the row (keys; the rest after ReadValue()). A scratch buffer
-  // the next call overwrites.
+  // After kRow: the row (its PartitionKey; its RowKey after ReadRowKey(); the
+  // rest after ReadValue()). A scratch buffer the next call overwrites.
   model::Entity& row() { return row_; }
-  // After kRow: decodes the row's value into row(): only the properties in
-  // `select` unless that is null or empty (DecodeEntityValue).
+  // After kRow: decodes the row's RowKey into row() if not done yet.
+  Status ReadRowKey() {
+    if (!row_key_pending_) return Status::Ok();
+    row_key_pending_ = false;
+    if (!DecodeEntityRowKey(key_, part_.prefix.size(), &row_.row_key)) {
+      return Status::Corruption("entity key is malformed");
+    }
+    return Status::Ok();
+  }
+  // After kRow: decodes the row's RowKey and value into row(): only the
+  // properties in `select` unless that is null or empty (DecodeEntityValue).
   Status ReadValue(const std::vector<std::string>* select) {
+    TABLESTONE_RETURN_IF_ERROR(ReadRowKey());
     const std::string_view v = View(it_->value());
     value_bytes_ = v.size();
     return DecodeEntityValue(v, &row_, select);
@@ -275,6 +300,7 @@ class PartitionSource {
       resume_at = cached_->next_key;
       if (std::string_view(resume_at) < upper_) {
         uint64_t row_table = 0;
+        row_key_pending_ = false;
         if (!DecodeEntityKey(resume_at, &row_table, &row_.partition_key, &row_.row_key)) {
           cached_.reset();
           Fail(Status::Corruption("entity key is malformed"));
@@ -350,6 +376,7 @@ class PartitionSource {
   size_t value_bytes_ = 0;
   bool advance_ = false;  // Next() first steps the iterator past the current row
   bool in_partition_ = false;  // part_ describes the iterator's partition
+  bool row_key_pending_ = false;  // row_.row_key is not the current row's yet (ReadRowKey)
   ScanPartition part_;
   std::shared_ptr<const CachedPartition> cached_;  // set after kCached
   bool cached_ended_range_ = false;
@@ -442,12 +469,14 @@ StatusOr<model::ScanResult> RocksEngine::ScanPage(const TableInfo& table, const 
       }
       model::Entity& row = source.row();
       if (!page.Admit()) {
+        TABLESTONE_RETURN_IF_ERROR(source.ReadRowKey());
         result.next = model::EntityKey{row.partition_key, row.row_key};
         if (!page.deadline_passed()) source.PageEnded();
         return result;
       }
       bool matches = true;
       if (encoded) {
+        if (encoded->reads_row_key()) TABLESTONE_RETURN_IF_ERROR(source.ReadRowKey());
         const EncodedFilter::Verdict verdict = encoded->Evaluate(row.partition_key, row.row_key, source.value());
         if (verdict == EncodedFilter::Verdict::kFalse) continue;  // examined, not kept, not decoded
         TABLESTONE_RETURN_IF_ERROR(source.ReadValue(&spec.select));
