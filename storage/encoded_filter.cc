@@ -7,6 +7,7 @@ namespace tablestone::storage {
 EncodedFilter::EncodedFilter(const model::FilterExpr& expr) : expr_(expr) {
   for (const model::FilterNode& node : expr.nodes) {
     if (node.kind != model::FilterNodeKind::kCompare && node.kind != model::FilterNodeKind::kBoolProperty) continue;
+    if (node.property.system == model::SystemProperty::kRowKey) reads_row_key_ = true;
     if (node.property.system != model::SystemProperty::kNone) continue;
     const std::string_view name = node.property.name;
     auto found = std::find(names_.begin(), names_.end(), name);

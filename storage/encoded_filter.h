@@ -36,8 +36,12 @@ class EncodedFilter final : private model::PropertySource {
   EncodedFilter(const EncodedFilter&) = delete;
   EncodedFilter& operator=(const EncodedFilter&) = delete;
 
-  // The filter for the row with these keys and this encoded value.
+  // The filter for the row with these keys and this encoded value. When
+  // reads_row_key() is false, `row_key` is never read (a scan need not
+  // decode it).
   Verdict Evaluate(std::string_view partition_key, std::string_view row_key, std::string_view value);
+  // Whether the filter names RowKey.
+  bool reads_row_key() const { return reads_row_key_; }
 
  private:
   bool Get(const model::PropertyRef& ref, model::ValueView* out) const override;
@@ -49,6 +53,7 @@ class EncodedFilter final : private model::PropertySource {
   std::unique_ptr<EncodedProperty[]> props_;       // per name: the current row's value
   std::string_view partition_key_, row_key_;
   int64_t timestamp_ = 0;
+  bool reads_row_key_ = false;
 };
 
 }  // namespace tablestone::storage

@@ -58,8 +58,10 @@ struct EncodedProperty {
 // and out[i].view holds its value as DecodeEntityValue would give it (the
 // first property of that name, as model::Entity::Find). *timestamp gets the
 // row's Timestamp. Stops reading once every name is found, so bytes after
-// that point are not validated. Returns false when the value is malformed
-// (or of another version) before that point; DecodeEntityValue then says why.
+// that point are not validated, and the properties stepped over before it
+// are checked for their size only (an out-of-range Int32 among them is not
+// seen). Returns false when the value's structure is broken (or of another
+// version) before that point; DecodeEntityValue then says why.
 bool ReadEncodedProperties(std::string_view value, const std::string_view* names, size_t n, EncodedProperty* out,
                            int64_t* timestamp);
 

@@ -186,6 +186,12 @@ bool DecodeEntityKey(std::string_view key, uint64_t* table_id, std::string* pk, 
   return pos == key.size();
 }
 
+bool DecodeEntityRowKey(std::string_view key, size_t row_key_offset, std::string* rk) {
+  size_t pos = row_key_offset;
+  if (pos > key.size() || !DecodeComponent(key, &pos, rk)) return false;
+  return pos == key.size();
+}
+
 std::string TableStart(uint64_t table_id) {
   std::string out;
   AppendTableId(table_id, &out);

@@ -42,6 +42,12 @@ void EncodeEntityKey(uint64_t table_id, std::string_view partition_key, std::str
 // *row_key. Returns false (never crashes) for malformed input.
 bool DecodeEntityKey(std::string_view key, uint64_t* table_id, std::string* partition_key,
                      std::string* row_key);
+// The RowKey of an encoded entity key whose first `row_key_offset` bytes are
+// a table id and an encoded PartitionKey with its terminator (that is,
+// PartitionStart(table_id, partition_key).size()): a scan that knows the
+// key's partition from its prefix decodes only the RowKey. Reuses *row_key's
+// capacity. Returns false (never crashes) for malformed input.
+bool DecodeEntityRowKey(std::string_view key, size_t row_key_offset, std::string* row_key);
 
 // Range helpers (all results are complete keys or key prefixes usable as
 // RocksDB seek targets / exclusive upper bounds):

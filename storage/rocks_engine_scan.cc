@@ -7,21 +7,17 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstring>
-#include <ctime>
 #include <functional>
 #include <optional>
 #include <vector>
 
-#include <sched.h>
-
-#include "storage/block_evaluator.h"
 #include "storage/column_families.h"
 #include "storage/encoded_filter.h"
 #include "storage/entity_codec.h"
 #include "storage/key_codec.h"
 #include "storage/rocks_engine.h"
 #include "storage/rocks_status.h"
+#include "storage/scan_page.h"
 
 namespace tablestone::storage {
 namespace {
@@ -48,13 +44,6 @@ std::string UpperKey(uint64_t id, const std::optional<KeyBound>& b) {
   return b->inclusive ? PartitionEnd(id, b->partition_key) : PartitionStart(id, b->partition_key);
 }
 
-// How often (in rows) the deadline is checked; reading the clock per row
-// would cost more than decoding the row.
-constexpr size_t kClockCheckInterval = 256;
-// Rows of a cached partition filtered per EvaluateBlock call: big enough for
-// tight loops, small enough that a page ending early wastes little.
-constexpr size_t kBlockChunkRows = 512;
-
 class SnapshotHolder {
  public:
   explicit SnapshotHolder(rocksdb::DB* db) : db_(db), snapshot_(db->GetSnapshot()) {}
@@ -76,215 +65,6 @@ std::string_view View(const rocksdb::Slice& s) { return std::string_view(s.data(
 // with atomics inside the uninstrumented library (tests/reliability/tsan.supp).
 [[gnu::noinline]] void CopyIteratorBytes(const rocksdb::Slice& bytes, std::string* out) {
   out->assign(bytes.data(), bytes.size());
-}
-
-// The page rules, shared by rows read from RocksDB and rows served from the
-// cache so that both paths page identically.
-class Page {
- public:
-  Page(const model::ScanSpec& spec, model::ScanResult* result)
-      : spec_(spec),
-        result_(result),
-        timed_(spec.deadline.has_value() || spec.cpu_budget.has_value()),
-        cpu_start_(spec.cpu_budget ? ThreadCpuTime() : std::chrono::nanoseconds(0)),
-        wall_start_(spec.cpu_budget ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point()),
-        full_(spec.max_results == 0) {
-    if (spec.row_sizer != nullptr) bound_value_bytes_.reserve(std::min(spec.max_results, model::kMaxPageEntities));
-  }
-
-  // Called for each row in key order before it is examined. False = the page
-  // is full (a limit, or the deadline just passed): this row is the
-  // continuation and the scan ends.
-  bool Admit() {
-    if (!full_ && timed_ && ++since_clock_check_ >= kClockCheckInterval) {
-      since_clock_check_ = 0;
-      if (TimeIsUp()) {
-        full_ = deadline_passed_ = result_->deadline_passed = true;
-      } else if (spec_.cpu_burst) {
-        EndBurstIfLong();
-      }
-    }
-    if (full_) return false;
-    ++result_->rows_examined;
-    return true;
-  }
-  // Admit() for the next `n` rows, none of which is kept: returns how many
-  // were admitted (n, or fewer when the deadline passed at a row). Checks the
-  // clock at exactly the rows Admit() would, so both paths page identically;
-  // a cached partition skips most rows this way at a few instructions per run.
-  size_t AdmitMany(size_t n) {
-    if (full_) return 0;
-    size_t done = 0;
-    if (timed_) {
-      for (;;) {
-        const size_t before_check = kClockCheckInterval - 1 - since_clock_check_;  // rows admitted unchecked
-        if (n - done <= before_check) break;
-        since_clock_check_ += before_check;
-        result_->rows_examined += before_check;
-        done += before_check;
-        if (!Admit()) return done;
-        ++done;
-      }
-      since_clock_check_ += n - done;
-    }
-    result_->rows_examined += n - done;
-    return n;
-  }
-  // A row to keep, whose encoded value has `value_bytes` bytes. False: it
-  // would take the page past max_bytes, so the page ends before it (it is
-  // the continuation); the first row of a page is always kept.
-  //
-  // With a row_sizer the rows are first counted by its cheap Bound(): while
-  // the exact bytes so far plus the bounds so far plus this row's bound stay
-  // below max_bytes, the exact sum (never larger) does too, so Bytes() alone
-  // would keep the row and not fill the page either. Once that could fail,
-  // the rows counted by bound get their exact Bytes() and every later row is
-  // sized exactly, so the page ends at the very row Bytes() alone ends it at.
-  // Moves from `entity` if kept; inlined, so a row is moved once (into the
-  // page) whichever way it is sized.
-  [[gnu::always_inline]] bool Keep(model::Entity& entity, size_t value_bytes) {
-    const model::RowSizer* sizer = spec_.row_sizer.get();
-    if (sizer == nullptr) return KeepSized(entity, value_bytes);
-    if (!exact_) {
-      const size_t bound = sizer->Bound(entity, value_bytes);
-      // kept_bytes_ + bound_bytes_ < max_bytes while !exact_: no underflow.
-      if (bound < spec_.max_bytes - (kept_bytes_ + bound_bytes_)) {
-        result_->entities.push_back(std::move(entity));
-        bound_value_bytes_.push_back(value_bytes);
-        bound_bytes_ += bound;
-        if (result_->entities.size() >= spec_.max_results) full_ = true;
-        return true;
-      }
-      // The rows counted by bound are the page's first ones (exact_ never
-      // goes back to false).
-      exact_ = true;
-      for (size_t i = 0; i < bound_value_bytes_.size(); ++i) {
-        kept_bytes_ += sizer->Bytes(result_->entities[i], bound_value_bytes_[i]);
-      }
-      bound_bytes_ = 0;
-    }
-    return KeepSized(entity, sizer->Bytes(entity, value_bytes));
-  }
-  bool KeepCopy(const model::Entity& entity, size_t value_bytes) {
-    model::Entity copy = entity;
-    return Keep(copy, value_bytes);
-  }
-  bool deadline_passed() const { return deadline_passed_; }
-
- private:
-  // Keep() for a row of exactly `bytes` bytes; moves from `entity` if kept.
-  // Inlined, by reference: the row is moved once, as before the bounds.
-  [[gnu::always_inline]] bool KeepSized(model::Entity& entity, size_t bytes) {
-    if (!result_->entities.empty() && bytes > spec_.max_bytes - std::min(kept_bytes_, spec_.max_bytes)) {
-      full_ = true;
-      return false;
-    }
-    result_->entities.push_back(std::move(entity));
-    kept_bytes_ += bytes;
-    if (result_->entities.size() >= spec_.max_results || kept_bytes_ >= spec_.max_bytes) full_ = true;
-    return true;
-  }
-
-  static std::chrono::nanoseconds ThreadCpuTime() {
-    timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
-  }
-  // The thread's CPU clock is a system call (~0.4 us here, against ~20 ns for
-  // the steady clock): it is read only once the wall-clock time since the
-  // start reaches the budget (CPU time never exceeds it), so a scan that ends
-  // sooner never reads it after its start.
-  // cpu_burst: the wall clock first (CPU time is never larger), then the
-  // thread's CPU time, which a wait behind other threads does not advance.
-  void EndBurstIfLong() {
-    const auto now = std::chrono::steady_clock::now();
-    if (now - burst_wall_start_ < *spec_.cpu_burst) return;
-    const auto cpu = ThreadCpuTime();
-    if (cpu - burst_cpu_start_ < *spec_.cpu_burst) return;
-    sched_yield();
-    ++result_->cpu_yields;
-    burst_wall_start_ = std::chrono::steady_clock::now();
-    burst_cpu_start_ = cpu;
-  }
-
-  bool TimeIsUp() const {
-    const auto now = std::chrono::steady_clock::now();
-    if (spec_.deadline && now >= *spec_.deadline) return true;
-    return spec_.cpu_budget && now - wall_start_ >= *spec_.cpu_budget &&
-           ThreadCpuTime() - cpu_start_ >= *spec_.cpu_budget;
-  }
-
-  const model::ScanSpec& spec_;
-  model::ScanResult* result_;
-  bool timed_;                    // a deadline or a CPU budget: the clock is read every kClockCheckInterval rows
-  std::chrono::nanoseconds cpu_start_;  // the thread's CPU time when the scan began (with a cpu_budget)
-  std::chrono::steady_clock::time_point wall_start_;  // and the steady clock then
-  // Exact bytes of the rows sized by Bytes() (all of them without a row_sizer).
-  size_t kept_bytes_ = 0;
-  // With a row_sizer, until exact_: the page's rows were counted by Bound(),
-  // bound_bytes_ their sum, bound_value_bytes_ their value sizes (to size
-  // them exactly later).
-  bool exact_ = false;
-  size_t bound_bytes_ = 0;
-  std::vector<size_t> bound_value_bytes_;
-  size_t since_clock_check_ = 0;
-  // With a cpu_burst: when the current burst began (EndBurstIfLong).
-  std::chrono::steady_clock::time_point burst_wall_start_ = std::chrono::steady_clock::now();
-  std::chrono::nanoseconds burst_cpu_start_ = ThreadCpuTime();
-  // Once a limit is hit, the next row found (in any later range) becomes the
-  // continuation; if there is none, the scan is complete.
-  bool full_;
-  bool deadline_passed_ = false;
-};
-
-// Serves the rows of a cached partition inside [lower, upper). Sets *ended
-// when the page ended inside it (result->next is then set).
-Status ServeCached(const CachedPartition& entry, std::string_view lower, std::string_view upper,
-                   const model::ScanSpec& spec, Page* page, model::ScanResult* result, bool* ended) {
-  const RowBlock& block = entry.block;
-  const size_t begin = entry.LowerBound(lower);
-  const size_t end = entry.LowerBound(upper);
-  // The predicate's $filter runs over the columns; its rest (if any) on the
-  // rows that filter keeps (model::RowPredicate's contract). A predicate
-  // without an expression is tested row by row.
-  const model::RowPredicate* predicate = spec.predicate.get();
-  const model::FilterExpr* expr = predicate != nullptr ? predicate->columnar() : nullptr;
-  uint8_t keep[kBlockChunkRows];
-  for (size_t chunk = begin; chunk < end; chunk += kBlockChunkRows) {
-    const size_t chunk_end = std::min(end, chunk + kBlockChunkRows);
-    if (expr != nullptr) {
-      EvaluateBlock(*expr, block, chunk, chunk_end, keep);
-    } else if (predicate != nullptr) {
-      for (size_t i = chunk; i < chunk_end; ++i) keep[i - chunk] = predicate->Matches(block.RowEntity(i)) ? 1 : 0;
-    } else {
-      std::fill(keep, keep + (chunk_end - chunk), uint8_t{1});
-    }
-    for (size_t i = chunk; i < chunk_end; ++i) {
-      // The run of rows not kept up to the next kept one, admitted at once.
-      const void* kept = std::memchr(keep + (i - chunk), 1, chunk_end - i);
-      const size_t next_kept = kept == nullptr ? chunk_end : chunk + (static_cast<const uint8_t*>(kept) - keep);
-      const size_t admitted = page->AdmitMany(next_kept - i);
-      i += admitted;
-      if (i < next_kept || (i < chunk_end && !page->Admit())) {
-        result->next = model::EntityKey{std::string(block.partition_key), std::string(block.row_keys[i])};
-        *ended = true;
-        return Status::Ok();
-      }
-      if (i == chunk_end) break;
-      model::Entity row;
-      // Every row filter was decided on the columns: only what the page needs.
-      TABLESTONE_RETURN_IF_ERROR(DecodeEntityValue(entry.values[i], &row, &spec.select));
-      row.partition_key.assign(block.partition_key);
-      row.row_key.assign(block.row_keys[i]);
-      if (expr != nullptr && !predicate->MatchesRest(row)) continue;  // examined, not kept
-      if (!page->Keep(row, entry.values[i].size())) {
-        result->next = model::EntityKey{std::string(block.partition_key), std::string(block.row_keys[i])};
-        *ended = true;
-        return Status::Ok();
-      }
-    }
-  }
-  return Status::Ok();
 }
 
 // The partition the iterator is in.
@@ -396,6 +176,10 @@ class PartitionSource {
         engine_(engine), stripe_of_(stripe_of), await_build_(await_build), deadline_(deadline), tally_(tally),
         admitted_(admitted) {
     ro_.snapshot = snapshot;
+    // The only range tombstones are those of deleted tables (DeleteTable),
+    // and a table id is never reused: none can cover a live table's rows, so
+    // the iterator need not check every key against them.
+    ro_.ignore_range_deletions = true;
   }
 
   // Starts reading [lower, upper) (encoded keys, lower < upper; both outlive
@@ -423,29 +207,40 @@ class PartitionSource {
     advance_ = true;
     if (!it_->Valid()) return EndOfRange();
     key_ = View(it_->key());
-    uint64_t row_table = 0;
-    if (!DecodeEntityKey(key_, &row_table, &row_.partition_key, &row_.row_key)) {
-      return Fail(Status::Corruption("entity key is malformed"));
-    }
-    if (cache_ != nullptr && (!in_partition_ || row_.partition_key != part_.partition_key)) {
+    if (in_partition_ && key_.size() > part_.prefix.size() && key_.starts_with(part_.prefix)) {
+      // The previous row's partition (the prefix ends with the PartitionKey's
+      // terminator, which no encoded key component contains): the RowKey is
+      // decoded only if the row is looked at (ReadRowKey), so a row the
+      // filter drops on its value costs no key decode.
+      row_key_pending_ = true;
+      if (part_.undecided && DecideBuild(cache_, table_id_, clocks_.use, &part_)) {  // the second row
+        part_.copied.emplace();
+        part_.copied->Append(part_.first_key, part_.first_value);
+      }
+    } else {
+      uint64_t row_table = 0;
+      if (!DecodeEntityKey(key_, &row_table, &row_.partition_key, &row_.row_key)) {
+        return Fail(Status::Corruption("entity key is malformed"));
+      }
+      row_key_pending_ = false;
       // The previous partition was read to its end.
-      if (in_partition_) HandOver(key_);
-      EnterPartition(table_id_, row_.partition_key, (engine_->*stripe_of_)(table_id_, row_.partition_key), &part_);
+      if (in_partition_ && cache_ != nullptr) HandOver(key_);
+      EnterPartition(table_id_, row_.partition_key,
+                     cache_ != nullptr ? (engine_->*stripe_of_)(table_id_, row_.partition_key) : 0, &part_);
       in_partition_ = true;
-      cached_ = cache_->Lookup(table_id_, part_.partition_key, part_.stripe, clocks_.g0);
-      if (cached_ == nullptr && (engine_->*await_build_)(table_id_, part_.partition_key, deadline_)) {
+      if (cache_ != nullptr) {
         cached_ = cache_->Lookup(table_id_, part_.partition_key, part_.stripe, clocks_.g0);
+        if (cached_ == nullptr && (engine_->*await_build_)(table_id_, part_.partition_key, deadline_)) {
+          cached_ = cache_->Lookup(table_id_, part_.partition_key, part_.stripe, clocks_.g0);
+        }
+        if (tally_->Count(cached_ != nullptr)) return SourceStep::kCached;
+        // Only a partition entered at its first row can be cached whole.
+        if (lower_ <= std::string_view(part_.prefix)) {
+          part_.undecided = true;
+          part_.first_key.assign(key_);
+          CopyIteratorBytes(it_->value(), &part_.first_value);
+        }
       }
-      if (tally_->Count(cached_ != nullptr)) return SourceStep::kCached;
-      // Only a partition entered at its first row can be cached whole.
-      if (lower_ <= std::string_view(part_.prefix)) {
-        part_.undecided = true;
-        part_.first_key.assign(key_);
-        CopyIteratorBytes(it_->value(), &part_.first_value);
-      }
-    } else if (part_.undecided && DecideBuild(cache_, table_id_, clocks_.use, &part_)) {  // the second row
-      part_.copied.emplace();
-      part_.copied->Append(part_.first_key, part_.first_value);
     }
     if (part_.copied) {
       part_.copied->Append(key_, View(it_->value()));
@@ -455,12 +250,22 @@ class PartitionSource {
     return SourceStep::kRow;
   }
 
-  // After kRow: the row (keys; the rest after ReadValue()). A scratch buffer
-  // the next call overwrites.
+  // After kRow: the row (its PartitionKey; its RowKey after ReadRowKey(); the
+  // rest after ReadValue()). A scratch buffer the next call overwrites.
   model::Entity& row() { return row_; }
-  // After kRow: decodes the row's value into row(): only the properties in
-  // `select` unless that is null or empty (DecodeEntityValue).
+  // After kRow: decodes the row's RowKey into row() if not done yet.
+  Status ReadRowKey() {
+    if (!row_key_pending_) return Status::Ok();
+    row_key_pending_ = false;
+    if (!DecodeEntityRowKey(key_, part_.prefix.size(), &row_.row_key)) {
+      return Status::Corruption("entity key is malformed");
+    }
+    return Status::Ok();
+  }
+  // After kRow: decodes the row's RowKey and value into row(): only the
+  // properties in `select` unless that is null or empty (DecodeEntityValue).
   Status ReadValue(const std::vector<std::string>* select) {
+    TABLESTONE_RETURN_IF_ERROR(ReadRowKey());
     const std::string_view v = View(it_->value());
     value_bytes_ = v.size();
     return DecodeEntityValue(v, &row_, select);
@@ -495,6 +300,7 @@ class PartitionSource {
       resume_at = cached_->next_key;
       if (std::string_view(resume_at) < upper_) {
         uint64_t row_table = 0;
+        row_key_pending_ = false;
         if (!DecodeEntityKey(resume_at, &row_table, &row_.partition_key, &row_.row_key)) {
           cached_.reset();
           Fail(Status::Corruption("entity key is malformed"));
@@ -570,6 +376,7 @@ class PartitionSource {
   size_t value_bytes_ = 0;
   bool advance_ = false;  // Next() first steps the iterator past the current row
   bool in_partition_ = false;  // part_ describes the iterator's partition
+  bool row_key_pending_ = false;  // row_.row_key is not the current row's yet (ReadRowKey)
   ScanPartition part_;
   std::shared_ptr<const CachedPartition> cached_;  // set after kCached
   bool cached_ended_range_ = false;
@@ -662,12 +469,14 @@ StatusOr<model::ScanResult> RocksEngine::ScanPage(const TableInfo& table, const 
       }
       model::Entity& row = source.row();
       if (!page.Admit()) {
+        TABLESTONE_RETURN_IF_ERROR(source.ReadRowKey());
         result.next = model::EntityKey{row.partition_key, row.row_key};
         if (!page.deadline_passed()) source.PageEnded();
         return result;
       }
       bool matches = true;
       if (encoded) {
+        if (encoded->reads_row_key()) TABLESTONE_RETURN_IF_ERROR(source.ReadRowKey());
         const EncodedFilter::Verdict verdict = encoded->Evaluate(row.partition_key, row.row_key, source.value());
         if (verdict == EncodedFilter::Verdict::kFalse) continue;  // examined, not kept, not decoded
         TABLESTONE_RETURN_IF_ERROR(source.ReadValue(&spec.select));

@@ -106,5 +106,43 @@ TEST(EncodedFilterTest, MalformedValuesAreLeftToTheDecoder) {
   EXPECT_EQ(filter.Evaluate("p", "r", other_version), EncodedFilter::Verdict::kUnknown);
 }
 
+TEST(EncodedFilterTest, RowKeyIsReadOnlyByFiltersThatNameIt) {
+  Entity row;
+  row.properties = {{"A", EdmValue::Int32(1)}};
+  const std::string value = EncodeEntityValue(row);
+  for (const char* text : {"A eq 1", "PartitionKey eq 'p' and A eq 1", "Timestamp gt datetime'2000-01-01T00:00:00Z'"}) {
+    auto expr = ParseFilter(text);
+    ASSERT_TRUE(expr.ok()) << text;
+    EncodedFilter filter(**expr);
+    EXPECT_FALSE(filter.reads_row_key()) << text;
+    // A scan passes a stale RowKey then: the verdict must not depend on it.
+    EXPECT_EQ(filter.Evaluate("p", "stale", value), filter.Evaluate("p", "r", value)) << text;
+  }
+  for (const char* text : {"RowKey eq 'r'", "A eq 2 or not (RowKey lt 'q')"}) {
+    auto expr = ParseFilter(text);
+    ASSERT_TRUE(expr.ok()) << text;
+    EncodedFilter filter(**expr);
+    EXPECT_TRUE(filter.reads_row_key()) << text;
+    EXPECT_EQ(filter.Evaluate("p", "r", value), EncodedFilter::Verdict::kTrue) << text;
+    EXPECT_EQ(filter.Evaluate("p", "a", value), EncodedFilter::Verdict::kFalse) << text;
+  }
+}
+
+TEST(EncodedFilterTest, PropertiesSteppedOverAreCheckedForSizeOnly) {
+  // An Int32 outside its range before the property the filter reads: the
+  // filter is decided on B (the row's structure is intact), and the decode
+  // of a row it keeps reports the corruption (entity_codec.h).
+  Entity row;
+  row.properties = {{"A", EdmValue::Int64(int64_t{1} << 31)}, {"B", EdmValue::String("xyz")}};
+  std::string value = EncodeEntityValue(row);
+  value[1 + 8 + 1 + 1 + 1] = 0x02;  // A's tag, Int64 -> Int32 (after version, timestamp, count, name length, "A")
+  auto expr = ParseFilter("B eq 'xyz'");
+  ASSERT_TRUE(expr.ok());
+  EncodedFilter filter(**expr);
+  EXPECT_EQ(filter.Evaluate("p", "r", value), EncodedFilter::Verdict::kTrue);
+  Entity decoded;
+  EXPECT_EQ(DecodeEntityValue(value, &decoded).code(), StatusCode::kCorruption);
+}
+
 }  // namespace
 }  // namespace tablestone::storage

@@ -192,6 +192,29 @@ TEST(KeyCodecTest, DecodeInvertsEncodeForAnyBytes) {
   }
 }
 
+TEST(KeyCodecTest, RowKeyDecodesAfterThePartitionPrefix) {
+  // What a scan does within a partition: the key's prefix is the partition's
+  // PartitionStart, so only the RowKey is decoded. Keys with escapes and
+  // surrogates on both sides.
+  const std::vector<std::string> keys = {"", "a", std::string("\0z\0", 3), kSupplementary,
+                                         std::string(kSupplementary) + kReplacement, "\xED\xA0"};
+  for (const std::string& pk : keys) {
+    const std::string prefix = PartitionStart(42, pk);
+    for (const std::string& rk : keys) {
+      const std::string key = EncodeEntityKey(42, pk, rk);
+      ASSERT_TRUE(key.starts_with(prefix));
+      std::string got = "garbage to be replaced";
+      ASSERT_TRUE(DecodeEntityRowKey(key, prefix.size(), &got));
+      EXPECT_EQ(got, rk);
+      for (size_t n = prefix.size(); n < key.size(); ++n) {  // every truncation of the RowKey
+        EXPECT_FALSE(DecodeEntityRowKey(key.substr(0, n), prefix.size(), &got)) << n;
+      }
+      EXPECT_FALSE(DecodeEntityRowKey(key + "x", prefix.size(), &got));
+      EXPECT_FALSE(DecodeEntityRowKey(key, key.size() + 1, &got));
+    }
+  }
+}
+
 TEST(KeyCodecTest, DecodeRejectsMalformedKeys) {
   uint64_t table;
   std::string pk, rk;
