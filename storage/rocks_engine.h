@@ -36,6 +36,7 @@
 #include "storage/entity_cache.h"
 #include "storage/op_gate.h"
 #include "storage/partition_cache.h"
+#include "storage/warm_candidates.h"
 #include "storage/work_executor.h"
 
 namespace tablestone::storage {
@@ -109,7 +110,19 @@ class RocksEngine final : public Engine {
   // once otherwise (one atomic load when no build of it runs).
   bool AwaitRunningBuild(uint64_t table_id, std::string_view partition_key,
                          std::optional<std::chrono::steady_clock::time_point> deadline);
-  void BuildCachedPartition(uint64_t table_id, const PartitionToBuild& build, uint64_t use_clock);
+  // Builds one partition into the scan cache (from build.rows, else from a
+  // snapshot of its own); returns whether the cache kept it.
+  bool BuildCachedPartition(uint64_t table_id, const PartitionToBuild& build, uint64_t use_clock);
+  // The warmer (EngineOptions::warm_after_write): Write() notes the
+  // partitions it fills (NoteWarmCandidate, under the stripe lock, a few
+  // hundred instructions), and this thread, under SCHED_IDLE, builds those
+  // whose writes have stopped into the scan cache, one at a time, as
+  // warming_ (a scan that reaches it waits, as for building_). The entries of
+  // one burst of writes never evict each other: they are inserted with the
+  // use clock of the burst's start, so a load larger than the cache fills it
+  // once and the rest is left to the ordinary admission.
+  void NoteWarmCandidate(uint64_t table_id, std::string_view partition_key, size_t stripe, size_t rows);
+  void WarmAfterWrites();
   // Tables and entities of one account (Stats::accounts). Entities may dip
   // below zero while the count after open runs (deletes of not yet counted
   // rows); read clamped.
@@ -256,6 +269,16 @@ class RocksEngine final : public Engine {
   std::atomic<uint64_t> building_hash_{0};
   std::condition_variable build_done_;
   bool build_task_submitted_ = false;  // a RunOneBuild task is queued or running
+  // The partition the warmer builds now (guarded by builds_mu_) and its hash.
+  std::optional<std::pair<uint64_t, std::string>> warming_;
+  std::atomic<uint64_t> warming_hash_{0};
+  std::mutex warm_mu_;
+  std::condition_variable warm_cv_;
+  WarmCandidates warm_candidates_{4096};  // guarded by warm_mu_
+  bool stop_warming_ = false;             // guarded by warm_mu_
+  std::atomic<bool> warming_stopped_{false};
+  std::atomic<bool> warm_enabled_{false};  // set once, before the gate opens
+  std::thread warmer_;                    // WarmAfterWrites; joined by Close
   std::mutex sync_mu_;  // one SyncWal at a time: concurrent ones would only repeat the work
   // AwaitDurable() callbacks waiting for the next log write, and whether that
   // write is already queued on the executor.

@@ -2,7 +2,10 @@
 // (Learn: query-entities ordering, Learn: query-timeout-and-pagination paging): the rows of each
 // key range come from a PartitionSource (cached partitions from the PartitionCache,
 // partition_cache.h, everything else from RocksDB), are filtered and go into the Page.
+#include <sched.h>
 #include <spdlog/spdlog.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -151,15 +154,32 @@ class Page {
         if (result_->entities.size() >= spec_.max_results) full_ = true;
         return true;
       }
-      // The rows counted by bound are the page's first ones (exact_ never
-      // goes back to false).
-      exact_ = true;
-      for (size_t i = 0; i < bound_value_bytes_.size(); ++i) {
-        kept_bytes_ += sizer->Bytes(result_->entities[i], bound_value_bytes_[i]);
-      }
-      bound_bytes_ = 0;
+      SizeBoundRowsExactly();
     }
     return KeepSized(entity, sizer->Bytes(entity, value_bytes));
+  }
+  // Keep() for a row the renderer rendered as `rendered`, of `page_bytes`
+  // (the row_sizer's Bytes() for it, so the page ends where it would
+  // unrendered); `entity` holds its keys and Timestamp. Moves from it if kept.
+  bool KeepRendered(model::Entity& entity, std::string_view rendered, size_t page_bytes) {
+    const size_t at = result_->entities.size();
+    bool kept;
+    if (spec_.row_sizer != nullptr && !exact_ && page_bytes < spec_.max_bytes - (kept_bytes_ + bound_bytes_)) {
+      // As Keep() by bound, the bound being exact here.
+      result_->entities.push_back(std::move(entity));
+      bound_value_bytes_.push_back(kExactBytes | page_bytes);
+      bound_bytes_ += page_bytes;
+      if (result_->entities.size() >= spec_.max_results) full_ = true;
+      kept = true;
+    } else {
+      if (spec_.row_sizer != nullptr) SizeBoundRowsExactly();
+      kept = KeepSized(entity, page_bytes);
+    }
+    if (kept) {
+      result_->rendered.resize(at);  // rows kept unrendered before it: no rendering
+      result_->rendered.push_back(rendered);
+    }
+    return kept;
   }
   bool KeepCopy(const model::Entity& entity, size_t value_bytes) {
     model::Entity copy = entity;
@@ -181,6 +201,19 @@ class Page {
     return true;
   }
 
+  // In bound_value_bytes_: a rendered row's exact page bytes, not a value size.
+  static constexpr size_t kExactBytes = size_t{1} << 63;
+  // Ends the counting by bound (with a row_sizer): the rows counted so far,
+  // the page's first ones, get their exact bytes (exact_ never goes back).
+  void SizeBoundRowsExactly() {
+    if (exact_) return;
+    exact_ = true;
+    for (size_t i = 0; i < bound_value_bytes_.size(); ++i) {
+      const size_t b = bound_value_bytes_[i];
+      kept_bytes_ += (b & kExactBytes) != 0 ? b & ~kExactBytes : spec_.row_sizer->Bytes(result_->entities[i], b);
+    }
+    bound_bytes_ = 0;
+  }
   static std::chrono::nanoseconds ThreadCpuTime() {
     timespec ts{};
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -219,9 +252,17 @@ class Page {
 
 // Serves the rows of a cached partition inside [lower, upper). Sets *ended
 // when the page ended inside it (result->next is then set).
-Status ServeCached(const CachedPartition& entry, std::string_view lower, std::string_view upper,
-                   const model::ScanSpec& spec, Page* page, model::ScanResult* result, bool* ended) {
+Status ServeCached(const std::shared_ptr<const CachedPartition>& entry_ptr, std::string_view lower,
+                   std::string_view upper, const model::ScanSpec& spec, Page* page, model::ScanResult* result,
+                   bool* ended) {
+  const CachedPartition& entry = *entry_ptr;
   const RowBlock& block = entry.block;
+  // Kept rows come back rendered when the renderer may keep its renderings
+  // here (RowRenderings); the rest of the predicate looks at keys only then
+  // (ScanSpec::select's contract), so no row is decoded twice.
+  const model::RowRenderer* renderer = spec.renderer.get();
+  if (renderer != nullptr && (!spec.select.empty() || !entry.renderings.Claim(renderer->id()))) renderer = nullptr;
+  bool pinned = false;
   const size_t begin = entry.LowerBound(lower);
   const size_t end = entry.LowerBound(upper);
   // The predicate's $filter runs over the columns; its rest (if any) on the
@@ -252,11 +293,44 @@ Status ServeCached(const CachedPartition& entry, std::string_view lower, std::st
       }
       if (i == chunk_end) break;
       model::Entity row;
-      // Every row filter was decided on the columns: only what the page needs.
-      TABLESTONE_RETURN_IF_ERROR(DecodeEntityValue(entry.values[i], &row, &spec.select));
-      row.partition_key.assign(block.partition_key);
-      row.row_key.assign(block.row_keys[i]);
-      if (expr != nullptr && !predicate->MatchesRest(row)) continue;  // examined, not kept
+      if (renderer != nullptr) {
+        row.partition_key.assign(block.partition_key);
+        row.row_key.assign(block.row_keys[i]);
+        row.timestamp = block.timestamps[i];
+        if (expr != nullptr && !predicate->MatchesRest(row)) continue;  // examined, not kept
+        const RenderedRow* rendered = entry.renderings.Find(i);
+        model::Entity full;
+        const bool render = rendered == nullptr && entry.renderings.has_room();
+        if (rendered == nullptr) {
+          TABLESTONE_RETURN_IF_ERROR(DecodeEntityValue(entry.values[i], &full));
+          full.partition_key = row.partition_key;
+          full.row_key = row.row_key;
+        }
+        if (render) {
+          auto made = std::make_unique<RenderedRow>();
+          made->page_bytes = renderer->Render(full, entry.values[i].size(), &made->bytes);
+          rendered = entry.renderings.Keep(i, made);
+        }
+        if (rendered != nullptr) {
+          if (!pinned) {
+            result->pins.push_back(entry_ptr);
+            pinned = true;
+          }
+          if (!page->KeepRendered(row, rendered->bytes, rendered->page_bytes)) {
+            result->next = model::EntityKey{std::string(block.partition_key), std::string(block.row_keys[i])};
+            *ended = true;
+            return Status::Ok();
+          }
+          continue;
+        }
+        row = std::move(full);  // past the renderings' budget: kept as a row
+      } else {
+        // Every row filter was decided on the columns: only what the page needs.
+        TABLESTONE_RETURN_IF_ERROR(DecodeEntityValue(entry.values[i], &row, &spec.select));
+        row.partition_key.assign(block.partition_key);
+        row.row_key.assign(block.row_keys[i]);
+        if (expr != nullptr && !predicate->MatchesRest(row)) continue;  // examined, not kept
+      }
       if (!page->Keep(row, entry.values[i].size())) {
         result->next = model::EntityKey{std::string(block.partition_key), std::string(block.row_keys[i])};
         *ended = true;
@@ -449,7 +523,7 @@ class PartitionSource {
   // After kRow: the row's encoded value (valid until the next call).
   std::string_view value() const { return View(it_->value()); }
   // After kCached: the partition to serve.
-  const CachedPartition& cached() const { return *cached_; }
+  const std::shared_ptr<const CachedPartition>& cached() const { return cached_; }
   Status status() const { return status_; }
 
   // The page ended at the current (kRow) row, inside its partition:
@@ -562,6 +636,8 @@ StatusOr<model::ScanResult> RocksEngine::Scan(const TableInfo& table, const mode
   std::vector<PartitionToBuild> admitted;
   uint64_t use_clock = 0;
   StatusOr<model::ScanResult> result = ScanPage(table, spec, &admitted, &use_clock);
+  // Rows kept unrendered after the last rendered one (ScanResult::rendered).
+  if (result.ok() && !result->rendered.empty()) result->rendered.resize(result->entities.size());
   if (!admitted.empty()) ScheduleBuilds(table.id, use_clock, std::move(admitted));
   static const std::shared_ptr<spdlog::logger> log =
       spdlog::get("storage") ? spdlog::get("storage") : spdlog::default_logger();
@@ -745,24 +821,29 @@ void RocksEngine::RunOneBuild(bool dropped) {
 
 bool RocksEngine::AwaitRunningBuild(uint64_t table_id, std::string_view partition_key,
                                     std::optional<std::chrono::steady_clock::time_point> deadline) {
-  if (building_hash_.load(std::memory_order_relaxed) != BuildHash(table_id, partition_key)) return false;
+  const uint64_t hash = BuildHash(table_id, partition_key);
+  if (building_hash_.load(std::memory_order_relaxed) != hash &&
+      warming_hash_.load(std::memory_order_relaxed) != hash) {
+    return false;
+  }
   const auto cap = std::chrono::steady_clock::now() + std::chrono::seconds(1);
   const auto until = deadline ? std::min(*deadline, cap) : cap;
   std::unique_lock lock(builds_mu_);
   const auto running = [&] {
-    return building_ && building_->first == table_id && building_->second == partition_key;
+    return (building_ && building_->first == table_id && building_->second == partition_key) ||
+           (warming_ && warming_->first == table_id && warming_->second == partition_key);
   };
   if (!running()) return false;
   build_done_.wait_until(lock, until, [&] { return !running(); });
   return true;
 }
 
-void RocksEngine::BuildCachedPartition(uint64_t table_id, const PartitionToBuild& build, uint64_t use_clock) {
+bool RocksEngine::BuildCachedPartition(uint64_t table_id, const PartitionToBuild& build, uint64_t use_clock) {
   GatePass pass(gate_);
-  if (!pass.ok() || !scan_cache_ || !FindLiveTable(table_id)) return;
+  if (!pass.ok() || !scan_cache_ || !FindLiveTable(table_id)) return false;
   // Built meanwhile (admitted again by a scan that started before the entry
   // was inserted): nothing to do.
-  if (scan_cache_->Lookup(table_id, build.partition_key, build.stripe, scan_cache_->Sequence())) return;
+  if (scan_cache_->Lookup(table_id, build.partition_key, build.stripe, scan_cache_->Sequence())) return true;
   if (build.rows) {
     // The admitting scan's rows, from its snapshot, inserted under its G0.
     std::string prefix = PartitionStart(table_id, build.partition_key);
@@ -777,11 +858,8 @@ void RocksEngine::BuildCachedPartition(uint64_t table_id, const PartitionToBuild
       builder.Add(k.substr(prefix_size), row, v);
       return true;
     });
-    if (decoded) {
-      scan_cache_->Insert(table_id, build.partition_key, build.stripe, build.g0, use_clock,
-                          builder.Finish(build.next_key, build.g0));
-    }
-    return;
+    return decoded && scan_cache_->Insert(table_id, build.partition_key, build.stripe, build.g0, use_clock,
+                                          builder.Finish(build.next_key, build.g0));
   }
   // G0 before the snapshot, as for a scan (partition_cache.h): the entry is
   // kept only if no write to its stripe was stamped after G0.
@@ -804,15 +882,77 @@ void RocksEngine::BuildCachedPartition(uint64_t table_id, const PartitionToBuild
     CopyIteratorBytes(it->value(), &value);
     const std::string_view v = value;
     if (!DecodeEntityKey(k, &row_table, &row.partition_key, &row.row_key) || !DecodeEntityValue(v, &row).ok()) {
-      return;  // corrupt: the scans that read it report it
+      return false;  // corrupt: the scans that read it report it
     }
     builder.Add(k.substr(prefix.size()), row, v);
-    if (builder.approx_bytes() > scan_cache_->capacity_bytes()) return;  // could never be inserted
+    if (builder.approx_bytes() > scan_cache_->capacity_bytes()) return false;  // could never be inserted
   }
-  if (!it->status().ok() || builder.row_count() < kMinCachedRows) return;
+  if (!it->status().ok() || builder.row_count() < kMinCachedRows) return false;
   std::string next_key = it->Valid() ? std::string(View(it->key())) : table_end;
-  scan_cache_->Insert(table_id, build.partition_key, build.stripe, g0, use_clock,
-                      builder.Finish(std::move(next_key), g0));
+  return scan_cache_->Insert(table_id, build.partition_key, build.stripe, g0, use_clock,
+                             builder.Finish(std::move(next_key), g0));
+}
+
+void RocksEngine::NoteWarmCandidate(uint64_t table_id, std::string_view partition_key, size_t stripe, size_t rows) {
+  const auto now = std::chrono::steady_clock::now();
+  bool first = false;
+  {
+    std::lock_guard lock(warm_mu_);
+    first = warm_candidates_.empty();
+    warm_candidates_.Note(table_id, partition_key, stripe, rows, now);
+  }
+  // The warmer sleeps without a timeout only while there is no candidate.
+  if (first) warm_cv_.notify_one();
+}
+
+void RocksEngine::WarmAfterWrites() {
+  // Only when nothing else wants the CPU: a build decodes every row of its
+  // partition, and the writes it follows or the queries after them come first.
+  sched_param idle{};
+  (void)sched_setscheduler(static_cast<pid_t>(syscall(SYS_gettid)), SCHED_IDLE, &idle);
+  const std::chrono::steady_clock::duration quiet = options_.warm_after_write;
+  // The use clock at the start of the current burst of candidates (see the
+  // header); a burst ends when no candidate is left.
+  std::optional<uint64_t> burst_clock;
+  bool cache_full = false;  // an entry of this burst was refused for want of room
+  std::unique_lock lock(warm_mu_);
+  while (!stop_warming_) {
+    const auto due = warm_candidates_.NextDue(quiet);
+    if (!due) {
+      burst_clock.reset();
+      cache_full = false;
+      warm_cv_.wait(lock);
+      continue;
+    }
+    if (!burst_clock) burst_clock = scan_cache_->UseClock();
+    const auto now = std::chrono::steady_clock::now();
+    if (now < *due) {
+      warm_cv_.wait_until(lock, *due);
+      continue;
+    }
+    std::vector<WarmCandidates::Ready> ready = warm_candidates_.Take(now, quiet, kMinCachedRows);
+    lock.unlock();
+    for (WarmCandidates::Ready& r : ready) {
+      if (cache_full || warming_stopped_.load(std::memory_order_relaxed)) break;
+      {
+        std::lock_guard builds_lock(builds_mu_);
+        // Queued for the long lane by a scan's admission: built there.
+        if (builds_queued_.contains({r.table_id, r.partition_key})) continue;
+        warming_.emplace(r.table_id, r.partition_key);
+        warming_hash_.store(BuildHash(r.table_id, r.partition_key));
+      }
+      PartitionToBuild build{r.partition_key, r.stripe, std::nullopt, {}, 0};
+      const bool kept = BuildCachedPartition(r.table_id, build, *burst_clock);
+      if (!kept && scan_cache_->RefusedForRoom(*burst_clock)) cache_full = true;
+      {
+        std::lock_guard builds_lock(builds_mu_);
+        warming_.reset();
+        warming_hash_.store(0);
+      }
+      build_done_.notify_all();
+    }
+    lock.lock();
+  }
 }
 
 }  // namespace tablestone::storage
