@@ -25,6 +25,7 @@ void RowRenderings::Reset(size_t rows, size_t budget) {
   count_ = rows;
   budget_ = budget;
   bytes_.store(0);
+  full_.store(false);
   id_.store(0);
   rows_ = std::make_unique<std::atomic<RenderedRow*>[]>(rows);
   for (size_t i = 0; i < rows; ++i) rows_[i].store(nullptr, std::memory_order_relaxed);
@@ -42,6 +43,7 @@ const RenderedRow* RowRenderings::Keep(size_t i, std::unique_ptr<RenderedRow>& r
   const size_t cost = sizeof(RenderedRow) + row->bytes.capacity() + 16;
   if (bytes_.fetch_add(cost, std::memory_order_relaxed) + cost > budget_) {
     bytes_.fetch_sub(cost, std::memory_order_relaxed);
+    full_.store(true, std::memory_order_relaxed);
     return nullptr;
   }
   RenderedRow* expected = nullptr;

@@ -152,11 +152,14 @@ class RowRenderings {
   size_t kept_bytes() const { return bytes_.load(std::memory_order_relaxed); }
   // Whether the budget may still take a rendering (else rendering a row
   // only to write it once would be wasted).
-  bool has_room() const { return bytes_.load(std::memory_order_relaxed) < budget_; }
+  bool has_room() const { return !full_.load(std::memory_order_relaxed); }
 
  private:
   mutable std::atomic<uint64_t> id_{0};
   mutable std::atomic<size_t> bytes_{0};
+  // Set when a rendering did not fit: later rows are not rendered (each
+  // would be rendered, refused and written again per query).
+  mutable std::atomic<bool> full_{false};
   size_t budget_ = 0;
   size_t count_ = 0;
   std::unique_ptr<std::atomic<RenderedRow*>[]> rows_;

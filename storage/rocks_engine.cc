@@ -107,6 +107,7 @@ Status RocksEngine::OpenDb() {
   if (scan_cache_ && options_.warm_after_write.count() > 0) {
     stop_warming_ = false;
     warming_stopped_.store(false);
+    warm_stripes_ = std::make_unique<WarmStripe[]>(stripe_count_);
     warm_enabled_.store(true);
     warmer_ = std::thread(&RocksEngine::WarmAfterWrites, this);
   }

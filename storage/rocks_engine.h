@@ -114,9 +114,10 @@ class RocksEngine final : public Engine {
   // snapshot of its own); returns whether the cache kept it.
   bool BuildCachedPartition(uint64_t table_id, const PartitionToBuild& build, uint64_t use_clock);
   // The warmer (EngineOptions::warm_after_write): Write() notes the
-  // partitions it fills (NoteWarmCandidate, under the stripe lock, a few
-  // hundred instructions), and this thread, under SCHED_IDLE, builds those
-  // whose writes have stopped into the scan cache, one at a time, as
+  // partitions it fills (NoteWarmCandidate, under the stripe lock: an atomic
+  // add and a compare, but for a partition's first write of a burst), and
+  // this thread, under SCHED_IDLE, builds those whose writes have stopped
+  // into the scan cache, one at a time, as
   // warming_ (a scan that reaches it waits, as for building_). The entries of
   // one burst of writes never evict each other: they are inserted with the
   // use clock of the burst's start, so a load larger than the cache fills it
@@ -275,6 +276,18 @@ class RocksEngine final : public Engine {
   std::mutex warm_mu_;
   std::condition_variable warm_cv_;
   WarmCandidates warm_candidates_{4096};  // guarded by warm_mu_
+  // Per lock stripe, for the warmer (warm_candidates.h): rows written to the
+  // stripe, the epoch the warmer bumps when it forgets a candidate of the
+  // stripe, and the writers' memo of the partition they noted last there
+  // (guarded by the stripe's mutex).
+  struct WarmStripe {
+    std::atomic<uint64_t> rows{0};
+    std::atomic<uint64_t> epoch{0};
+    uint64_t memo_table = 0;
+    uint64_t memo_epoch = UINT64_MAX;
+    std::string memo_partition_key;
+  };
+  std::unique_ptr<WarmStripe[]> warm_stripes_;
   bool stop_warming_ = false;             // guarded by warm_mu_
   std::atomic<bool> warming_stopped_{false};
   std::atomic<bool> warm_enabled_{false};  // set once, before the gate opens

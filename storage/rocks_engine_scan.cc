@@ -263,6 +263,7 @@ Status ServeCached(const std::shared_ptr<const CachedPartition>& entry_ptr, std:
   const model::RowRenderer* renderer = spec.renderer.get();
   if (renderer != nullptr && (!spec.select.empty() || !entry.renderings.Claim(renderer->id()))) renderer = nullptr;
   bool pinned = false;
+  model::Entity full;  // a row decoded for its rendering; its buffers serve the next one
   const size_t begin = entry.LowerBound(lower);
   const size_t end = entry.LowerBound(upper);
   // The predicate's $filter runs over the columns; its rest (if any) on the
@@ -299,7 +300,6 @@ Status ServeCached(const std::shared_ptr<const CachedPartition>& entry_ptr, std:
         row.timestamp = block.timestamps[i];
         if (expr != nullptr && !predicate->MatchesRest(row)) continue;  // examined, not kept
         const RenderedRow* rendered = entry.renderings.Find(i);
-        model::Entity full;
         const bool render = rendered == nullptr && entry.renderings.has_room();
         if (rendered == nullptr) {
           TABLESTONE_RETURN_IF_ERROR(DecodeEntityValue(entry.values[i], &full));
@@ -894,12 +894,19 @@ bool RocksEngine::BuildCachedPartition(uint64_t table_id, const PartitionToBuild
 }
 
 void RocksEngine::NoteWarmCandidate(uint64_t table_id, std::string_view partition_key, size_t stripe, size_t rows) {
-  const auto now = std::chrono::steady_clock::now();
+  WarmStripe& w = warm_stripes_[stripe];
+  const uint64_t before = w.rows.fetch_add(rows, std::memory_order_relaxed);
+  const uint64_t epoch = w.epoch.load(std::memory_order_relaxed);
+  // Still filling the partition noted last in this stripe: counted above.
+  if (w.memo_epoch == epoch && w.memo_table == table_id && w.memo_partition_key == partition_key) return;
+  w.memo_table = table_id;
+  w.memo_partition_key.assign(partition_key);
+  w.memo_epoch = epoch;
   bool first = false;
   {
     std::lock_guard lock(warm_mu_);
     first = warm_candidates_.empty();
-    warm_candidates_.Note(table_id, partition_key, stripe, rows, now);
+    warm_candidates_.Note(table_id, partition_key, stripe, before);
   }
   // The warmer sleeps without a timeout only while there is no candidate.
   if (first) warm_cv_.notify_one();
@@ -915,22 +922,26 @@ void RocksEngine::WarmAfterWrites() {
   // header); a burst ends when no candidate is left.
   std::optional<uint64_t> burst_clock;
   bool cache_full = false;  // an entry of this burst was refused for want of room
+  const auto rows_of = [this](size_t stripe) { return warm_stripes_[stripe].rows.load(std::memory_order_relaxed); };
+  std::vector<size_t> forgotten;
   std::unique_lock lock(warm_mu_);
   while (!stop_warming_) {
-    const auto due = warm_candidates_.NextDue(quiet);
-    if (!due) {
+    if (warm_candidates_.empty()) {
       burst_clock.reset();
       cache_full = false;
       warm_cv_.wait(lock);
       continue;
     }
     if (!burst_clock) burst_clock = scan_cache_->UseClock();
-    const auto now = std::chrono::steady_clock::now();
-    if (now < *due) {
-      warm_cv_.wait_until(lock, *due);
-      continue;
+    // One look per `quiet`: a candidate whose stripe saw no write between two
+    // looks is due (warm_candidates.h).
+    const auto until = std::chrono::steady_clock::now() + quiet;
+    while (!stop_warming_ && warm_cv_.wait_until(lock, until) != std::cv_status::timeout) {
     }
-    std::vector<WarmCandidates::Ready> ready = warm_candidates_.Take(now, quiet, kMinCachedRows);
+    if (stop_warming_) break;
+    forgotten.clear();
+    std::vector<WarmCandidates::Ready> ready = warm_candidates_.Take(rows_of, kMinCachedRows, &forgotten);
+    for (size_t stripe : forgotten) warm_stripes_[stripe].epoch.fetch_add(1, std::memory_order_relaxed);
     lock.unlock();
     for (WarmCandidates::Ready& r : ready) {
       if (cache_full || warming_stopped_.load(std::memory_order_relaxed)) break;

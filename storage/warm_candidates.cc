@@ -2,40 +2,35 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 namespace tablestone::storage {
 
-std::string_view WarmCandidates::KeyOf(uint64_t table_id, std::string_view partition_key) {
-  key_buffer_.resize(sizeof table_id + partition_key.size());
-  std::memcpy(key_buffer_.data(), &table_id, sizeof table_id);
-  std::memcpy(key_buffer_.data() + sizeof table_id, partition_key.data(), partition_key.size());
-  return key_buffer_;
+void WarmCandidates::Note(uint64_t table_id, std::string_view partition_key, size_t stripe, uint64_t rows_now) {
+  if (by_key_.size() >= max_candidates_) return;
+  std::string key(sizeof table_id + partition_key.size(), '\0');
+  std::memcpy(key.data(), &table_id, sizeof table_id);
+  std::memcpy(key.data() + sizeof table_id, partition_key.data(), partition_key.size());
+  // A fresh candidate has not been seen by Take(): at least one full look
+  // passes before it can be quiet.
+  by_key_.emplace(std::move(key), Candidate{table_id, stripe, rows_now, rows_now - 1, next_order_++});
 }
 
-void WarmCandidates::Note(uint64_t table_id, std::string_view partition_key, size_t stripe, size_t rows,
-                          Clock::time_point now) {
-  const std::string_view key = KeyOf(table_id, partition_key);
-  auto it = by_key_.find(key);
-  if (it == by_key_.end()) {
-    if (by_key_.size() >= max_candidates_) return;
-    it = by_key_.emplace(std::string(key), Candidate{table_id, stripe, 0, next_order_++, now}).first;
-  }
-  it->second.rows += rows;
-  it->second.last_write = now;
-}
-
-std::vector<WarmCandidates::Ready> WarmCandidates::Take(Clock::time_point now, Clock::duration quiet,
-                                                        size_t min_rows) {
+std::vector<WarmCandidates::Ready> WarmCandidates::Take(const std::function<uint64_t(size_t)>& rows_of,
+                                                        uint64_t min_rows, std::vector<size_t>* forgotten) {
   std::vector<std::pair<uint64_t, Ready>> due;
   for (auto it = by_key_.begin(); it != by_key_.end();) {
-    const Candidate& c = it->second;
-    if (now - c.last_write < quiet) {
+    Candidate& c = it->second;
+    const uint64_t rows = rows_of(c.stripe);
+    if (rows != c.rows_seen) {  // written since the last look
+      c.rows_seen = rows;
       ++it;
       continue;
     }
-    if (c.rows >= min_rows) {
+    if (rows - c.rows_at_note >= min_rows) {
       due.emplace_back(c.order, Ready{c.table_id, it->first.substr(sizeof(uint64_t)), c.stripe});
     }
+    forgotten->push_back(c.stripe);
     it = by_key_.erase(it);
   }
   std::sort(due.begin(), due.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -43,14 +38,6 @@ std::vector<WarmCandidates::Ready> WarmCandidates::Take(Clock::time_point now, C
   out.reserve(due.size());
   for (auto& [order, ready] : due) out.push_back(std::move(ready));
   return out;
-}
-
-std::optional<WarmCandidates::Clock::time_point> WarmCandidates::NextDue(Clock::duration quiet) const {
-  std::optional<Clock::time_point> due;
-  for (const auto& [key, c] : by_key_) {
-    if (!due || c.last_write + quiet < *due) due = c.last_write + quiet;
-  }
-  return due;
 }
 
 }  // namespace tablestone::storage

@@ -6,30 +6,37 @@
 // query once) reads RocksDB row by row. A partition that just received many
 // rows is the likely target of that query; building it once its writes have
 // stopped, on an idle thread (RocksEngine's warmer), makes the first query a
-// cached one without costing any query or write more than this bookkeeping.
+// cached one.
+//
+// Cost on the write path (the point-write budget is 2% of a request's
+// instructions): a write that goes on filling the partition it filled last
+// in its lock stripe only adds its rows to the stripe's counter (`rows`, an
+// atomic add) after comparing the partition with the stripe's memo; only the
+// first write to a partition (per stripe, per burst) takes the mutex that
+// guards this class and calls Note(). Quiet is detected by the warmer, not
+// by the writes: a candidate whose stripe counter did not move between two
+// of the warmer's looks, `quiet` apart, has stopped receiving writes.
 //
 // Contract:
-//   * Note() records `rows` written to (table_id, partition_key) at `now`;
-//     the caller passes the lock stripe it will need to build the partition.
-//   * Take() removes and returns every candidate whose last write is at least
-//     `quiet` before `now`, in the order their first write was noted, keeping
-//     only those with at least `min_rows` rows written since they were noted
-//     (a partition of a few writes is not worth a build; one that was cached
-//     before still is admitted by the ordinary route when read twice).
-//   * At most `max_candidates` partitions are held; writes to further ones
-//     are not recorded (bounded memory whatever the key pattern: a table
-//     keyed by GUID would otherwise note every write).
-//   * NextDue() is the earliest time at which Take() can return something
-//     (nullopt when empty), for the warmer's timed wait.
+//   * Note() records (table_id, partition_key) in `stripe`, whose row counter
+//     reads `rows_now`; ignored when the partition is noted already or
+//     `max_candidates` partitions are.
+//   * Take(rows_of) returns and forgets every candidate whose stripe counter
+//     (rows_of(stripe)) equals what the previous Take() saw, in the order the
+//     candidates were noted, keeping those whose stripe received at least
+//     `min_rows` rows since Note() (rows of other partitions sharing the
+//     stripe count too: a heuristic, and rare). Other candidates remember the
+//     counter for the next Take().
+//   * Forgotten candidates bump their stripe's epoch (`epoch(stripe)`): the
+//     writers' memo of the stripe is then stale, and the next write to the
+//     partition notes it again.
 //
 // Thread safety: none; RocksEngine guards it with a mutex.
 #pragma once
 
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -39,7 +46,6 @@ namespace tablestone::storage {
 
 class WarmCandidates {
  public:
-  using Clock = std::chrono::steady_clock;
   struct Ready {
     uint64_t table_id = 0;
     std::string partition_key;
@@ -48,9 +54,10 @@ class WarmCandidates {
 
   explicit WarmCandidates(size_t max_candidates) : max_candidates_(max_candidates) {}
 
-  void Note(uint64_t table_id, std::string_view partition_key, size_t stripe, size_t rows, Clock::time_point now);
-  std::vector<Ready> Take(Clock::time_point now, Clock::duration quiet, size_t min_rows);
-  std::optional<Clock::time_point> NextDue(Clock::duration quiet) const;
+  void Note(uint64_t table_id, std::string_view partition_key, size_t stripe, uint64_t rows_now);
+  // `forgotten` receives the stripe of every candidate forgotten (for the epochs).
+  std::vector<Ready> Take(const std::function<uint64_t(size_t)>& rows_of, uint64_t min_rows,
+                          std::vector<size_t>* forgotten);
   size_t size() const { return by_key_.size(); }
   bool empty() const { return by_key_.empty(); }
 
@@ -58,23 +65,14 @@ class WarmCandidates {
   struct Candidate {
     uint64_t table_id = 0;
     size_t stripe = 0;
-    size_t rows = 0;
-    uint64_t order = 0;  // when first noted
-    Clock::time_point last_write;
+    uint64_t rows_at_note = 0;
+    uint64_t rows_seen = 0;  // the stripe counter at the last Take()
+    uint64_t order = 0;      // when noted
   };
-  // Transparent hashing: Note() looks a key up without allocating.
-  struct KeyHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view k) const { return std::hash<std::string_view>()(k); }
-  };
-  // The key: 8 bytes of table id, then the partition key, in a buffer reused
-  // across calls.
-  std::string_view KeyOf(uint64_t table_id, std::string_view partition_key);
-
   const size_t max_candidates_;
   uint64_t next_order_ = 0;
-  std::string key_buffer_;
-  std::unordered_map<std::string, Candidate, KeyHash, std::equal_to<>> by_key_;
+  // Key: 8 bytes of table id, then the partition key.
+  std::unordered_map<std::string, Candidate> by_key_;
 };
 
 }  // namespace tablestone::storage

@@ -103,7 +103,12 @@ class JsonRowRenderer final : public model::RowRenderer {
   }
   uint64_t id() const override { return IdOf(ctx_); }
   size_t Render(const model::Entity& entity, size_t stored_bytes, std::string* out) const override {
-    protocol::AppendFeedEntity(entity, ctx_, out);
+    // Written into a buffer reused by the thread, then copied at its exact
+    // size: a row's string grown from empty was reallocated twice.
+    static thread_local std::string scratch;
+    scratch.clear();
+    protocol::AppendFeedEntity(entity, ctx_, &scratch);
+    out->append(scratch);
     return sizer_.Bytes(entity, stored_bytes);
   }
 

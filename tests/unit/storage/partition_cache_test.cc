@@ -783,9 +783,11 @@ TEST(PartitionCacheTest, RenderingsClaimAndBudget) {
   auto b = row("b");
   EXPECT_NE(r.Keep(1, b), nullptr);
   auto c = row(std::string(64, 'c'));
+  EXPECT_TRUE(r.has_room());
   EXPECT_EQ(r.Keep(2, c), nullptr);  // past the budget: left to the caller
   EXPECT_NE(c, nullptr);
   EXPECT_EQ(r.Find(2), nullptr);
+  EXPECT_FALSE(r.has_room());  // no later row is rendered only to be refused
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, CachedScanTest, ::testing::Bool(), test_util::ModeName);

@@ -2,15 +2,12 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
+#include <map>
 #include <string>
 #include <vector>
 
 namespace tablestone::storage {
 namespace {
-
-using Clock = WarmCandidates::Clock;
-using std::chrono::milliseconds;
 
 std::vector<std::string> Keys(const std::vector<WarmCandidates::Ready>& ready) {
   std::vector<std::string> out;
@@ -18,46 +15,64 @@ std::vector<std::string> Keys(const std::vector<WarmCandidates::Ready>& ready) {
   return out;
 }
 
-TEST(WarmCandidatesTest, PartitionsAreDueOnceTheirWritesPause) {
+// Rows written per stripe, as the engine's counters.
+struct Stripes {
+  std::map<size_t, uint64_t> rows;
+  std::vector<size_t> forgotten;
+  std::vector<WarmCandidates::Ready> Take(WarmCandidates& c, uint64_t min_rows) {
+    return c.Take([this](size_t s) { return rows[s]; }, min_rows, &forgotten);
+  }
+};
+
+TEST(WarmCandidatesTest, DueOnceTheirStripeStopsMovingBetweenTwoLooks) {
   WarmCandidates c(100);
-  const Clock::time_point t0{};
-  c.Note(1, "a", 7, 100, t0);
-  c.Note(1, "b", 8, 100, t0 + milliseconds(5));
-  c.Note(1, "a", 7, 100, t0 + milliseconds(10));  // "a" written again: its pause starts again
-  EXPECT_EQ(c.NextDue(milliseconds(20)), t0 + milliseconds(25));
-  EXPECT_TRUE(c.Take(t0 + milliseconds(24), milliseconds(20), 64).empty());
-  const auto ready = c.Take(t0 + milliseconds(25), milliseconds(20), 64);
-  EXPECT_EQ(Keys(ready), std::vector<std::string>{"1/b"});
+  Stripes s;
+  c.Note(1, "a", 7, s.rows[7]);
+  s.rows[7] += 100;
+  c.Note(1, "b", 8, s.rows[8]);
+  s.rows[8] += 100;
+  EXPECT_TRUE(s.Take(c, 64).empty());  // first look: both just written
+  s.rows[7] += 100;                    // "a" goes on
+  EXPECT_EQ(Keys(s.Take(c, 64)), std::vector<std::string>{"1/b"});
+  EXPECT_EQ(s.forgotten, std::vector<size_t>{8});
+  EXPECT_EQ(c.size(), 1u);
+  const auto ready = s.Take(c, 64);
+  EXPECT_EQ(Keys(ready), std::vector<std::string>{"1/a"});
   ASSERT_EQ(ready.size(), 1u);
-  EXPECT_EQ(ready[0].stripe, 8u);
-  EXPECT_EQ(Keys(c.Take(t0 + milliseconds(30), milliseconds(20), 64)), std::vector<std::string>{"1/a"});
+  EXPECT_EQ(ready[0].stripe, 7u);
   EXPECT_TRUE(c.empty());
-  EXPECT_FALSE(c.NextDue(milliseconds(20)).has_value());
 }
 
-TEST(WarmCandidatesTest, ReadyInTheOrderFirstWrittenAndOnlyWithEnoughRows) {
+TEST(WarmCandidatesTest, ReadyInTheOrderNotedAndOnlyWithEnoughRows) {
   WarmCandidates c(100);
-  const Clock::time_point t0{};
-  c.Note(2, "z", 0, 40, t0);
-  c.Note(1, "y", 0, 10, t0);        // too few rows in all
-  c.Note(2, "z", 0, 40, t0);        // 80 in all
-  c.Note(3, std::string("x\0y", 3), 0, 64, t0);  // keys are bytes, table ids kept apart
-  c.Note(2, std::string("x\0y", 3), 0, 64, t0);
-  EXPECT_EQ(Keys(c.Take(t0 + milliseconds(1), milliseconds(1), 64)),
+  Stripes s;
+  c.Note(2, "z", 1, s.rows[1]);
+  s.rows[1] += 80;
+  c.Note(1, "y", 2, s.rows[2]);
+  s.rows[2] += 10;  // too few rows
+  c.Note(3, std::string("x\0y", 3), 3, s.rows[3]);  // keys are bytes, table ids kept apart
+  s.rows[3] += 64;
+  c.Note(2, std::string("x\0y", 3), 4, s.rows[4]);
+  s.rows[4] += 64;
+  c.Note(2, "z", 1, s.rows[1]);  // noted already: ignored
+  EXPECT_TRUE(s.Take(c, 64).empty());
+  EXPECT_EQ(Keys(s.Take(c, 64)),
             (std::vector<std::string>{"2/z", "3/" + std::string("x\0y", 3), "2/" + std::string("x\0y", 3)}));
-  EXPECT_TRUE(c.empty());  // the small one is dropped, not kept for later
+  EXPECT_TRUE(c.empty());  // the small one is forgotten too
+  EXPECT_EQ(s.forgotten.size(), 4u);
 }
 
 TEST(WarmCandidatesTest, HoldsAtMostItsBound) {
   WarmCandidates c(2);
-  const Clock::time_point t0{};
-  c.Note(1, "a", 0, 100, t0);
-  c.Note(1, "b", 0, 100, t0);
-  c.Note(1, "c", 0, 100, t0);  // not recorded
-  c.Note(1, "a", 0, 100, t0);  // a known one still counts
+  Stripes s;
+  c.Note(1, "a", 0, 0);
+  c.Note(1, "b", 1, 0);
+  c.Note(1, "c", 2, 0);  // not recorded
   EXPECT_EQ(c.size(), 2u);
-  EXPECT_EQ(Keys(c.Take(t0, milliseconds(0), 64)), (std::vector<std::string>{"1/a", "1/b"}));
-  c.Note(1, "c", 0, 100, t0);  // room again
+  s.rows[0] = s.rows[1] = 100;
+  s.Take(c, 64);
+  EXPECT_EQ(Keys(s.Take(c, 64)), (std::vector<std::string>{"1/a", "1/b"}));
+  c.Note(1, "c", 2, 0);  // room again
   EXPECT_EQ(c.size(), 1u);
 }
 
