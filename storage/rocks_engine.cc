@@ -104,12 +104,14 @@ Status RocksEngine::OpenDb() {
   if (!tables.empty() && !saved) {
     entity_counter_ = std::thread(&RocksEngine::CountEntities, this, db_->GetSnapshot(), std::move(tables));
   }
-  if (scan_cache_ && options_.warm_after_write.count() > 0) {
+  if (scan_cache_) {
     stop_warming_ = false;
     warming_stopped_.store(false);
-    warm_stripes_ = std::make_unique<WarmStripe[]>(stripe_count_);
-    warm_enabled_.store(true);
-    warmer_ = std::thread(&RocksEngine::WarmAfterWrites, this);
+    if (options_.warm_after_write.count() > 0) {
+      warm_stripes_ = std::make_unique<WarmStripe[]>(stripe_count_);
+      warm_enabled_.store(true);
+    }
+    warmer_ = std::thread(&RocksEngine::RunBuilder, this);
   }
   gate_.Reopen();
   return s;

@@ -2,8 +2,8 @@
 // (Learn: query-entities ordering, Learn: query-timeout-and-pagination paging): the rows of each
 // key range come from a PartitionSource (cached partitions from the PartitionCache,
 // partition_cache.h, everything else from RocksDB), are filtered and go into the Page.
-#include <sched.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -764,40 +764,26 @@ void RocksEngine::ScheduleBuilds(uint64_t table_id, uint64_t use_clock, std::vec
       }
       build_queue_.push_back(QueuedBuild{table_id, std::move(build), use_clock});
     }
-    if (build_queue_.empty() || build_task_submitted_) return;
-    build_task_submitted_ = true;
+    if (build_queue_.empty()) return;
   }
-  SubmitBuildTask();
-}
-
-void RocksEngine::SubmitBuildTask() {
-  // A build never takes the last place in the lane's queue: that is for a
-  // request, which would otherwise be answered 503 (AsyncDispatchTest.
-  // ShortQueryIsAnsweredInlineLongOneOnTheLongLane: a query that gave up its
-  // I/O-thread slice after admitting partitions, behind a full lane).
-  const bool room =
-      executor_ != nullptr && executor_->queued(WorkLane::kLong) + 1 < options_.executor.max_queued;
-  if (room && Submit(WorkLane::kLong, [this](bool dropped) { RunOneBuild(dropped); }).ok()) return;
-  // Busy or closing: drop the queue; a later scan admits the partitions again.
-  std::lock_guard lock(builds_mu_);
-  DropBuildQueue();
+  {
+    std::lock_guard lock(warm_mu_);
+    builds_pending_ = true;
+  }
+  warm_cv_.notify_one();
 }
 
 void RocksEngine::DropBuildQueue() {
   build_queue_.clear();
   builds_queued_.clear();
   build_rows_bytes_ = 0;
-  build_task_submitted_ = false;
 }
 
-void RocksEngine::RunOneBuild(bool dropped) {
+bool RocksEngine::RunOneQueuedBuild() {
   QueuedBuild next;
   {
     std::lock_guard lock(builds_mu_);
-    if (dropped || build_queue_.empty()) {
-      DropBuildQueue();
-      return;
-    }
+    if (build_queue_.empty()) return false;
     next = std::move(build_queue_.front());
     build_queue_.pop_front();
     if (next.build.rows) build_rows_bytes_ -= next.build.rows->bytes();
@@ -809,14 +795,10 @@ void RocksEngine::RunOneBuild(bool dropped) {
     std::lock_guard lock(builds_mu_);
     building_.reset();
     building_hash_.store(0);
-    build_done_.notify_all();
     builds_queued_.erase({next.table_id, next.build.partition_key});
-    if (build_queue_.empty()) {
-      build_task_submitted_ = false;
-      return;
-    }
   }
-  SubmitBuildTask();  // the next partition goes behind the queries queued meanwhile
+  build_done_.notify_all();
+  return true;
 }
 
 bool RocksEngine::AwaitRunningBuild(uint64_t table_id, std::string_view partition_key,
@@ -912,22 +894,35 @@ void RocksEngine::NoteWarmCandidate(uint64_t table_id, std::string_view partitio
   if (first) warm_cv_.notify_one();
 }
 
-void RocksEngine::WarmAfterWrites() {
-  // Only when nothing else wants the CPU: a build decodes every row of its
-  // partition, and the writes it follows or the queries after them come first.
-  sched_param idle{};
-  (void)sched_setscheduler(static_cast<pid_t>(syscall(SYS_gettid)), SCHED_IDLE, &idle);
+void RocksEngine::RunBuilder() {
+  // Below the requests: a build decodes every row of its partition, and a
+  // query or write that arrives meanwhile preempts it (a query that needs
+  // the partition being built waits for it, AwaitRunningBuild). Nice 19
+  // rather than SCHED_IDLE: on a machine kept busy by other processes an
+  // idle thread may not run for seconds, and a query waiting for its build
+  // would wait that long. Failure leaves the thread as it was.
+  (void)setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
   const std::chrono::steady_clock::duration quiet = options_.warm_after_write;
   // The use clock at the start of the current burst of candidates (see the
   // header); a burst ends when no candidate is left.
   std::optional<uint64_t> burst_clock;
+  std::optional<std::chrono::steady_clock::time_point> next_look;
   bool cache_full = false;  // an entry of this burst was refused for want of room
   const auto rows_of = [this](size_t stripe) { return warm_stripes_[stripe].rows.load(std::memory_order_relaxed); };
   std::vector<size_t> forgotten;
   std::unique_lock lock(warm_mu_);
   while (!stop_warming_) {
+    if (builds_pending_) {  // the admission's builds first: a scan asked for them
+      builds_pending_ = false;
+      lock.unlock();
+      while (!warming_stopped_.load(std::memory_order_relaxed) && RunOneQueuedBuild()) {
+      }
+      lock.lock();
+      continue;
+    }
     if (warm_candidates_.empty()) {
       burst_clock.reset();
+      next_look.reset();
       cache_full = false;
       warm_cv_.wait(lock);
       continue;
@@ -935,10 +930,13 @@ void RocksEngine::WarmAfterWrites() {
     if (!burst_clock) burst_clock = scan_cache_->UseClock();
     // One look per `quiet`: a candidate whose stripe saw no write between two
     // looks is due (warm_candidates.h).
-    const auto until = std::chrono::steady_clock::now() + quiet;
-    while (!stop_warming_ && warm_cv_.wait_until(lock, until) != std::cv_status::timeout) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!next_look) next_look = now + quiet;
+    if (now < *next_look) {
+      warm_cv_.wait_until(lock, *next_look);
+      continue;
     }
-    if (stop_warming_) break;
+    next_look.reset();
     forgotten.clear();
     std::vector<WarmCandidates::Ready> ready = warm_candidates_.Take(rows_of, kMinCachedRows, &forgotten);
     for (size_t stripe : forgotten) warm_stripes_[stripe].epoch.fetch_add(1, std::memory_order_relaxed);
@@ -947,7 +945,7 @@ void RocksEngine::WarmAfterWrites() {
       if (cache_full || warming_stopped_.load(std::memory_order_relaxed)) break;
       {
         std::lock_guard builds_lock(builds_mu_);
-        // Queued for the long lane by a scan's admission: built there.
+        // Queued by a scan's admission: built from that queue.
         if (builds_queued_.contains({r.table_id, r.partition_key})) continue;
         warming_.emplace(r.table_id, r.partition_key);
         warming_hash_.store(BuildHash(r.table_id, r.partition_key));
@@ -964,6 +962,9 @@ void RocksEngine::WarmAfterWrites() {
     }
     lock.lock();
   }
+  lock.unlock();
+  std::lock_guard builds_lock(builds_mu_);
+  DropBuildQueue();
 }
 
 }  // namespace tablestone::storage
