@@ -113,7 +113,9 @@ class RocksEngine final : public Engine {
                          std::optional<std::chrono::steady_clock::time_point> deadline);
   // Builds one partition into the scan cache (from build.rows, else from a
   // snapshot of its own); returns whether the cache kept it.
-  bool BuildCachedPartition(uint64_t table_id, const PartitionToBuild& build, uint64_t use_clock);
+  // *rows (if given) receives the rows read.
+  bool BuildCachedPartition(uint64_t table_id, const PartitionToBuild& build, uint64_t use_clock,
+                            size_t* rows = nullptr);
   // The warmer (EngineOptions::warm_after_write): Write() notes the
   // partitions it fills (NoteWarmCandidate, under the stripe lock: an atomic
   // add and a compare, but for a partition's first write of a burst), and

@@ -28,7 +28,7 @@ std::vector<WarmCandidates::Ready> WarmCandidates::Take(const std::function<uint
       continue;
     }
     if (rows - c.rows_at_note >= min_rows) {
-      due.emplace_back(c.order, Ready{c.table_id, it->first.substr(sizeof(uint64_t)), c.stripe});
+      due.emplace_back(c.order, Ready{c.table_id, it->first.substr(sizeof(uint64_t)), c.stripe, rows - c.rows_at_note});
     }
     forgotten->push_back(c.stripe);
     it = by_key_.erase(it);

@@ -50,6 +50,7 @@ class WarmCandidates {
     uint64_t table_id = 0;
     std::string partition_key;
     size_t stripe = 0;
+    uint64_t rows = 0;  // rows its stripe received since it was noted
   };
 
   explicit WarmCandidates(size_t max_candidates) : max_candidates_(max_candidates) {}

@@ -22,15 +22,18 @@ struct Stripes {
   std::vector<WarmCandidates::Ready> Take(WarmCandidates& c, uint64_t min_rows) {
     return c.Take([this](size_t s) { return rows[s]; }, min_rows, &forgotten);
   }
+  // A write of `n` rows that notes its partition, as RocksEngine::Write does.
+  void Write(WarmCandidates& c, uint64_t table_id, const std::string& pk, size_t stripe, uint64_t n) {
+    c.Note(table_id, pk, stripe, rows[stripe]);
+    rows[stripe] += n;
+  }
 };
 
 TEST(WarmCandidatesTest, DueOnceTheirStripeStopsMovingBetweenTwoLooks) {
   WarmCandidates c(100);
   Stripes s;
-  c.Note(1, "a", 7, s.rows[7]);
-  s.rows[7] += 100;
-  c.Note(1, "b", 8, s.rows[8]);
-  s.rows[8] += 100;
+  s.Write(c, 1, "a", 7, 100);
+  s.Write(c, 1, "b", 8, 100);
   EXPECT_TRUE(s.Take(c, 64).empty());  // first look: both just written
   s.rows[7] += 100;                    // "a" goes on
   EXPECT_EQ(Keys(s.Take(c, 64)), std::vector<std::string>{"1/b"});
@@ -46,15 +49,11 @@ TEST(WarmCandidatesTest, DueOnceTheirStripeStopsMovingBetweenTwoLooks) {
 TEST(WarmCandidatesTest, ReadyInTheOrderNotedAndOnlyWithEnoughRows) {
   WarmCandidates c(100);
   Stripes s;
-  c.Note(2, "z", 1, s.rows[1]);
-  s.rows[1] += 80;
-  c.Note(1, "y", 2, s.rows[2]);
-  s.rows[2] += 10;  // too few rows
-  c.Note(3, std::string("x\0y", 3), 3, s.rows[3]);  // keys are bytes, table ids kept apart
-  s.rows[3] += 64;
-  c.Note(2, std::string("x\0y", 3), 4, s.rows[4]);
-  s.rows[4] += 64;
-  c.Note(2, "z", 1, s.rows[1]);  // noted already: ignored
+  s.Write(c, 2, "z", 1, 40);
+  s.Write(c, 1, "y", 2, 10);                        // too few rows
+  s.Write(c, 3, std::string("x\0y", 3), 3, 64);  // keys are bytes, table ids kept apart
+  s.Write(c, 2, std::string("x\0y", 3), 4, 64);
+  s.Write(c, 2, "z", 1, 40);  // noted already: counted from the first note
   EXPECT_TRUE(s.Take(c, 64).empty());
   EXPECT_EQ(Keys(s.Take(c, 64)),
             (std::vector<std::string>{"2/z", "3/" + std::string("x\0y", 3), "2/" + std::string("x\0y", 3)}));
