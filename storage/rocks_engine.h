@@ -96,7 +96,7 @@ class RocksEngine final : public Engine {
   // Admission without a cost to the query that triggers it: admitted
   // partitions are queued (once, however many scans admit them meanwhile)
   // and built into the scan cache one at a time by the builder thread
-  // (RunBuilder, at nice 19), each from the admitting scan's copy or a
+  // (RunBuilder, at the long lane's nice), each from the admitting scan's copy or a
   // snapshot of its own, then inserted by the cache's usual validity rule.
   // Not on the long lane: a query sent there (an I/O thread's slice
   // outgrown) waited behind a whole build (~14 ms for 10,000 rows). A query

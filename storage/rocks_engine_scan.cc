@@ -897,13 +897,21 @@ void RocksEngine::NoteWarmCandidate(uint64_t table_id, std::string_view partitio
 }
 
 void RocksEngine::RunBuilder() {
-  // Below the requests: a build decodes every row of its partition, and a
-  // query or write that arrives meanwhile preempts it (a query that needs
-  // the partition being built waits for it, AwaitRunningBuild). Nice 19
-  // rather than SCHED_IDLE: on a machine kept busy by other processes an
-  // idle thread may not run for seconds, and a query waiting for its build
-  // would wait that long. Failure leaves the thread as it was.
-  (void)setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
+  // The admission's builds run at the long lane's nice, as when they were
+  // long-lane tasks: the queries that asked for them come back at once, and
+  // at nice 19 a build on a one-core server starved behind them (the third
+  // to fifth drains after a restart still missed the cache). The warmer's
+  // builds run at nice 19, below every request: nothing waits for them.
+  // Nice rather than SCHED_IDLE: on a machine kept busy by other processes
+  // an idle thread may not run for seconds, and a query that finds the
+  // partition being built waits for it (AwaitRunningBuild). Failure leaves
+  // the thread as it was.
+  const auto tid = static_cast<id_t>(syscall(SYS_gettid));
+  int nice = 0;
+  const auto set_nice = [&](int n) {
+    if (n != nice && setpriority(PRIO_PROCESS, tid, n) == 0) nice = n;
+  };
+  const int admission_nice = std::clamp(options_.executor.long_nice, 0, 19);
   const std::chrono::steady_clock::duration quiet = options_.warm_after_write;
   // The use clock at the start of the current burst of candidates (see the
   // header); a burst ends when no candidate is left.
@@ -923,6 +931,7 @@ void RocksEngine::RunBuilder() {
     if (builds_pending_) {  // the admission's builds first: a scan asked for them
       builds_pending_ = false;
       lock.unlock();
+      set_nice(admission_nice);
       while (!warming_stopped_.load(std::memory_order_relaxed) && RunOneQueuedBuild()) {
       }
       lock.lock();
@@ -949,6 +958,7 @@ void RocksEngine::RunBuilder() {
     std::vector<WarmCandidates::Ready> ready = warm_candidates_.Take(rows_of, kMinCachedRows, &forgotten);
     for (size_t stripe : forgotten) warm_stripes_[stripe].epoch.fetch_add(1, std::memory_order_relaxed);
     lock.unlock();
+    if (!ready.empty()) set_nice(19);
     for (WarmCandidates::Ready& r : ready) {
       if (cache_full || warming_stopped_.load(std::memory_order_relaxed)) break;
       std::string key(reinterpret_cast<const char*>(&r.table_id), sizeof r.table_id);
