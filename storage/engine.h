@@ -63,9 +63,10 @@ struct EngineOptions {
   // (storage/partition_cache.h), bounded by this many bytes; 0 disables.
   size_t scan_cache_bytes = 64u << 20;
   // Partitions that just received at least kMinCachedRows rows are built
-  // into the scan cache once no write reached them for this long, on an idle
-  // thread (warm_candidates.h), so the first query after a load is a cached
-  // one. Zero (the default; the server sets it) turns this off.
+  // into the scan cache once no write reached them for this long, by the
+  // engine's builder thread at nice 19 (warm_candidates.h), so the first
+  // query after a load is a cached one. Zero (the default; the server sets
+  // it) turns this off.
   std::chrono::milliseconds warm_after_write{0};
   // The engine's threads for scans, writes and log syncs (work_executor.h).
   ExecutorOptions executor;

@@ -3,9 +3,10 @@
 //
 // Why: a scan that iterates RocksDB costs hundreds of ns per row; filtering
 // a cached columnar block costs a few ns. A partition the admission below
-// accepts is built (read and decoded whole) by a task of its own on the
-// engine's long lane after the admitting scan (RocksEngine::ScheduleBuilds),
-// if it has at least kMinCachedRows rows: no query pays for a build.
+// accepts is built (read and decoded whole) by the engine's builder thread
+// after the admitting scan (RocksEngine::ScheduleBuilds), if it has at least
+// kMinCachedRows rows: no query pays for a build. Partitions a burst of
+// writes filled are built the same way (warm_candidates.h).
 //
 // Validity (the concurrency argument; RocksEngine follows it):
 //   * sequence_ is a global counter; each lock stripe of the engine has a
