@@ -36,6 +36,14 @@ std::string EntityKeyPath(std::string_view table, std::string_view partition_key
 std::string WriteEntity(const model::Entity& entity, const EntityWriteContext& ctx);
 // Feed: {"odata.metadata":"{base}$metadata#{table}","value":[...]}.
 std::string WriteEntityFeed(const std::vector<model::Entity>& entities, const EntityWriteContext& ctx);
+// One entity's object in a feed ("{...}", no comma), appended to *out.
+void AppendFeedEntity(const model::Entity& entity, const EntityWriteContext& ctx, std::string* out);
+// WriteEntityFeed, but where rendered[i] is not empty it is written for
+// entities[i] as is: AppendFeedEntity's output for that entity under a
+// context of the same level and $select (the scan cache keeps these,
+// model::RowRenderer). `rendered` is empty or as long as `entities`.
+std::string WriteEntityFeed(const std::vector<model::Entity>& entities, const std::vector<std::string_view>& rendered,
+                            const EntityWriteContext& ctx);
 
 // An upper bound, close for typical entities, of the bytes `entity` adds to a
 // WriteEntityFeed body written with `ctx` (its object and the comma after

@@ -146,10 +146,13 @@ void Eval(const FilterExpr& ast, int index, const RowBlock& block, size_t begin,
     case FilterNodeKind::kAnd:
     case FilterNodeKind::kOr: {
       Eval(ast, node.children[0], block, begin, n, out);
-      std::vector<uint8_t> other(n);
+      // The scan's chunks fit the stack buffer: no allocation per chunk.
+      uint8_t stack[512];
+      std::vector<uint8_t> heap(n > sizeof stack ? n : 0);
+      uint8_t* other = n > sizeof stack ? heap.data() : stack;
       const bool is_and = node.kind == FilterNodeKind::kAnd;
       for (size_t c = 1; c < node.children.size(); ++c) {
-        Eval(ast, node.children[c], block, begin, n, other.data());
+        Eval(ast, node.children[c], block, begin, n, other);
         if (is_and) {
           for (size_t i = 0; i < n; ++i) out[i] &= other[i];
         } else {

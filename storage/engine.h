@@ -31,6 +31,7 @@
 //   kInvalidArgument (a caller bug, e.g. mixed partitions in Write()).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -62,6 +63,12 @@ struct EngineOptions {
   // Columnar copies of recently scanned partitions for filtered scans
   // (storage/partition_cache.h), bounded by this many bytes; 0 disables.
   size_t scan_cache_bytes = 64u << 20;
+  // Partitions that just received at least kMinCachedRows rows are built
+  // into the scan cache once no write reached them for this long, by the
+  // engine's builder thread at nice 19 (warm_candidates.h), so the first
+  // query after a load is a cached one. Zero (the default; the server sets
+  // it) turns this off.
+  std::chrono::milliseconds warm_after_write{0};
   // The engine's threads for scans, writes and log syncs (work_executor.h).
   ExecutorOptions executor;
   // Who groups log writes. kEngine (the default): writes only append to the
@@ -211,6 +218,7 @@ class Engine {
     uint64_t entity_cache_misses = 0;
     uint64_t scan_cache_hits = 0;       // partitions a scan served from the scan cache
     uint64_t scan_cache_misses = 0;     // partitions a scan looked up and read from RocksDB
+    uint64_t scan_cache_entries = 0;    // partitions the scan cache holds now (valid or not yet dropped)
     // Tables and entities per account, kept up to date by every committed
     // write (not counted here). Every account that had a table since open.
     struct AccountUsage {

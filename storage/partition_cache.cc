@@ -16,6 +16,47 @@ bool IsText(EdmType t) { return t == EdmType::kString || t == EdmType::kGuid || 
 
 }  // namespace
 
+RowRenderings::~RowRenderings() {
+  for (size_t i = 0; i < count_; ++i) delete rows_[i].load(std::memory_order_relaxed);
+}
+
+void RowRenderings::Reset(size_t rows, size_t budget) {
+  for (size_t i = 0; i < count_; ++i) delete rows_[i].load(std::memory_order_relaxed);
+  count_ = rows;
+  budget_ = budget;
+  bytes_.store(0);
+  full_.store(false);
+  id_.store(0);
+  rows_ = std::make_unique<std::atomic<RenderedRow*>[]>(rows);
+  for (size_t i = 0; i < rows; ++i) rows_[i].store(nullptr, std::memory_order_relaxed);
+}
+
+bool RowRenderings::Claim(uint64_t id) const {
+  if (id == 0) return false;
+  uint64_t owner = id_.load(std::memory_order_acquire);
+  if (owner == 0 && id_.compare_exchange_strong(owner, id)) return true;
+  return owner == id;
+}
+
+const RenderedRow* RowRenderings::Keep(size_t i, std::unique_ptr<RenderedRow>& row) const {
+  // Counted with the string's header and the allocator's rounding, roughly.
+  const size_t cost = sizeof(RenderedRow) + row->bytes.capacity() + 16;
+  if (bytes_.fetch_add(cost, std::memory_order_relaxed) + cost > budget_) {
+    bytes_.fetch_sub(cost, std::memory_order_relaxed);
+    full_.store(true, std::memory_order_relaxed);
+    return nullptr;
+  }
+  RenderedRow* expected = nullptr;
+  RenderedRow* mine = row.get();
+  if (rows_[i].compare_exchange_strong(expected, mine, std::memory_order_acq_rel)) {
+    row.release();
+    return mine;
+  }
+  bytes_.fetch_sub(cost, std::memory_order_relaxed);
+  row.reset();
+  return expected;  // another thread kept row i first
+}
+
 size_t CachedPartition::LowerBound(std::string_view key) const {
   const std::string_view p(prefix);
   if (key <= p) return 0;  // at or before the partition's first possible key
@@ -122,8 +163,11 @@ std::shared_ptr<const CachedPartition> PartitionBuilder::Finish(std::string next
   }
   out->next_key = std::move(next_key);
   out->built_g0 = built_g0;
+  size_t value_bytes = 0;
+  for (std::string_view v : out->values) value_bytes += v.size();
+  out->renderings.Reset(n, value_bytes);
   out->memory_bytes = sizeof(CachedPartition) + out->prefix.capacity() + out->next_key.capacity() +
-                      out->arena.capacity() +
+                      out->arena.capacity() + value_bytes + n * sizeof(std::atomic<RenderedRow*>) +
                       VectorBytes(block.row_keys) + VectorBytes(block.timestamps) + VectorBytes(out->row_suffixes) +
                       VectorBytes(out->values) + column_bytes;
   rows_.clear();
@@ -199,24 +243,25 @@ bool PartitionCache::ShouldBuild(uint64_t table_id, std::string_view partition_k
   return false;
 }
 
-void PartitionCache::Insert(uint64_t table_id, std::string_view partition_key, size_t stripe, uint64_t g0,
+bool PartitionCache::Insert(uint64_t table_id, std::string_view partition_key, size_t stripe, uint64_t g0,
                             uint64_t scan_clock, std::shared_ptr<const CachedPartition> entry) {
-  if (entry->memory_bytes > capacity_bytes_) return;
+  if (entry->memory_bytes > capacity_bytes_) return false;
   std::string key = CacheKey(table_id, partition_key);
   std::lock_guard lock(mu_);
   // Read under mu_ so that an entry replaced below is never newer than this one.
   const uint64_t stamp = stamps_[stripe].load();
-  if (stamp > g0) return;  // a write the snapshot may miss: see the header
+  if (stamp > g0) return false;  // a write the snapshot may miss: see the header
   if (auto found = index_.find(key); found != index_.end()) EraseLocked(found->second);
   if (!CanFitLocked(entry->memory_bytes, scan_clock)) {
     refused_scan_ = scan_clock;
-    return;
+    return false;
   }
   total_bytes_ += entry->memory_bytes;
   lru_.push_front(Entry{key, table_id, stripe, stamp, use_clock_.fetch_add(1) + 1, std::move(entry)});
   entries_per_stripe_[stripe].fetch_add(1, std::memory_order_relaxed);
   index_.emplace(std::move(key), lru_.begin());
   while (total_bytes_ > capacity_bytes_) EraseLocked(std::prev(lru_.end()));
+  return true;
 }
 
 void PartitionCache::DropTable(uint64_t table_id) {

@@ -3,9 +3,10 @@
 //
 // Why: a scan that iterates RocksDB costs hundreds of ns per row; filtering
 // a cached columnar block costs a few ns. A partition the admission below
-// accepts is built (read and decoded whole) by a task of its own on the
-// engine's long lane after the admitting scan (RocksEngine::ScheduleBuilds),
-// if it has at least kMinCachedRows rows: no query pays for a build.
+// accepts is built (read and decoded whole) by the engine's builder thread
+// after the admitting scan (RocksEngine::ScheduleBuilds), if it has at least
+// kMinCachedRows rows: no query pays for a build. Partitions a burst of
+// writes filled are built the same way (warm_candidates.h).
 //
 // Validity (the concurrency argument; RocksEngine follows it):
 //   * sequence_ is a global counter; each lock stripe of the engine has a
@@ -119,7 +120,54 @@ struct PartitionToBuild {
   uint64_t g0 = 0;
 };
 
-// All rows of one partition, as read from one snapshot. Immutable.
+// One row as a RowRenderer rendered it (model::RowRenderer::Render).
+struct RenderedRow {
+  std::string bytes;
+  size_t page_bytes = 0;
+};
+
+// The renderings of an entry's rows by one RowRenderer: the first with a
+// nonzero id to ask claims the entry (another id renders per query, as
+// without it). Rows are rendered as queries return them and kept until the
+// entry is freed, up to a budget of bytes fixed when the entry is built and
+// counted in its memory_bytes, so the cache's capacity bounds them; past the
+// budget rows are rendered per query. Safe for concurrent use: two queries
+// rendering the same row keep the first rendering and drop the other.
+class RowRenderings {
+ public:
+  RowRenderings() = default;
+  ~RowRenderings();
+  RowRenderings(const RowRenderings&) = delete;
+  RowRenderings& operator=(const RowRenderings&) = delete;
+  // For `rows` rows, keeping at most `budget` bytes of renderings.
+  void Reset(size_t rows, size_t budget);
+  // Whether renderer `id` may keep renderings here (claims the entry for it
+  // if none has); false for id 0.
+  bool Claim(uint64_t id) const;
+  // Row i's kept rendering by the claiming renderer, or null.
+  const RenderedRow* Find(size_t i) const { return rows_[i].load(std::memory_order_acquire); }
+  // Keeps `row` as row i's rendering if the budget allows (taking it);
+  // returns the rendering kept for row i (this one or another thread's), or
+  // null (the budget is spent; `row` is left to the caller).
+  const RenderedRow* Keep(size_t i, std::unique_ptr<RenderedRow>& row) const;
+  size_t kept_bytes() const { return bytes_.load(std::memory_order_relaxed); }
+  // Whether the budget may still take a rendering (else rendering a row
+  // only to write it once would be wasted).
+  bool has_room() const { return !full_.load(std::memory_order_relaxed); }
+
+ private:
+  mutable std::atomic<uint64_t> id_{0};
+  mutable std::atomic<size_t> bytes_{0};
+  // Set when a rendering did not fit: later rows are not rendered (each
+  // would be rendered, refused and written again per query).
+  mutable std::atomic<bool> full_{false};
+  size_t budget_ = 0;
+  size_t count_ = 0;
+  std::unique_ptr<std::atomic<RenderedRow*>[]> rows_;
+};
+
+// All rows of one partition, as read from one snapshot. Immutable (but for
+// `renderings`, which only grow).
 struct CachedPartition {
   std::string prefix;  // PartitionStart(table id, pk): row i's key is prefix + row_suffixes[i]
   std::string arena;   // owns the bytes every view below (and in block) points into
@@ -134,6 +182,10 @@ struct CachedPartition {
   // seeking RocksDB (see RocksEngine::Scan).
   std::string next_key;
   uint64_t built_g0 = 0;
+  // Budget: the encoded values' bytes (a JSON row without metadata is about
+  // twice its encoded size, so about half the rows of an entry can keep one;
+  // a query returns far fewer). Counted in memory_bytes.
+  RowRenderings renderings;
 
   // Index of the first row whose full encoded key is >= `encoded_key` (any
   // key of the keyspace; row_count() if every row is below it).
@@ -213,8 +265,14 @@ class PartitionCache {
   // read; ignored if a write stamped the stripe after g0, if it is larger
   // than the capacity, or if fitting it would evict an entry used since
   // `scan_clock`. Evicts least recently used entries to fit.
-  void Insert(uint64_t table_id, std::string_view partition_key, size_t stripe, uint64_t g0, uint64_t scan_clock,
+  // Returns whether the entry was kept.
+  bool Insert(uint64_t table_id, std::string_view partition_key, size_t stripe, uint64_t g0, uint64_t scan_clock,
               std::shared_ptr<const CachedPartition> entry);
+  // Whether the last entry refused for want of room was offered with `scan_clock`.
+  bool RefusedForRoom(uint64_t scan_clock) const {
+    std::lock_guard lock(mu_);
+    return refused_scan_ == scan_clock;
+  }
   void DropTable(uint64_t table_id);
 
   size_t capacity_bytes() const { return capacity_bytes_; }

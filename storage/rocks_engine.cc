@@ -104,6 +104,15 @@ Status RocksEngine::OpenDb() {
   if (!tables.empty() && !saved) {
     entity_counter_ = std::thread(&RocksEngine::CountEntities, this, db_->GetSnapshot(), std::move(tables));
   }
+  if (scan_cache_) {
+    stop_warming_ = false;
+    warming_stopped_.store(false);
+    if (options_.warm_after_write.count() > 0) {
+      warm_stripes_ = std::make_unique<WarmStripe[]>(stripe_count_);
+      warm_enabled_.store(true);
+    }
+    warmer_ = std::thread(&RocksEngine::RunBuilder, this);
+  }
   gate_.Reopen();
   return s;
 }
@@ -424,6 +433,15 @@ Status RocksEngine::Close() {
   std::lock_guard lock(close_mu_);
   stop_counting_.store(true);
   if (entity_counter_.joinable()) entity_counter_.join();
+  if (warmer_.joinable()) {
+    {
+      std::lock_guard warm_lock(warm_mu_);
+      stop_warming_ = true;
+    }
+    warming_stopped_.store(true);
+    warm_cv_.notify_all();
+    warmer_.join();
+  }
   // First the executor: tasks running finish against an open database, queued
   // ones are dropped (their callers answer 503), and the log syncs they queued
   // run before its threads are joined.
@@ -841,6 +859,7 @@ Engine::Stats RocksEngine::GetStats() {
   stats.write_stalls = write_stalls_->load(std::memory_order_relaxed);
   stats.scan_cache_hits = scan_cache_hits_.load(std::memory_order_relaxed);
   stats.scan_cache_misses = scan_cache_misses_.load(std::memory_order_relaxed);
+  if (scan_cache_) stats.scan_cache_entries = scan_cache_->entry_count();
   stats.entity_counts_complete = entity_counts_complete_.load();
   {
     std::shared_lock lock(catalog_mu_);

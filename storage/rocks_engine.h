@@ -36,6 +36,7 @@
 #include "storage/entity_cache.h"
 #include "storage/op_gate.h"
 #include "storage/partition_cache.h"
+#include "storage/warm_candidates.h"
 #include "storage/work_executor.h"
 
 namespace tablestone::storage {
@@ -94,14 +95,15 @@ class RocksEngine final : public Engine {
                                        std::vector<PartitionToBuild>* admitted, uint64_t* use_clock);
   // Admission without a cost to the query that triggers it: admitted
   // partitions are queued (once, however many scans admit them meanwhile)
-  // and built into the scan cache one at a time by a long-lane task, each
-  // from a snapshot of its own, then inserted by the cache's usual validity
-  // rule. After each partition the task goes back to the end of the lane's
-  // queue, so a query waits for at most one build, and at most one lane
-  // thread builds. A query never builds; until then, scans read RocksDB.
+  // and built into the scan cache one at a time by the builder thread
+  // (RunBuilder, at the long lane's nice), each from the admitting scan's copy or a
+  // snapshot of its own, then inserted by the cache's usual validity rule.
+  // Not on the long lane: a query sent there (an I/O thread's slice
+  // outgrown) waited behind a whole build (~14 ms for 10,000 rows). A query
+  // never builds; until then, scans read RocksDB.
   void ScheduleBuilds(uint64_t table_id, uint64_t use_clock, std::vector<PartitionToBuild> builds);
-  void SubmitBuildTask();
-  void RunOneBuild(bool dropped);
+  // Builds the first queued partition (false: none queued).
+  bool RunOneQueuedBuild();
   void DropBuildQueue();  // holds builds_mu_
   // If the partition's build is running now, waits until it is done (or
   // `deadline`, or a second) and returns true: a scan that misses the cache
@@ -109,7 +111,23 @@ class RocksEngine final : public Engine {
   // once otherwise (one atomic load when no build of it runs).
   bool AwaitRunningBuild(uint64_t table_id, std::string_view partition_key,
                          std::optional<std::chrono::steady_clock::time_point> deadline);
-  void BuildCachedPartition(uint64_t table_id, const PartitionToBuild& build, uint64_t use_clock);
+  // Builds one partition into the scan cache (from build.rows, else from a
+  // snapshot of its own); returns whether the cache kept it.
+  // *rows (if given) receives the rows read.
+  bool BuildCachedPartition(uint64_t table_id, const PartitionToBuild& build, uint64_t use_clock,
+                            size_t* rows = nullptr);
+  // The warmer (EngineOptions::warm_after_write): Write() notes the
+  // partitions it fills (NoteWarmCandidate, under the stripe lock: an atomic
+  // add and a compare, but for a partition's first write of a burst), and
+  // the builder thread builds those whose writes have stopped into the scan
+  // cache, one at a time, as
+  // warming_ (a scan that reaches it waits, as for building_). The entries of
+  // one burst of writes never evict each other: they are inserted with the
+  // use clock of the burst's start, so a load larger than the cache fills it
+  // once and the rest is left to the ordinary admission.
+  void NoteWarmCandidate(uint64_t table_id, std::string_view partition_key, size_t stripe, size_t rows);
+  // The builder thread: the admission's queued builds, then the warmer's.
+  void RunBuilder();
   // Tables and entities of one account (Stats::accounts). Entities may dip
   // below zero while the count after open runs (deletes of not yet counted
   // rows); read clamped.
@@ -255,7 +273,29 @@ class RocksEngine final : public Engine {
   std::optional<std::pair<uint64_t, std::string>> building_;
   std::atomic<uint64_t> building_hash_{0};
   std::condition_variable build_done_;
-  bool build_task_submitted_ = false;  // a RunOneBuild task is queued or running
+  // The partition the warmer builds now (guarded by builds_mu_) and its hash.
+  std::optional<std::pair<uint64_t, std::string>> warming_;
+  std::atomic<uint64_t> warming_hash_{0};
+  std::mutex warm_mu_;
+  std::condition_variable warm_cv_;
+  WarmCandidates warm_candidates_{4096};  // guarded by warm_mu_
+  // Per lock stripe, for the warmer (warm_candidates.h): rows written to the
+  // stripe, the epoch the warmer bumps when it forgets a candidate of the
+  // stripe, and the writers' memo of the partition they noted last there
+  // (guarded by the stripe's mutex).
+  struct WarmStripe {
+    std::atomic<uint64_t> rows{0};
+    std::atomic<uint64_t> epoch{0};
+    uint64_t memo_table = 0;
+    uint64_t memo_epoch = UINT64_MAX;
+    std::string memo_partition_key;
+  };
+  std::unique_ptr<WarmStripe[]> warm_stripes_;
+  bool stop_warming_ = false;             // guarded by warm_mu_
+  bool builds_pending_ = false;           // build_queue_ grew; guarded by warm_mu_
+  std::atomic<bool> warming_stopped_{false};
+  std::atomic<bool> warm_enabled_{false};  // set once, before the gate opens
+  std::thread warmer_;                    // RunBuilder; joined by Close
   std::mutex sync_mu_;  // one SyncWal at a time: concurrent ones would only repeat the work
   // AwaitDurable() callbacks waiting for the next log write, and whether that
   // write is already queued on the executor.

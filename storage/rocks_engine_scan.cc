@@ -3,6 +3,9 @@
 // key range come from a PartitionSource (cached partitions from the PartitionCache,
 // partition_cache.h, everything else from RocksDB), are filtered and go into the Page.
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -274,7 +277,7 @@ class PartitionSource {
   // After kRow: the row's encoded value (valid until the next call).
   std::string_view value() const { return View(it_->value()); }
   // After kCached: the partition to serve.
-  const CachedPartition& cached() const { return *cached_; }
+  const std::shared_ptr<const CachedPartition>& cached() const { return cached_; }
   Status status() const { return status_; }
 
   // The page ended at the current (kRow) row, inside its partition:
@@ -389,6 +392,8 @@ StatusOr<model::ScanResult> RocksEngine::Scan(const TableInfo& table, const mode
   std::vector<PartitionToBuild> admitted;
   uint64_t use_clock = 0;
   StatusOr<model::ScanResult> result = ScanPage(table, spec, &admitted, &use_clock);
+  // Rows kept unrendered after the last rendered one (ScanResult::rendered).
+  if (result.ok() && !result->rendered.empty()) result->rendered.resize(result->entities.size());
   if (!admitted.empty()) ScheduleBuilds(table.id, use_clock, std::move(admitted));
   static const std::shared_ptr<spdlog::logger> log =
       spdlog::get("storage") ? spdlog::get("storage") : spdlog::default_logger();
@@ -517,40 +522,26 @@ void RocksEngine::ScheduleBuilds(uint64_t table_id, uint64_t use_clock, std::vec
       }
       build_queue_.push_back(QueuedBuild{table_id, std::move(build), use_clock});
     }
-    if (build_queue_.empty() || build_task_submitted_) return;
-    build_task_submitted_ = true;
+    if (build_queue_.empty()) return;
   }
-  SubmitBuildTask();
-}
-
-void RocksEngine::SubmitBuildTask() {
-  // A build never takes the last place in the lane's queue: that is for a
-  // request, which would otherwise be answered 503 (AsyncDispatchTest.
-  // ShortQueryIsAnsweredInlineLongOneOnTheLongLane: a query that gave up its
-  // I/O-thread slice after admitting partitions, behind a full lane).
-  const bool room =
-      executor_ != nullptr && executor_->queued(WorkLane::kLong) + 1 < options_.executor.max_queued;
-  if (room && Submit(WorkLane::kLong, [this](bool dropped) { RunOneBuild(dropped); }).ok()) return;
-  // Busy or closing: drop the queue; a later scan admits the partitions again.
-  std::lock_guard lock(builds_mu_);
-  DropBuildQueue();
+  {
+    std::lock_guard lock(warm_mu_);
+    builds_pending_ = true;
+  }
+  warm_cv_.notify_one();
 }
 
 void RocksEngine::DropBuildQueue() {
   build_queue_.clear();
   builds_queued_.clear();
   build_rows_bytes_ = 0;
-  build_task_submitted_ = false;
 }
 
-void RocksEngine::RunOneBuild(bool dropped) {
+bool RocksEngine::RunOneQueuedBuild() {
   QueuedBuild next;
   {
     std::lock_guard lock(builds_mu_);
-    if (dropped || build_queue_.empty()) {
-      DropBuildQueue();
-      return;
-    }
+    if (build_queue_.empty()) return false;
     next = std::move(build_queue_.front());
     build_queue_.pop_front();
     if (next.build.rows) build_rows_bytes_ -= next.build.rows->bytes();
@@ -562,36 +553,38 @@ void RocksEngine::RunOneBuild(bool dropped) {
     std::lock_guard lock(builds_mu_);
     building_.reset();
     building_hash_.store(0);
-    build_done_.notify_all();
     builds_queued_.erase({next.table_id, next.build.partition_key});
-    if (build_queue_.empty()) {
-      build_task_submitted_ = false;
-      return;
-    }
   }
-  SubmitBuildTask();  // the next partition goes behind the queries queued meanwhile
+  build_done_.notify_all();
+  return true;
 }
 
 bool RocksEngine::AwaitRunningBuild(uint64_t table_id, std::string_view partition_key,
                                     std::optional<std::chrono::steady_clock::time_point> deadline) {
-  if (building_hash_.load(std::memory_order_relaxed) != BuildHash(table_id, partition_key)) return false;
+  const uint64_t hash = BuildHash(table_id, partition_key);
+  if (building_hash_.load(std::memory_order_relaxed) != hash &&
+      warming_hash_.load(std::memory_order_relaxed) != hash) {
+    return false;
+  }
   const auto cap = std::chrono::steady_clock::now() + std::chrono::seconds(1);
   const auto until = deadline ? std::min(*deadline, cap) : cap;
   std::unique_lock lock(builds_mu_);
   const auto running = [&] {
-    return building_ && building_->first == table_id && building_->second == partition_key;
+    return (building_ && building_->first == table_id && building_->second == partition_key) ||
+           (warming_ && warming_->first == table_id && warming_->second == partition_key);
   };
   if (!running()) return false;
   build_done_.wait_until(lock, until, [&] { return !running(); });
   return true;
 }
 
-void RocksEngine::BuildCachedPartition(uint64_t table_id, const PartitionToBuild& build, uint64_t use_clock) {
+bool RocksEngine::BuildCachedPartition(uint64_t table_id, const PartitionToBuild& build, uint64_t use_clock,
+                                       size_t* rows) {
   GatePass pass(gate_);
-  if (!pass.ok() || !scan_cache_ || !FindLiveTable(table_id)) return;
+  if (!pass.ok() || !scan_cache_ || !FindLiveTable(table_id)) return false;
   // Built meanwhile (admitted again by a scan that started before the entry
   // was inserted): nothing to do.
-  if (scan_cache_->Lookup(table_id, build.partition_key, build.stripe, scan_cache_->Sequence())) return;
+  if (scan_cache_->Lookup(table_id, build.partition_key, build.stripe, scan_cache_->Sequence())) return true;
   if (build.rows) {
     // The admitting scan's rows, from its snapshot, inserted under its G0.
     std::string prefix = PartitionStart(table_id, build.partition_key);
@@ -606,11 +599,8 @@ void RocksEngine::BuildCachedPartition(uint64_t table_id, const PartitionToBuild
       builder.Add(k.substr(prefix_size), row, v);
       return true;
     });
-    if (decoded) {
-      scan_cache_->Insert(table_id, build.partition_key, build.stripe, build.g0, use_clock,
-                          builder.Finish(build.next_key, build.g0));
-    }
-    return;
+    return decoded && scan_cache_->Insert(table_id, build.partition_key, build.stripe, build.g0, use_clock,
+                                          builder.Finish(build.next_key, build.g0));
   }
   // G0 before the snapshot, as for a scan (partition_cache.h): the entry is
   // kept only if no write to its stripe was stamped after G0.
@@ -633,15 +623,130 @@ void RocksEngine::BuildCachedPartition(uint64_t table_id, const PartitionToBuild
     CopyIteratorBytes(it->value(), &value);
     const std::string_view v = value;
     if (!DecodeEntityKey(k, &row_table, &row.partition_key, &row.row_key) || !DecodeEntityValue(v, &row).ok()) {
-      return;  // corrupt: the scans that read it report it
+      return false;  // corrupt: the scans that read it report it
     }
     builder.Add(k.substr(prefix.size()), row, v);
-    if (builder.approx_bytes() > scan_cache_->capacity_bytes()) return;  // could never be inserted
+    if (builder.approx_bytes() > scan_cache_->capacity_bytes()) return false;  // could never be inserted
   }
-  if (!it->status().ok() || builder.row_count() < kMinCachedRows) return;
+  if (rows != nullptr) *rows = builder.row_count();
+  if (!it->status().ok() || builder.row_count() < kMinCachedRows) return false;
   std::string next_key = it->Valid() ? std::string(View(it->key())) : table_end;
-  scan_cache_->Insert(table_id, build.partition_key, build.stripe, g0, use_clock,
-                      builder.Finish(std::move(next_key), g0));
+  return scan_cache_->Insert(table_id, build.partition_key, build.stripe, g0, use_clock,
+                             builder.Finish(std::move(next_key), g0));
+}
+
+void RocksEngine::NoteWarmCandidate(uint64_t table_id, std::string_view partition_key, size_t stripe, size_t rows) {
+  WarmStripe& w = warm_stripes_[stripe];
+  const uint64_t before = w.rows.fetch_add(rows, std::memory_order_relaxed);
+  const uint64_t epoch = w.epoch.load(std::memory_order_relaxed);
+  // Still filling the partition noted last in this stripe: counted above.
+  if (w.memo_epoch == epoch && w.memo_table == table_id && w.memo_partition_key == partition_key) return;
+  w.memo_table = table_id;
+  w.memo_partition_key.assign(partition_key);
+  w.memo_epoch = epoch;
+  bool first = false;
+  {
+    std::lock_guard lock(warm_mu_);
+    first = warm_candidates_.empty();
+    warm_candidates_.Note(table_id, partition_key, stripe, before);
+  }
+  // The warmer sleeps without a timeout only while there is no candidate.
+  if (first) warm_cv_.notify_one();
+}
+
+void RocksEngine::RunBuilder() {
+  // The admission's builds run at the long lane's nice, as when they were
+  // long-lane tasks: the queries that asked for them come back at once, and
+  // at nice 19 a build on a one-core server starved behind them (the third
+  // to fifth drains after a restart still missed the cache). The warmer's
+  // builds run at nice 19, below every request: nothing waits for them.
+  // Nice rather than SCHED_IDLE: on a machine kept busy by other processes
+  // an idle thread may not run for seconds, and a query that finds the
+  // partition being built waits for it (AwaitRunningBuild). Failure leaves
+  // the thread as it was.
+  const auto tid = static_cast<id_t>(syscall(SYS_gettid));
+  int nice = 0;
+  const auto set_nice = [&](int n) {
+    if (n != nice && setpriority(PRIO_PROCESS, tid, n) == 0) nice = n;
+  };
+  const int admission_nice = std::clamp(options_.executor.long_nice, 0, 19);
+  const std::chrono::steady_clock::duration quiet = options_.warm_after_write;
+  // The use clock at the start of the current burst of candidates (see the
+  // header); a burst ends when no candidate is left.
+  std::optional<uint64_t> burst_clock;
+  std::optional<std::chrono::steady_clock::time_point> next_look;
+  bool cache_full = false;  // an entry of this burst was refused for want of room
+  const auto rows_of = [this](size_t stripe) { return warm_stripes_[stripe].rows.load(std::memory_order_relaxed); };
+  std::vector<size_t> forgotten;
+  // The rows of the partitions warmed lately (key: table id and partition
+  // key): a partition is warmed again only after writes of at least a
+  // quarter of its rows, so the warmer's work stays within four times the
+  // rows written (a partition of 10,000 rows updated 100 rows at a time
+  // with pauses would otherwise be rebuilt after every pause).
+  std::unordered_map<std::string, size_t> warmed_rows;
+  std::unique_lock lock(warm_mu_);
+  while (!stop_warming_) {
+    if (builds_pending_) {  // the admission's builds first: a scan asked for them
+      builds_pending_ = false;
+      lock.unlock();
+      set_nice(admission_nice);
+      while (!warming_stopped_.load(std::memory_order_relaxed) && RunOneQueuedBuild()) {
+      }
+      lock.lock();
+      continue;
+    }
+    if (warm_candidates_.empty()) {
+      burst_clock.reset();
+      next_look.reset();
+      cache_full = false;
+      warm_cv_.wait(lock);
+      continue;
+    }
+    if (!burst_clock) burst_clock = scan_cache_->UseClock();
+    // One look per `quiet`: a candidate whose stripe saw no write between two
+    // looks is due (warm_candidates.h).
+    const auto now = std::chrono::steady_clock::now();
+    if (!next_look) next_look = now + quiet;
+    if (now < *next_look) {
+      warm_cv_.wait_until(lock, *next_look);
+      continue;
+    }
+    next_look.reset();
+    forgotten.clear();
+    std::vector<WarmCandidates::Ready> ready = warm_candidates_.Take(rows_of, kMinCachedRows, &forgotten);
+    for (size_t stripe : forgotten) warm_stripes_[stripe].epoch.fetch_add(1, std::memory_order_relaxed);
+    lock.unlock();
+    if (!ready.empty()) set_nice(19);
+    for (WarmCandidates::Ready& r : ready) {
+      if (cache_full || warming_stopped_.load(std::memory_order_relaxed)) break;
+      std::string key(reinterpret_cast<const char*>(&r.table_id), sizeof r.table_id);
+      key += r.partition_key;
+      if (auto known = warmed_rows.find(key); known != warmed_rows.end() && r.rows * 4 < known->second) continue;
+      {
+        std::lock_guard builds_lock(builds_mu_);
+        // Queued by a scan's admission: built from that queue.
+        if (builds_queued_.contains({r.table_id, r.partition_key})) continue;
+        warming_.emplace(r.table_id, r.partition_key);
+        warming_hash_.store(BuildHash(r.table_id, r.partition_key));
+      }
+      PartitionToBuild build{r.partition_key, r.stripe, std::nullopt, {}, 0};
+      size_t rows = 0;
+      const bool kept = BuildCachedPartition(r.table_id, build, *burst_clock, &rows);
+      if (!kept && scan_cache_->RefusedForRoom(*burst_clock)) cache_full = true;
+      if (warmed_rows.size() >= 4096) warmed_rows.clear();  // bounded; forgetting only allows a rebuild
+      warmed_rows[key] = rows;
+      {
+        std::lock_guard builds_lock(builds_mu_);
+        warming_.reset();
+        warming_hash_.store(0);
+      }
+      build_done_.notify_all();
+    }
+    lock.lock();
+  }
+  lock.unlock();
+  std::lock_guard builds_lock(builds_mu_);
+  DropBuildQueue();
 }
 
 }  // namespace tablestone::storage

@@ -10,9 +10,18 @@
 namespace tablestone::storage {
 
 
-Status ServeCached(const CachedPartition& entry, std::string_view lower, std::string_view upper,
-                   const model::ScanSpec& spec, Page* page, model::ScanResult* result, bool* ended) {
+Status ServeCached(const std::shared_ptr<const CachedPartition>& entry_ptr, std::string_view lower,
+                   std::string_view upper, const model::ScanSpec& spec, Page* page, model::ScanResult* result,
+                   bool* ended) {
+  const CachedPartition& entry = *entry_ptr;
   const RowBlock& block = entry.block;
+  // Kept rows come back rendered when the renderer may keep its renderings
+  // here (RowRenderings); the rest of the predicate looks at keys only then
+  // (ScanSpec::select's contract), so no row is decoded twice.
+  const model::RowRenderer* renderer = spec.renderer.get();
+  if (renderer != nullptr && (!spec.select.empty() || !entry.renderings.Claim(renderer->id()))) renderer = nullptr;
+  bool pinned = false;
+  model::Entity full;  // a row decoded for its rendering; its buffers serve the next one
   const size_t begin = entry.LowerBound(lower);
   const size_t end = entry.LowerBound(upper);
   // The predicate's $filter runs over the columns; its rest (if any) on the
@@ -43,11 +52,43 @@ Status ServeCached(const CachedPartition& entry, std::string_view lower, std::st
       }
       if (i == chunk_end) break;
       model::Entity row;
-      // Every row filter was decided on the columns: only what the page needs.
-      TABLESTONE_RETURN_IF_ERROR(DecodeEntityValue(entry.values[i], &row, &spec.select));
-      row.partition_key.assign(block.partition_key);
-      row.row_key.assign(block.row_keys[i]);
-      if (expr != nullptr && !predicate->MatchesRest(row)) continue;  // examined, not kept
+      if (renderer != nullptr) {
+        row.partition_key.assign(block.partition_key);
+        row.row_key.assign(block.row_keys[i]);
+        row.timestamp = block.timestamps[i];
+        if (expr != nullptr && !predicate->MatchesRest(row)) continue;  // examined, not kept
+        const RenderedRow* rendered = entry.renderings.Find(i);
+        const bool render = rendered == nullptr && entry.renderings.has_room();
+        if (rendered == nullptr) {
+          TABLESTONE_RETURN_IF_ERROR(DecodeEntityValue(entry.values[i], &full));
+          full.partition_key = row.partition_key;
+          full.row_key = row.row_key;
+        }
+        if (render) {
+          auto made = std::make_unique<RenderedRow>();
+          made->page_bytes = renderer->Render(full, entry.values[i].size(), &made->bytes);
+          rendered = entry.renderings.Keep(i, made);
+        }
+        if (rendered != nullptr) {
+          if (!pinned) {
+            result->pins.push_back(entry_ptr);
+            pinned = true;
+          }
+          if (!page->KeepRendered(row, rendered->bytes, rendered->page_bytes)) {
+            result->next = model::EntityKey{std::string(block.partition_key), std::string(block.row_keys[i])};
+            *ended = true;
+            return Status::Ok();
+          }
+          continue;
+        }
+        row = std::move(full);  // past the renderings' budget: kept as a row
+      } else {
+        // Every row filter was decided on the columns: only what the page needs.
+        TABLESTONE_RETURN_IF_ERROR(DecodeEntityValue(entry.values[i], &row, &spec.select));
+        row.partition_key.assign(block.partition_key);
+        row.row_key.assign(block.row_keys[i]);
+        if (expr != nullptr && !predicate->MatchesRest(row)) continue;  // examined, not kept
+      }
       if (!page->Keep(row, entry.values[i].size())) {
         result->next = model::EntityKey{std::string(block.partition_key), std::string(block.row_keys[i])};
         *ended = true;

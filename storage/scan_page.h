@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <ctime>
 #include <sched.h>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -109,15 +110,32 @@ class Page {
         if (result_->entities.size() >= spec_.max_results) full_ = true;
         return true;
       }
-      // The rows counted by bound are the page's first ones (exact_ never
-      // goes back to false).
-      exact_ = true;
-      for (size_t i = 0; i < bound_value_bytes_.size(); ++i) {
-        kept_bytes_ += sizer->Bytes(result_->entities[i], bound_value_bytes_[i]);
-      }
-      bound_bytes_ = 0;
+      SizeBoundRowsExactly();
     }
     return KeepSized(entity, sizer->Bytes(entity, value_bytes));
+  }
+  // Keep() for a row the renderer rendered as `rendered`, of `page_bytes`
+  // (the row_sizer's Bytes() for it, so the page ends where it would
+  // unrendered); `entity` holds its keys and Timestamp. Moves from it if kept.
+  bool KeepRendered(model::Entity& entity, std::string_view rendered, size_t page_bytes) {
+    const size_t at = result_->entities.size();
+    bool kept;
+    if (spec_.row_sizer != nullptr && !exact_ && page_bytes < spec_.max_bytes - (kept_bytes_ + bound_bytes_)) {
+      // As Keep() by bound, the bound being exact here.
+      result_->entities.push_back(std::move(entity));
+      bound_value_bytes_.push_back(kExactBytes | page_bytes);
+      bound_bytes_ += page_bytes;
+      if (result_->entities.size() >= spec_.max_results) full_ = true;
+      kept = true;
+    } else {
+      if (spec_.row_sizer != nullptr) SizeBoundRowsExactly();
+      kept = KeepSized(entity, page_bytes);
+    }
+    if (kept) {
+      result_->rendered.resize(at);  // rows kept unrendered before it: no rendering
+      result_->rendered.push_back(rendered);
+    }
+    return kept;
   }
   bool KeepCopy(const model::Entity& entity, size_t value_bytes) {
     model::Entity copy = entity;
@@ -139,6 +157,19 @@ class Page {
     return true;
   }
 
+  // In bound_value_bytes_: a rendered row's exact page bytes, not a value size.
+  static constexpr size_t kExactBytes = size_t{1} << 63;
+  // Ends the counting by bound (with a row_sizer): the rows counted so far,
+  // the page's first ones, get their exact bytes (exact_ never goes back).
+  void SizeBoundRowsExactly() {
+    if (exact_) return;
+    exact_ = true;
+    for (size_t i = 0; i < bound_value_bytes_.size(); ++i) {
+      const size_t b = bound_value_bytes_[i];
+      kept_bytes_ += (b & kExactBytes) != 0 ? b & ~kExactBytes : spec_.row_sizer->Bytes(result_->entities[i], b);
+    }
+    bound_bytes_ = 0;
+  }
   static std::chrono::nanoseconds ThreadCpuTime() {
     timespec ts{};
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -195,8 +226,10 @@ class Page {
 
 // Serves the rows of a cached partition inside [lower, upper) (encoded keys)
 // into `page`. Sets *ended when the page ended inside it (result->next is
-// then set).
-Status ServeCached(const CachedPartition& entry, std::string_view lower, std::string_view upper,
-                   const model::ScanSpec& spec, Page* page, model::ScanResult* result, bool* ended);
+// then set). With spec.renderer (and no $select), kept rows may come back
+// rendered (ScanResult::rendered), the entry then pinned in result->pins.
+Status ServeCached(const std::shared_ptr<const CachedPartition>& entry_ptr, std::string_view lower,
+                   std::string_view upper, const model::ScanSpec& spec, Page* page, model::ScanResult* result,
+                   bool* ended);
 
 }  // namespace tablestone::storage

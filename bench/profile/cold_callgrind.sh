@@ -12,6 +12,7 @@
 # whole process (HTTP, JSON, filter, RocksDB) divided by N.
 # CG_TOGGLE='*RocksEngine::ScanPage*' counts the storage scan alone (no HTTP,
 # JSON, nor the cache builds that run on other threads meanwhile).
+# CG_DRAINS=6 runs six drains (scan1..scan6; the later ones warm) instead of three.
 # Annotate: callgrind_annotate --inclusive=yes OUTDIR/scan1.out | head -60
 set -euo pipefail
 BIN=$1; OUT=$2; N=${3:-50000}; PORT=${PROFILE_PORT:-20112}
@@ -26,7 +27,7 @@ TOGGLE=(); [[ -n "${CG_TOGGLE:-}" ]] && TOGGLE=(--collect-atstart=no "--toggle-c
 TABLESTONE_QUERY_PAGE_MS=600000 valgrind --tool=callgrind "${TOGGLE[@]}" --callgrind-out-file="$OUT/cg.out" "$BIN" --tableHost 127.0.0.1 --tablePort $PORT -s \
   -l "$OUT/data" --threads 1 >"$OUT/valgrind.log" 2>&1 & vg=$!
 for _ in $(seq 300); do curl -s -o /dev/null http://127.0.0.1:$PORT/ && break; sleep 0.2; done
-for kind in scan1 scan2 scan3; do
+for kind in $(seq -f 'scan%g' "${CG_DRAINS:-3}"); do
   callgrind_control -z $vg >/dev/null
   python3 "$HERE/../cold/scan.py" --port $PORT --table cold --drains 1 >"$OUT/$kind.json"
   callgrind_control -d $kind $vg >/dev/null

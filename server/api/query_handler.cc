@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -85,6 +86,37 @@ class JsonRowSizer final : public model::RowSizer {
   bool budget_bound_usable_ = true;
 };
 
+// A kept row's JSON object, which the scan cache keeps for the next query of
+// the same metadata level without $select (model::RowRenderer): a warm
+// query then copies its rows' JSON instead of decoding and writing them.
+// Full metadata names the request's host (odata.id): never kept.
+class JsonRowRenderer final : public model::RowRenderer {
+ public:
+  explicit JsonRowRenderer(const protocol::EntityWriteContext& ctx) : ctx_(ctx), sizer_(ctx) {}
+  static uint64_t IdOf(const protocol::EntityWriteContext& ctx) {
+    if (ctx.select != nullptr && !ctx.select->empty()) return 0;
+    switch (ctx.level) {
+      case protocol::MetadataLevel::kNoMetadata: return 1;
+      case protocol::MetadataLevel::kMinimalMetadata: return 2;
+      default: return 0;
+    }
+  }
+  uint64_t id() const override { return IdOf(ctx_); }
+  size_t Render(const model::Entity& entity, size_t stored_bytes, std::string* out) const override {
+    // Written into a buffer reused by the thread, then copied at its exact
+    // size: a row's string grown from empty was reallocated twice.
+    static thread_local std::string scratch;
+    scratch.clear();
+    protocol::AppendFeedEntity(entity, ctx_, &scratch);
+    out->append(scratch);
+    return sizer_.Bytes(entity, stored_bytes);
+  }
+
+ private:
+  protocol::EntityWriteContext ctx_;  // views that outlive the scan, as JsonRowSizer's
+  JsonRowSizer sizer_;                // the page's sizer: rendered rows are sized as unrendered ones
+};
+
 // Query Entities' handler step: on success writes the 200 answer; on failure
 // writes nothing and returns the error. A scan that reached the I/O thread's
 // slice sets scope.inline_slice->gave_up and writes nothing. Consumes `req`
@@ -95,6 +127,8 @@ std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesReq
   if (!table.ok()) return protocol::FromStatus(table.status());
 
   std::vector<model::Entity> entities;
+  std::vector<std::string_view> rendered;       // ScanResult::rendered
+  std::vector<std::shared_ptr<const void>> pins;  // keep `rendered` valid
   std::optional<model::EntityKey> next;
   size_t rows_scanned = 0;
   protocol::EntityWriteContext wctx{scope.base_url, req.account, req.table, req.level, &req.select};
@@ -124,6 +158,9 @@ std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesReq
     if (cut != nullptr) spec.max_results = std::max<size_t>(1, std::min(spec.max_results, cut->max_rows));
     spec.max_bytes = model::kMaxPageBytes;
     spec.row_sizer = std::make_shared<JsonRowSizer>(wctx);
+    if (req.level != protocol::MetadataLevel::kAtom && JsonRowRenderer::IdOf(wctx) != 0) {
+      spec.renderer = std::make_shared<JsonRowRenderer>(wctx);
+    }
     spec.deadline = std::chrono::steady_clock::now() + ctx.options.query_time_budget;
     const bool sliced = scope.inline_slice != nullptr;
     if (!sliced && ctx.options.scan_cpu_burst.count() > 0) spec.cpu_burst = ctx.options.scan_cpu_burst;
@@ -146,12 +183,15 @@ std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesReq
         return std::nullopt;
       }
       entities = std::move(result->entities);
+      rendered = std::move(result->rendered);
+      pins = std::move(result->pins);
       next = std::move(result->next);
       rows_scanned = result->rows_examined;
       if (cut != nullptr && cut->max_rows == 0 && !entities.empty()) {
         // An empty page whose token names the row it would have returned.
         next = model::EntityKey{entities.front().partition_key, entities.front().row_key};
         entities.clear();
+        rendered.clear();
       }
     }
   }
@@ -179,7 +219,7 @@ std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesReq
     WriteAtom(response, 200, protocol::atom::kFeedContentType,
               protocol::atom::WriteEntityFeed(entities, wctx, model::NowTicks()));
   } else {
-    WriteJson(response, 200, req.level, protocol::WriteEntityFeed(entities, wctx));
+    WriteJson(response, 200, req.level, protocol::WriteEntityFeed(entities, rendered, wctx));
   }
   return std::nullopt;
 }

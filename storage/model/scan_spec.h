@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "storage/model/entity.h"
@@ -68,6 +69,27 @@ class RowSizer {
   virtual size_t Bound(const Entity& entity, size_t stored_bytes) const = 0;
 };
 
+// Renders a kept row for the response (the server: its JSON object in a
+// query page). Why: on a warm query most of the time went to decoding the
+// kept rows and writing their JSON (docs/benchmarks.md, issue 20, "Where the
+// warm drain goes"); the scan cache keeps the rendering of each cached row it
+// returns (CachedPartition::Renderings) and hands it back in
+// ScanResult::rendered, so a repeated query copies bytes instead.
+// Thread-safe; called from scan threads.
+class RowRenderer {
+ public:
+  virtual ~RowRenderer() = default;
+  // Renderers with the same nonzero id render every row to the same bytes
+  // (and page bytes); 0 = the rendering depends on the request: never kept.
+  virtual uint64_t id() const = 0;
+  // Appends the rendering of `entity`, a whole stored row (keys, Timestamp,
+  // every property), whose encoded value has `stored_bytes` bytes; returns
+  // the row's page bytes, i.e. what ScanSpec::row_sizer's Bytes() (or the
+  // stored size, without a sizer) gives for it, so that rendered and
+  // unrendered rows end pages at the same row.
+  virtual size_t Render(const Entity& entity, size_t stored_bytes, std::string* out) const = 0;
+};
+
 struct ScanSpec {
   // Ranges to read, sorted and disjoint. Empty = the whole table. A range that
   // is provably empty may be omitted by the planner; `match_nothing` says the
@@ -113,6 +135,9 @@ struct ScanSpec {
   // wait that long. Its share of the CPU follows from how often the scheduler
   // picks it again (docs/benchmarks.md, "Scans beside point requests").
   std::optional<std::chrono::nanoseconds> cpu_burst;
+  // When set (and `select` is empty), rows served from the scan cache may
+  // come back rendered (ScanResult::rendered).
+  std::shared_ptr<const RowRenderer> renderer;
 };
 
 struct ScanResult {
@@ -126,6 +151,11 @@ struct ScanResult {
   bool deadline_passed = false;
   // Times the scan offered the CPU (ScanSpec::cpu_burst), for tests and logs.
   size_t cpu_yields = 0;
+  // Empty, or as long as `entities`: a non-empty rendered[i] is entity i's
+  // rendering by ScanSpec::renderer, and entity i then holds only its keys
+  // and Timestamp (no properties). The views stay valid while `pins` lives.
+  std::vector<std::string_view> rendered;
+  std::vector<std::shared_ptr<const void>> pins;
 };
 
 }  // namespace tablestone::model

@@ -245,5 +245,34 @@ TEST(ODataWriterTest, EntityJsonSizeBudgetBoundIsNeverBelowTheQuickBound) {
   }
 }
 
+// A feed with some entities given as AppendFeedEntity's rendering (the scan
+// cache's kept rows) is byte for byte the feed written from the entities.
+TEST(ODataWriterTest, FeedWithRenderedEntitiesIsTheSameFeed) {
+  for (MetadataLevel level : {MetadataLevel::kNoMetadata, MetadataLevel::kMinimalMetadata,
+                              MetadataLevel::kFullMetadata}) {
+    EntityWriteContext ctx{kBase, "devstoreaccount1", "mytable", level, nullptr};
+    std::vector<model::Entity> entities;
+    for (int i = 0; i < 4; ++i) {
+      model::Entity e = Sample();
+      e.row_key = "r" + std::to_string(i);
+      entities.push_back(e);
+    }
+    const std::string want = WriteEntityFeed(entities, ctx);
+    std::vector<std::string> renderings(entities.size());
+    for (size_t i = 0; i < entities.size(); ++i) AppendFeedEntity(entities[i], ctx, &renderings[i]);
+    EXPECT_EQ(renderings[0].front(), '{');
+    EXPECT_EQ(renderings[0].back(), '}');
+    std::vector<model::Entity> keys_only = entities;
+    std::vector<std::string_view> rendered(entities.size());
+    for (size_t i : {0, 2, 3}) {  // row 1 is written from its entity
+      keys_only[i].properties.clear();
+      rendered[i] = renderings[i];
+    }
+    EXPECT_EQ(WriteEntityFeed(keys_only, rendered, ctx), want);
+    EXPECT_EQ(WriteEntityFeed(entities, {}, ctx), want);
+    EXPECT_TRUE(nlohmann::json::accept(want));
+  }
+}
+
 }  // namespace
 }  // namespace tablestone::protocol

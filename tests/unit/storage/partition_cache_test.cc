@@ -264,6 +264,7 @@ class CachedScanTest : public ::testing::TestWithParam<bool> {
       o.block_cache_bytes = 8u << 20;
       o.write_buffer_bytes = 8u << 20;
       o.scan_cache_bytes = i == 0 ? (64u << 20) : 0;
+      o.warm_after_write = warm_after_write_;
       auto e = Engine::Open(o);
       ASSERT_TRUE(e.ok()) << e.status().ToString();
       engines_[i] = std::move(e).value();
@@ -319,6 +320,7 @@ class CachedScanTest : public ::testing::TestWithParam<bool> {
     return pages;
   }
 
+  std::chrono::milliseconds warm_after_write_{0};  // set before SetUp (WarmedScanTest)
   test_util::TempDir dir_;
   std::unique_ptr<Engine> engines_[2];
   TableInfo tables_[2];
@@ -645,7 +647,205 @@ TEST_P(CachedScanTest, ScansSeeEveryWriteAcknowledgedBeforeTheyStarted) {
   for (int w = 0; w < kWriters; ++w) EXPECT_GT(acked[w].load(), 2 * kRows) << "writer " << w << " starved";
 }
 
+// Renders a row as text (keys, then each property's name and value) and
+// counts its calls; the page bytes it reports are TestSizer's.
+class TextRenderer final : public model::RowRenderer {
+ public:
+  explicit TextRenderer(uint64_t id) : id_(id) {}
+  uint64_t id() const override { return id_; }
+  size_t Render(const Entity& e, size_t stored_bytes, std::string* out) const override {
+    ++renders;
+    *out += Text(e);
+    return stored_bytes + 10;
+  }
+  static std::string Text(const Entity& e) {
+    std::string t = e.partition_key + "/" + e.row_key;
+    for (const model::Property& p : e.properties) {
+      t += " " + p.name + "=" + (p.value.type == model::EdmType::kString ? p.value.text : std::to_string(p.value.int_value));
+    }
+    return t;
+  }
+  mutable std::atomic<int> renders{0};
+
+ private:
+  uint64_t id_;
+};
+
+// Bytes() as TextRenderer reports them; a looser Bound().
+class TestSizer final : public model::RowSizer {
+ public:
+  size_t Bytes(const Entity&, size_t stored_bytes) const override { return stored_bytes + 10; }
+  size_t Bound(const Entity&, size_t stored_bytes) const override { return stored_bytes + 40; }
+};
+
+struct TextPage {
+  std::vector<std::string> rows;  // each row's rendering, or its Text() when not rendered
+  std::optional<EntityKey> next;
+  size_t rendered = 0;            // rows that came rendered (not compared)
+  friend bool operator==(const TextPage& a, const TextPage& b) { return a.rows == b.rows && a.next == b.next; }
+};
+
+std::vector<TextPage> DrainText(Engine& engine, const TableInfo& table, ScanSpec spec) {
+  std::vector<TextPage> pages;
+  for (int guard = 0; guard < 10000; ++guard) {
+    auto r = engine.Scan(table, spec);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    if (!r.ok()) break;
+    TextPage p{{}, r->next, 0};
+    EXPECT_TRUE(r->rendered.empty() || r->rendered.size() == r->entities.size());
+    for (size_t i = 0; i < r->entities.size(); ++i) {
+      if (i < r->rendered.size() && !r->rendered[i].empty()) {
+        EXPECT_TRUE(r->entities[i].properties.empty());
+        EXPECT_TRUE(r->rendered[i].starts_with(r->entities[i].partition_key + "/" + r->entities[i].row_key));
+        p.rows.emplace_back(r->rendered[i]);
+        ++p.rendered;
+      } else {
+        p.rows.push_back(TextRenderer::Text(r->entities[i]));
+      }
+    }
+    pages.push_back(std::move(p));
+    if (!r->next) break;
+    spec.resume_from = *r->next;
+  }
+  return pages;
+}
+
+size_t RenderedRows(const std::vector<TextPage>& pages) {
+  size_t n = 0;
+  for (const TextPage& p : pages) n += p.rendered;
+  return n;
+}
+
+// Rows of a cached partition come back rendered, rendered once and then
+// copied; they equal the uncached engine's rows, and pages end at the same
+// rows (page bytes by the sizer); a renderer of another id or a $select gets
+// plain rows.
+TEST_P(CachedScanTest, CachedRowsComeBackRenderedOnceAndEqual) {
+  std::vector<model::WriteOp> ops;
+  for (int r = 0; r < 200; ++r) {
+    ops.push_back(Op(WriteKind::kInsert, MakeEntity("p", RowKey(r), {{"n", EdmValue::Int32(r)},
+                                                                     {"s", EdmValue::String("t" + RowKey(r))}})));
+  }
+  ASSERT_TRUE(WriteBoth(ops));
+  ScanSpec plain;
+  plain.predicate = std::make_shared<ExprPredicate>(model::CompareOp::kLt, 50, nullptr);
+  ASSERT_TRUE(DrainUntilCached(plain, Drain(1, plain)));
+
+  auto renderer = std::make_shared<TextRenderer>(7);
+  ScanSpec spec = plain;
+  spec.renderer = renderer;
+  spec.row_sizer = std::make_shared<TestSizer>();
+  spec.max_bytes = 600;  // pages end by bytes, mid-partition
+  const std::vector<TextPage> want = DrainText(*engines_[1], tables_[1], spec);
+  ASSERT_GT(want.size(), 2u);
+  EXPECT_EQ(RenderedRows(want), 0u);  // no cache, no rendering
+  const std::vector<TextPage> first = DrainText(*engines_[0], tables_[0], spec);
+  EXPECT_EQ(first, want);
+  EXPECT_EQ(RenderedRows(first), 50u);
+  EXPECT_EQ(renderer->renders.load(), 50);
+  const std::vector<TextPage> second = DrainText(*engines_[0], tables_[0], spec);
+  EXPECT_EQ(second, want);
+  EXPECT_EQ(RenderedRows(second), 50u);
+  EXPECT_EQ(renderer->renders.load(), 50);  // kept: not rendered again
+
+  auto other = std::make_shared<TextRenderer>(8);  // the entry is claimed by id 7
+  spec.renderer = other;
+  EXPECT_EQ(DrainText(*engines_[0], tables_[0], spec), want);
+  EXPECT_EQ(other->renders.load(), 0);
+  spec.renderer = renderer;
+  spec.select = {"n"};
+  EXPECT_EQ(RenderedRows(DrainText(*engines_[0], tables_[0], spec)), 0u);
+}
+
+// A renderer's rows past the entry's budget come back as plain rows.
+TEST(PartitionCacheTest, RenderingsClaimAndBudget) {
+  RowRenderings r;
+  r.Reset(3, 2 * (sizeof(RenderedRow) + 16) + 40);
+  EXPECT_FALSE(r.Claim(0));
+  EXPECT_TRUE(r.Claim(5));
+  EXPECT_FALSE(r.Claim(6));
+  EXPECT_TRUE(r.Claim(5));
+  auto row = [](std::string text) {
+    auto p = std::make_unique<RenderedRow>();
+    p->bytes = std::move(text);
+    p->page_bytes = 1;
+    return p;
+  };
+  EXPECT_EQ(r.Find(0), nullptr);
+  auto a = row("a");
+  const RenderedRow* kept = r.Keep(0, a);
+  ASSERT_NE(kept, nullptr);
+  EXPECT_EQ(a, nullptr);
+  EXPECT_EQ(r.Find(0), kept);
+  auto again = row("other");
+  EXPECT_EQ(r.Keep(0, again), kept);  // the first rendering of a row stays
+  EXPECT_EQ(again, nullptr);
+  auto b = row("b");
+  EXPECT_NE(r.Keep(1, b), nullptr);
+  auto c = row(std::string(64, 'c'));
+  EXPECT_TRUE(r.has_room());
+  EXPECT_EQ(r.Keep(2, c), nullptr);  // past the budget: left to the caller
+  EXPECT_NE(c, nullptr);
+  EXPECT_EQ(r.Find(2), nullptr);
+  EXPECT_FALSE(r.has_room());  // no later row is rendered only to be refused
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, CachedScanTest, ::testing::Bool(), test_util::ModeName);
+
+// Engines that warm the scan cache after writes (EngineOptions::warm_after_write).
+class WarmedScanTest : public CachedScanTest {
+ protected:
+  void SetUp() override {
+    warm_after_write_ = std::chrono::milliseconds(5);
+    CachedScanTest::SetUp();
+  }
+  // Waits (up to ~5 s) until engine 0's next drain of `spec` would be served
+  // from the cache without any scan having read the partitions: drains once
+  // after the writes paused and returns the drain's cache hits.
+  uint64_t HitsOfFirstDrainAfterAPause(const ScanSpec& spec, const std::vector<Page>& want) {
+    const uint64_t before = engines_[0]->GetStats().scan_cache_hits;
+    for (int i = 0; i < 500 && engines_[0]->GetStats().scan_cache_entries == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_EQ(Drain(0, spec), want);
+    return engines_[0]->GetStats().scan_cache_hits - before;
+  }
+};
+
+// A partition that received a load of rows is cached once the writes stop,
+// before any query reads it; a small one is not; later writes invalidate and
+// re-warm it, and results are those of the uncached engine throughout.
+TEST_P(WarmedScanTest, LoadedPartitionsAreCachedBeforeTheirFirstQuery) {
+  ASSERT_TRUE(InsertRows(200));
+  ASSERT_TRUE(WriteBoth({Op(WriteKind::kInsert, MakeEntity("small", RowKey(0), {{"n", EdmValue::Int32(1)}}))}));
+  ScanSpec spec;
+  spec.predicate = std::make_shared<ExprPredicate>(model::CompareOp::kLt, 10, nullptr);
+  const std::vector<Page> want = Drain(1, spec);
+  EXPECT_EQ(HitsOfFirstDrainAfterAPause(spec, want), 1u);  // "p" from the cache, "small" read
+  EXPECT_EQ(engines_[0]->GetStats().scan_cache_entries, 1u);
+  // 64 more rows invalidate the entry and warm it again.
+  std::vector<model::WriteOp> update;
+  for (int r = 0; r < 64; ++r) {
+    update.push_back(Op(WriteKind::kInsertOrReplace, MakeEntity("p", RowKey(r), {{"n", EdmValue::Int32(r + 5)}})));
+  }
+  ASSERT_TRUE(WriteBoth(update));
+  const std::vector<Page> want2 = Drain(1, spec);
+  ASSERT_NE(want2, want);
+  for (int i = 0; i < 500; ++i) {  // the stale entry stays counted until a lookup drops it
+    if (HitsOfFirstDrainAfterAPause(spec, want2) == 1) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(HitsOfFirstDrainAfterAPause(spec, want2), 1u);
+}
+
+// Without the option nothing is cached before the second read (the ghost).
+TEST_P(CachedScanTest, NothingIsWarmedWithoutTheOption) {
+  ASSERT_TRUE(InsertRows(200));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(engines_[0]->GetStats().scan_cache_entries, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, WarmedScanTest, ::testing::Bool(), test_util::ModeName);
 
 }  // namespace
 }  // namespace tablestone::storage
