@@ -395,8 +395,7 @@ StatusOr<model::ScanResult> RocksEngine::Scan(const TableInfo& table, const mode
   // Rows kept unrendered after the last rendered one (ScanResult::rendered).
   if (result.ok() && !result->rendered.empty()) result->rendered.resize(result->entities.size());
   if (!admitted.empty()) ScheduleBuilds(table.id, use_clock, std::move(admitted));
-  static const std::shared_ptr<spdlog::logger> log =
-      spdlog::get("storage") ? spdlog::get("storage") : spdlog::default_logger();
+  const std::shared_ptr<spdlog::logger>& log = StorageLog();
   if (log->should_log(spdlog::level::debug)) {
     if (result.ok()) {
       log->debug("scan {}/{}: {} key range(s), read {} row(s), returned {}{}{}", table.account, table.name,

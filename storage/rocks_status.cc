@@ -6,12 +6,13 @@
 #include <string>
 
 namespace tablestone::storage {
-namespace {
-
-std::shared_ptr<spdlog::logger> StorageLog() {
-  auto logger = spdlog::get("storage");
-  return logger ? logger : spdlog::default_logger();
+const std::shared_ptr<spdlog::logger>& StorageLog() {
+  static const std::shared_ptr<spdlog::logger> log =
+      spdlog::get("storage") ? spdlog::get("storage") : spdlog::default_logger();
+  return log;
 }
+
+namespace {
 
 // Disk trouble is logged where RocksDB's own words are still at hand; the api
 // layer logs the 500 it becomes with this Status's text as its cause.
