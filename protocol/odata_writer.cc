@@ -411,11 +411,21 @@ std::string WriteEntityFeed(const std::vector<model::Entity>& entities, const En
   return WriteEntityFeed(entities, {}, ctx);
 }
 
-void AppendFeedEntity(const model::Entity& entity, const EntityWriteContext& ctx, std::string* body) {
-  JsonOut out(*body);
+namespace {
+
+// One entity's object in a feed: what WriteEntityFeed writes per entity and
+// AppendFeedEntity renders for the scan cache, so both are the same bytes.
+void AppendFeedEntityObject(JsonOut& out, const model::Entity& entity, const EntityWriteContext& ctx) {
   out.Char('{');
   AppendEntityMembers(out, entity, ctx);
   CloseObject(out);
+}
+
+}  // namespace
+
+void AppendFeedEntity(const model::Entity& entity, const EntityWriteContext& ctx, std::string* body) {
+  JsonOut out(*body);
+  AppendFeedEntityObject(out, entity, ctx);
 }
 
 std::string WriteEntityFeed(const std::vector<model::Entity>& entities, const std::vector<std::string_view>& rendered,
@@ -434,9 +444,7 @@ std::string WriteEntityFeed(const std::vector<model::Entity>& entities, const st
         out.Raw(rendered[i]);
         continue;
       }
-      out.Char('{');
-      AppendEntityMembers(out, entities[i], ctx);
-      CloseObject(out);
+      AppendFeedEntityObject(out, entities[i], ctx);
     }
     out.Lit("]}");
   }
