@@ -2,6 +2,7 @@
 // both modes (disk and in-memory), and terse entity/op builders.
 #pragma once
 
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -59,6 +60,13 @@ inline model::Entity MakeEntity(std::string pk, std::string rk, std::vector<mode
   e.row_key = std::move(rk);
   e.properties = std::move(props);
   return e;
+}
+
+// "r0000", "r0001", ...: RowKeys that sort as their numbers do.
+inline std::string RowKey(int i) {
+  char rk[16];
+  std::snprintf(rk, sizeof rk, "r%04d", i);
+  return rk;
 }
 
 inline model::WriteOp Op(model::WriteKind kind, model::Entity e, model::IfMatch if_match = {}) {
