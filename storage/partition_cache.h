@@ -239,6 +239,11 @@ class PartitionCache {
   // `stripe_count` = the engine's number of write lock stripes.
   PartitionCache(size_t capacity_bytes, size_t stripe_count);
 
+  // The key of (table_id, partition_key) in the cache's maps: the table id's
+  // 8 bytes (host order), then the PartitionKey. Also the key of the
+  // engine's maps of partitions to warm (warm_candidates.h).
+  static std::string CacheKey(uint64_t table_id, std::string_view partition_key);
+
   // G0 of a scan: read before taking the snapshot.
   uint64_t Sequence() const { return sequence_.load(); }
   // The use clock of a scan, read when it starts (see ShouldBuild).
@@ -290,7 +295,6 @@ class PartitionCache {
     std::shared_ptr<const CachedPartition> partition;
   };
   static constexpr size_t kMaxGhosts = 4096;
-  static std::string CacheKey(uint64_t table_id, std::string_view partition_key);
   void EraseLocked(std::list<Entry>::iterator it);
   // Whether `bytes` more fit after evicting only entries last used before scan_clock.
   bool CanFitLocked(size_t bytes, uint64_t scan_clock) const;

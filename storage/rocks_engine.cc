@@ -94,12 +94,8 @@ Status RocksEngine::OpenDb() {
     entity_counter_ = std::thread(&RocksEngine::CountEntities, this, db_->GetSnapshot(), std::move(tables));
   }
   if (scan_cache_) {
-    stop_warming_ = false;
-    warming_stopped_.store(false);
-    if (options_.warm_after_write.count() > 0) {
-      warm_stripes_ = std::make_unique<WarmStripe[]>(stripe_count_);
-      warm_enabled_.store(true);
-    }
+    stop_builder_.store(false);
+    if (options_.warm_after_write.count() > 0) warm_stripes_ = std::make_unique<WarmStripe[]>(stripe_count_);
     warmer_ = std::thread(&RocksEngine::RunBuilder, this);
   }
   gate_.Reopen();
@@ -425,9 +421,8 @@ Status RocksEngine::Close() {
   if (warmer_.joinable()) {
     {
       std::lock_guard warm_lock(warm_mu_);
-      stop_warming_ = true;
+      stop_builder_.store(true);
     }
-    warming_stopped_.store(true);
     warm_cv_.notify_all();
     warmer_.join();
   }

@@ -120,8 +120,8 @@ class RocksEngine final : public Engine {
   // partitions it fills (NoteWarmCandidate, under the stripe lock: an atomic
   // add and a compare, but for a partition's first write of a burst), and
   // the builder thread builds those whose writes have stopped into the scan
-  // cache, one at a time, as
-  // warming_ (a scan that reaches it waits, as for building_). The entries of
+  // cache, one at a time, as building_ (a scan that reaches it waits, as for
+  // an admitted build). The entries of
   // one burst of writes never evict each other: they are inserted with the
   // use clock of the burst's start, so a load larger than the cache fills it
   // once and the rest is left to the ordinary admission.
@@ -268,14 +268,12 @@ class RocksEngine final : public Engine {
   std::set<std::pair<uint64_t, std::string>> builds_queued_;
   std::deque<QueuedBuild> build_queue_;
   size_t build_rows_bytes_ = 0;
-  // The partition being built now (at most one), its hash for a lock-free
-  // check (0 = none; BuildHash), and the signal that a build ended.
+  // The partition the builder thread builds now (at most one: a queued
+  // build or a warming one), its hash for a lock-free check (0 = none;
+  // BuildHash), and the signal that a build ended.
   std::optional<std::pair<uint64_t, std::string>> building_;
   std::atomic<uint64_t> building_hash_{0};
   std::condition_variable build_done_;
-  // The partition the warmer builds now (guarded by builds_mu_) and its hash.
-  std::optional<std::pair<uint64_t, std::string>> warming_;
-  std::atomic<uint64_t> warming_hash_{0};
   std::mutex warm_mu_;
   std::condition_variable warm_cv_;
   WarmCandidates warm_candidates_{4096};  // guarded by warm_mu_
@@ -290,12 +288,14 @@ class RocksEngine final : public Engine {
     uint64_t memo_epoch = UINT64_MAX;
     std::string memo_partition_key;
   };
+  // Set at open, before the gate opens, when warming is on
+  // (EngineOptions::warm_after_write); null otherwise.
   std::unique_ptr<WarmStripe[]> warm_stripes_;
-  bool stop_warming_ = false;             // guarded by warm_mu_
-  bool builds_pending_ = false;           // build_queue_ grew; guarded by warm_mu_
-  std::atomic<bool> warming_stopped_{false};
-  std::atomic<bool> warm_enabled_{false};  // set once, before the gate opens
-  std::thread warmer_;                    // RunBuilder; joined by Close
+  bool builds_pending_ = false;  // build_queue_ grew; guarded by warm_mu_
+  // Close() asks the builder thread to stop: set under warm_mu_ (the thread's
+  // waits test it), read without it between builds.
+  std::atomic<bool> stop_builder_{false};
+  std::thread warmer_;  // RunBuilder; joined by Close
   std::mutex sync_mu_;  // one SyncWal at a time: concurrent ones would only repeat the work
   // AwaitDurable() callbacks waiting for the next log write, and whether that
   // write is already queued on the executor.

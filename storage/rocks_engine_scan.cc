@@ -561,16 +561,12 @@ bool RocksEngine::RunOneQueuedBuild() {
 bool RocksEngine::AwaitRunningBuild(uint64_t table_id, std::string_view partition_key,
                                     std::optional<std::chrono::steady_clock::time_point> deadline) {
   const uint64_t hash = BuildHash(table_id, partition_key);
-  if (building_hash_.load(std::memory_order_relaxed) != hash &&
-      warming_hash_.load(std::memory_order_relaxed) != hash) {
-    return false;
-  }
+  if (building_hash_.load(std::memory_order_relaxed) != hash) return false;
   const auto cap = std::chrono::steady_clock::now() + std::chrono::seconds(1);
   const auto until = deadline ? std::min(*deadline, cap) : cap;
   std::unique_lock lock(builds_mu_);
   const auto running = [&] {
-    return (building_ && building_->first == table_id && building_->second == partition_key) ||
-           (warming_ && warming_->first == table_id && warming_->second == partition_key);
+    return building_ && building_->first == table_id && building_->second == partition_key;
   };
   if (!running()) return false;
   build_done_.wait_until(lock, until, [&] { return !running(); });
@@ -684,12 +680,12 @@ void RocksEngine::RunBuilder() {
   // with pauses would otherwise be rebuilt after every pause).
   std::unordered_map<std::string, size_t> warmed_rows;
   std::unique_lock lock(warm_mu_);
-  while (!stop_warming_) {
+  while (!stop_builder_.load()) {
     if (builds_pending_) {  // the admission's builds first: a scan asked for them
       builds_pending_ = false;
       lock.unlock();
       set_nice(admission_nice);
-      while (!warming_stopped_.load(std::memory_order_relaxed) && RunOneQueuedBuild()) {
+      while (!stop_builder_.load(std::memory_order_relaxed) && RunOneQueuedBuild()) {
       }
       lock.lock();
       continue;
@@ -717,16 +713,15 @@ void RocksEngine::RunBuilder() {
     lock.unlock();
     if (!ready.empty()) set_nice(19);
     for (WarmCandidates::Ready& r : ready) {
-      if (cache_full || warming_stopped_.load(std::memory_order_relaxed)) break;
-      std::string key(reinterpret_cast<const char*>(&r.table_id), sizeof r.table_id);
-      key += r.partition_key;
+      if (cache_full || stop_builder_.load(std::memory_order_relaxed)) break;
+      const std::string key = PartitionCache::CacheKey(r.table_id, r.partition_key);
       if (auto known = warmed_rows.find(key); known != warmed_rows.end() && r.rows * 4 < known->second) continue;
       {
         std::lock_guard builds_lock(builds_mu_);
         // Queued by a scan's admission: built from that queue.
         if (builds_queued_.contains({r.table_id, r.partition_key})) continue;
-        warming_.emplace(r.table_id, r.partition_key);
-        warming_hash_.store(BuildHash(r.table_id, r.partition_key));
+        building_.emplace(r.table_id, r.partition_key);
+        building_hash_.store(BuildHash(r.table_id, r.partition_key));
       }
       PartitionToBuild build{r.partition_key, r.stripe, std::nullopt, {}, 0};
       size_t rows = 0;
@@ -736,8 +731,8 @@ void RocksEngine::RunBuilder() {
       warmed_rows[key] = rows;
       {
         std::lock_guard builds_lock(builds_mu_);
-        warming_.reset();
-        warming_hash_.store(0);
+        building_.reset();
+        building_hash_.store(0);
       }
       build_done_.notify_all();
     }

@@ -1,16 +1,15 @@
 #include "storage/warm_candidates.h"
 
+#include "storage/partition_cache.h"
+
 #include <algorithm>
-#include <cstring>
 #include <utility>
 
 namespace tablestone::storage {
 
 void WarmCandidates::Note(uint64_t table_id, std::string_view partition_key, size_t stripe, uint64_t rows_now) {
   if (by_key_.size() >= max_candidates_) return;
-  std::string key(sizeof table_id + partition_key.size(), '\0');
-  std::memcpy(key.data(), &table_id, sizeof table_id);
-  std::memcpy(key.data() + sizeof table_id, partition_key.data(), partition_key.size());
+  std::string key = PartitionCache::CacheKey(table_id, partition_key);
   // A fresh candidate has not been seen by Take(): at least one full look
   // passes before it can be quiet.
   by_key_.emplace(std::move(key), Candidate{table_id, stripe, rows_now, rows_now - 1, next_order_++});

@@ -27,9 +27,9 @@
 //     `min_rows` rows since Note() (rows of other partitions sharing the
 //     stripe count too: a heuristic, and rare). Other candidates remember the
 //     counter for the next Take().
-//   * Forgotten candidates bump their stripe's epoch (`epoch(stripe)`): the
-//     writers' memo of the stripe is then stale, and the next write to the
-//     partition notes it again.
+//   * Take() reports the stripe of every candidate it forgets; the engine
+//     bumps that stripe's epoch, so the writers' memo of the stripe is stale
+//     and the next write to the partition notes it again.
 //
 // Thread safety: none; RocksEngine guards it with a mutex.
 #pragma once
@@ -72,7 +72,7 @@ class WarmCandidates {
   };
   const size_t max_candidates_;
   uint64_t next_order_ = 0;
-  // Key: 8 bytes of table id, then the partition key.
+  // Key: PartitionCache::CacheKey (8 bytes of table id, then the partition key).
   std::unordered_map<std::string, Candidate> by_key_;
 };
 
