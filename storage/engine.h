@@ -219,6 +219,7 @@ class Engine {
     uint64_t scan_cache_hits = 0;       // partitions a scan served from the scan cache
     uint64_t scan_cache_misses = 0;     // partitions a scan looked up and read from RocksDB
     uint64_t scan_cache_entries = 0;    // partitions the scan cache holds now (valid or not yet dropped)
+    uint64_t scan_cache_too_large = 0;  // builds given up: the partition outgrew the largest entry
     // Tables and entities per account, kept up to date by every committed
     // write (not counted here). Every account that had a table since open.
     struct AccountUsage {

@@ -90,6 +90,8 @@ PartitionBuilder::Span PartitionBuilder::Append(std::string_view bytes) {
 void PartitionBuilder::Add(std::string_view key_suffix, const model::Entity& row, std::string_view value) {
   const size_t r = rows_.size();
   rows_.push_back(Row{Append(key_suffix), Append(row.row_key), Append(value), row.timestamp});
+  value_bytes_ += value.size();
+  column_bytes_ += row.properties.size() * (1 + sizeof(int64_t));
   for (const model::Property& p : row.properties) {
     auto [it, added] = column_index_.try_emplace(p.name, columns_.size());
     if (added) columns_.emplace_back().name = Append(p.name);
@@ -230,22 +232,45 @@ bool PartitionCache::ShouldBuild(uint64_t table_id, std::string_view partition_k
   if (scan_clock == refused_scan_ || !CanFitLocked(kMinCachedRows * 64, scan_clock)) return false;
   const uint64_t stamp = stamps_[stripe].load();
   if (auto ghost = ghosts_.find(key); ghost != ghosts_.end()) {
+    if (ghost->second == kTooLarge) return false;
     if (ghost->second == stamp) return true;  // second read, unchanged: build (the ghost ages out)
     ghost->second = stamp;
     return false;
+  }
+  SetGhostLocked(std::move(key), stamp);
+  return false;
+}
+
+void PartitionCache::SetGhostLocked(std::string key, uint64_t value) {
+  if (auto ghost = ghosts_.find(key); ghost != ghosts_.end()) {
+    ghost->second = value;
+    return;
   }
   if (ghosts_.size() >= kMaxGhosts) {
     ghosts_.erase(ghost_order_.front());
     ghost_order_.pop_front();
   }
-  ghosts_.emplace(key, stamp);
+  ghosts_.emplace(key, value);
   ghost_order_.push_back(std::move(key));
-  return false;
+}
+
+void PartitionCache::NoteTooLarge(uint64_t table_id, std::string_view partition_key) {
+  too_large_count_.fetch_add(1, std::memory_order_relaxed);
+  std::string key = CacheKey(table_id, partition_key);
+  std::lock_guard lock(mu_);
+  SetGhostLocked(std::move(key), kTooLarge);
+}
+
+bool PartitionCache::KnownTooLarge(uint64_t table_id, std::string_view partition_key) const {
+  const std::string key = CacheKey(table_id, partition_key);
+  std::lock_guard lock(mu_);
+  const auto ghost = ghosts_.find(key);
+  return ghost != ghosts_.end() && ghost->second == kTooLarge;
 }
 
 bool PartitionCache::Insert(uint64_t table_id, std::string_view partition_key, size_t stripe, uint64_t g0,
                             uint64_t scan_clock, std::shared_ptr<const CachedPartition> entry) {
-  if (entry->memory_bytes > capacity_bytes_) return false;
+  if (entry->memory_bytes > max_entry_bytes()) return false;
   std::string key = CacheKey(table_id, partition_key);
   std::lock_guard lock(mu_);
   // Read under mu_ so that an entry replaced below is never newer than this one.

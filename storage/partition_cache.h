@@ -201,8 +201,11 @@ class PartitionBuilder {
   // (row_key, timestamp, properties) and its encoded value.
   void Add(std::string_view key_suffix, const model::Entity& row, std::string_view value);
   size_t row_count() const { return rows_.size(); }
-  // Bytes collected so far (a lower bound of the finished entry's size).
-  size_t approx_bytes() const { return arena_.size() + rows_.size() * sizeof(Row); }
+  // About the finished entry's memory_bytes for the rows so far (arena, row
+  // and column vectors, the renderings' budget). Builders give up once it
+  // passes PartitionCache::max_entry_bytes(), so an abandoned build held
+  // about that much (twice at most, by vector growth).
+  size_t approx_bytes() const { return arena_.size() + value_bytes_ + rows_.size() * kRowBytes + column_bytes_; }
 
   // The finished, immutable entry (next_key, built_g0: see CachedPartition).
   // The builder is left empty.
@@ -226,9 +229,14 @@ class PartitionBuilder {
   };
   Span Append(std::string_view bytes);
 
+  // Per row of the finished entry: four views or stamps, a rendering slot.
+  static constexpr size_t kRowBytes = 3 * sizeof(std::string_view) + sizeof(int64_t) + sizeof(void*);
+
   std::string prefix_;
   Span partition_key_;
   std::string arena_;
+  size_t value_bytes_ = 0;   // encoded values added: the renderings' budget
+  size_t column_bytes_ = 0;  // one tag and one value slot per property added
   std::vector<Row> rows_;
   std::vector<ColumnBuilder> columns_;
   std::unordered_map<std::string, size_t> column_index_;
@@ -250,6 +258,7 @@ class PartitionCache {
   uint64_t UseClock() const { return use_clock_.load(); }
   // Called when a scan with `scan_clock` enters (table_id, partition_key) at
   // its first row: true = build an entry while reading it (see Admission).
+  // Always false for a partition marked too large.
   bool ShouldBuild(uint64_t table_id, std::string_view partition_key, size_t stripe, uint64_t scan_clock);
   // After a write to `stripe` committed (or failed), under the stripe lock.
   // Returns the write's stamp (the engine also keeps it per table).
@@ -273,6 +282,16 @@ class PartitionCache {
   // Returns whether the entry was kept.
   bool Insert(uint64_t table_id, std::string_view partition_key, size_t stripe, uint64_t g0, uint64_t scan_clock,
               std::shared_ptr<const CachedPartition> entry);
+  // A build of (table_id, partition_key) passed max_entry_bytes() and was
+  // abandoned: neither admission (ShouldBuild) nor the warmer tries again
+  // while the mark is remembered (with the ghosts, kMaxGhosts FIFO). Without
+  // it every first page of a partition larger than the cache started a build
+  // that read up to max_entry_bytes and was thrown away, and the page waited
+  // for it (docs/benchmarks.md, "The first page of a large partition").
+  // A partition that later shrinks is cached again once its mark ages out.
+  void NoteTooLarge(uint64_t table_id, std::string_view partition_key);
+  bool KnownTooLarge(uint64_t table_id, std::string_view partition_key) const;
+
   // Whether the last entry refused for want of room was offered with `scan_clock`.
   bool RefusedForRoom(uint64_t scan_clock) const {
     std::lock_guard lock(mu_);
@@ -281,9 +300,15 @@ class PartitionCache {
   void DropTable(uint64_t table_id);
 
   size_t capacity_bytes() const { return capacity_bytes_; }
+  // The largest entry kept: half the capacity, so that one partition never
+  // evicts the whole cache, and a build's transient memory (a builder that
+  // gives up past this size) stays within the capacity beside the entries.
+  size_t max_entry_bytes() const { return capacity_bytes_ / 2; }
   // Current totals (tests, benchmarks).
   size_t memory_bytes() const;
   size_t entry_count() const;
+  // NoteTooLarge calls since construction: builds given up for size.
+  uint64_t too_large_count() const { return too_large_count_.load(std::memory_order_relaxed); }
 
  private:
   struct Entry {
@@ -295,6 +320,10 @@ class PartitionCache {
     std::shared_ptr<const CachedPartition> partition;
   };
   static constexpr size_t kMaxGhosts = 4096;
+  // A ghost's value for a partition marked too large (never a stripe stamp).
+  static constexpr uint64_t kTooLarge = UINT64_MAX;
+  // Remembers `value` for `key` among the ghosts (FIFO-bounded). Under mu_.
+  void SetGhostLocked(std::string key, uint64_t value);
   void EraseLocked(std::list<Entry>::iterator it);
   // Whether `bytes` more fit after evicting only entries last used before scan_clock.
   bool CanFitLocked(size_t bytes, uint64_t scan_clock) const;
@@ -312,10 +341,12 @@ class PartitionCache {
   std::unordered_map<std::string, std::list<Entry>::iterator> index_;  // guarded by mu_
   size_t total_bytes_ = 0;  // guarded by mu_
   std::atomic<uint64_t> use_clock_{0};  // advanced under mu_
+  std::atomic<uint64_t> too_large_count_{0};
   // The scan clock of the last scan whose entry was refused for want of room:
   // that scan builds nothing more (it would only be refused again).
   uint64_t refused_scan_ = UINT64_MAX;  // guarded by mu_
-  // Partitions read once from their first row: cache key -> stripe stamp then.
+  // Partitions read once from their first row: cache key -> stripe stamp
+  // then, or kTooLarge.
   std::unordered_map<std::string, uint64_t> ghosts_;  // guarded by mu_
   std::list<std::string> ghost_order_;                // oldest first; guarded by mu_
 };

@@ -693,7 +693,10 @@ Engine::Stats RocksEngine::GetStats() {
   stats.write_stalls = write_stalls_->load(std::memory_order_relaxed);
   stats.scan_cache_hits = scan_cache_hits_.load(std::memory_order_relaxed);
   stats.scan_cache_misses = scan_cache_misses_.load(std::memory_order_relaxed);
-  if (scan_cache_) stats.scan_cache_entries = scan_cache_->entry_count();
+  if (scan_cache_) {
+    stats.scan_cache_entries = scan_cache_->entry_count();
+    stats.scan_cache_too_large = scan_cache_->too_large_count();
+  }
   stats.entity_counts_complete = entity_counts_complete_.load();
   {
     std::shared_lock lock(catalog_mu_);

@@ -247,8 +247,8 @@ class PartitionSource {
     }
     if (part_.copied) {
       part_.copied->Append(key_, View(it_->value()));
-      // Larger than the whole cache: it could never be inserted.
-      if (part_.copied->bytes() > cache_->capacity_bytes()) part_.copied.reset();
+      // Larger than the largest entry: it could never be inserted.
+      if (part_.copied->bytes() > cache_->max_entry_bytes()) part_.copied.reset();
     }
     return SourceStep::kRow;
   }
@@ -621,7 +621,10 @@ bool RocksEngine::BuildCachedPartition(uint64_t table_id, const PartitionToBuild
       return false;  // corrupt: the scans that read it report it
     }
     builder.Add(k.substr(prefix.size()), row, v);
-    if (builder.approx_bytes() > scan_cache_->capacity_bytes()) return false;  // could never be inserted
+    if (builder.approx_bytes() > scan_cache_->max_entry_bytes()) {  // could never be inserted
+      scan_cache_->NoteTooLarge(table_id, build.partition_key);
+      return false;
+    }
   }
   if (rows != nullptr) *rows = builder.row_count();
   if (!it->status().ok() || builder.row_count() < kMinCachedRows) return false;
@@ -716,6 +719,7 @@ void RocksEngine::RunBuilder() {
       if (cache_full || stop_builder_.load(std::memory_order_relaxed)) break;
       const std::string key = PartitionCache::CacheKey(r.table_id, r.partition_key);
       if (auto known = warmed_rows.find(key); known != warmed_rows.end() && r.rows * 4 < known->second) continue;
+      if (scan_cache_->KnownTooLarge(r.table_id, r.partition_key)) continue;
       {
         std::lock_guard builds_lock(builds_mu_);
         // Queued by a scan's admission: built from that queue.

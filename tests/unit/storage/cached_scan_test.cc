@@ -55,7 +55,7 @@ class CachedScanTest : public ::testing::TestWithParam<bool> {
       o.in_memory = GetParam();
       o.block_cache_bytes = 8u << 20;
       o.write_buffer_bytes = 8u << 20;
-      o.scan_cache_bytes = i == 0 ? (64u << 20) : 0;
+      o.scan_cache_bytes = i == 0 ? scan_cache_bytes_ : 0;
       o.warm_after_write = warm_after_write_;
       auto e = Engine::Open(o);
       ASSERT_TRUE(e.ok()) << e.status().ToString();
@@ -113,6 +113,7 @@ class CachedScanTest : public ::testing::TestWithParam<bool> {
   }
 
   std::chrono::milliseconds warm_after_write_{0};  // set before SetUp (WarmedScanTest)
+  size_t scan_cache_bytes_ = 64u << 20;             // set before SetUp
   test_util::TempDir dir_;
   std::unique_ptr<Engine> engines_[2];
   TableInfo tables_[2];
@@ -606,6 +607,42 @@ TEST_P(CachedScanTest, NothingIsWarmedWithoutTheOption) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, WarmedScanTest, ::testing::Bool(), test_util::ModeName);
+
+// Warming engines whose scan cache keeps entries of at most 32 KiB.
+class SmallCacheTest : public WarmedScanTest {
+ protected:
+  void SetUp() override {
+    scan_cache_bytes_ = 64u << 10;
+    WarmedScanTest::SetUp();
+  }
+};
+
+// A partition larger than the largest entry (half the cache) is read by one
+// build, which gives up and marks it; neither later queries (admission) nor
+// the warmer start another build of it, and results stay exact.
+TEST_P(SmallCacheTest, APartitionTooLargeForTheCacheIsBuiltOnce) {
+  ASSERT_TRUE(InsertRows(2000));  // about 100 KiB as an entry
+  ScanSpec spec;
+  spec.max_results = 100;  // pages that end inside "p": builds read it from a snapshot
+  const std::vector<Page> want = Drain(1, spec);
+  for (int i = 0; i < 500 && engines_[0]->GetStats().scan_cache_too_large == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(engines_[0]->GetStats().scan_cache_too_large, 1u);  // the warmer's build, after the load
+  for (int i = 0; i < 5; ++i) ASSERT_EQ(Drain(0, spec), want);  // each first page would admit it
+  std::vector<model::WriteOp> more;  // makes "p" a warm candidate again
+  for (int r = 2000; r < 2100; ++r) {
+    more.push_back(Op(WriteKind::kInsert, MakeEntity("p", RowKey(r), {{"n", EdmValue::Int32(r)}})));
+  }
+  ASSERT_TRUE(WriteBoth(more));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(Drain(0, spec), Drain(1, spec));
+  EXPECT_EQ(engines_[0]->GetStats().scan_cache_too_large, 1u);
+  EXPECT_EQ(engines_[0]->GetStats().scan_cache_entries, 0u);
+  EXPECT_EQ(engines_[0]->GetStats().scan_cache_hits, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, SmallCacheTest, ::testing::Bool(), test_util::ModeName);
 
 }  // namespace
 }  // namespace tablestone::storage

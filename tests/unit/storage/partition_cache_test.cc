@@ -37,8 +37,9 @@ using test_util::MakeEntity;
 using test_util::Op;
 using test_util::RowKey;
 
-// A finished entry of `rows` rows of partition `pk` of table 1.
-std::shared_ptr<const CachedPartition> BuildEntry(const std::string& pk, int rows) {
+// A finished entry of `rows` rows of partition `pk` of table 1; `approx`
+// receives the builder's estimate just before Finish.
+std::shared_ptr<const CachedPartition> BuildEntry(const std::string& pk, int rows, size_t* approx = nullptr) {
   PartitionBuilder builder(PartitionStart(1, pk), pk);
   const std::string prefix = PartitionStart(1, pk);
   for (int i = 0; i < rows; ++i) {
@@ -48,6 +49,7 @@ std::shared_ptr<const CachedPartition> BuildEntry(const std::string& pk, int row
     const std::string key = EncodeEntityKey(1, pk, e.row_key);
     builder.Add(std::string_view(key).substr(prefix.size()), e, EncodeEntityValue(e));
   }
+  if (approx != nullptr) *approx = builder.approx_bytes();
   return builder.Finish(std::string(), 0);
 }
 
@@ -238,6 +240,35 @@ TEST(PartitionCacheTest, BuildsOnTheSecondUnchangedRead) {
   cache.NoteWrite(2);
   EXPECT_FALSE(cache.ShouldBuild(1, "q", 2, cache.UseClock()));  // written since the first read
   EXPECT_TRUE(cache.ShouldBuild(1, "q", 2, cache.UseClock()));
+}
+
+// No entry larger than half the cache is kept, and a partition marked too
+// large is never admitted again, even on a second unchanged read.
+TEST(PartitionCacheTest, EntriesOverHalfTheCacheAndPartitionsMarkedTooLargeAreRefused) {
+  auto a = BuildEntry("a", 100);
+  PartitionCache cache(a->memory_bytes * 2 - 1, 1);  // a is just over half of it
+  EXPECT_EQ(cache.max_entry_bytes(), (a->memory_bytes * 2 - 1) / 2);
+  const uint64_t g = cache.Sequence();
+  EXPECT_FALSE(cache.Insert(1, "a", 0, g, cache.UseClock(), a));
+  EXPECT_TRUE(cache.Insert(1, "b", 0, g, cache.UseClock(), BuildEntry("b", 50)));
+  cache.NoteTooLarge(1, "p");
+  EXPECT_EQ(cache.too_large_count(), 1u);
+  EXPECT_TRUE(cache.KnownTooLarge(1, "p"));
+  EXPECT_FALSE(cache.KnownTooLarge(1, "q"));
+  EXPECT_FALSE(cache.KnownTooLarge(2, "p"));
+  EXPECT_FALSE(cache.ShouldBuild(1, "p", 0, cache.UseClock()));
+  EXPECT_FALSE(cache.ShouldBuild(1, "p", 0, cache.UseClock()));  // the second unchanged read too
+  EXPECT_FALSE(cache.ShouldBuild(1, "q", 0, cache.UseClock()));  // others as before: ghost, then build
+  EXPECT_TRUE(cache.ShouldBuild(1, "q", 0, cache.UseClock()));
+}
+
+// The builder's estimate grows with every part of a row the entry keeps, so a
+// build gives up near the entry's real size, not at a fraction of it.
+TEST(PartitionCacheTest, BuilderEstimateIsCloseToTheEntrySize) {
+  size_t approx = 0;
+  auto entry = BuildEntry("a", 1000, &approx);
+  EXPECT_GE(approx, entry->memory_bytes * 3 / 4);
+  EXPECT_LE(approx, entry->memory_bytes * 5 / 4);
 }
 
 // A renderer's rows past the entry's budget come back as plain rows.
