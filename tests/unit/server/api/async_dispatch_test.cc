@@ -272,6 +272,82 @@ TEST_F(AsyncDispatchTest, ASlicedQueryPageIsCompletedOnTheLongLane) {
   }
 }
 
+// A query that outgrows its slice continues its scan on the long lane
+// (model::SuspendedScan) instead of starting again: one snapshot for the
+// whole page, so a row written while the query waits for the lane is not in
+// it (a scan started again would return it and end the page a row earlier),
+// and the page is exactly the uninterrupted one; the next query sees the row.
+TEST_F(AsyncDispatchTest, ASlicedQueryContinuesItsScanOnTheLongLane) {
+  auto table = engine_->GetTable(kAccount, "asyncq");
+  ASSERT_TRUE(table.ok());
+  std::vector<model::WriteOp> ops;
+  for (int r = 0; r < 1500; ++r) {
+    model::Entity e;
+    e.partition_key = "p";
+    e.row_key = std::to_string(10000 + r);
+    e.properties.push_back({"n", model::EdmValue::Int32(r)});
+    ops.push_back(model::WriteOp{model::WriteKind::kInsert, std::move(e), {}});
+  }
+  ASSERT_TRUE(engine_->Write(*table, ops).status.ok());
+  HoldLane(storage::WorkLane::kLong);
+  auto sink = std::make_shared<TestSink>();
+  http::Request query = Request("GET", "/asyncq()?$filter=n%20ge%200");
+  handler_->Handle(query, http::RequestContext{}, http::Completion(sink));
+  auto future = sink->Future();
+  ASSERT_EQ(future.wait_for(50ms), std::future_status::timeout);  // suspended, queued behind the held lane
+  // "100001" sorts between "10000" and "10001": before where the slice stopped.
+  model::Entity late;
+  late.partition_key = "p";
+  late.row_key = "100001";
+  late.properties.push_back({"n", model::EdmValue::Int32(1)});
+  const std::vector<model::WriteOp> late_ops{model::WriteOp{model::WriteKind::kInsert, std::move(late), {}}};
+  ASSERT_TRUE(engine_->Write(*table, late_ops).status.ok());
+  Release();
+  ASSERT_EQ(future.wait_for(30s), std::future_status::ready);
+  http::Response page = future.get();
+  ASSERT_EQ(page.result_int(), 200) << page.body().substr(0, 300);
+  EXPECT_EQ(page.body().find(R"("RowKey":"100001")"), std::string::npos);
+  size_t at = 0;
+  for (int r = 0; r < 1000; ++r) {
+    const std::string row = R"("RowKey":")" + std::to_string(10000 + r) + R"(")";
+    const size_t found = page.body().find(row, at);
+    ASSERT_NE(found, std::string::npos) << r;
+    at = found + row.size();
+  }
+  EXPECT_EQ(std::string(page["x-ms-continuation-NextRowKey"]), protocol::EncodeContinuation("11000"));
+  http::Response again = Run(query);
+  ASSERT_EQ(again.result_int(), 200);
+  EXPECT_NE(again.body().find(R"("RowKey":"100001")"), std::string::npos);
+  EXPECT_EQ(std::string(again["x-ms-continuation-NextRowKey"]), protocol::EncodeContinuation("10999"));
+}
+
+// A suspended query still queued when the engine closes is answered 503
+// ServerBusy, and its scan (which holds the engine open) lets the close finish.
+TEST_F(AsyncDispatchTest, ASuspendedQueryQueuedAtShutdownIsAnswered503) {
+  auto table = engine_->GetTable(kAccount, "asyncq");
+  ASSERT_TRUE(table.ok());
+  std::vector<model::WriteOp> ops;
+  for (int r = 0; r < 600; ++r) {
+    model::Entity e;
+    e.partition_key = "p";
+    e.row_key = std::to_string(10000 + r);
+    ops.push_back(model::WriteOp{model::WriteKind::kInsert, std::move(e), {}});
+  }
+  ASSERT_TRUE(engine_->Write(*table, ops).status.ok());
+  HoldLane(storage::WorkLane::kLong);
+  auto sink = std::make_shared<TestSink>();
+  handler_->Handle(Request("GET", "/asyncq()"), http::RequestContext{}, http::Completion(sink));
+  std::thread closer([&] { EXPECT_TRUE(engine_->Close().ok()); });
+  while (engine_->Submit(storage::WorkLane::kShort, [](bool) {}).code() != StatusCode::kShuttingDown) {
+    std::this_thread::sleep_for(1ms);
+  }
+  Release();
+  closer.join();
+  http::Response r = sink->Future().get();
+  EXPECT_EQ(r.result_int(), 503);
+  EXPECT_EQ(std::string(r["x-ms-error-code"]), "ServerBusy");
+}
+
 TEST_F(AsyncDispatchTest, TableCreationRunsOnTheExecutor) {
   HoldLane(storage::WorkLane::kShort);
   http::Request create = Request("POST", "/Tables", R"({"TableName":"later"})");
