@@ -104,13 +104,17 @@ class CachedScanTest : public ::testing::TestWithParam<bool> {
       auto r = engines_[i]->Scan(tables_[i], spec);
       EXPECT_TRUE(r.ok()) << r.status().ToString();
       if (!r.ok()) break;
-      Page p{std::move(r->entities), r->next, r->rows_examined};
-      for (Entity& e : p.entities) e.timestamp = 0;
-      pages.push_back(std::move(p));
+      pages.push_back(PageOf(*r));
       if (!r->next) break;
       spec.resume_from = *r->next;
     }
     return pages;
+  }
+  // A scan's page, timestamps zeroed (see Drain).
+  static Page PageOf(model::ScanResult& r) {
+    Page p{std::move(r.entities), r.next, r.rows_examined};
+    for (Entity& e : p.entities) e.timestamp = 0;
+    return p;
   }
 
   // Drain(i, spec) with every page first tried with a zero CPU budget and
@@ -136,9 +140,7 @@ class CachedScanTest : public ::testing::TestWithParam<bool> {
         if (!r.ok()) break;
         EXPECT_EQ(r->suspended, nullptr);
       }
-      Page p{std::move(r->entities), r->next, r->rows_examined};
-      for (Entity& e : p.entities) e.timestamp = 0;
-      pages.push_back(std::move(p));
+      pages.push_back(PageOf(*r));
       if (!r->next) break;
       spec.resume_from = *r->next;
     }
