@@ -308,11 +308,15 @@ TEST_P(CachedScanTest, AdmittedPartitionsAreBuiltAfterTheScan) {
 // engine, whether their rows come from RocksDB or from cached partitions
 // (suspended inside one); the partitions they read are admitted and built.
 TEST_P(CachedScanTest, SuspendedPagesAreTheUninterruptedOnesColdAndCached) {
-  std::vector<model::WriteOp> ops;
   for (const char* pk : {"p1", "p2", "p3"}) {
-    for (int r = 0; r < 700; ++r) ops.push_back(Op(WriteKind::kInsert, MakeEntity(pk, RowKey(r), {{"n", EdmValue::Int32(r)}})));
+    for (int batch = 0; batch < 7; ++batch) {  // a write holds at most 100 rows of one partition
+      std::vector<model::WriteOp> ops;
+      for (int r = batch * 100; r < (batch + 1) * 100; ++r) {
+        ops.push_back(Op(WriteKind::kInsert, MakeEntity(pk, RowKey(r), {{"n", EdmValue::Int32(r)}})));
+      }
+      ASSERT_TRUE(WriteBoth(ops));
+    }
   }
-  ASSERT_TRUE(WriteBoth(ops));
   for (const bool filtered : {false, true}) {
     ScanSpec spec;
     if (filtered) spec.predicate = std::make_shared<ExprPredicate>(model::CompareOp::kNe, 5, nullptr);
@@ -320,7 +324,7 @@ TEST_P(CachedScanTest, SuspendedPagesAreTheUninterruptedOnesColdAndCached) {
     ASSERT_EQ(want.size(), 3u);
     size_t suspended = 0;
     EXPECT_EQ(DrainSuspending(1, spec, &suspended), want);  // no cache
-    EXPECT_EQ(suspended, 3u);
+    EXPECT_EQ(suspended, 2u);  // the last page, of about 100 rows, ends before its first clock check
     const uint64_t hits_before = engines_[0]->GetStats().scan_cache_hits;
     bool cached = false;
     for (int i = 0; i < 500 && !cached; ++i) {
@@ -332,7 +336,7 @@ TEST_P(CachedScanTest, SuspendedPagesAreTheUninterruptedOnesColdAndCached) {
     const uint64_t hits = engines_[0]->GetStats().scan_cache_hits;
     suspended = 0;
     EXPECT_EQ(DrainSuspending(0, spec, &suspended), want);  // suspended inside cached partitions
-    EXPECT_EQ(suspended, 3u);
+    EXPECT_EQ(suspended, 2u);
     EXPECT_GT(engines_[0]->GetStats().scan_cache_hits, hits);
   }
 }
