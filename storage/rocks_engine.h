@@ -41,6 +41,8 @@
 
 namespace tablestone::storage {
 
+class ScanState;  // one scan's state, rocks_engine_scan.cc
+
 class RocksEngine final : public Engine {
  public:
   explicit RocksEngine(const EngineOptions& options);
@@ -88,11 +90,13 @@ class RocksEngine final : public Engine {
   Status CreateCheckpoint(const std::string& dir) override;
 
  private:
-  // One page; lists in *admitted the partitions the scan cache admitted
-  // (built after the page by ScheduleBuilds) and sets *use_clock to the
-  // scan's use clock (partition_cache.h).
-  StatusOr<model::ScanResult> ScanPage(const TableInfo& table, const model::ScanSpec& spec,
-                                       std::vector<PartitionToBuild>* admitted, uint64_t* use_clock);
+  // One page, or its continuation (spec.resume_scan): runs the scan's state
+  // (rocks_engine_scan.cc), set in *state, until the page ends or is
+  // suspended (ScanSpec::resumable). A state it started is owned by *started;
+  // its page, the partitions its cache admitted (built after the page by
+  // ScheduleBuilds) and its use clock (partition_cache.h) are read from it.
+  Status ScanPage(const TableInfo& table, const model::ScanSpec& spec, std::shared_ptr<ScanState>* started,
+                  ScanState** state);
   // Admission without a cost to the query that triggers it: admitted
   // partitions are queued (once, however many scans admit them meanwhile)
   // and built into the scan cache one at a time by the builder thread

@@ -11,7 +11,10 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "storage/column_families.h"
@@ -279,6 +282,8 @@ class PartitionSource {
   // After kCached: the partition to serve.
   const std::shared_ptr<const CachedPartition>& cached() const { return cached_; }
   Status status() const { return status_; }
+  // A continued scan's deadline (ScanSpec::resume_scan).
+  void set_deadline(Deadline deadline) { deadline_ = deadline; }
 
   // The page ended at the current (kRow) row, inside its partition:
   // admission is asked for the partition if not yet, and if admitted it is
@@ -388,19 +393,211 @@ class PartitionSource {
 
 }  // namespace
 
+// One scan's whole state, kept across a suspension (model::SuspendedScan):
+// the ranges and where the scan is in them, its snapshot and PartitionSource
+// (the RocksDB iterator, the partition being read and its copied rows for
+// admission), the Page with the rows kept so far, and the partitions
+// admitted. A scan suspended at a row examines that row again when
+// continued; one suspended inside a cached partition serves it again from
+// the row it stopped at (ScanResult::next), so the page ends at the row and
+// with the `next` of an uninterrupted scan. While suspended it holds a pass
+// of the engine's gate (declared first, released last), so Close() waits
+// for it to be dropped before it closes the database under the iterator.
+class ScanState final : public model::SuspendedScan {
+ public:
+  using StripeOf = PartitionSource::StripeOf;
+  using AwaitBuild = PartitionSource::AwaitBuild;
+  // `db`, `cache` (may be null), `engine` and the counters outlive the scan;
+  // `table_state` keeps `last_write_stamp` alive.
+  ScanState(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, PartitionCache* cache,
+            std::shared_ptr<const void> table_state, const std::atomic<uint64_t>& last_write_stamp,
+            uint64_t table_id, const ScanClocks& clocks, RocksEngine* engine, StripeOf stripe_of,
+            AwaitBuild await_build, const model::ScanSpec& spec,
+            std::vector<std::pair<std::string, std::string>> ranges, std::string resume,
+            std::atomic<uint64_t>* hits, std::atomic<uint64_t>* misses)
+      : table_state_(std::move(table_state)),
+        table_id_(table_id),
+        spec_(spec),
+        ranges_(std::move(ranges)),
+        resume_(std::move(resume)),
+        clocks_(clocks),
+        snapshot_(db),
+        cache_tally_(hits, misses),
+        source_(db, cf, snapshot_.get(), cache, last_write_stamp, table_id, clocks, engine, stripe_of, await_build,
+                spec.deadline, &cache_tally_, &admitted_),
+        page_(spec_, &result_) {
+    spec_.resume_scan = nullptr;
+    Filter();
+  }
+
+  uint64_t table_id() const { return table_id_; }
+  uint64_t use_clock() const { return clocks_.use; }
+  bool suspended() const { return suspended_; }
+  model::ScanResult& result() { return result_; }
+  std::vector<PartitionToBuild>& admitted() { return admitted_; }
+
+  // Continues a suspended scan under `spec` (ScanSpec::resume_scan).
+  void Resume(const model::ScanSpec& spec) {
+    spec_ = spec;
+    spec_.resume_scan = nullptr;
+    spec_.resumable = false;  // suspended at most once
+    Filter();
+    source_.set_deadline(spec_.deadline);
+    page_.Resume();
+    suspended_ = false;
+  }
+
+  // Reads until the page ends, or is suspended (suspended() true; `gate`
+  // is then entered once more, left when this state is destroyed).
+  Status Run(OpGate& gate) {
+    for (; range_ < ranges_.size(); ++range_, in_range_ = false) {
+      auto& [lower, upper] = ranges_[range_];
+      if (!in_range_) {
+        if (!resume_.empty()) {
+          if (resume_ >= upper) continue;  // range entirely before the resume point
+          if (resume_ > lower) lower = resume_;
+        }
+        if (lower >= upper) continue;
+        source_.StartRange(lower, upper);
+        in_range_ = true;
+      }
+      for (;;) {
+        const Paused paused = std::exchange(paused_, Paused::kNo);
+        if (paused != Paused::kNo) result_.next.reset();
+        SourceStep step = SourceStep::kRow;  // kAtRow: the row the scan stopped at, examined again
+        if (paused == Paused::kInCached) {
+          // The cached partition again, from the row the scan stopped at.
+          EncodeEntityKey(table_id_, paused_at_.partition_key, paused_at_.row_key, &cached_from_);
+          bool ended = false;
+          TABLESTONE_RETURN_IF_ERROR(
+              ServeCached(source_.cached(), cached_from_, upper, spec_, &page_, &result_, &ended));
+          if (ended) return Ended(gate, Paused::kInCached);
+          continue;
+        }
+        if (paused == Paused::kNo) step = source_.Next();
+        if (step == SourceStep::kEnd) break;
+        if (step == SourceStep::kCached) {
+          bool ended = false;
+          TABLESTONE_RETURN_IF_ERROR(ServeCached(source_.cached(), lower, upper, spec_, &page_, &result_, &ended));
+          if (ended) return Ended(gate, Paused::kInCached);
+          continue;
+        }
+        model::Entity& row = source_.row();
+        if (!page_.Admit()) {
+          TABLESTONE_RETURN_IF_ERROR(source_.ReadRowKey());
+          result_.next = model::EntityKey{row.partition_key, row.row_key};
+          if (!page_.deadline_passed()) source_.PageEnded();
+          return Ended(gate, Paused::kAtRow);
+        }
+        bool matches = true;
+        if (encoded_) {
+          if (encoded_->reads_row_key()) TABLESTONE_RETURN_IF_ERROR(source_.ReadRowKey());
+          const EncodedFilter::Verdict verdict = encoded_->Evaluate(row.partition_key, row.row_key, source_.value());
+          if (verdict == EncodedFilter::Verdict::kFalse) continue;  // examined, not kept, not decoded
+          TABLESTONE_RETURN_IF_ERROR(source_.ReadValue(&spec_.select));
+          // kTrue: only the predicate's rest is left; kUnknown: malformed, the
+          // decode above has already failed.
+          matches = spec_.predicate->MatchesRest(row);
+        } else {
+          // A predicate without an expression may read any property.
+          TABLESTONE_RETURN_IF_ERROR(source_.ReadValue(spec_.predicate ? nullptr : &spec_.select));
+          matches = !spec_.predicate || spec_.predicate->Matches(row);
+        }
+        // A copy: the source decodes the next row into `row`, reusing its buffers.
+        if (matches && !page_.KeepCopy(row, source_.value_bytes())) {
+          result_.next = model::EntityKey{row.partition_key, row.row_key};
+          source_.PageEnded();
+          return Status::Ok();
+        }
+      }
+      TABLESTONE_RETURN_IF_ERROR(source_.status());
+    }
+    return Status::Ok();
+  }
+
+ private:
+  enum class Paused { kNo, kAtRow, kInCached };
+  // Leaves the gate when the state is destroyed (entered on suspension).
+  struct GateHold {
+    OpGate* gate = nullptr;
+    ~GateHold() {
+      if (gate != nullptr) gate->Exit();
+    }
+  };
+
+  // The $filter part of the predicate, decided from the encoded bytes of rows
+  // read from RocksDB: a row the filter drops is never decoded.
+  void Filter() {
+    const model::FilterExpr* expr = spec_.predicate ? spec_.predicate->columnar() : nullptr;
+    encoded_.reset();
+    if (expr != nullptr) encoded_.emplace(*expr);
+  }
+
+  // The page ended (result_.next set) `where`: suspended instead if it was
+  // the deadline and the scan may be suspended.
+  Status Ended(OpGate& gate, Paused where) {
+    if (!page_.deadline_passed() || !spec_.resumable || gate_hold_.gate != nullptr || !gate.Enter()) {
+      return Status::Ok();
+    }
+    gate_hold_.gate = &gate;
+    paused_ = where;
+    paused_at_ = *result_.next;
+    suspended_ = true;
+    return Status::Ok();
+  }
+
+  GateHold gate_hold_;  // first: destroyed last
+  std::shared_ptr<const void> table_state_;
+  const uint64_t table_id_;
+  model::ScanSpec spec_;  // page_ and encoded_ look into it
+  std::vector<std::pair<std::string, std::string>> ranges_;  // source_ views them
+  std::string resume_;
+  const ScanClocks clocks_;
+  SnapshotHolder snapshot_;
+  CacheLookupTally cache_tally_;
+  std::vector<PartitionToBuild> admitted_;
+  model::ScanResult result_;
+  PartitionSource source_;  // after the snapshot: its iterator goes first
+  std::optional<EncodedFilter> encoded_;
+  Page page_;
+  size_t range_ = 0;
+  bool in_range_ = false;  // source_ is reading ranges_[range_]
+  bool suspended_ = false;
+  Paused paused_ = Paused::kNo;
+  model::EntityKey paused_at_;  // result_.next when suspended
+  std::string cached_from_;
+};
+
 StatusOr<model::ScanResult> RocksEngine::Scan(const TableInfo& table, const model::ScanSpec& spec) {
-  std::vector<PartitionToBuild> admitted;
-  uint64_t use_clock = 0;
-  StatusOr<model::ScanResult> result = ScanPage(table, spec, &admitted, &use_clock);
-  // Rows kept unrendered after the last rendered one (ScanResult::rendered).
-  if (result.ok() && !result->rendered.empty()) result->rendered.resize(result->entities.size());
-  if (!admitted.empty()) ScheduleBuilds(table.id, use_clock, std::move(admitted));
+  std::shared_ptr<ScanState> started;
+  ScanState* state = nullptr;
+  Status status = ScanPage(table, spec, &started, &state);
+  // A failed scan (closed engine, no table, a read error) schedules nothing.
+  StatusOr<model::ScanResult> result = model::ScanResult();
+  if (!status.ok()) {
+    result = std::move(status);
+  } else if (state == nullptr) {
+    // spec.match_nothing: no row read.
+  } else if (state->suspended()) {
+    model::ScanResult paused;
+    paused.next = state->result().next;
+    paused.rows_examined = state->result().rows_examined;
+    paused.deadline_passed = true;
+    paused.suspended = started;
+    result = std::move(paused);
+  } else {
+    result = std::move(state->result());
+    // Rows kept unrendered after the last rendered one (ScanResult::rendered).
+    if (!result->rendered.empty()) result->rendered.resize(result->entities.size());
+    if (!state->admitted().empty()) ScheduleBuilds(table.id, state->use_clock(), std::move(state->admitted()));
+  }
   const std::shared_ptr<spdlog::logger>& log = StorageLog();
   if (log->should_log(spdlog::level::debug)) {
     if (result.ok()) {
-      log->debug("scan {}/{}: {} key range(s), read {} row(s), returned {}{}{}", table.account, table.name,
+      log->debug("scan {}/{}: {} key range(s), read {} row(s), returned {}{}{}{}", table.account, table.name,
                  spec.ranges.empty() ? size_t{1} : spec.ranges.size(), result->rows_examined, result->entities.size(),
-                 result->next ? ", more to come" : "", result->deadline_passed ? ", stopped at its deadline" : "");
+                 result->next ? ", more to come" : "", result->deadline_passed ? ", stopped at its deadline" : "",
+                 result->suspended ? ", suspended" : "");
     } else {
       log->debug("scan {}/{} failed: {}", table.account, table.name, result.status().ToString());
     }
@@ -408,14 +605,22 @@ StatusOr<model::ScanResult> RocksEngine::Scan(const TableInfo& table, const mode
   return result;
 }
 
-StatusOr<model::ScanResult> RocksEngine::ScanPage(const TableInfo& table, const model::ScanSpec& spec,
-                                                  std::vector<PartitionToBuild>* admitted, uint64_t* use_clock) {
+Status RocksEngine::ScanPage(const TableInfo& table, const model::ScanSpec& spec, std::shared_ptr<ScanState>* started,
+                             ScanState** state) {
   GatePass pass(gate_);
   if (!pass.ok()) return Status::ShuttingDown("storage engine is closed");
-  const std::shared_ptr<TableState> state = FindLiveTable(table.id);
-  if (!state) return Status::TableNotFound("the table specified does not exist");
-  model::ScanResult result;
-  if (spec.match_nothing) return result;
+  if (spec.resume_scan != nullptr) {
+    auto* suspended = dynamic_cast<ScanState*>(spec.resume_scan);
+    if (suspended == nullptr || !suspended->suspended() || suspended->table_id() != table.id) {
+      return Status::InvalidArgument("not a suspended scan of this table");
+    }
+    suspended->Resume(spec);
+    *state = suspended;
+    return suspended->Run(gate_);
+  }
+  std::shared_ptr<TableState> table_state = FindLiveTable(table.id);
+  if (!table_state) return Status::TableNotFound("the table specified does not exist");
+  if (spec.match_nothing) return Status::Ok();
 
   std::vector<std::pair<std::string, std::string>> ranges;
   if (spec.ranges.empty()) {
@@ -440,68 +645,16 @@ StatusOr<model::ScanResult> RocksEngine::ScanPage(const TableInfo& table, const 
     EncodeEntityKey(table.id, spec.resume_from->partition_key, spec.resume_from->row_key, &resume);
   }
 
-  // G0 before the snapshot: the order partition_cache.h's argument rests on.
+  // G0 before the snapshot (the state takes it): the order partition_cache.h's argument rests on.
   ScanClocks clocks;
   if (scan_cache_) clocks = {scan_cache_->Sequence(), scan_cache_->UseClock()};
-  *use_clock = clocks.use;
-  SnapshotHolder snapshot(db_);
-  CacheLookupTally cache_tally(&scan_cache_hits_, &scan_cache_misses_);
-  PartitionSource source(db_, cf(kEntitiesCf), snapshot.get(), scan_cache_.get(), state->last_write_stamp, table.id,
-                         clocks, this, &RocksEngine::StripeIndex, &RocksEngine::AwaitRunningBuild, spec.deadline,
-                         &cache_tally, admitted);
-
-  // The $filter part of the predicate, decided from the encoded bytes of rows
-  // read from RocksDB: a row the filter drops is never decoded.
-  const model::FilterExpr* expr = spec.predicate ? spec.predicate->columnar() : nullptr;
-  std::optional<EncodedFilter> encoded;
-  if (expr != nullptr) encoded.emplace(*expr);
-
-  Page page(spec, &result);
-  for (auto& [lower, upper] : ranges) {
-    if (!resume.empty()) {
-      if (resume >= upper) continue;  // range entirely before the resume point
-      if (resume > lower) lower = resume;
-    }
-    if (lower >= upper) continue;
-    source.StartRange(lower, upper);
-    for (SourceStep step; (step = source.Next()) != SourceStep::kEnd;) {
-      if (step == SourceStep::kCached) {
-        bool ended = false;
-        TABLESTONE_RETURN_IF_ERROR(ServeCached(source.cached(), lower, upper, spec, &page, &result, &ended));
-        if (ended) return result;
-        continue;
-      }
-      model::Entity& row = source.row();
-      if (!page.Admit()) {
-        TABLESTONE_RETURN_IF_ERROR(source.ReadRowKey());
-        result.next = model::EntityKey{row.partition_key, row.row_key};
-        if (!page.deadline_passed()) source.PageEnded();
-        return result;
-      }
-      bool matches = true;
-      if (encoded) {
-        if (encoded->reads_row_key()) TABLESTONE_RETURN_IF_ERROR(source.ReadRowKey());
-        const EncodedFilter::Verdict verdict = encoded->Evaluate(row.partition_key, row.row_key, source.value());
-        if (verdict == EncodedFilter::Verdict::kFalse) continue;  // examined, not kept, not decoded
-        TABLESTONE_RETURN_IF_ERROR(source.ReadValue(&spec.select));
-        // kTrue: only the predicate's rest is left; kUnknown: malformed, the
-        // decode above has already failed.
-        matches = spec.predicate->MatchesRest(row);
-      } else {
-        // A predicate without an expression may read any property.
-        TABLESTONE_RETURN_IF_ERROR(source.ReadValue(spec.predicate ? nullptr : &spec.select));
-        matches = !spec.predicate || spec.predicate->Matches(row);
-      }
-      // A copy: the source decodes the next row into `row`, reusing its buffers.
-      if (matches && !page.KeepCopy(row, source.value_bytes())) {
-        result.next = model::EntityKey{row.partition_key, row.row_key};
-        source.PageEnded();
-        return result;
-      }
-    }
-    TABLESTONE_RETURN_IF_ERROR(source.status());
-  }
-  return result;
+  const std::atomic<uint64_t>& last_write_stamp = table_state->last_write_stamp;
+  *started = std::make_shared<ScanState>(db_, cf(kEntitiesCf), scan_cache_.get(), std::move(table_state),
+                                         last_write_stamp, table.id, clocks, this, &RocksEngine::StripeIndex,
+                                         &RocksEngine::AwaitRunningBuild, spec, std::move(ranges), std::move(resume),
+                                         &scan_cache_hits_, &scan_cache_misses_);
+  *state = started->get();
+  return (*state)->Run(gate_);
 }
 
 void RocksEngine::ScheduleBuilds(uint64_t table_id, uint64_t use_clock, std::vector<PartitionToBuild> builds) {

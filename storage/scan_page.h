@@ -142,6 +142,24 @@ class Page {
     return Keep(copy, value_bytes);
   }
   bool deadline_passed() const { return deadline_passed_; }
+  // Continues a page that ended at its deadline or CPU budget (a suspended
+  // scan, ScanSpec::resume_scan) under the spec's timing as it is now: the
+  // clocks start again and the page is open as if it had never stopped (a
+  // deadline only ends a page that no limit had filled).
+  void Resume() {
+    if (!deadline_passed_) return;
+    timed_ = spec_.deadline.has_value() || spec_.cpu_budget.has_value();
+    if (spec_.cpu_budget) {
+      cpu_start_ = ThreadCpuTime();
+      wall_start_ = std::chrono::steady_clock::now();
+    }
+    if (spec_.cpu_burst) {
+      burst_wall_start_ = std::chrono::steady_clock::now();
+      burst_cpu_start_ = ThreadCpuTime();
+    }
+    since_clock_check_ = 0;
+    full_ = deadline_passed_ = result_->deadline_passed = false;
+  }
 
  private:
   // Keep() for a row of exactly `bytes` bytes; moves from `entity` if kept.

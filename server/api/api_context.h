@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,6 +19,7 @@
 #include "server/http/handler.h"
 #include "storage/engine.h"
 #include "storage/model/ascii.h"
+#include "storage/model/scan_spec.h"
 
 namespace tablestone::api {
 
@@ -69,10 +71,13 @@ struct ApiContext {
 // does not count, or on a busy machine every page would outgrow it) or ten
 // times that in wall-clock time (a scan waiting on the disk uses no CPU), and a
 // handler whose scan got there sets `gave_up` instead of answering, so that
-// the dispatcher runs it again on the engine's long lane.
+// the dispatcher runs it on the engine's long lane, where it continues the
+// scan from `suspended` (ScanSpec::resumable: the rows read so far are not
+// read again) or, when the engine kept none, starts it again.
 struct InlineSlice {
   std::chrono::nanoseconds cpu_budget;
   bool gave_up = false;
+  std::shared_ptr<model::SuspendedScan> suspended;  // may stay null when gave_up
 };
 
 // One request. Built by the dispatcher before a handler runs.
@@ -95,6 +100,9 @@ struct RequestInfo {
   AuthGrant grant;
   std::string base_url;     // service root URL with trailing '/', e.g. "http://127.0.0.1:10002/devstoreaccount1/"
   InlineSlice* inline_slice = nullptr;  // set only for the I/O-thread try of a query
+  // The scan a query's I/O-thread try left (InlineSlice::suspended), which its
+  // run on the long lane continues; dropped by the dispatcher once that ran.
+  std::shared_ptr<model::SuspendedScan> suspended_scan;
   // Non-null only while the request trace is on (trace.h): handlers time their
   // storage calls into it (StorageTimer) and add their keys and row counts.
   RequestTrace* trace = nullptr;

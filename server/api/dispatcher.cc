@@ -341,13 +341,15 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
       if (metrics_ != nullptr) metrics_->RecordQuerySlice(/*overran=*/false);
       placement = Placement::kLongLane;
     } else {
-      InlineSlice slice{options_.inline_query_slice};
+      InlineSlice slice{options_.inline_query_slice, false, nullptr};
       info->inline_slice = &slice;
       Run(*info, response);
       info->inline_slice = nullptr;
       if (!slice.gave_up) {
         return Finish(request, request_id, cors_account, std::move(response), std::move(done), &*info, tally);
       }
+      // The long lane continues the scan where the slice left it.
+      info->suspended_scan = std::move(slice.suspended);
       slice_hints_.OutgrewSlice(info->account(), table, now);
       if (metrics_ != nullptr) metrics_->RecordQuerySlice(/*overran=*/true);
       response = http::Response();
@@ -366,17 +368,21 @@ void Dispatcher::RunOnLane(storage::WorkLane lane, std::shared_ptr<Pending> pend
     if (pending->done.Cancelled()) return pending->done(http::Response());  // its client has gone
     if (dropped) {
       // The server is stopping: the work never started, so a retry is safe.
+      // A suspended scan lets go of the engine, which waits for it to close.
+      pending->info.suspended_scan.reset();
       pending->response = http::Response();
       pending->response.version(pending->info.request.version());
       WriteError(pending->info, ApiError::ServerBusy(), pending->response, IsXmlOperation(pending->info.route.operation));
     } else {
       Run(pending->info, pending->response);
+      pending->info.suspended_scan.reset();  // its snapshot and the engine's gate, let go before the answer waits
     }
     Finish(pending->info.request, pending->info.request_id, pending->cors_account, std::move(pending->response),
            std::move(pending->done), &pending->info, pending->tally);
   });
   if (!submitted.ok()) {
     // Queue full (or stopping): the service's answer to overload.
+    pending->info.suspended_scan.reset();
     pending->response = http::Response();
     pending->response.version(pending->info.request.version());
     WriteError(pending->info, ApiError::ServerBusy(), pending->response, IsXmlOperation(pending->info.route.operation));

@@ -22,10 +22,12 @@
 //                       3 ms of its CPU time, 30 ms of wall-clock time): a
 //                       query is tried there first, since most
 //                       finish in far less (and skip two thread hand-offs);
-//                       one whose page runs out of time is run again from
-//                       its start on the long lane, and for a second the
-//                       table's queries go there directly (SliceHints), so
-//                       a table of long pages loses no slice per page.
+//                       one whose page runs out of time continues on the
+//                       long lane where its scan stopped (its rows so far,
+//                       position, snapshot and cache admission carried over,
+//                       model::SuspendedScan), and for a second the table's
+//                       queries go there directly (SliceHints), sparing the
+//                       I/O thread a slice per page on a table of long pages.
 // Work handed to the engine's executor (storage/work_executor.h) answers 503
 // ServerBusy when its queue is full, is skipped when its client has gone,
 // and is answered 503 when the server stops before it ran.

@@ -37,14 +37,16 @@ struct ReadScope {
   InlineSlice* inline_slice = nullptr;  // set only for the I/O-thread try of a query
   RequestTrace* trace = nullptr;        // RequestInfo::trace
   const faults::PageCut* page_cut = nullptr;  // realistic mode: how the page is cut (RequestInfo::page_cut)
+  model::SuspendedScan* resume_scan = nullptr;  // RequestInfo::suspended_scan: a query continues it
 };
 
 // Get Entity and Query Entities from their request parts: parse the typed
 // request (query_ops.h), run it against the engine, and write the whole
 // response, errors included. The same path for a top-level request (the
 // Handle* functions above) and for the GET inside $batch (batch_handler.cc).
-// A query that reached `scope.inline_slice` sets its gave_up and writes
-// nothing.
+// A query that reached `scope.inline_slice` sets its gave_up (and suspended,
+// its scan's state) and writes nothing; given `scope.resume_scan`, it
+// continues that scan instead of starting one.
 void AnswerGetEntity(const ApiContext& ctx, const RequestParts& parts, const ReadScope& scope,
                      http::Response& response);
 void AnswerQueryEntities(const ApiContext& ctx, const RequestParts& parts, const ReadScope& scope,

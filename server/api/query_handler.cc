@@ -119,7 +119,8 @@ class JsonRowRenderer final : public model::RowRenderer {
 
 // Query Entities' handler step: on success writes the 200 answer; on failure
 // writes nothing and returns the error. A scan that reached the I/O thread's
-// slice sets scope.inline_slice->gave_up and writes nothing. Consumes `req`
+// slice sets scope.inline_slice->gave_up (and ->suspended) and writes
+// nothing; one given scope.resume_scan continues it. Consumes `req`
 // (its resume key moves into the scan).
 std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesRequest&& req,
                                          const ReadScope& scope, http::Response& response) {
@@ -165,11 +166,16 @@ std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesReq
     const bool sliced = scope.inline_slice != nullptr;
     if (!sliced && ctx.options.scan_cpu_burst.count() > 0) spec.cpu_burst = ctx.options.scan_cpu_burst;
     if (sliced) {
+      // Kept when the slice runs out, for the long lane to continue.
+      spec.resumable = true;
       spec.cpu_budget = scope.inline_slice->cpu_budget;
       // A scan waiting on the disk uses no CPU: the wall clock bounds it too.
       const auto wall = std::chrono::steady_clock::now() + 10 * scope.inline_slice->cpu_budget;
       if (wall < *spec.deadline) spec.deadline = wall;
     }
+    // The same spec as the I/O thread's try, built again: the first one's
+    // predicate, sizer and renderer view that run's request, which has moved.
+    spec.resume_scan = scope.resume_scan;
     if (!spec.match_nothing) {
       auto result = [&] {
         StorageTimer timer(scope.trace);
@@ -177,9 +183,11 @@ std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesReq
       }();
       if (!result.ok()) return protocol::FromStatus(result.status());
       if (sliced && result->deadline_passed) {
-        // Too long for an I/O thread: the dispatcher runs it again on the
-        // long lane.
+        // Too long for an I/O thread: the dispatcher hands it to the long
+        // lane, which continues the suspended scan (or, without one, starts
+        // it again).
         scope.inline_slice->gave_up = true;
+        scope.inline_slice->suspended = std::move(result->suspended);
         return std::nullopt;
       }
       entities = std::move(result->entities);
@@ -241,7 +249,7 @@ void HandleQueryEntities(const ApiContext& ctx, const RequestInfo& info, http::R
   BeastRequestHeaders headers(info.request);
   AnswerQueryEntities(ctx, info.Parts(headers),
                       ReadScope{info.request_id, info.base_url, info.grant, info.inline_slice, info.trace,
-                                info.page_cut ? &*info.page_cut : nullptr},
+                                info.page_cut ? &*info.page_cut : nullptr, info.suspended_scan.get()},
                       response);
 }
 

@@ -11,10 +11,11 @@
 namespace tablestone::api {
 
 // Tables whose queries outgrew the I/O thread's slice lately (dispatcher.h,
-// "Where the operation's handler runs"). A query that gives up its slice is
-// run again from its start on the long lane, so on a table whose pages take
-// longer than the slice (a 1,000-row page does), trying every page on the I/O
-// thread first would read each page one and a half times. For `hold` after a
+// "Where the operation's handler runs"). A query that gives up its slice
+// continues on the long lane where its scan stopped, but on a table whose
+// pages take longer than the slice (a 1,000-row page does), trying every page
+// on the I/O thread first would hold that thread for a whole slice per page
+// and add two thread hand-offs to each. For `hold` after a
 // query gave up, the table's queries go straight to the long lane; then one
 // tries the slice again.
 //

@@ -90,6 +90,17 @@ class RowRenderer {
   virtual size_t Render(const Entity& entity, size_t stored_bytes, std::string* out) const = 0;
 };
 
+// A scan stopped at its CPU budget with its whole state kept (ScanSpec::
+// resumable): the rows kept so far, its position, its snapshot and iterator,
+// its cache admission. Opaque outside the engine that made it; used by one
+// thread at a time (it may move between threads). Why: a query tried on an
+// I/O thread that outgrew its slice was run again from its start on the
+// long lane, reading its first rows twice (docs/benchmarks.md, issue 20).
+class SuspendedScan {
+ public:
+  virtual ~SuspendedScan() = default;
+};
+
 struct ScanSpec {
   // Ranges to read, sorted and disjoint. Empty = the whole table. A range that
   // is provably empty may be omitted by the planner; `match_nothing` says the
@@ -138,6 +149,20 @@ struct ScanSpec {
   // When set (and `select` is empty), rows served from the scan cache may
   // come back rendered (ScanResult::rendered).
   std::shared_ptr<const RowRenderer> renderer;
+  // When the page ends at `cpu_budget` or `deadline`, keep the scan's state
+  // in ScanResult::suspended instead of ending the page there, so that it can
+  // be continued (resume_scan). Ignored by a scan that continues one: a scan
+  // is suspended at most once.
+  bool resumable = false;
+  // Continue this suspended scan (a ScanResult::suspended of an earlier Scan
+  // of the same table with the same ranges, bound, resume_from, predicate,
+  // select and page limits) instead of starting: the page comes out exactly
+  // as if the first Scan had never stopped (same rows, same `next`, one
+  // snapshot), under this spec's deadline, cpu_budget and cpu_burst. This
+  // spec's predicate, row_sizer and renderer replace the first one's, which
+  // need not outlive the first call. Owned by the caller; must outlive the
+  // call and not be continued twice.
+  SuspendedScan* resume_scan = nullptr;
 };
 
 struct ScanResult {
@@ -156,6 +181,12 @@ struct ScanResult {
   // and Timestamp (no properties). The views stay valid while `pins` lives.
   std::vector<std::string_view> rendered;
   std::vector<std::shared_ptr<const void>> pins;
+  // Set when a resumable scan stopped at its deadline or CPU budget
+  // (ScanSpec::resumable): the page is not done, `entities` is empty (the
+  // rows kept so far stay in the suspended scan) and `next`, `rows_examined`
+  // and `deadline_passed` say where it stopped. Holding it holds a RocksDB
+  // snapshot and keeps the engine from closing: drop it soon.
+  std::shared_ptr<SuspendedScan> suspended;
 };
 
 }  // namespace tablestone::model

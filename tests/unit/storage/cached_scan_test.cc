@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -103,9 +104,43 @@ class CachedScanTest : public ::testing::TestWithParam<bool> {
       auto r = engines_[i]->Scan(tables_[i], spec);
       EXPECT_TRUE(r.ok()) << r.status().ToString();
       if (!r.ok()) break;
-      Page p{std::move(r->entities), r->next, r->rows_examined};
-      for (Entity& e : p.entities) e.timestamp = 0;
-      pages.push_back(std::move(p));
+      pages.push_back(PageOf(*r));
+      if (!r->next) break;
+      spec.resume_from = *r->next;
+    }
+    return pages;
+  }
+  // A scan's page, timestamps zeroed (see Drain).
+  static Page PageOf(model::ScanResult& r) {
+    Page p{std::move(r.entities), r.next, r.rows_examined};
+    for (Entity& e : p.entities) e.timestamp = 0;
+    return p;
+  }
+
+  // Drain(i, spec) with every page first tried with a zero CPU budget and
+  // suspended (ScanSpec::resumable), then continued without one; counts the
+  // suspensions in *suspended.
+  std::vector<Page> DrainSuspending(int i, ScanSpec spec, size_t* suspended) {
+    std::vector<Page> pages;
+    for (int guard = 0; guard < 10000; ++guard) {
+      ScanSpec first = spec;
+      first.resumable = true;
+      first.cpu_budget = std::chrono::nanoseconds(0);  // suspended at the first clock check
+      auto r = engines_[i]->Scan(tables_[i], first);
+      EXPECT_TRUE(r.ok()) << r.status().ToString();
+      if (!r.ok()) break;
+      std::shared_ptr<model::SuspendedScan> held = r->suspended;
+      if (held != nullptr) {
+        ++*suspended;
+        EXPECT_TRUE(r->entities.empty());
+        ScanSpec rest = spec;
+        rest.resume_scan = held.get();
+        r = engines_[i]->Scan(tables_[i], rest);
+        EXPECT_TRUE(r.ok()) << r.status().ToString();
+        if (!r.ok()) break;
+        EXPECT_EQ(r->suspended, nullptr);
+      }
+      pages.push_back(PageOf(*r));
       if (!r->next) break;
       spec.resume_from = *r->next;
     }
@@ -267,6 +302,44 @@ TEST_P(CachedScanTest, AdmittedPartitionsAreBuiltAfterTheScan) {
   // A write invalidates the entry; the results stay those of the plain engine.
   ASSERT_TRUE(WriteBoth({Op(WriteKind::kInsert, MakeEntity("p", RowKey(500), {{"n", EdmValue::Int32(1)}}))}));
   ASSERT_EQ(Drain(0, spec), Drain(1, spec));
+}
+
+// Pages suspended at their CPU budget and continued (the query that
+// outgrew its I/O-thread slice) are the uninterrupted pages of the plain
+// engine, whether their rows come from RocksDB or from cached partitions
+// (suspended inside one); the partitions they read are admitted and built.
+TEST_P(CachedScanTest, SuspendedPagesAreTheUninterruptedOnesColdAndCached) {
+  for (const char* pk : {"p1", "p2", "p3"}) {
+    for (int batch = 0; batch < 7; ++batch) {  // a write holds at most 100 rows of one partition
+      std::vector<model::WriteOp> ops;
+      for (int r = batch * 100; r < (batch + 1) * 100; ++r) {
+        ops.push_back(Op(WriteKind::kInsert, MakeEntity(pk, RowKey(r), {{"n", EdmValue::Int32(r)}})));
+      }
+      ASSERT_TRUE(WriteBoth(ops));
+    }
+  }
+  for (const bool filtered : {false, true}) {
+    ScanSpec spec;
+    if (filtered) spec.predicate = std::make_shared<ExprPredicate>(model::CompareOp::kNe, 5, nullptr);
+    const std::vector<Page> want = Drain(1, spec);
+    ASSERT_EQ(want.size(), 3u);
+    size_t suspended = 0;
+    EXPECT_EQ(DrainSuspending(1, spec, &suspended), want);  // no cache
+    EXPECT_EQ(suspended, 2u);  // the last page, of about 100 rows, ends before its first clock check
+    const uint64_t hits_before = engines_[0]->GetStats().scan_cache_hits;
+    bool cached = false;
+    for (int i = 0; i < 500 && !cached; ++i) {
+      EXPECT_EQ(DrainSuspending(0, spec, &suspended), want);
+      cached = engines_[0]->GetStats().scan_cache_hits > hits_before;
+      if (!cached) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_TRUE(cached);
+    const uint64_t hits = engines_[0]->GetStats().scan_cache_hits;
+    suspended = 0;
+    EXPECT_EQ(DrainSuspending(0, spec, &suspended), want);  // suspended inside cached partitions
+    EXPECT_EQ(suspended, 2u);
+    EXPECT_GT(engines_[0]->GetStats().scan_cache_hits, hits);
+  }
 }
 
 // A page that ends inside an admitted partition still gets it built (from a

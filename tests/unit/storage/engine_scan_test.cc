@@ -533,6 +533,91 @@ TEST_P(EngineScanTest, CpuBurstYieldsWithoutChangingThePage) {
   EXPECT_EQ(Run(spec).cpu_yields, 0u);
 }
 
+// A resumable scan that reaches its CPU budget is suspended (ScanResult::
+// suspended, no rows handed out) and, continued, gives the page an
+// uninterrupted scan gives: the same rows, `next` and rows examined, read
+// from the first scan's snapshot (a row written in between is not in it).
+TEST_P(EngineScanTest, ASuspendedScanContinuesAsIfUninterrupted) {
+  InsertBigPartition();
+  ScanSpec spec;
+  spec.ranges = {KeyRange{Partition("a", true), Partition("a0", true)}, KeyRange{Partition("big", true), std::nullopt}};
+  spec.predicate = test_util::Where([](const Entity& e) { return e.row_key != "0007"; });
+  spec.max_results = 900;
+  const model::ScanResult whole = Run(spec);
+  ASSERT_EQ(whole.entities.size(), 900u);
+  ASSERT_TRUE(whole.next.has_value());
+
+  ScanSpec first = spec;
+  first.resumable = true;
+  first.cpu_budget = std::chrono::nanoseconds(0);  // suspended at the first clock check
+  model::ScanResult paused = Run(first);
+  ASSERT_NE(paused.suspended, nullptr);
+  EXPECT_TRUE(paused.deadline_passed);
+  EXPECT_TRUE(paused.entities.empty());
+  EXPECT_EQ(paused.rows_examined, 255u);
+  Insert("big", "0300x");  // after the suspended scan's snapshot
+
+  ScanSpec rest = spec;
+  rest.resume_scan = paused.suspended.get();
+  model::ScanResult continued = Run(rest);
+  EXPECT_EQ(continued.suspended, nullptr);
+  EXPECT_FALSE(continued.deadline_passed);
+  EXPECT_EQ(KeysOf(continued.entities), KeysOf(whole.entities));
+  EXPECT_EQ(continued.next, whole.next);
+  EXPECT_EQ(continued.rows_examined, whole.rows_examined);
+  paused.suspended.reset();
+  // A scan started now sees the row.
+  EXPECT_NE(KeysOf(Run(spec).entities), KeysOf(whole.entities));
+}
+
+// A scan that is not resumable ends its page at the budget as before; one
+// continued is never suspended again, and a suspended scan continues only on
+// its own table.
+TEST_P(EngineScanTest, OnlyAResumableScanIsSuspendedAndOnlyOnce) {
+  InsertBigPartition();
+  ScanSpec spec;
+  spec.cpu_budget = std::chrono::nanoseconds(0);
+  model::ScanResult ended = Run(spec);
+  EXPECT_EQ(ended.suspended, nullptr);
+  EXPECT_TRUE(ended.deadline_passed);
+  EXPECT_EQ(ended.entities.size(), 255u);
+
+  spec.resumable = true;
+  model::ScanResult paused = Run(spec);
+  ASSERT_NE(paused.suspended, nullptr);
+  TableInfo other = Create("other");
+  ScanSpec elsewhere;
+  elsewhere.resume_scan = paused.suspended.get();
+  EXPECT_FALSE(engine_->Scan(other, elsewhere).ok());
+  ScanSpec again = spec;  // still a zero budget, still resumable
+  again.resume_scan = paused.suspended.get();
+  model::ScanResult continued = Run(again);
+  EXPECT_EQ(continued.suspended, nullptr);
+  EXPECT_TRUE(continued.deadline_passed);  // its own budget ends the page, at its next clock check
+  EXPECT_EQ(continued.entities.size(), 255u + 255u);
+}
+
+// A suspended scan keeps the engine open (its iterator reads the database):
+// Close() waits until it is dropped.
+TEST_P(EngineScanTest, CloseWaitsForASuspendedScan) {
+  InsertBigPartition();
+  ScanSpec spec;
+  spec.resumable = true;
+  spec.cpu_budget = std::chrono::nanoseconds(0);
+  model::ScanResult paused = Run(spec);
+  ASSERT_NE(paused.suspended, nullptr);
+  std::atomic<bool> closed{false};
+  std::thread closer([&] {
+    EXPECT_TRUE(engine_->Close().ok());
+    closed = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(closed.load());
+  paused.suspended.reset();
+  closer.join();
+  EXPECT_TRUE(closed.load());
+}
+
 TEST_P(EngineScanTest, ScanReadsAConsistentSnapshot) {
   ScanSpec spec;
   bool wrote = false;

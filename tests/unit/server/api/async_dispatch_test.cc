@@ -104,6 +104,51 @@ class AsyncDispatchTest : public ::testing::Test {
       release_.set_value();
     }
   }
+  // Rows "10000", "10001", ... of partition "p" in table asyncq, each with n = its index.
+  void InsertRows(int count) {
+    auto table = engine_->GetTable(kAccount, "asyncq");
+    ASSERT_TRUE(table.ok());
+    std::vector<model::WriteOp> ops;
+    for (int r = 0; r < count; ++r) {
+      model::Entity e;
+      e.partition_key = "p";
+      e.row_key = std::to_string(10000 + r);
+      e.properties.push_back({"n", model::EdmValue::Int32(r)});
+      ops.push_back(model::WriteOp{model::WriteKind::kInsert, std::move(e), {}});
+      if (ops.size() == 100 || r + 1 == count) {
+        ASSERT_TRUE(engine_->Write(*table, ops).status.ok());
+        ops.clear();
+      }
+    }
+  }
+  // The page holds rows "10000".."10999" in order (timestamps differ between
+  // runs: keys only).
+  static void ExpectRows10000To10999(const http::Response& page) {
+    size_t at = 0;
+    for (int r = 0; r < 1000; ++r) {
+      const std::string row = R"("RowKey":")" + std::to_string(10000 + r) + R"(")";
+      const size_t found = page.body().find(row, at);
+      ASSERT_NE(found, std::string::npos) << r;
+      at = found + row.size();
+    }
+  }
+  // Sends `request` while `lane`'s thread is held, closes the engine, then
+  // lets the lane go: the request's answer, given at the close.
+  http::Response AnswerAtClose(storage::WorkLane lane, const http::Request& request) {
+    HoldLane(lane);
+    auto sink = std::make_shared<TestSink>();
+    handler_->Handle(request, http::RequestContext{}, http::Completion(sink));
+    std::thread closer([&] { EXPECT_TRUE(engine_->Close().ok()); });
+    // Probed on the other lane: `request` may fill the held one's queue.
+    const storage::WorkLane probe =
+        lane == storage::WorkLane::kShort ? storage::WorkLane::kLong : storage::WorkLane::kShort;
+    while (engine_->Submit(probe, [](bool) {}).code() != StatusCode::kShuttingDown) {
+      std::this_thread::sleep_for(1ms);
+    }
+    Release();
+    closer.join();
+    return sink->Future().get();
+  }
   static std::string Insert(const std::string& rk) { return R"({"PartitionKey":"p","RowKey":")" + rk + R"(","v":1})"; }
 
   std::unique_ptr<storage::Engine> engine_;
@@ -229,26 +274,13 @@ TEST_F(AsyncDispatchTest, ShortQueryIsAnsweredInlineLongOneOnTheLongLane) {
   EXPECT_NE(long_sink->on_thread, std::this_thread::get_id());
 }
 
-// A query that outgrows the I/O thread's slice is run again on the long lane:
+// A query that outgrows the I/O thread's slice is completed on the long lane:
 // the answer is the page one uninterrupted scan gives (1,000 rows in order,
 // the continuation at the next row), not a short page and not rows twice;
 // the table's next query goes to the long lane directly (SliceHints) with the
 // same answer.
 TEST_F(AsyncDispatchTest, ASlicedQueryPageIsCompletedOnTheLongLane) {
-  auto table = engine_->GetTable(kAccount, "asyncq");
-  ASSERT_TRUE(table.ok());
-  std::vector<model::WriteOp> ops;
-  for (int r = 0; r < 1500; ++r) {
-    model::Entity e;
-    e.partition_key = "p";
-    e.row_key = std::to_string(10000 + r);
-    e.properties.push_back({"n", model::EdmValue::Int32(r)});
-    ops.push_back(model::WriteOp{model::WriteKind::kInsert, std::move(e), {}});
-    if (ops.size() == 100) {
-      ASSERT_TRUE(engine_->Write(*table, ops).status.ok());
-      ops.clear();
-    }
-  }
+  InsertRows(1500);
   // The fixture's slice is 0: the query outgrows it at its first clock check.
   for (int attempt = 0; attempt < 2; ++attempt) {
     http::Response page = Run(Request("GET", "/asyncq()?$filter=n%20ge%200"));
@@ -260,16 +292,54 @@ TEST_F(AsyncDispatchTest, ASlicedQueryPageIsCompletedOnTheLongLane) {
       ++rows;
     }
     EXPECT_EQ(rows, 1000u);
-    size_t at = 0;
-    for (int r = 0; r < 1000; ++r) {
-      const std::string row = R"("RowKey":")" + std::to_string(10000 + r) + R"(")";
-      const size_t found = page.body().find(row, at);
-      ASSERT_NE(found, std::string::npos) << r;
-      at = found + row.size();
-    }
+    ExpectRows10000To10999(page);
     EXPECT_EQ(page.body().find(R"("RowKey":"11000")"), std::string::npos);  // the 1,001st row is the next page's
     EXPECT_EQ(std::string(page["x-ms-continuation-NextRowKey"]), protocol::EncodeContinuation("11000"));
   }
+}
+
+// A query that outgrows its slice continues its scan on the long lane
+// (model::SuspendedScan) instead of starting again: one snapshot for the
+// whole page, so a row written while the query waits for the lane is not in
+// it (a scan started again would return it and end the page a row earlier),
+// and the page is exactly the uninterrupted one; the next query sees the row.
+TEST_F(AsyncDispatchTest, ASlicedQueryContinuesItsScanOnTheLongLane) {
+  InsertRows(1500);
+  auto table = engine_->GetTable(kAccount, "asyncq");
+  ASSERT_TRUE(table.ok());
+  HoldLane(storage::WorkLane::kLong);
+  auto sink = std::make_shared<TestSink>();
+  http::Request query = Request("GET", "/asyncq()?$filter=n%20ge%200");
+  handler_->Handle(query, http::RequestContext{}, http::Completion(sink));
+  auto future = sink->Future();
+  ASSERT_EQ(future.wait_for(50ms), std::future_status::timeout);  // suspended, queued behind the held lane
+  // "100001" sorts between "10000" and "10001": before where the slice stopped.
+  model::Entity late;
+  late.partition_key = "p";
+  late.row_key = "100001";
+  late.properties.push_back({"n", model::EdmValue::Int32(1)});
+  const std::vector<model::WriteOp> late_ops{model::WriteOp{model::WriteKind::kInsert, std::move(late), {}}};
+  ASSERT_TRUE(engine_->Write(*table, late_ops).status.ok());
+  Release();
+  ASSERT_EQ(future.wait_for(30s), std::future_status::ready);
+  http::Response page = future.get();
+  ASSERT_EQ(page.result_int(), 200) << page.body().substr(0, 300);
+  EXPECT_EQ(page.body().find(R"("RowKey":"100001")"), std::string::npos);
+  ExpectRows10000To10999(page);
+  EXPECT_EQ(std::string(page["x-ms-continuation-NextRowKey"]), protocol::EncodeContinuation("11000"));
+  http::Response again = Run(query);
+  ASSERT_EQ(again.result_int(), 200);
+  EXPECT_NE(again.body().find(R"("RowKey":"100001")"), std::string::npos);
+  EXPECT_EQ(std::string(again["x-ms-continuation-NextRowKey"]), protocol::EncodeContinuation("10999"));
+}
+
+// A suspended query still queued when the engine closes is answered 503
+// ServerBusy, and its scan (which holds the engine open) lets the close finish.
+TEST_F(AsyncDispatchTest, ASuspendedQueryQueuedAtShutdownIsAnswered503) {
+  InsertRows(600);
+  http::Response r = AnswerAtClose(storage::WorkLane::kLong, Request("GET", "/asyncq()"));
+  EXPECT_EQ(r.result_int(), 503);
+  EXPECT_EQ(std::string(r["x-ms-error-code"]), "ServerBusy");
 }
 
 TEST_F(AsyncDispatchTest, TableCreationRunsOnTheExecutor) {
@@ -315,17 +385,7 @@ TEST_F(AsyncDispatchTest, QueuedRequestOfAClientThatLeftIsSkipped) {
 }
 
 TEST_F(AsyncDispatchTest, RequestsQueuedAtShutdownAreAnswered503AndNotRun) {
-  HoldLane(storage::WorkLane::kShort);
-  http::Request create = Request("POST", "/Tables", R"({"TableName":"late"})");
-  auto sink = std::make_shared<TestSink>();
-  handler_->Handle(create, http::RequestContext{}, http::Completion(sink));
-  std::thread closer([&] { EXPECT_TRUE(engine_->Close().ok()); });
-  while (engine_->Submit(storage::WorkLane::kLong, [](bool) {}).code() != StatusCode::kShuttingDown) {
-    std::this_thread::sleep_for(1ms);
-  }
-  Release();
-  closer.join();
-  http::Response r = sink->Future().get();
+  http::Response r = AnswerAtClose(storage::WorkLane::kShort, Request("POST", "/Tables", R"({"TableName":"late"})"));
   EXPECT_EQ(r.result_int(), 503);
   EXPECT_EQ(std::string(r["x-ms-error-code"]), "ServerBusy");
   // After the close every write is refused the same way, inline or queued.
