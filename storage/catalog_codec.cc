@@ -60,6 +60,27 @@ std::string TableAclKey(uint64_t table_id) {
 }
 
 std::string EntityCountsKey() { return "C"; }
+std::string CachedPartitionsKey() { return "G"; }
+
+std::string EncodeKeyList(const std::vector<std::string>& keys) {
+  std::string out;
+  for (const std::string& key : keys) {
+    out += EncodeFixed64Be(key.size());
+    out += key;
+  }
+  return out;
+}
+
+bool DecodeKeyList(std::string_view value, std::vector<std::string>* keys) {
+  keys->clear();
+  while (!value.empty()) {
+    uint64_t size = 0;
+    if (value.size() < 8 || !DecodeFixed64Be(value.substr(0, 8), &size) || size > value.size() - 8) return false;
+    keys->emplace_back(value.substr(8, size));
+    value.remove_prefix(8 + size);
+  }
+  return true;
+}
 
 std::string EncodeEntityCounts(const EntityCounts& counts) {
   std::string out = EncodeFixed64Be(counts.sequence);

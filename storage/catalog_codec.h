@@ -7,6 +7,8 @@
 //            'L' table_id:fixed64be       -> opaque table ACL blob
 //            'C'                          -> entity counts at the last clean close:
 //                                            seq:fixed64be (table_id:fixed64be count:fixed64be)*
+//            'G'                          -> the scan cache's partitions at the last clean close:
+//                                            (size:fixed64be cache_key)*
 //
 // Thread safety: all functions are pure.
 #pragma once
@@ -32,6 +34,7 @@ std::string NextTableIdKey();
 std::string AccountMetaKey(std::string_view account, std::string_view key);
 std::string TableAclKey(uint64_t table_id);
 std::string EntityCountsKey();
+std::string CachedPartitionsKey();
 
 // The 'C' value: the database's latest sequence number before the blob was
 // written, and every live table's entity count at that point.
@@ -41,6 +44,10 @@ struct EntityCounts {
 };
 std::string EncodeEntityCounts(const EntityCounts& counts);
 bool DecodeEntityCounts(std::string_view value, EntityCounts* counts);
+
+// The 'G' value: PartitionCache::CacheKey strings, most recently used first.
+std::string EncodeKeyList(const std::vector<std::string>& keys);
+bool DecodeKeyList(std::string_view value, std::vector<std::string>* keys);
 
 std::string EncodeFixed64Be(uint64_t v);
 bool DecodeFixed64Be(std::string_view bytes, uint64_t* v);

@@ -261,6 +261,19 @@ void PartitionCache::NoteTooLarge(uint64_t table_id, std::string_view partition_
   SetGhostLocked(std::move(key), kTooLarge);
 }
 
+std::vector<std::string> PartitionCache::EntryKeys(size_t max) const {
+  std::vector<std::string> keys;
+  std::lock_guard lock(mu_);
+  for (auto it = lru_.begin(); it != lru_.end() && keys.size() < max; ++it) keys.push_back(it->key);
+  return keys;
+}
+
+void PartitionCache::SeedGhosts(const std::vector<std::string>& keys) {
+  std::lock_guard lock(mu_);
+  if (sequence_.load() != 0) return;
+  for (const std::string& key : keys) SetGhostLocked(key, 0);
+}
+
 bool PartitionCache::KnownTooLarge(uint64_t table_id, std::string_view partition_key) const {
   const std::string key = CacheKey(table_id, partition_key);
   std::lock_guard lock(mu_);

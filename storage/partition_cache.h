@@ -292,6 +292,16 @@ class PartitionCache {
   void NoteTooLarge(uint64_t table_id, std::string_view partition_key);
   bool KnownTooLarge(uint64_t table_id, std::string_view partition_key) const;
 
+  // The cache keys of the entries, most recently used first, at most `max`.
+  std::vector<std::string> EntryKeys(size_t max) const;
+  // Remembers `keys` (CacheKey strings) as read once and unchanged, so that
+  // the next read of each from its first row builds it (ShouldBuild). For a
+  // new engine opening a directory whose last clean close listed them with
+  // EntryKeys: after a restart the partitions that were cached are built on
+  // their first read, not their second. Only before the first write (the
+  // stripes' stamps are still 0, which the seeded ghosts hold); ignored after.
+  void SeedGhosts(const std::vector<std::string>& keys);
+
   // Whether the last entry refused for want of room was offered with `scan_clock`.
   bool RefusedForRoom(uint64_t scan_clock) const {
     std::lock_guard lock(mu_);

@@ -167,6 +167,11 @@ class RocksEngine final : public Engine {
   // opens and returns whether it set the counts.
   void SaveEntityCounts();
   bool LoadSavedEntityCounts();
+  // Close() records the scan cache's partitions (meta 'G'); the next open
+  // seeds the cache's admission with them, before the gate opens.
+  void SaveCachedPartitionKeys();
+  void LoadCachedPartitionKeys();
+  static constexpr size_t kSavedCacheKeys = 1024;
   rocksdb::ColumnFamilyHandle* cf(size_t index) const { return cfs_[index]; }
   // The live state of `table_id`, or null if no such table exists now.
   std::shared_ptr<TableState> FindLiveTable(uint64_t table_id);

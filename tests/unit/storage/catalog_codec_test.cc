@@ -1,9 +1,11 @@
-// The meta 'C' blob (saved entity counts): round trip, and every malformed
-// form refused, so that an open falls back to counting rather than trusting
-// bytes it cannot read.
+// The meta 'C' blob (saved entity counts) and 'G' blob (the scan cache's
+// partitions): round trip, and every malformed form refused, so that an open
+// falls back to counting (or to admission on the second read) rather than
+// trusting bytes it cannot read.
 #include "storage/catalog_codec.h"
 
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -32,6 +34,20 @@ TEST(EntityCountsCodecTest, RoundTripsAndRefusesMalformedValues) {
   EXPECT_FALSE(DecodeEntityCounts(encoded.substr(0, encoded.size() - 1), &decoded));
   EXPECT_FALSE(DecodeEntityCounts(encoded.substr(0, 8 + 8), &decoded));  // a table id without its count
   EXPECT_NE(EntityCountsKey(), NextTableIdKey());
+}
+
+TEST(KeyListCodecTest, RoundTripsAndRefusesMalformedValues) {
+  const std::vector<std::string> keys = {std::string("\0\0\0\0\0\0\0\x07p", 9), "", std::string(300, 'k')};
+  std::vector<std::string> decoded = {"stale"};
+  ASSERT_TRUE(DecodeKeyList(EncodeKeyList(keys), &decoded));
+  EXPECT_EQ(decoded, keys);
+  ASSERT_TRUE(DecodeKeyList(EncodeKeyList({}), &decoded));
+  EXPECT_TRUE(decoded.empty());
+  const std::string value = EncodeKeyList(keys);
+  EXPECT_FALSE(DecodeKeyList(value.substr(0, value.size() - 1), &decoded));  // last key cut short
+  EXPECT_FALSE(DecodeKeyList(value.substr(0, 5), &decoded));                 // size cut short
+  EXPECT_NE(CachedPartitionsKey(), EntityCountsKey());
+  EXPECT_NE(CachedPartitionsKey(), NextTableIdKey());
 }
 
 }  // namespace
