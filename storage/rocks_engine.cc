@@ -682,6 +682,7 @@ Engine::Stats RocksEngine::GetStats() {
     stats.entity_cache_hits = counts.hits;
     stats.entity_cache_misses = counts.misses;
   }
+  if (block_cache_) stats.block_cache_bytes = block_cache_->GetUsage();
   stats.wal_syncs = wal_syncs_.load(std::memory_order_relaxed);
   if (db_->GetAggregatedIntProperty("rocksdb.cur-size-all-mem-tables", &v)) stats.memtable_bytes = v;
   if (db_->GetAggregatedIntProperty("rocksdb.total-sst-files-size", &v)) stats.sst_bytes = v;

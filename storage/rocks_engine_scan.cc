@@ -174,10 +174,11 @@ class PartitionSource {
   PartitionSource(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, const rocksdb::Snapshot* snapshot,
                   PartitionCache* cache, const std::atomic<uint64_t>& last_write_stamp, uint64_t table_id,
                   const ScanClocks& clocks, RocksEngine* engine, StripeOf stripe_of, AwaitBuild await_build,
-                  Deadline deadline, CacheLookupTally* tally, std::vector<PartitionToBuild>* admitted)
+                  Deadline deadline, CacheLookupTally* tally, std::vector<PartitionToBuild>* admitted,
+                  size_t fill_cache_bytes)
       : db_(db), cf_(cf), cache_(cache), last_write_stamp_(last_write_stamp), table_id_(table_id), clocks_(clocks),
         engine_(engine), stripe_of_(stripe_of), await_build_(await_build), deadline_(deadline), tally_(tally),
-        admitted_(admitted) {
+        admitted_(admitted), fill_cache_bytes_(fill_cache_bytes) {
     ro_.snapshot = snapshot;
     // The only range tombstones are those of deleted tables (DeleteTable),
     // and a table id is never reused: none can cover a live table's rows, so
@@ -205,11 +206,13 @@ class PartitionSource {
       if (HopToCached()) return SourceStep::kCached;
       if (cached_ended_range_) return SourceStep::kEnd;
     } else if (advance_) {
-      it_->Next();
+      if (ro_.fill_cache && read_bytes_ > fill_cache_bytes_) StopFillingCache();
+      if (it_->Valid()) it_->Next();
     }
     advance_ = true;
     if (!it_->Valid()) return EndOfRange();
     key_ = View(it_->key());
+    read_bytes_ += key_.size() + it_->value().size();
     if (in_partition_ && key_.size() > part_.prefix.size() && key_.starts_with(part_.prefix)) {
       // The previous row's partition (the prefix ends with the PartitionKey's
       // terminator, which no encoded key component contains): the RowKey is
@@ -329,6 +332,17 @@ class PartitionSource {
     return false;
   }
 
+  // The scan has read more than fill_cache_bytes_: from the current row on,
+  // its blocks are read without adding them to the block cache (EngineOptions::
+  // scan_fill_cache_bytes). ReadOptions are fixed per iterator, so a new one
+  // on the same snapshot is positioned at the current row.
+  void StopFillingCache() {
+    ro_.fill_cache = false;
+    const std::string at(key_);
+    it_.reset(db_->NewIterator(ro_, cf_));
+    it_->Seek(rocksdb::Slice(at.data(), at.size()));
+  }
+
   // The iterator ran out at the range's end: the partition was read whole
   // iff the range covers its end; if not, an admitted one is built from a
   // snapshot of its own.
@@ -370,6 +384,8 @@ class PartitionSource {
   Deadline deadline_;
   CacheLookupTally* tally_;
   std::vector<PartitionToBuild>* admitted_;
+  const size_t fill_cache_bytes_;
+  size_t read_bytes_ = 0;  // bytes of the rows read from RocksDB (keys and values)
   rocksdb::ReadOptions ro_;
   rocksdb::Slice upper_bound_;
   std::unique_ptr<rocksdb::Iterator> it_;
@@ -448,7 +464,7 @@ StatusOr<model::ScanResult> RocksEngine::ScanPage(const TableInfo& table, const 
   CacheLookupTally cache_tally(&scan_cache_hits_, &scan_cache_misses_);
   PartitionSource source(db_, cf(kEntitiesCf), snapshot.get(), scan_cache_.get(), state->last_write_stamp, table.id,
                          clocks, this, &RocksEngine::StripeIndex, &RocksEngine::AwaitRunningBuild, spec.deadline,
-                         &cache_tally, admitted);
+                         &cache_tally, admitted, options_.scan_fill_cache_bytes);
 
   // The $filter part of the predicate, decided from the encoded bytes of rows
   // read from RocksDB: a row the filter drops is never decoded.

@@ -555,6 +555,52 @@ TEST_P(EngineScanTest, ScanReadsAConsistentSnapshot) {
   EXPECT_EQ(ScanAll(table_).size(), 20u);  // +1 -1 afterwards
 }
 
+// A scan stops adding blocks to the block cache after
+// EngineOptions::scan_fill_cache_bytes of rows: the rest of it reads through
+// a new iterator on the same snapshot, which must neither skip nor repeat a
+// row, nor see a write made after the scan began.
+TEST_P(EngineScanTest, LongScanStopsFillingTheBlockCacheAndMissesNoRow) {
+  if (GetParam()) GTEST_SKIP() << "in memory, a reopened engine starts empty";
+  const std::string filler(200, 'x');
+  Keys expected = Concat({Rows("a"), Rows("a0"), Rows("ab"), Rows("b")});
+  for (int i = 0; i < 3000; ++i) {
+    char rk[8];
+    std::snprintf(rk, sizeof rk, "%04d", i);
+    Insert("big", rk, {{"s", EdmValue::String(filler)}});
+    expected.emplace_back("big", rk);
+  }
+  std::sort(expected.begin(), expected.end());
+  // Blocks used by one full scan of the table, read from SST files (Close
+  // flushes), with the given fill limit.
+  const auto cache_growth_of_a_scan = [&](size_t fill_limit) {
+    scan_fill_cache_bytes_ = fill_limit;
+    Reopen();
+    const uint64_t before = engine_->GetStats().block_cache_bytes;
+    ScanSpec spec;
+    spec.max_results = SIZE_MAX;
+    spec.max_bytes = SIZE_MAX;
+    bool wrote = false;
+    spec.predicate = test_util::Where([&](const Entity&) {
+      if (!wrote) {
+        wrote = true;
+        std::thread writer([&] {
+          EXPECT_TRUE(test_util::WriteOne(*engine_, table_, Op(WriteKind::kInsert, MakeEntity("big", "2500x"))).status.ok());
+        });
+        writer.join();
+      }
+      return true;
+    });
+    EXPECT_EQ(KeysOf(Run(spec).entities), expected);
+    EXPECT_TRUE(test_util::WriteOne(*engine_, table_, Op(WriteKind::kDelete, MakeEntity("big", "2500x"), test_util::IfAny()))
+                    .status.ok());
+    return engine_->GetStats().block_cache_bytes - before;
+  };
+  const uint64_t filled = cache_growth_of_a_scan(SIZE_MAX);
+  const uint64_t limited = cache_growth_of_a_scan(4096);
+  EXPECT_GT(filled, 3000u * filler.size() / 2);  // the table's data blocks (~600 KB)
+  EXPECT_LT(limited, filled / 4);
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, EngineScanTest, ::testing::Bool(), test_util::ModeName);
 
 }  // namespace
