@@ -4,9 +4,16 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <memory>
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <rocksdb/convenience.h>
+#include <rocksdb/db.h>
+#include <rocksdb/env.h>
+#include <rocksdb/options.h>
+#include <rocksdb/table_properties.h>
+#include <rocksdb/utilities/options_util.h>
 
 #include "storage/model/filter_eval.h"
 #include "storage/model/filter_expr.h"
@@ -599,6 +606,48 @@ TEST_P(EngineScanTest, LongScanStopsFillingTheBlockCacheAndMissesNoRow) {
   const uint64_t limited = cache_growth_of_a_scan(4096);
   EXPECT_GT(filled, 3000u * filler.size() / 2);  // the table's data blocks (~600 KB)
   EXPECT_LT(limited, filled / 4);
+}
+
+// The first scan after a clean restart reads the L0 file the close flushed:
+// L0 is written uncompressed, every lower level with the compression of the
+// other column families (LZ4 where available), so data at rest stays small.
+TEST_P(EngineScanTest, FlushedRowsAreUncompressedAndLowerLevelsAreNot) {
+  if (GetParam()) GTEST_SKIP() << "in memory, nothing is left on disk to inspect";
+  ASSERT_TRUE(engine_->Close().ok());
+  engine_.reset();
+  const std::string path = Options().path;
+  rocksdb::DBOptions db_options;
+  std::vector<rocksdb::ColumnFamilyDescriptor> families;
+  rocksdb::ConfigOptions config;
+  config.ignore_unknown_options = true;
+  ASSERT_TRUE(rocksdb::LoadLatestOptions(config, path, &db_options, &families).ok());
+  const rocksdb::ColumnFamilyOptions* entities = nullptr;
+  const rocksdb::ColumnFamilyOptions* catalog = nullptr;
+  for (const rocksdb::ColumnFamilyDescriptor& f : families) {
+    if (f.name == "entities") entities = &f.options;
+    if (f.name == "catalog") catalog = &f.options;
+  }
+  ASSERT_NE(entities, nullptr);
+  ASSERT_NE(catalog, nullptr);
+  ASSERT_EQ(entities->compression_per_level.size(), static_cast<size_t>(entities->num_levels));
+  EXPECT_EQ(entities->compression_per_level[0], rocksdb::kNoCompression);
+  for (size_t level = 1; level < entities->compression_per_level.size(); ++level) {
+    EXPECT_EQ(entities->compression_per_level[level], catalog->compression) << "level " << level;
+  }
+  // The rows SetUp() wrote, flushed by Close(): one L0 file, uncompressed.
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  ASSERT_TRUE(rocksdb::DB::OpenForReadOnly(db_options, path, families, &handles, &raw).ok());
+  std::unique_ptr<rocksdb::DB> db(raw);
+  rocksdb::TablePropertiesCollection tables;
+  for (rocksdb::ColumnFamilyHandle* h : handles) {
+    if (h->GetName() == "entities") ASSERT_TRUE(db->GetPropertiesOfAllTables(h, &tables).ok());
+  }
+  EXPECT_FALSE(tables.empty());
+  for (const auto& [file, props] : tables) EXPECT_EQ(props->compression_name, "NoCompression") << file;
+  for (rocksdb::ColumnFamilyHandle* h : handles) ASSERT_TRUE(db->DestroyColumnFamilyHandle(h).ok());
+  db.reset();
+  Reopen();
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, EngineScanTest, ::testing::Bool(), test_util::ModeName);
