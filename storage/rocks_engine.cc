@@ -304,7 +304,9 @@ Status RocksEngine::OpenLocked() {
   // file lives only until the next L0 compaction, but it is what the first
   // scan after a load or a restart (a clean stop flushes the memtable) reads,
   // and LZ4 was ~15% of such a scan's instructions (docs/benchmarks.md,
-  // issue 20); flushes also skip compressing. Data at rest stays LZ4.
+  // issue 20); flushes also skip compressing. The price is disk: L0 holds at
+  // most level0_file_num_compaction_trigger flushed memtables, and a table
+  // small enough to live in L0 alone stays ~3.4x larger on disk.
   // With dynamic level bytes, entry 0 is L0 and the next ones apply from the
   // base level down.
   entities_options.compression_per_level.assign(7, base.compression);
