@@ -55,6 +55,13 @@ struct EngineOptions {
   bool sync_writes = false;       // SyncWal() also fsyncs the WAL (survives power loss)
   // RocksDB blocks; index and filter partitions take up to half (high priority).
   size_t block_cache_bytes = 64u << 20;
+  // A scan adds the blocks it reads to the block cache only until it has read
+  // this many bytes of rows; the rest of it reads blocks uncached (freed as
+  // the scan moves on). A long scan's blocks would evict the cache's blocks
+  // and each other before anything read them again (the scan cache keeps the
+  // partitions worth keeping), and inserting them cost a cold scan ~17% of
+  // its CPU, mostly page faults (docs/benchmarks.md, issue 20).
+  size_t scan_fill_cache_bytes = 256u << 10;
   // Encoded values of recently read entities (storage/entity_cache.h), for
   // point reads and the reads of Write(); 0 disables.
   size_t entity_cache_bytes = 16u << 20;
@@ -208,6 +215,7 @@ class Engine {
     uint64_t live_data_bytes = 0;
     uint64_t estimated_entities = 0;
     uint64_t entity_cache_entries = 0;  // entities held by the entity cache
+    uint64_t block_cache_bytes = 0;     // charged to RocksDB's block cache now
     uint64_t wal_syncs = 0;             // log writes SyncWal() made since open (group commits)
     uint64_t memtable_bytes = 0;        // all column families' memtables
     uint64_t sst_bytes = 0;             // all column families' SST files

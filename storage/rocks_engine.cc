@@ -301,6 +301,17 @@ Status RocksEngine::OpenLocked() {
   rocksdb::ColumnFamilyOptions entities_options = base;
   entities_options.write_buffer_size = std::max<size_t>(options_.write_buffer_bytes / 2, 1u << 20);
   entities_options.level_compaction_dynamic_level_bytes = true;
+  // L0 (memtable flushes) uncompressed, every other level as `base`. An L0
+  // file lives only until the next L0 compaction, but it is what the first
+  // scan after a load or a restart (a clean stop flushes the memtable) reads,
+  // and LZ4 was ~15% of such a scan's instructions (docs/benchmarks.md,
+  // issue 20); flushes also skip compressing. The price is disk: L0 holds at
+  // most level0_file_num_compaction_trigger flushed memtables, and a table
+  // small enough to live in L0 alone stays ~3.4x larger on disk.
+  // With dynamic level bytes, entry 0 is L0 and the next ones apply from the
+  // base level down.
+  entities_options.compression_per_level.assign(7, base.compression);
+  entities_options.compression_per_level[0] = rocksdb::kNoCompression;
   // Up to three full memtables may wait for the one flush thread. With two, a
   // sustained bulk load (50M entities, docs/benchmarks.md "Scale") stopped
   // writes 8 times ("2 immutable memtables (waiting for flush)") whenever the
@@ -707,6 +718,7 @@ Engine::Stats RocksEngine::GetStats() {
     stats.entity_cache_hits = counts.hits;
     stats.entity_cache_misses = counts.misses;
   }
+  if (block_cache_) stats.block_cache_bytes = block_cache_->GetUsage();
   stats.wal_syncs = wal_syncs_.load(std::memory_order_relaxed);
   if (db_->GetAggregatedIntProperty("rocksdb.cur-size-all-mem-tables", &v)) stats.memtable_bytes = v;
   if (db_->GetAggregatedIntProperty("rocksdb.total-sst-files-size", &v)) stats.sst_bytes = v;

@@ -177,10 +177,11 @@ class PartitionSource {
   PartitionSource(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, const rocksdb::Snapshot* snapshot,
                   PartitionCache* cache, const std::atomic<uint64_t>& last_write_stamp, uint64_t table_id,
                   const ScanClocks& clocks, RocksEngine* engine, StripeOf stripe_of, AwaitBuild await_build,
-                  Deadline deadline, CacheLookupTally* tally, std::vector<PartitionToBuild>* admitted)
+                  Deadline deadline, CacheLookupTally* tally, std::vector<PartitionToBuild>* admitted,
+                  size_t fill_cache_bytes)
       : db_(db), cf_(cf), cache_(cache), last_write_stamp_(last_write_stamp), table_id_(table_id), clocks_(clocks),
         engine_(engine), stripe_of_(stripe_of), await_build_(await_build), deadline_(deadline), tally_(tally),
-        admitted_(admitted) {
+        admitted_(admitted), fill_cache_bytes_(fill_cache_bytes) {
     ro_.snapshot = snapshot;
     // The only range tombstones are those of deleted tables (DeleteTable),
     // and a table id is never reused: none can cover a live table's rows, so
@@ -208,11 +209,13 @@ class PartitionSource {
       if (HopToCached()) return SourceStep::kCached;
       if (cached_ended_range_) return SourceStep::kEnd;
     } else if (advance_) {
-      it_->Next();
+      if (ro_.fill_cache && read_bytes_ > fill_cache_bytes_) StopFillingCache();
+      if (it_->Valid()) it_->Next();
     }
     advance_ = true;
     if (!it_->Valid()) return EndOfRange();
     key_ = View(it_->key());
+    read_bytes_ += key_.size() + it_->value().size();
     if (in_partition_ && key_.size() > part_.prefix.size() && key_.starts_with(part_.prefix)) {
       // The previous row's partition (the prefix ends with the PartitionKey's
       // terminator, which no encoded key component contains): the RowKey is
@@ -334,6 +337,17 @@ class PartitionSource {
     return false;
   }
 
+  // The scan has read more than fill_cache_bytes_: from the current row on,
+  // its blocks are read without adding them to the block cache (EngineOptions::
+  // scan_fill_cache_bytes). ReadOptions are fixed per iterator, so a new one
+  // on the same snapshot is positioned at the current row.
+  void StopFillingCache() {
+    ro_.fill_cache = false;
+    const std::string at(key_);
+    it_.reset(db_->NewIterator(ro_, cf_));
+    it_->Seek(rocksdb::Slice(at.data(), at.size()));
+  }
+
   // The iterator ran out at the range's end: the partition was read whole
   // iff the range covers its end; if not, an admitted one is built from a
   // snapshot of its own.
@@ -375,6 +389,8 @@ class PartitionSource {
   Deadline deadline_;
   CacheLookupTally* tally_;
   std::vector<PartitionToBuild>* admitted_;
+  const size_t fill_cache_bytes_;
+  size_t read_bytes_ = 0;  // bytes of the rows read from RocksDB (keys and values)
   rocksdb::ReadOptions ro_;
   rocksdb::Slice upper_bound_;
   std::unique_ptr<rocksdb::Iterator> it_;
@@ -414,7 +430,7 @@ class ScanState final : public model::SuspendedScan {
             uint64_t table_id, const ScanClocks& clocks, RocksEngine* engine, StripeOf stripe_of,
             AwaitBuild await_build, const model::ScanSpec& spec,
             std::vector<std::pair<std::string, std::string>> ranges, std::string resume,
-            std::atomic<uint64_t>* hits, std::atomic<uint64_t>* misses)
+            std::atomic<uint64_t>* hits, std::atomic<uint64_t>* misses, size_t fill_cache_bytes)
       : table_state_(std::move(table_state)),
         table_id_(table_id),
         spec_(spec),
@@ -424,7 +440,7 @@ class ScanState final : public model::SuspendedScan {
         snapshot_(db),
         cache_tally_(hits, misses),
         source_(db, cf, snapshot_.get(), cache, last_write_stamp, table_id, clocks, engine, stripe_of, await_build,
-                spec.deadline, &cache_tally_, &admitted_),
+                spec.deadline, &cache_tally_, &admitted_, fill_cache_bytes),
         page_(spec_, &result_) {
     spec_.resume_scan = nullptr;
     Filter();
@@ -652,7 +668,7 @@ Status RocksEngine::ScanPage(const TableInfo& table, const model::ScanSpec& spec
   *started = std::make_shared<ScanState>(db_, cf(kEntitiesCf), scan_cache_.get(), std::move(table_state),
                                          last_write_stamp, table.id, clocks, this, &RocksEngine::StripeIndex,
                                          &RocksEngine::AwaitRunningBuild, spec, std::move(ranges), std::move(resume),
-                                         &scan_cache_hits_, &scan_cache_misses_);
+                                         &scan_cache_hits_, &scan_cache_misses_, options_.scan_fill_cache_bytes);
   *state = started->get();
   return (*state)->Run(gate_);
 }

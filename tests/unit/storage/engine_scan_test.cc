@@ -4,9 +4,16 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <memory>
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <rocksdb/convenience.h>
+#include <rocksdb/db.h>
+#include <rocksdb/env.h>
+#include <rocksdb/options.h>
+#include <rocksdb/table_properties.h>
+#include <rocksdb/utilities/options_util.h>
 
 #include "storage/model/filter_eval.h"
 #include "storage/model/filter_expr.h"
@@ -638,6 +645,94 @@ TEST_P(EngineScanTest, ScanReadsAConsistentSnapshot) {
   model::ScanResult r = Run(spec);
   EXPECT_EQ(KeysOf(r.entities), Concat({Rows("a"), Rows("a0"), Rows("ab"), Rows("b")}));
   EXPECT_EQ(ScanAll(table_).size(), 20u);  // +1 -1 afterwards
+}
+
+// A scan stops adding blocks to the block cache after
+// EngineOptions::scan_fill_cache_bytes of rows: the rest of it reads through
+// a new iterator on the same snapshot, which must neither skip nor repeat a
+// row, nor see a write made after the scan began.
+TEST_P(EngineScanTest, LongScanStopsFillingTheBlockCacheAndMissesNoRow) {
+  if (GetParam()) GTEST_SKIP() << "in memory, a reopened engine starts empty";
+  const std::string filler(200, 'x');
+  Keys expected = Concat({Rows("a"), Rows("a0"), Rows("ab"), Rows("b")});
+  for (int i = 0; i < 3000; ++i) {
+    char rk[8];
+    std::snprintf(rk, sizeof rk, "%04d", i);
+    Insert("big", rk, {{"s", EdmValue::String(filler)}});
+    expected.emplace_back("big", rk);
+  }
+  std::sort(expected.begin(), expected.end());
+  // Blocks used by one full scan of the table, read from SST files (Close
+  // flushes), with the given fill limit.
+  const auto cache_growth_of_a_scan = [&](size_t fill_limit) {
+    scan_fill_cache_bytes_ = fill_limit;
+    Reopen();
+    const uint64_t before = engine_->GetStats().block_cache_bytes;
+    ScanSpec spec;
+    spec.max_results = SIZE_MAX;
+    spec.max_bytes = SIZE_MAX;
+    bool wrote = false;
+    spec.predicate = test_util::Where([&](const Entity&) {
+      if (!wrote) {
+        wrote = true;
+        std::thread writer([&] {
+          EXPECT_TRUE(test_util::WriteOne(*engine_, table_, Op(WriteKind::kInsert, MakeEntity("big", "2500x"))).status.ok());
+        });
+        writer.join();
+      }
+      return true;
+    });
+    EXPECT_EQ(KeysOf(Run(spec).entities), expected);
+    EXPECT_TRUE(test_util::WriteOne(*engine_, table_, Op(WriteKind::kDelete, MakeEntity("big", "2500x"), test_util::IfAny()))
+                    .status.ok());
+    return engine_->GetStats().block_cache_bytes - before;
+  };
+  const uint64_t filled = cache_growth_of_a_scan(SIZE_MAX);
+  const uint64_t limited = cache_growth_of_a_scan(4096);
+  EXPECT_GT(filled, 3000u * filler.size() / 2);  // the table's data blocks (~600 KB)
+  EXPECT_LT(limited, filled / 4);
+}
+
+// The first scan after a clean restart reads the L0 file the close flushed:
+// L0 is written uncompressed, every lower level with the compression of the
+// other column families (LZ4 where available), so data at rest stays small.
+TEST_P(EngineScanTest, FlushedRowsAreUncompressedAndLowerLevelsAreNot) {
+  if (GetParam()) GTEST_SKIP() << "in memory, nothing is left on disk to inspect";
+  ASSERT_TRUE(engine_->Close().ok());
+  engine_.reset();
+  const std::string path = Options().path;
+  rocksdb::DBOptions db_options;
+  std::vector<rocksdb::ColumnFamilyDescriptor> families;
+  rocksdb::ConfigOptions config;
+  config.ignore_unknown_options = true;
+  ASSERT_TRUE(rocksdb::LoadLatestOptions(config, path, &db_options, &families).ok());
+  const rocksdb::ColumnFamilyOptions* entities = nullptr;
+  const rocksdb::ColumnFamilyOptions* catalog = nullptr;
+  for (const rocksdb::ColumnFamilyDescriptor& f : families) {
+    if (f.name == "entities") entities = &f.options;
+    if (f.name == "catalog") catalog = &f.options;
+  }
+  ASSERT_NE(entities, nullptr);
+  ASSERT_NE(catalog, nullptr);
+  ASSERT_EQ(entities->compression_per_level.size(), static_cast<size_t>(entities->num_levels));
+  EXPECT_EQ(entities->compression_per_level[0], rocksdb::kNoCompression);
+  for (size_t level = 1; level < entities->compression_per_level.size(); ++level) {
+    EXPECT_EQ(entities->compression_per_level[level], catalog->compression) << "level " << level;
+  }
+  // The rows SetUp() wrote, flushed by Close(): one L0 file, uncompressed.
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  ASSERT_TRUE(rocksdb::DB::OpenForReadOnly(db_options, path, families, &handles, &raw).ok());
+  std::unique_ptr<rocksdb::DB> db(raw);
+  rocksdb::TablePropertiesCollection tables;
+  for (rocksdb::ColumnFamilyHandle* h : handles) {
+    if (h->GetName() == "entities") ASSERT_TRUE(db->GetPropertiesOfAllTables(h, &tables).ok());
+  }
+  EXPECT_FALSE(tables.empty());
+  for (const auto& [file, props] : tables) EXPECT_EQ(props->compression_name, "NoCompression") << file;
+  for (rocksdb::ColumnFamilyHandle* h : handles) ASSERT_TRUE(db->DestroyColumnFamilyHandle(h).ok());
+  db.reset();
+  Reopen();
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, EngineScanTest, ::testing::Bool(), test_util::ModeName);

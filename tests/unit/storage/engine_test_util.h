@@ -95,6 +95,7 @@ class EngineTest : public ::testing::TestWithParam<bool> {
     o.block_cache_bytes = 8u << 20;
     o.write_buffer_bytes = 8u << 20;
     o.entity_cache_bytes = entity_cache_bytes_;
+    o.scan_fill_cache_bytes = scan_fill_cache_bytes_;
     o.executor = executor_options_;
     return o;
   }
@@ -127,6 +128,7 @@ class EngineTest : public ::testing::TestWithParam<bool> {
 
   TempDir dir_;
   size_t entity_cache_bytes_ = EngineOptions().entity_cache_bytes;  // set before Reopen()
+  size_t scan_fill_cache_bytes_ = EngineOptions().scan_fill_cache_bytes;  // set before Reopen()
   ExecutorOptions executor_options_;                                 // set before Reopen()
   std::unique_ptr<Engine> engine_;
 };
