@@ -11,7 +11,7 @@
 // one: while a table is small and all its files are still in level 0, the
 // oldest of them was read without its filter, and every insert's existence
 // check of a new key inside that file's key range read a data block
-// (+4.4k instructions per insert, docs/benchmarks.md "The point writes
+// (+4.6k instructions per insert, docs/benchmarks.md "The point writes
 // against 2f279ee"). This policy decides when a file is written, so level 0
 // and the middle levels keep and use their filters.
 //
