@@ -27,7 +27,6 @@
 #include "storage/catalog_codec.h"
 #include "storage/column_families.h"
 #include "storage/key_codec.h"
-#include "storage/last_level_filter.h"
 #include "storage/model/ascii.h"
 #include "storage/model/datetime.h"
 #include "storage/rocks_status.h"
@@ -329,12 +328,12 @@ Status RocksEngine::OpenLocked() {
   // by a read or an insert of a missing key inside the last level's key range,
   // which reads a data block instead of a filter partition (keys beyond it,
   // as in an ascending bulk load, are excluded by the files' key ranges).
-  // Decided per file when it is written (last_level_filter.h), not by
-  // optimize_filters_for_hits, which also ignored the filters of level 0
-  // while it was the only level (a small table's inserts read data blocks).
-  rocksdb::BlockBasedTableOptions entities_table_options = table_options;
-  entities_table_options.filter_policy = NewLastLevelUnfilteredPolicy(10);
-  entities_options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(entities_table_options));
+  // Measured and not kept: a filter policy that drops the filter only when a
+  // compaction writes bottommost output (reads then use level 0's filters
+  // while it is the only level, where this option ignores them). Files that
+  // reached the last level without a rewrite keep their filters, and reads
+  // used them again (docs/benchmarks.md, "The point writes against 2f279ee").
+  entities_options.optimize_filters_for_hits = true;
 
   // Open with the column families that exist, then create the missing ones in
   // ONE CreateColumnFamilies call. DB::Open's create_missing_column_families
