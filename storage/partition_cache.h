@@ -268,6 +268,11 @@ class PartitionCache {
     return stamp;
   }
 
+  // Whether a write stamped `stripe` after `g0`: an entry built from a
+  // snapshot taken after g0 would then be refused by Insert(), so a build
+  // can stop reading (one atomic load).
+  bool WrittenSince(size_t stripe, uint64_t g0) const { return stamps_[stripe].load() > g0; }
+
   // The valid entry of (table_id, partition_key) usable by a scan with `g0`,
   // or null. Drops the entry if a write invalidated it. Takes no lock and
   // allocates nothing when the stripe holds no entry (the common answer for

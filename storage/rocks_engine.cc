@@ -340,6 +340,11 @@ Status RocksEngine::OpenLocked() {
   // by a read or an insert of a missing key inside the last level's key range,
   // which reads a data block instead of a filter partition (keys beyond it,
   // as in an ascending bulk load, are excluded by the files' key ranges).
+  // Measured and not kept: a filter policy that drops the filter only when a
+  // compaction writes bottommost output (reads then use level 0's filters
+  // while it is the only level, where this option ignores them). Files that
+  // reached the last level without a rewrite keep their filters, and reads
+  // used them again (docs/benchmarks.md, "The point writes against 2f279ee").
   entities_options.optimize_filters_for_hits = true;
 
   // Open with the column families that exist, then create the missing ones in

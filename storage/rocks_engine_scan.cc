@@ -794,6 +794,11 @@ bool RocksEngine::BuildCachedPartition(uint64_t table_id, const PartitionToBuild
       scan_cache_->NoteTooLarge(table_id, build.partition_key);
       return false;
     }
+    // Written meanwhile (writes resumed after the warmer saw a pause, or
+    // stalled for one): Insert() would refuse the entry, so stop reading now
+    // rather than build a partition that grows under the build. The warmer
+    // notes the partition again at its next write.
+    if ((builder.row_count() & 255) == 0 && scan_cache_->WrittenSince(build.stripe, g0)) return false;
   }
   if (rows != nullptr) *rows = builder.row_count();
   if (!it->status().ok() || builder.row_count() < kMinCachedRows) return false;

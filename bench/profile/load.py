@@ -30,6 +30,21 @@ HEADERS = {"Accept": "application/json;odata=nometadata", "Content-Type": "appli
            "DataServiceVersion": "3.0", "x-ms-version": "2019-02-02"}
 
 
+class OnePieceConnection(http.client.HTTPConnection):
+    """Sends a request's headers and body in one send(), as the SDKs and wrk do. http.client sends them
+    apart, and a server that sees headers without their body authenticates and routes them first
+    (AdmitHeaders, server/http/session.cc): that is counted twice for about 40% of the writes, a cost wrk's
+    and the SDKs' requests do not have."""
+
+    def _send_output(self, message_body=None, encode_chunked=False):
+        if isinstance(message_body, bytes):
+            self._buffer.extend((b"", b""))
+            head = b"\r\n".join(self._buffer)
+            del self._buffer[:]
+            return self.send(head + message_body)
+        return super()._send_output(message_body, encode_chunked=encode_chunked)
+
+
 def entity(pk, rk, i):
     return {"PartitionKey": pk, "RowKey": rk, "Name": f"name-{rk}-abcdefghijklmnopqrstuvwxyz0123456789",
             "Num": i, "Big": str(i * 1000003), "Big@odata.type": "Edm.Int64", "Score": i / 7,
@@ -74,7 +89,7 @@ def main():
     ap.add_argument("--count", type=int, default=2000000, help="scale-*: entities of bench/scale/run.sh's table")
     args = ap.parse_args()
     sas = make_sas(ACCOUNT, KEY)
-    conn = http.client.HTTPConnection("127.0.0.1", args.port, timeout=120)
+    conn = OnePieceConnection("127.0.0.1", args.port, timeout=120)
     t = args.table
 
     def req(method, path, body=None, extra=None, want=(200, 201, 204)):

@@ -155,6 +155,22 @@ TEST(PartitionCacheTest, WritesInvalidateAndSnapshotsMustNotBeOlderThanTheStamp)
   EXPECT_EQ(cache.memory_bytes(), 0u);
 }
 
+// A build stops once WrittenSince says Insert() would refuse its entry.
+TEST(PartitionCacheTest, WrittenSinceAgreesWithInsert) {
+  PartitionCache cache(1u << 20, 4);
+  const uint64_t g0 = cache.Sequence();
+  EXPECT_FALSE(cache.WrittenSince(2, g0));
+  cache.NoteWrite(3);  // another stripe
+  EXPECT_FALSE(cache.WrittenSince(2, g0));
+  EXPECT_TRUE(cache.Insert(1, "p", 2, g0, cache.UseClock(), BuildEntry("p", 10)));
+  cache.NoteWrite(2);
+  EXPECT_TRUE(cache.WrittenSince(2, g0));
+  EXPECT_FALSE(cache.Insert(1, "q", 2, g0, cache.UseClock(), BuildEntry("q", 10)));
+  const uint64_t g1 = cache.Sequence();
+  EXPECT_FALSE(cache.WrittenSince(2, g1));
+  EXPECT_TRUE(cache.Insert(1, "q", 2, g1, cache.UseClock(), BuildEntry("q", 10)));
+}
+
 // Lookup answers a stripe with no entry without the lock (a per-stripe
 // count): the count must follow every way an entry comes and goes, or a
 // cached entry would be missed (or a miss would cost the lock).
