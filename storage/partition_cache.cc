@@ -189,6 +189,13 @@ std::string PartitionCache::CacheKey(uint64_t table_id, std::string_view partiti
   return key;
 }
 
+bool PartitionCache::ParseCacheKey(std::string_view key, uint64_t* table_id, std::string_view* partition_key) {
+  if (key.size() < sizeof *table_id) return false;
+  std::memcpy(table_id, key.data(), sizeof *table_id);
+  *partition_key = key.substr(sizeof *table_id);
+  return true;
+}
+
 void PartitionCache::EraseLocked(std::list<Entry>::iterator it) {
   total_bytes_ -= it->partition->memory_bytes;
   entries_per_stripe_[it->stripe].fetch_sub(1, std::memory_order_relaxed);
@@ -232,16 +239,36 @@ bool PartitionCache::ShouldBuild(uint64_t table_id, std::string_view partition_k
   if (scan_clock == refused_scan_ || !CanFitLocked(kMinCachedRows * 64, scan_clock)) return false;
   const uint64_t stamp = stamps_[stripe].load();
   if (auto ghost = ghosts_.find(key); ghost != ghosts_.end()) {
-    if (ghost->second == kTooLarge) return false;
-    if (ghost->second == stamp) return true;  // second read, unchanged: build (the ghost ages out)
-    ghost->second = stamp;
-    return false;
+    Ghost& g = ghost->second;
+    if (g.stamp == kTooLarge) return false;
+    const uint64_t last_read = g.clock;
+    g.clock = scan_clock;
+    if (g.stamp != stamp) {  // written since the last read: this read counts as the first
+      g.stamp = stamp;
+      return false;
+    }
+    // Second read, unchanged: build, unless that would evict an entry used
+    // since the partition's last read. Such an entry is used more often than
+    // this partition, so replacing it only makes the next pass miss it:
+    // without this rule a query paging through more partitions than the
+    // cache holds (each page a scan with its own clock) rebuilt nearly every
+    // partition on every pass (docs/benchmarks.md, "A cache smaller than the
+    // table"). The ghost ages out either way.
+    // Room for the entry it will make: the size refused before, else an
+    // entry of the average size (a minimal entry fits in the scraps of a
+    // full cache; a real one then evicts, or is built and thrown away).
+    size_t need = std::max<size_t>(kMinCachedRows * 64, g.bytes);
+    if (!lru_.empty()) need = std::max(need, total_bytes_ / lru_.size());
+    const uint64_t clock = std::min(last_read, scan_clock);
+    if (!CanFitLocked(need, clock)) return false;
+    g.admit_clock = clock;
+    return true;
   }
-  SetGhostLocked(std::move(key), stamp);
+  SetGhostLocked(std::move(key), Ghost{stamp, scan_clock});
   return false;
 }
 
-void PartitionCache::SetGhostLocked(std::string key, uint64_t value) {
+void PartitionCache::SetGhostLocked(std::string key, Ghost value) {
   if (auto ghost = ghosts_.find(key); ghost != ghosts_.end()) {
     ghost->second = value;
     return;
@@ -258,7 +285,7 @@ void PartitionCache::NoteTooLarge(uint64_t table_id, std::string_view partition_
   too_large_count_.fetch_add(1, std::memory_order_relaxed);
   std::string key = CacheKey(table_id, partition_key);
   std::lock_guard lock(mu_);
-  SetGhostLocked(std::move(key), kTooLarge);
+  SetGhostLocked(std::move(key), Ghost{kTooLarge, 0});
 }
 
 std::vector<std::string> PartitionCache::EntryKeys(size_t max) const {
@@ -268,17 +295,11 @@ std::vector<std::string> PartitionCache::EntryKeys(size_t max) const {
   return keys;
 }
 
-void PartitionCache::SeedGhosts(const std::vector<std::string>& keys) {
-  std::lock_guard lock(mu_);
-  if (sequence_.load() != 0) return;
-  for (const std::string& key : keys) SetGhostLocked(key, 0);
-}
-
 bool PartitionCache::KnownTooLarge(uint64_t table_id, std::string_view partition_key) const {
   const std::string key = CacheKey(table_id, partition_key);
   std::lock_guard lock(mu_);
   const auto ghost = ghosts_.find(key);
-  return ghost != ghosts_.end() && ghost->second == kTooLarge;
+  return ghost != ghosts_.end() && ghost->second.stamp == kTooLarge;
 }
 
 bool PartitionCache::Insert(uint64_t table_id, std::string_view partition_key, size_t stripe, uint64_t g0,
@@ -290,8 +311,22 @@ bool PartitionCache::Insert(uint64_t table_id, std::string_view partition_key, s
   const uint64_t stamp = stamps_[stripe].load();
   if (stamp > g0) return false;  // a write the snapshot may miss: see the header
   if (auto found = index_.find(key); found != index_.end()) EraseLocked(found->second);
-  if (!CanFitLocked(entry->memory_bytes, scan_clock)) {
+  // Admitted by a second read: evict only what ShouldBuild allowed.
+  uint64_t evict_before = scan_clock;
+  Ghost* ghost = nullptr;
+  if (auto it = ghosts_.find(key); it != ghosts_.end()) ghost = &it->second;
+  if (ghost != nullptr && ghost->admit_clock != kNoClock) {
+    evict_before = std::min(evict_before, ghost->admit_clock);
+    ghost->admit_clock = kNoClock;
+  }
+  if (!CanFitLocked(entry->memory_bytes, evict_before)) {
     refused_scan_ = scan_clock;
+    // Remembered for this partition's next admission (ShouldBuild).
+    if (ghost != nullptr) {
+      if (ghost->stamp != kTooLarge) ghost->bytes = entry->memory_bytes;
+    } else {
+      SetGhostLocked(std::move(key), Ghost{stamp, scan_clock, entry->memory_bytes});
+    }
     return false;
   }
   total_bytes_ += entry->memory_bytes;

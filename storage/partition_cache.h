@@ -42,7 +42,11 @@
 //     scan over more data than the cache holds would otherwise evict its own
 //     entries in LRU order and rebuild every partition on every pass; instead
 //     the first partitions stay cached and the rest are read from RocksDB at
-//     the uncached cost.
+//     the uncached cost;
+//   * and only if that cannot evict an entry used since the partition's
+//     previous read. Pages of one query are scans of their own, so the rule
+//     above alone let a query that pages through more partitions than the
+//     cache holds evict, on every pass, the entries its next pass needs.
 //
 // Thread safety: every PartitionCache method may be called concurrently.
 // CachedPartition is immutable once built and shared by shared_ptr, so a scan
@@ -299,13 +303,8 @@ class PartitionCache {
 
   // The cache keys of the entries, most recently used first, at most `max`.
   std::vector<std::string> EntryKeys(size_t max) const;
-  // Remembers `keys` (CacheKey strings) as read once and unchanged, so that
-  // the next read of each from its first row builds it (ShouldBuild). For a
-  // new engine opening a directory whose last clean close listed them with
-  // EntryKeys: after a restart the partitions that were cached are built on
-  // their first read, not their second. Only before the first write (the
-  // stripes' stamps are still 0, which the seeded ghosts hold); ignored after.
-  void SeedGhosts(const std::vector<std::string>& keys);
+  // The inverse of CacheKey; false if `key` is shorter than a table id.
+  static bool ParseCacheKey(std::string_view key, uint64_t* table_id, std::string_view* partition_key);
 
   // Whether the last entry refused for want of room was offered with `scan_clock`.
   bool RefusedForRoom(uint64_t scan_clock) const {
@@ -335,10 +334,19 @@ class PartitionCache {
     std::shared_ptr<const CachedPartition> partition;
   };
   static constexpr size_t kMaxGhosts = 4096;
-  // A ghost's value for a partition marked too large (never a stripe stamp).
+  // A ghost's stamp for a partition marked too large (never a stripe stamp).
   static constexpr uint64_t kTooLarge = UINT64_MAX;
-  // Remembers `value` for `key` among the ghosts (FIFO-bounded). Under mu_.
-  void SetGhostLocked(std::string key, uint64_t value);
+  struct Ghost {
+    uint64_t stamp = 0;  // the stripe's stamp at the last read, or kTooLarge
+    uint64_t clock = 0;  // the reading scan's use clock
+    size_t bytes = 0;    // the size of its last entry refused for room, if any
+    // Set when ShouldBuild admitted it: the clock the entry's Insert evicts
+    // by (entries used since are kept), consumed by that Insert.
+    uint64_t admit_clock = kNoClock;
+  };
+  static constexpr uint64_t kNoClock = UINT64_MAX;
+  // Remembers `ghost` for `key` among the ghosts (FIFO-bounded). Under mu_.
+  void SetGhostLocked(std::string key, Ghost ghost);
   void EraseLocked(std::list<Entry>::iterator it);
   // Whether `bytes` more fit after evicting only entries last used before scan_clock.
   bool CanFitLocked(size_t bytes, uint64_t scan_clock) const;
@@ -361,8 +369,8 @@ class PartitionCache {
   // that scan builds nothing more (it would only be refused again).
   uint64_t refused_scan_ = UINT64_MAX;  // guarded by mu_
   // Partitions read once from their first row: cache key -> stripe stamp
-  // then, or kTooLarge.
-  std::unordered_map<std::string, uint64_t> ghosts_;  // guarded by mu_
+  // then and the reading scan's clock, or kTooLarge.
+  std::unordered_map<std::string, Ghost> ghosts_;  // guarded by mu_
   std::list<std::string> ghost_order_;                // oldest first; guarded by mu_
 };
 

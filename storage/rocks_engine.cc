@@ -491,26 +491,26 @@ void RocksEngine::SaveEntityCounts() {
   db_->Put(WriteOpts(), cf(kMetaCf), EntityCountsKey(), EncodeEntityCounts(counts)).PermitUncheckedError();
 }
 
-// The partitions the scan cache held at a clean close are admitted on their
-// first read after the next open (PartitionCache::SeedGhosts): a test rig
-// that restarts on a prepared directory and runs its queries then has them
-// cached from its second query on, as before the restart, instead of its
-// third (docs/benchmarks.md, "The cache after a restart"). Only an admission
-// hint: a stale list (writes after it, then a crash) builds a partition one
-// read early, never serves a wrong row.
+// The partitions the scan cache held at a clean close are built again after
+// the next open, by the builder thread at nice 19 (RunBuilder): a test rig that
+// restarts on a prepared directory finds its partitions cached as before the
+// restart once the builder has had the CPU, usually before its first query
+// arrives (docs/benchmarks.md, "The scan cache after a restart"). A stale
+// list (writes after it, then a crash) only builds a partition from the data
+// as it is now; a deleted table's keys are skipped.
 void RocksEngine::SaveCachedPartitionKeys() {
   if (options_.in_memory || !scan_cache_) return;
   db_->Put(WriteOpts(), cf(kMetaCf), CachedPartitionsKey(), EncodeKeyList(scan_cache_->EntryKeys(kSavedCacheKeys)))
-      .PermitUncheckedError();  // best effort: without it the next open admits on the second read
+      .PermitUncheckedError();  // best effort: without it the next open starts with an empty cache
 }
 
 void RocksEngine::LoadCachedPartitionKeys() {
+  restore_keys_.clear();
   if (!scan_cache_) return;
   std::string value;
-  std::vector<std::string> keys;
-  if (db_->Get(rocksdb::ReadOptions(), cf(kMetaCf), CachedPartitionsKey(), &value).ok() &&
-      DecodeKeyList(value, &keys)) {
-    scan_cache_->SeedGhosts(keys);
+  if (!db_->Get(rocksdb::ReadOptions(), cf(kMetaCf), CachedPartitionsKey(), &value).ok() ||
+      !DecodeKeyList(value, &restore_keys_)) {
+    restore_keys_.clear();
   }
 }
 

@@ -168,10 +168,13 @@ class RocksEngine final : public Engine {
   void SaveEntityCounts();
   bool LoadSavedEntityCounts();
   // Close() records the scan cache's partitions (meta 'G'); the next open
-  // seeds the cache's admission with them, before the gate opens.
+  // reads them into restore_keys_ before the builder thread starts, and the
+  // builder rebuilds them at nice 19 (RunBuilder).
   void SaveCachedPartitionKeys();
   void LoadCachedPartitionKeys();
   static constexpr size_t kSavedCacheKeys = 1024;
+  // Builds the partition of one saved cache key, if its table still exists.
+  void RestoreCachedPartition(std::string_view cache_key, uint64_t use_clock, bool* cache_full);
   rocksdb::ColumnFamilyHandle* cf(size_t index) const { return cfs_[index]; }
   // The live state of `table_id`, or null if no such table exists now.
   std::shared_ptr<TableState> FindLiveTable(uint64_t table_id);
@@ -301,6 +304,9 @@ class RocksEngine final : public Engine {
   // (EngineOptions::warm_after_write); null otherwise.
   std::unique_ptr<WarmStripe[]> warm_stripes_;
   bool builds_pending_ = false;  // build_queue_ grew; guarded by warm_mu_
+  // The saved cache keys to rebuild after open (meta 'G'), most recently used
+  // first; filled before the builder thread starts, then the thread's own.
+  std::vector<std::string> restore_keys_;
   // Close() asks the builder thread to stop: set under warm_mu_ (the thread's
   // waits test it), read without it between builds.
   std::atomic<bool> stop_builder_{false};

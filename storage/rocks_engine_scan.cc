@@ -826,6 +826,27 @@ void RocksEngine::NoteWarmCandidate(uint64_t table_id, std::string_view partitio
   if (first) warm_cv_.notify_one();
 }
 
+void RocksEngine::RestoreCachedPartition(std::string_view cache_key, uint64_t use_clock, bool* cache_full) {
+  uint64_t table_id = 0;
+  std::string_view partition_key;
+  if (!PartitionCache::ParseCacheKey(cache_key, &table_id, &partition_key) || !FindLiveTable(table_id)) return;
+  {
+    std::lock_guard builds_lock(builds_mu_);
+    if (builds_queued_.contains({table_id, std::string(partition_key)})) return;  // a scan's admission has it
+    building_.emplace(table_id, partition_key);
+    building_hash_.store(BuildHash(table_id, partition_key));
+  }
+  PartitionToBuild build{std::string(partition_key), StripeIndex(table_id, partition_key), std::nullopt, {}, 0};
+  const bool kept = BuildCachedPartition(table_id, build, use_clock);
+  if (!kept && scan_cache_->RefusedForRoom(use_clock)) *cache_full = true;
+  {
+    std::lock_guard builds_lock(builds_mu_);
+    building_.reset();
+    building_hash_.store(0);
+  }
+  build_done_.notify_all();
+}
+
 void RocksEngine::RunBuilder() {
   // The admission's builds run at the long lane's nice, as when they were
   // long-lane tasks: the queries that asked for them come back at once, and
@@ -865,6 +886,18 @@ void RocksEngine::RunBuilder() {
       while (!stop_builder_.load(std::memory_order_relaxed) && RunOneQueuedBuild()) {
       }
       lock.lock();
+      continue;
+    }
+    if (!restore_keys_.empty() && !cache_full) {
+      // After open: the partitions cached at the last clean close, one per
+      // turn, so that a scan's admission builds (above) go first.
+      const std::string key = std::move(restore_keys_.front());
+      restore_keys_.erase(restore_keys_.begin());
+      lock.unlock();
+      set_nice(19);
+      RestoreCachedPartition(key, scan_cache_->UseClock(), &cache_full);
+      lock.lock();
+      if (restore_keys_.empty()) cache_full = false;  // the warmer's bursts start afresh
       continue;
     }
     if (warm_candidates_.empty()) {

@@ -358,17 +358,16 @@ TEST_P(CachedScanTest, PartitionsAdmittedByAShortPageAreBuilt) {
   ASSERT_EQ(Drain(0, spec), want);
 }
 
-// The partitions cached at a clean close are built on their first read after
-// the next open; a partition that was not cached still needs two reads.
-TEST_P(CachedScanTest, PartitionsCachedAtACleanCloseAreBuiltOnTheirFirstReadAfterTheOpen) {
+// The partitions cached at a clean close are built again after the next open,
+// before any query reads them; a partition that was not cached is not.
+TEST_P(CachedScanTest, PartitionsCachedAtACleanCloseAreRebuiltAfterTheOpen) {
   if (GetParam()) GTEST_SKIP() << "an in-memory engine's data ends with its close";
   ASSERT_TRUE(InsertRows(200));
   ScanSpec p_only;
   p_only.ranges = {KeyRange{KeyBound{"p", std::nullopt, true}, KeyBound{"p", std::nullopt, true}}};
   const std::vector<Page> want = Drain(1, p_only);
   ASSERT_TRUE(DrainUntilCached(p_only, want));  // "p" cached
-  ASSERT_TRUE(WriteBoth({Op(WriteKind::kInsert, MakeEntity("q", RowKey(0), {{"n", EdmValue::Int32(1)}}))}));
-  for (int r = 1; r < 100; ++r) {
+  for (int r = 0; r < 100; ++r) {  // "q": written, never read, so never cached
     ASSERT_TRUE(WriteBoth({Op(WriteKind::kInsert, MakeEntity("q", RowKey(r), {{"n", EdmValue::Int32(r)}}))}));
   }
   ASSERT_TRUE(engines_[0]->Close().ok());
@@ -379,17 +378,15 @@ TEST_P(CachedScanTest, PartitionsCachedAtACleanCloseAreBuiltOnTheirFirstReadAfte
   auto t = engines_[0]->GetTable("devstoreaccount1", "t");
   ASSERT_TRUE(t.ok());
   tables_[0] = *t;
-  ScanSpec all;
-  const std::vector<Page> want_all = Drain(1, all);
-  ASSERT_EQ(Drain(0, all), want_all);  // the first read of "p" and "q" since the open
   for (int i = 0; i < 500 && engines_[0]->GetStats().scan_cache_entries == 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(50));  // a build of "q" would be done too
-  EXPECT_EQ(engines_[0]->GetStats().scan_cache_entries, 1u);  // "p" only
-  const uint64_t hits = engines_[0]->GetStats().scan_cache_hits;
-  ASSERT_EQ(Drain(0, p_only), want);
-  EXPECT_EQ(engines_[0]->GetStats().scan_cache_hits, hits + 1);
+  EXPECT_EQ(engines_[0]->GetStats().scan_cache_entries, 1u);   // "p" only
+  ASSERT_EQ(Drain(0, p_only), want);                          // the first read since the open: a hit
+  EXPECT_EQ(engines_[0]->GetStats().scan_cache_hits, 1u);
+  ScanSpec all;
+  EXPECT_EQ(Drain(0, all), Drain(1, all));
 }
 
 // $select: rows carry only the named properties (with keys and Timestamp),

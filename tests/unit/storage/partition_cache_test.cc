@@ -246,6 +246,55 @@ TEST(PartitionCacheTest, AScanNeverEvictsEntriesUsedSinceItStarted) {
   EXPECT_EQ(cache.Lookup(1, "b", 0, g), nullptr);  // b was the one to go
 }
 
+// A partition read again is not built if that would evict an entry used
+// since its previous read: a pass over more partitions than the cache holds
+// keeps the entries it has instead of replacing each by the next.
+TEST(PartitionCacheTest, ASecondReadNeverEvictsWhatWasUsedSinceTheFirst) {
+  auto a = BuildEntry("a", 100);
+  PartitionCache cache(a->memory_bytes * 2 + 16, 1);  // room for two, and full with them
+  const uint64_t g = cache.Sequence();
+  ASSERT_TRUE(cache.Insert(1, "a", 0, g, cache.UseClock(), a));
+  ASSERT_TRUE(cache.Insert(1, "b", 0, g, cache.UseClock(), BuildEntry("b", 100)));
+  // Pass 1, page by page (each page a scan with its own clock): a, b, then c.
+  EXPECT_NE(cache.Lookup(1, "a", 0, g), nullptr);
+  EXPECT_NE(cache.Lookup(1, "b", 0, g), nullptr);
+  EXPECT_FALSE(cache.ShouldBuild(1, "c", 0, cache.UseClock()));  // first read: a ghost
+  // Pass 2: a and b are used again before c's second read.
+  EXPECT_NE(cache.Lookup(1, "a", 0, g), nullptr);
+  EXPECT_NE(cache.Lookup(1, "b", 0, g), nullptr);
+  EXPECT_FALSE(cache.ShouldBuild(1, "c", 0, cache.UseClock()));
+  // Pass 3 uses only a: b has not been used since c's last read, so c may replace it.
+  EXPECT_NE(cache.Lookup(1, "a", 0, g), nullptr);
+  EXPECT_TRUE(cache.ShouldBuild(1, "c", 0, cache.UseClock()));
+}
+
+// An entry refused for want of room leaves its size with the partition's
+// ghost: the next admission asks for room for that much, not for a minimal
+// entry that fits in the scraps of a full cache (each such build was thrown
+// away, on every pass of a query over more partitions than the cache holds).
+TEST(PartitionCacheTest, AnEntryRefusedForRoomIsNotAdmittedAgainAtThatSize) {
+  auto a = BuildEntry("a", 100);
+  PartitionCache cache(a->memory_bytes * 4 + 16, 1);  // largest entry: 2 x a
+  const uint64_t g = cache.Sequence();
+  const uint64_t scan = cache.UseClock();  // a scan that starts before a, b, c are used
+  ASSERT_TRUE(cache.Insert(1, "a", 0, g, cache.UseClock(), a));
+  ASSERT_TRUE(cache.Insert(1, "b", 0, g, cache.UseClock(), BuildEntry("b", 100)));
+  ASSERT_TRUE(cache.Insert(1, "c", 0, g, cache.UseClock(), BuildEntry("c", 100)));
+  EXPECT_FALSE(cache.ShouldBuild(1, "big", 0, scan));
+  EXPECT_TRUE(cache.ShouldBuild(1, "big", 0, scan));  // a minimal entry fits beside a, b, c
+  auto big = BuildEntry("big", 150);
+  ASSERT_LE(big->memory_bytes, cache.max_entry_bytes());
+  EXPECT_FALSE(cache.Insert(1, "big", 0, g, scan, big));  // it does not, without evicting them
+  EXPECT_EQ(cache.entry_count(), 3u);
+  // The next pass uses a, b and c again before reading big: no admission.
+  for (const char* pk : {"a", "b", "c"}) EXPECT_NE(cache.Lookup(1, pk, 0, g), nullptr);
+  EXPECT_FALSE(cache.ShouldBuild(1, "big", 0, cache.UseClock()));
+  for (const char* pk : {"a", "b", "c"}) EXPECT_NE(cache.Lookup(1, pk, 0, g), nullptr);
+  EXPECT_FALSE(cache.ShouldBuild(1, "big", 0, cache.UseClock()));
+  // Once they go unused for a whole pass, big may replace them.
+  EXPECT_TRUE(cache.ShouldBuild(1, "big", 0, cache.UseClock()));
+}
+
 // Builds only on the second read from the first row with no write between.
 TEST(PartitionCacheTest, BuildsOnTheSecondUnchangedRead) {
   PartitionCache cache(1u << 20, 4);
