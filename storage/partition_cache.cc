@@ -165,8 +165,7 @@ std::shared_ptr<const CachedPartition> PartitionBuilder::Finish(std::string next
   }
   out->next_key = std::move(next_key);
   out->built_g0 = built_g0;
-  size_t value_bytes = 0;
-  for (std::string_view v : out->values) value_bytes += v.size();
+  const size_t value_bytes = value_bytes_;  // the renderings' budget
   out->renderings.Reset(n, value_bytes);
   out->memory_bytes = sizeof(CachedPartition) + out->prefix.capacity() + out->next_key.capacity() +
                       out->arena.capacity() + value_bytes + n * sizeof(std::atomic<RenderedRow*>) +
@@ -175,6 +174,8 @@ std::shared_ptr<const CachedPartition> PartitionBuilder::Finish(std::string next
   rows_.clear();
   columns_.clear();
   column_index_.clear();
+  value_bytes_ = 0;
+  column_bytes_ = 0;
   return out;
 }
 
@@ -252,11 +253,12 @@ bool PartitionCache::ShouldBuild(uint64_t table_id, std::string_view partition_k
     // this partition, so replacing it only makes the next pass miss it:
     // without this rule a query paging through more partitions than the
     // cache holds (each page a scan with its own clock) rebuilt nearly every
-    // partition on every pass (docs/benchmarks.md, "A cache smaller than the
-    // table"). The ghost ages out either way.
-    // Room for the entry it will make: the size refused before, else an
-    // entry of the average size (a minimal entry fits in the scraps of a
-    // full cache; a real one then evicts, or is built and thrown away).
+    // partition on every pass (docs/benchmarks.md, "After a restart, and a
+    // cache smaller than the table"). The ghost ages out either way.
+    //
+    // The room asked for is the entry's likely size: the size refused
+    // before, else the average entry's (a minimal entry fits in the scraps
+    // of a full cache; a real one then evicts, or is built and thrown away).
     size_t need = std::max<size_t>(kMinCachedRows * 64, g.bytes);
     if (!lru_.empty()) need = std::max(need, total_bytes_ / lru_.size());
     const uint64_t clock = std::min(last_read, scan_clock);

@@ -286,8 +286,10 @@ class PartitionCache {
                                                 uint64_t g0);
   // Adds (or replaces) the entry built from a snapshot taken after `g0` was
   // read; ignored if a write stamped the stripe after g0, if it is larger
-  // than the capacity, or if fitting it would evict an entry used since
-  // `scan_clock`. Evicts least recently used entries to fit.
+  // than max_entry_bytes(), or if fitting it would evict an entry used since
+  // `scan_clock` (or, for an entry ShouldBuild admitted, since the clock it
+  // admitted by). Evicts least recently used entries to fit; a refused
+  // entry's size is remembered for the partition's next admission.
   // Returns whether the entry was kept.
   bool Insert(uint64_t table_id, std::string_view partition_key, size_t stripe, uint64_t g0, uint64_t scan_clock,
               std::shared_ptr<const CachedPartition> entry);
