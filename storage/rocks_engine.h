@@ -120,6 +120,13 @@ class RocksEngine final : public Engine {
   // *rows (if given) receives the rows read.
   bool BuildCachedPartition(uint64_t table_id, const PartitionToBuild& build, uint64_t use_clock,
                             size_t* rows = nullptr);
+  // A build no query asked for (the warmer's, the rebuild after open): runs
+  // it from a snapshot in the building_ slot (so AwaitRunningBuild sees it),
+  // unless a scan's admission has queued the partition (then returns false
+  // and builds nothing). *refused_for_room: the cache refused the entry for
+  // want of room; *rows (if given): the rows read.
+  bool BuildUnqueued(uint64_t table_id, std::string_view partition_key, size_t stripe, uint64_t use_clock,
+                     bool* refused_for_room, size_t* rows = nullptr);
   // The warmer (EngineOptions::warm_after_write): Write() notes the
   // partitions it fills (NoteWarmCandidate, under the stripe lock: an atomic
   // add and a compare, but for a partition's first write of a burst), and
@@ -173,8 +180,9 @@ class RocksEngine final : public Engine {
   void SaveCachedPartitionKeys();
   void LoadCachedPartitionKeys();
   static constexpr size_t kSavedCacheKeys = 1024;
-  // Builds the partition of one saved cache key, if its table still exists.
-  void RestoreCachedPartition(std::string_view cache_key, uint64_t use_clock, bool* cache_full);
+  // Builds the partition of one saved cache key, if its table still exists;
+  // false if the cache refused it for want of room.
+  bool RestoreCachedPartition(std::string_view cache_key, uint64_t use_clock);
   rocksdb::ColumnFamilyHandle* cf(size_t index) const { return cfs_[index]; }
   // The live state of `table_id`, or null if no such table exists now.
   std::shared_ptr<TableState> FindLiveTable(uint64_t table_id);

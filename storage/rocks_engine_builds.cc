@@ -189,25 +189,33 @@ void RocksEngine::NoteWarmCandidate(uint64_t table_id, std::string_view partitio
   if (first) warm_cv_.notify_one();
 }
 
-void RocksEngine::RestoreCachedPartition(std::string_view cache_key, uint64_t use_clock, bool* cache_full) {
-  uint64_t table_id = 0;
-  std::string_view partition_key;
-  if (!PartitionCache::ParseCacheKey(cache_key, &table_id, &partition_key) || !FindLiveTable(table_id)) return;
+bool RocksEngine::BuildUnqueued(uint64_t table_id, std::string_view partition_key, size_t stripe,
+                                uint64_t use_clock, bool* refused_for_room, size_t* rows) {
   {
     std::lock_guard builds_lock(builds_mu_);
-    if (builds_queued_.contains({table_id, std::string(partition_key)})) return;  // a scan's admission has it
+    if (builds_queued_.contains({table_id, std::string(partition_key)})) return false;  // built from that queue
     building_.emplace(table_id, partition_key);
     building_hash_.store(BuildHash(table_id, partition_key));
   }
-  PartitionToBuild build{std::string(partition_key), StripeIndex(table_id, partition_key), std::nullopt, {}, 0};
-  const bool kept = BuildCachedPartition(table_id, build, use_clock);
-  if (!kept && scan_cache_->RefusedForRoom(use_clock)) *cache_full = true;
+  PartitionToBuild build{std::string(partition_key), stripe, std::nullopt, {}, 0};
+  const bool kept = BuildCachedPartition(table_id, build, use_clock, rows);
+  *refused_for_room = !kept && scan_cache_->RefusedForRoom(use_clock);
   {
     std::lock_guard builds_lock(builds_mu_);
     building_.reset();
     building_hash_.store(0);
   }
   build_done_.notify_all();
+  return true;
+}
+
+bool RocksEngine::RestoreCachedPartition(std::string_view cache_key, uint64_t use_clock) {
+  uint64_t table_id = 0;
+  std::string_view partition_key;
+  if (!PartitionCache::ParseCacheKey(cache_key, &table_id, &partition_key) || !FindLiveTable(table_id)) return true;
+  bool refused = false;
+  BuildUnqueued(table_id, partition_key, StripeIndex(table_id, partition_key), use_clock, &refused);
+  return !refused;
 }
 
 void RocksEngine::RunBuilder() {
@@ -251,16 +259,18 @@ void RocksEngine::RunBuilder() {
       lock.lock();
       continue;
     }
-    if (!restore_keys_.empty() && !cache_full) {
+    if (!restore_keys_.empty()) {
       // After open: the partitions cached at the last clean close, one per
       // turn, so that a scan's admission builds (above) go first.
       const std::string key = std::move(restore_keys_.front());
       restore_keys_.erase(restore_keys_.begin());
       lock.unlock();
       set_nice(19);
-      RestoreCachedPartition(key, scan_cache_->UseClock(), &cache_full);
+      const bool room = RestoreCachedPartition(key, scan_cache_->UseClock());
       lock.lock();
-      if (restore_keys_.empty()) cache_full = false;  // the warmer's bursts start afresh
+      // Full: the rest (used less recently before the close) would be
+      // refused too.
+      if (!room) restore_keys_.clear();
       continue;
     }
     if (warm_candidates_.empty()) {
@@ -290,25 +300,10 @@ void RocksEngine::RunBuilder() {
       const std::string key = PartitionCache::CacheKey(r.table_id, r.partition_key);
       if (auto known = warmed_rows.find(key); known != warmed_rows.end() && r.rows * 4 < known->second) continue;
       if (scan_cache_->KnownTooLarge(r.table_id, r.partition_key)) continue;
-      {
-        std::lock_guard builds_lock(builds_mu_);
-        // Queued by a scan's admission: built from that queue.
-        if (builds_queued_.contains({r.table_id, r.partition_key})) continue;
-        building_.emplace(r.table_id, r.partition_key);
-        building_hash_.store(BuildHash(r.table_id, r.partition_key));
-      }
-      PartitionToBuild build{r.partition_key, r.stripe, std::nullopt, {}, 0};
       size_t rows = 0;
-      const bool kept = BuildCachedPartition(r.table_id, build, *burst_clock, &rows);
-      if (!kept && scan_cache_->RefusedForRoom(*burst_clock)) cache_full = true;
+      if (!BuildUnqueued(r.table_id, r.partition_key, r.stripe, *burst_clock, &cache_full, &rows)) continue;
       if (warmed_rows.size() >= 4096) warmed_rows.clear();  // bounded; forgetting only allows a rebuild
       warmed_rows[key] = rows;
-      {
-        std::lock_guard builds_lock(builds_mu_);
-        building_.reset();
-        building_hash_.store(0);
-      }
-      build_done_.notify_all();
     }
     lock.lock();
   }
