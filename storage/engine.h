@@ -66,6 +66,14 @@ struct EngineOptions {
   // point reads and the reads of Write(); 0 disables.
   size_t entity_cache_bytes = 16u << 20;
   size_t write_buffer_bytes = 32u << 20;
+  // SST files whose table readers (footer, properties, the pinned top level
+  // of the index and filter) stay open. A point read in a file whose reader
+  // was closed opens it again first; with more files than this (616 at 55M
+  // entities) that reopening was ~12% of a random point read's CPU
+  // (docs/benchmarks.md, "Cold point reads"). Each open file holds a
+  // descriptor: the server derives it from its descriptor limit
+  // (app::TableFilesKeptOpen).
+  int max_open_files = 512;
   size_t lock_stripes = 1024;
   // Columnar copies of recently scanned partitions for filtered scans
   // (storage/partition_cache.h), bounded by this many bytes; 0 disables.

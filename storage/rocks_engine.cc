@@ -237,8 +237,7 @@ Status RocksEngine::OpenLocked() {
   rocksdb::Env::Default()
       ->LowerThreadPoolCPUPriority(rocksdb::Env::Priority::LOW, rocksdb::CpuPriority::kLow)
       .PermitUncheckedError();
-  // Table readers (index blocks) stay open per file; cap it to keep RSS modest.
-  db_options.max_open_files = 512;
+  db_options.max_open_files = options_.max_open_files;
   // Open reads no SST file to refresh compaction statistics (RocksDB's
   // default opens up to a few hundred files for it): startup then costs the
   // same with 2M or 50M entities (docs/benchmarks.md, "Scale"). The

@@ -628,6 +628,10 @@ api::ApiOptions Config::ToApiOptions() const {
   return o;
 }
 
+int TableFilesKeptOpen(uint64_t fd_limit) {
+  return static_cast<int>(std::clamp<uint64_t>(fd_limit / 2, 256, 16384));
+}
+
 storage::EngineOptions Config::ToEngineOptions() const {
   storage::EngineOptions o;
   o.path = location;

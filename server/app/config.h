@@ -130,6 +130,12 @@ LoadResult LoadConfig(const std::vector<std::string>& args, const Environment& e
 // (e.g. a trailing ';') are skipped. On error returns false and sets `error`.
 bool ParseAccountsEnv(const std::string& text, std::vector<api::AccountKeys>* accounts, std::string* error);
 
+// EngineOptions::max_open_files for a process allowed `fd_limit` open
+// descriptors (RLIMIT_NOFILE): half of them, the other half left for
+// connections, logs and the WAL; at least 256 and at most 16,384 (each open
+// table reader also holds a little memory outside the block cache).
+int TableFilesKeptOpen(uint64_t fd_limit);
+
 // The --help text (every flag with its default and environment variable).
 std::string HelpText();
 // The --version text.

@@ -1,6 +1,7 @@
 #include "server/app/server.h"
 
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 
 #include <chrono>
 #include <fstream>
@@ -27,6 +28,21 @@ std::shared_ptr<spdlog::logger> AppLog() {
   return logger ? logger : spdlog::default_logger();
 }
 
+// Raises this process's soft limit of open descriptors to its hard limit (a
+// shell's default soft limit is often 1,024 under a hard limit of 500k or
+// more) and returns the soft limit in force. Table files and connections
+// both use descriptors (TableFilesKeptOpen).
+uint64_t RaiseOpenFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return 1024;
+  if (limit.rlim_cur < limit.rlim_max) {
+    rlimit raised = limit;
+    raised.rlim_cur = limit.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) limit = raised;
+  }
+  return limit.rlim_cur == RLIM_INFINITY ? UINT64_MAX : static_cast<uint64_t>(limit.rlim_cur);
+}
+
 }  // namespace
 
 Server::Server(Config config) : config_(std::move(config)) {}
@@ -35,7 +51,10 @@ Server::~Server() { Stop(); }
 
 bool Server::Start(std::string* error) {
   auto begin = std::chrono::steady_clock::now();
-  auto engine = storage::Engine::Open(config_.ToEngineOptions());
+  storage::EngineOptions engine_options = config_.ToEngineOptions();
+  const uint64_t fd_limit = RaiseOpenFileLimit();
+  engine_options.max_open_files = TableFilesKeptOpen(fd_limit);
+  auto engine = storage::Engine::Open(engine_options);
   if (!engine.ok()) {
     if (engine.status().code() == StatusCode::kDataDirLocked) {
       // The storage layer phrased it for operators (names the directory).

@@ -346,6 +346,19 @@ TEST(ConfigTest, CacheSizesFromEveryLayer) {
 }
 
 // The shipped default file must say exactly what the built-in defaults are.
+// Half the descriptors go to table files, within [256, 16384]: 616 files of
+// a 55M-entity table stay open under a limit of 20,000, and a 1,024 limit
+// keeps the engine's former fixed 512.
+TEST(ConfigTest, TableFilesKeptOpenIsHalfTheDescriptorLimitWithinBounds) {
+  EXPECT_EQ(TableFilesKeptOpen(1024), 512);
+  EXPECT_EQ(TableFilesKeptOpen(20000), 10000);
+  EXPECT_EQ(TableFilesKeptOpen(256), 256);
+  EXPECT_EQ(TableFilesKeptOpen(0), 256);
+  EXPECT_EQ(TableFilesKeptOpen(1u << 20), 16384);
+  EXPECT_EQ(TableFilesKeptOpen(UINT64_MAX), 16384);
+  EXPECT_EQ(Config().ToEngineOptions().max_open_files, storage::EngineOptions().max_open_files);
+}
+
 TEST(ConfigFilesTest, DefaultConfigFileEqualsBuiltInDefaults) {
   LoadResult r = Load({"--config", std::string(TABLESTONE_SOURCE_DIR) + "/config/tablestone.json"});
   ASSERT_EQ(r.action, LoadResult::Action::kRun) << r.output;
