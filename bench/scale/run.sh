@@ -3,7 +3,8 @@
 #
 #   bench/scale/run.sh [--build DIR | --tablestone BIN] [--count N] [--partitions P]
 #                      [--deep D] [--conns 16] [--get-conns 32] [--get-seconds 10]
-#                      [--tablestone-args "..."] [--drop-caches] [--keep] [--out DIR]
+#                      [--get-runs 3] [--tablestone-args "..."] [--drop-caches] [--keep]
+#                      [--out DIR] [--data DIR]
 #
 # 1. Starts tablestone on a fresh data directory (no CPU pinning, nice 0: the
 #    load uses both cores, the server's compactions included) and loads N
@@ -22,21 +23,26 @@
 #    authenticated Query Tables (bench/js/startup.mjs, polled every 2 ms).
 #    --drop-caches first empties the kernel's page cache (root only).
 # 4. Cold point GETs: wrk -t1 -c<get-conns> of random keys over all N
-#    entities (bench/scale/get_random.lua) for --get-seconds; then the same
-#    over the first 1,000 entities only (warm: cached after their first read),
-#    which shows what the shared machine allows at that concurrency.
+#    entities (bench/scale/get_random.lua) for --get-seconds, --get-runs
+#    times, each on a server restarted just before (empty caches); then as
+#    many runs over the first 1,000 entities only (warm: cached after their
+#    first read), which shows what the shared machine allows at that
+#    concurrency. Each run is reported, and the median of the runs' rates and
+#    percentiles: a single run's p99 on two shared cores moves by 2x.
 # 5. Deep page: walks table `deep` in pages of 1000 and times the first page,
 #    the page at 50% and at 90% (bench/js/drain.mjs --mode deep, median of 20).
 # Throughout, bench/scale/sample.py records VmRSS every 0.2 s and the storage
 # metrics every second; the report gives the maximum RSS per phase. The data
 # directory is deleted at the end unless --keep is given (then <out>/data stays,
-# for inspection or a rerun of the later steps; delete it yourself). Prints a summary and writes
+# for inspection or a rerun of the later steps; delete it yourself). --data DIR
+# reruns steps 2-5 on a directory loaded by an earlier --keep run (with the
+# same --count and --partitions; DIR is kept). Prints a summary and writes
 # <out>/results.jsonl.
 set -uo pipefail
 BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ROOT="$(cd "$BENCH_DIR/.." && pwd)"
-COUNT=2000000; PARTS=10000; DEEP=""; CONNS=16; GET_CONNS=32; GET_SECONDS=10
-TS_BIN=""; BUILD_DIR=""; TS_ARGS=""; OUT=""; DROP=0; KEEP=0
+COUNT=2000000; PARTS=10000; DEEP=""; CONNS=16; GET_CONNS=32; GET_SECONDS=10; GET_RUNS=3
+TS_BIN=""; BUILD_DIR=""; TS_ARGS=""; OUT=""; DROP=0; KEEP=0; REUSE=
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --tablestone) TS_BIN="$2"; shift ;;
@@ -47,11 +53,13 @@ while [[ $# -gt 0 ]]; do
     --conns) CONNS="$2"; shift ;;
     --get-conns) GET_CONNS="$2"; shift ;;
     --get-seconds) GET_SECONDS="$2"; shift ;;
+    --get-runs) GET_RUNS="$2"; shift ;;
+    --data) REUSE="$2"; shift ;;
     --tablestone-args) TS_ARGS="$2"; shift ;;
     --drop-caches) DROP=1 ;;
     --keep) KEEP=1 ;;
     --out) OUT="$2"; shift ;;
-    -h|--help) sed -n '2,34p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,42p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -63,6 +71,10 @@ command -v wrk >/dev/null || { echo "wrk is missing (bench/install-bench-deps.sh
 OUT="${OUT:-$(mktemp -d /tmp/tablestone-scale.XXXXXX)}"
 mkdir -p "$OUT"
 DATA="$OUT/data"
+if [[ -n "$REUSE" ]]; then
+  [[ -d "$REUSE" ]] || { echo "--data $REUSE: no such directory" >&2; exit 1; }
+  DATA="$(cd "$REUSE" && pwd)"; KEEP=1
+fi
 PORT=20502
 URL="http://127.0.0.1:$PORT"
 # Entities per partition, a multiple of the 100-insert batch (load.lua).
@@ -104,6 +116,7 @@ echo "# bench/scale: N=$COUNT in $PARTS partitions ($PSIZE each), deep partition
 echo "# binary $TS_BIN $TS_ARGS; out $OUT" | tee -a "$OUT/env.txt"
 
 # ---- 1. bulk load ----
+if [[ -z "$REUSE" ]]; then
 phase load
 # shellcheck disable=SC2086
 "$TS_BIN" --tableHost 127.0.0.1 --tablePort "$PORT" -s -l "$DATA" $TS_ARGS >>"$OUT/server.log" 2>&1 &
@@ -152,11 +165,12 @@ METRICS="$(curl -s "$URL/_tablestone/metrics")"
 STALLS=$(echo "$METRICS" | awk '$1=="tablestone_storage_write_stalls_total"{print $2}')
 result "{\"step\":\"stalls\",\"write_stalls_total\":${STALLS:-null}}"
 STOP_MS=$(stop_server)
+fi
 
 # ---- 2. disk ----
 BYTES=$(du -sb "$DATA" | cut -f1)
 TOTAL=$(( COUNT + DEEP ))
-result "{\"step\":\"disk\",\"bytes\":$BYTES,\"entities\":$TOTAL,\"bytes_per_entity\":$(( BYTES / TOTAL )),\"stop_ms\":$STOP_MS}"
+result "{\"step\":\"disk\",\"bytes\":$BYTES,\"entities\":$TOTAL,\"bytes_per_entity\":$(( BYTES / TOTAL )),\"stop_ms\":${STOP_MS:-null}}"
 
 # ---- 3. startup on the loaded directory ----
 if (( DROP )); then sync; echo 3 >/proc/sys/vm/drop_caches || echo "cannot drop caches" >&2; fi
@@ -169,17 +183,44 @@ sampler "$SPID"
 result "{\"step\":\"startup\",$(echo "$ST" | sed 's/^{//')"
 
 # ---- 4. cold point GET ----
-phase get
-GET=$(BENCH_WRK_DIR="$BENCH_DIR/wrk" BENCH_SAS="$SAS" BENCH_TABLE=big BENCH_N="$COUNT" BENCH_PSIZE="$PSIZE" \
-  wrk -t1 -c"$GET_CONNS" -d"${GET_SECONDS}s" --timeout 30s -s "$BENCH_DIR/scale/get_random.lua" "$URL" | sed -n 's/^RESULT //p')
-result "{\"step\":\"cold-get\",\"conns\":$GET_CONNS,$(echo "$GET" | sed 's/^{//')"
+get_run() {  # get_run STEP RUN N: one wrk run of random GETs over the first N entities
+  local out
+  out=$(BENCH_WRK_DIR="$BENCH_DIR/wrk" BENCH_SAS="$SAS" BENCH_TABLE=big BENCH_N="$3" BENCH_PSIZE="$PSIZE" \
+    wrk -t1 -c"$GET_CONNS" -d"${GET_SECONDS}s" --timeout 30s -s "$BENCH_DIR/scale/get_random.lua" "$URL" | sed -n 's/^RESULT //p')
+  [[ -n "$out" ]] || { echo "$1 run $2 failed" >&2; return 1; }
+  result "{\"step\":\"$1\",\"run\":$2,\"conns\":$GET_CONNS,$(echo "$out" | sed 's/^{//')"
+}
+median_of() {  # median_of STEP: the median rate and percentiles of that step's runs
+  python3 - "$OUT/results.jsonl" "$1" <<'PY'
+import json, statistics, sys
+runs = [r for r in map(json.loads, open(sys.argv[1])) if r.get("step") == sys.argv[2] and "run" in r]
+med = lambda k: statistics.median(r[k] for r in runs)
+print(json.dumps({"step": sys.argv[2] + "-median", "runs": len(runs),
+                  "per_s": round(statistics.median(r["requests"] / r["duration_us"] * 1e6 for r in runs)),
+                  "p50_us": med("p50_us"), "p90_us": med("p90_us"), "p99_us": med("p99_us"),
+                  "p99_us_each": [r["p99_us"] for r in runs], "non2xx": sum(r["non2xx"] for r in runs)}))
+PY
+}
+for run in $(seq "$GET_RUNS"); do
+  if (( run > 1 )); then  # a fresh process: empty block, entity and table caches
+    stop_server >/dev/null
+    phase restart
+    # shellcheck disable=SC2086
+    "$TS_BIN" --tableHost 127.0.0.1 --tablePort "$PORT" -s -l "$DATA" $TS_ARGS >>"$OUT/server.log" 2>&1 &
+    SPID=$!
+    wait_up || exit 1
+    sampler "$SPID"
+  fi
+  phase get
+  get_run cold-get "$run" "$COUNT" || exit 1
+done
+result "$(median_of cold-get)"
 
-# The same wrk run over the first 1,000 entities only (cached after their
+# The same wrk runs over the first 1,000 entities only (cached after their
 # first read): what the machine allows at this concurrency, for comparison.
 phase get-warm
-GETW=$(BENCH_WRK_DIR="$BENCH_DIR/wrk" BENCH_SAS="$SAS" BENCH_TABLE=big BENCH_N=1000 BENCH_PSIZE="$PSIZE" \
-  wrk -t1 -c"$GET_CONNS" -d"${GET_SECONDS}s" --timeout 30s -s "$BENCH_DIR/scale/get_random.lua" "$URL" | sed -n 's/^RESULT //p')
-result "{\"step\":\"warm-get\",\"conns\":$GET_CONNS,$(echo "$GETW" | sed 's/^{//')"
+for run in $(seq "$GET_RUNS"); do get_run warm-get "$run" 1000 || exit 1; done
+result "$(median_of warm-get)"
 
 # ---- 5. deep page ----
 phase deep

@@ -169,7 +169,7 @@ std::vector<Setting> BuildSettings() {
        .set = [](Config& c, const Value& v) { c.query_page_ms = Uint(v); },
        .show = [](const Config& c) { return std::to_string(c.query_page_ms); }});
   add({.path = "threads", .env = "TABLESTONE_THREADS", .kind = Kind::kUint,
-       .help = "I/O threads serving requests; 0 = number of cores.", .min = 0, .max = 1024,
+       .help = "I/O threads serving requests; 0 = one fewer than the cores (at least 1), leaving one to the clients.", .min = 0, .max = 1024,
        .set = [](Config& c, const Value& v) { c.threads = Uint(v); },
        .show = [](const Config& c) { return std::to_string(c.threads); }});
   add({.path = "logging.level", .env = "TABLESTONE_LOG_LEVEL", .kind = Kind::kChoice,

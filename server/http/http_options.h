@@ -25,7 +25,7 @@ struct HttpOptions {
   uint16_t port = 10002;
 
   // I/O threads running the io_context. 0 = DefaultThreadCount() (listener.h):
-  // the CPUs the process may run on.
+  // one fewer than the CPUs the process may run on, at least 1.
   // RequestHandler::Handle is called on these threads and must not block them
   // (it completes asynchronously, handler.h).
   int threads = 0;

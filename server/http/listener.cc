@@ -49,13 +49,11 @@ std::shared_ptr<spdlog::logger> LoggerOrDefault(const char* name) {
 }  // namespace
 
 int DefaultThreadCount() {
+  int cpus = static_cast<int>(std::thread::hardware_concurrency());
   cpu_set_t set;
   CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-    int n = CPU_COUNT(&set);
-    if (n > 0) return n;
-  }
-  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) cpus = CPU_COUNT(&set);
+  return std::max(1, cpus - 1);
 }
 
 class Listener::Impl {

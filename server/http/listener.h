@@ -43,9 +43,16 @@
 
 namespace tablestone::http {
 
-// I/O threads for HttpOptions::threads = 0: the CPUs this process may run on
-// (its affinity mask, so `taskset -c 0` or a container's cpuset gives 1), or
-// std::thread::hardware_concurrency if the mask cannot be read; at least 1.
+// I/O threads for HttpOptions::threads = 0: one fewer than the CPUs this
+// process may run on (its affinity mask, so `taskset -c 0` or a container's
+// cpuset of one CPU gives 1; std::thread::hardware_concurrency if the mask
+// cannot be read), at least 1.
+// One CPU is left to the clients: an emulator runs beside the tests that
+// drive it. With as many busy I/O threads as CPUs, a client thread and an I/O
+// thread share a CPU, and a runnable one waits for the other's scheduler
+// slice; on 2 cores, random point GETs at 32 connections from one wrk thread
+// had p99 1.6-3.4 ms with 2 I/O threads and 0.9-1.8 ms with 1, and the cached
+// GETs' rate went from 73k to 103k/s (docs/benchmarks.md, "Cold point reads").
 // More threads than usable CPUs only adds context switches (measured p99 at
 // 64 connections under `taskset -c 0`: 4.8 ms with 2 threads, 2.4 ms with 1).
 // Reads the calling thread's mask; thread-safe.
