@@ -205,6 +205,7 @@ ApiError MapStatus(const Status& s) {
     case StatusCode::kEntityTooLarge: return ApiError::EntityTooLarge();
     case StatusCode::kNoSpace: return ApiError::InsufficientStorage();
     case StatusCode::kBusy:
+    case StatusCode::kWouldBlock:  // the dispatcher reruns such a read on a lane; a retry is right if one leaks
     case StatusCode::kShuttingDown: return ApiError::ServerBusy();
     case StatusCode::kTimedOut: return ApiError::OperationTimedOut();
     case StatusCode::kReadOnly:

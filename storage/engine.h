@@ -141,8 +141,18 @@ class Engine {
   virtual StatusOr<TableListResult> ListTables(std::string_view account, const TableListSpec& spec) = 0;
 
   // ---- Entities ----
+  // Whether a read may wait for the disk. kNoWait is for the I/O threads
+  // (server/api/dispatcher.h): the read uses what is in memory (the entity
+  // cache, RocksDB's block cache and the kernel's page cache, through
+  // NoWaitFileSystem) and fails with kWouldBlock where it would have read the
+  // disk; the kernel has then started reading those pages.
+  enum class ReadWait { kMayWait, kNoWait };
   virtual StatusOr<model::Entity> GetEntity(const TableInfo& table, std::string_view partition_key,
-                                            std::string_view row_key) = 0;
+                                            std::string_view row_key, ReadWait wait) = 0;
+  StatusOr<model::Entity> GetEntity(const TableInfo& table, std::string_view partition_key,
+                                    std::string_view row_key) {
+    return GetEntity(table, partition_key, row_key, ReadWait::kMayWait);
+  }
   // Applies `ops` atomically: validates every op against the current state
   // (in order, each seeing the effect of the earlier ones), then commits one
   // WriteBatch; all written entities get the same new timestamp. All ops must

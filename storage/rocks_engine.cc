@@ -29,6 +29,7 @@
 #include "storage/key_codec.h"
 #include "storage/model/ascii.h"
 #include "storage/model/datetime.h"
+#include "storage/nowait_file_system.h"
 #include "storage/rocks_status.h"
 #include "storage/write_stall_counter.h"
 
@@ -216,6 +217,10 @@ Status RocksEngine::OpenLocked() {
     db_options.env = mem_env_.get();
   } else {
     if (path.empty()) return Status::InvalidArgument("EngineOptions.path is empty");
+    // The default Env (its thread pools included) with SST reads that a
+    // NoWaitScope keeps from waiting for the disk (ReadWait::kNoWait).
+    nowait_env_ = rocksdb::NewCompositeEnv(std::make_shared<NoWaitFileSystem>(rocksdb::FileSystem::Default()));
+    db_options.env = nowait_env_.get();
     std::error_code ec;
     std::filesystem::create_directories(path, ec);
     if (ec) return Status::IoError("cannot create data directory " + path + ": " + ec.message());

@@ -58,8 +58,9 @@ class RocksEngine final : public Engine {
   StatusOr<TableInfo> GetTable(std::string_view account, std::string_view name) override;
   StatusOr<TableListResult> ListTables(std::string_view account, const TableListSpec& spec) override;
 
+  using Engine::GetEntity;
   StatusOr<model::Entity> GetEntity(const TableInfo& table, std::string_view partition_key,
-                                    std::string_view row_key) override;
+                                    std::string_view row_key, ReadWait wait) override;
   WriteResult Write(const TableInfo& table, std::span<const model::WriteOp> ops) override;
   // ScanPage, then a debug line on the "storage" logger saying what it read.
   StatusOr<model::ScanResult> Scan(const TableInfo& table, const model::ScanSpec& spec) override;
@@ -235,6 +236,7 @@ class RocksEngine final : public Engine {
 
   const EngineOptions options_;
   std::unique_ptr<rocksdb::Env> mem_env_;  // outlives db_ (in-memory mode)
+  std::unique_ptr<rocksdb::Env> nowait_env_;  // outlives db_ (on disk): NoWaitFileSystem under the default Env
   std::shared_ptr<rocksdb::Cache> block_cache_;
   rocksdb::DB* db_ = nullptr;
   std::vector<rocksdb::ColumnFamilyHandle*> cfs_;  // kColumnFamilies order, then unknown extras

@@ -8,6 +8,7 @@
 #include "storage/entity_codec.h"
 #include "storage/key_codec.h"
 #include "storage/model/limits.h"
+#include "storage/nowait_file_system.h"
 #include "storage/rocks_engine.h"
 #include "storage/rocks_status.h"
 
@@ -125,7 +126,7 @@ rocksdb::Status RocksEngine::ReadEntityValue(const std::string& key, std::string
 }
 
 StatusOr<model::Entity> RocksEngine::GetEntity(const TableInfo& table, std::string_view partition_key,
-                                               std::string_view row_key) {
+                                               std::string_view row_key, ReadWait wait) {
   GatePass pass(gate_);
   if (!pass.ok()) return Status::ShuttingDown("storage engine is closed");
   if (!FindLiveTable(table.id)) return Status::TableNotFound("the table specified does not exist");
@@ -134,7 +135,14 @@ StatusOr<model::Entity> RocksEngine::GetEntity(const TableInfo& table, std::stri
   EncodeEntityKey(table.id, partition_key, row_key, &key);
   rocksdb::PinnableSlice value;
   std::string_view bytes;
-  rocksdb::Status rs = ReadEntityValue(key, &cached, &value, &bytes);
+  rocksdb::Status rs;
+  if (wait == ReadWait::kNoWait) {
+    NoWaitScope no_wait;
+    rs = ReadEntityValue(key, &cached, &value, &bytes);
+    if (!rs.ok() && no_wait.would_have_waited()) return Status::WouldBlock("the entity is not in memory");
+  } else {
+    rs = ReadEntityValue(key, &cached, &value, &bytes);
+  }
   if (rs.IsNotFound()) return Status::NotFound("the specified resource does not exist");
   TABLESTONE_RETURN_IF_ERROR(FromRocks(rs, "reading entity"));
   model::Entity entity;

@@ -74,6 +74,10 @@ struct ApiContext {
 // the dispatcher runs it on the engine's long lane, where it continues the
 // scan from `suspended` (ScanSpec::resumable: the rows read so far are not
 // read again) or, when the engine kept none, starts it again.
+// A Get Entity is tried on the I/O thread the same way, with a read that does
+// not wait for the disk (Engine::ReadWait::kNoWait; `cpu_budget` unused): one
+// that would have waited sets `gave_up`, and the dispatcher runs it again on
+// the engine's short lane, where it may wait.
 struct InlineSlice {
   std::chrono::nanoseconds cpu_budget;
   bool gave_up = false;

@@ -122,7 +122,7 @@ void Dispatch(const ApiContext& ctx, const RequestInfo& info, http::Response& re
 }
 
 // Where an operation's handler runs; see dispatcher.h.
-enum class Placement { kInline, kInlineUnlessStalled, kInlineSlice, kShortLane, kLongLane };
+enum class Placement { kInline, kInlineUnlessStalled, kInlineUnlessDisk, kInlineSlice, kShortLane, kLongLane };
 
 
 Placement PlacementOf(Operation op) {
@@ -133,7 +133,7 @@ Placement PlacementOf(Operation op) {
     case Operation::kInsertOrReplaceEntity:
     case Operation::kInsertOrMergeEntity:
     case Operation::kDeleteEntity: return Placement::kInlineUnlessStalled;
-    case Operation::kGetEntity:
+    case Operation::kGetEntity: return Placement::kInlineUnlessDisk;
     case Operation::kGetTable:
     case Operation::kGetTableAcl:
     case Operation::kGetServiceProperties:
@@ -333,6 +333,20 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
   if (placement == Placement::kInline) {
     Run(*info, response);
     return Finish(request, request_id, cors_account, std::move(response), std::move(done), &*info, tally);
+  }
+  if (placement == Placement::kInlineUnlessDisk) {
+    InlineSlice attempt{options_.inline_query_slice, false, nullptr};
+    info->inline_slice = &attempt;
+    Run(*info, response);
+    info->inline_slice = nullptr;
+    if (!attempt.gave_up) {
+      return Finish(request, request_id, cors_account, std::move(response), std::move(done), &*info, tally);
+    }
+    // Its entity is not in memory: read it where waiting for the disk is fine.
+    if (metrics_ != nullptr) metrics_->RecordPointReadHandOff();
+    response = http::Response();
+    response.version(request.version());
+    placement = Placement::kShortLane;
   }
   if (placement == Placement::kInlineSlice) {
     const auto now = std::chrono::steady_clock::now();

@@ -9,13 +9,20 @@
 //                       property reads), preflight, and every refusal
 //                       before the handler (routing, version, auth): these
 //                       are answered from memory or one RocksDB lookup, and
-//                       a thread hop would cost more than the work; also
+//                       a thread hop would cost more than the work. A Get
+//                       Entity's lookup there never waits for the disk
+//                       (Engine::ReadWait::kNoWait): one whose entity is not
+//                       in memory, page cache included, runs again on the
+//                       short lane (metric tablestone_point_read_hand_offs_total),
+//                       so a large table's cold reads do not hold up the
+//                       thread's other connections; also
 //                       single-entity writes while the engine says a write
 //                       will not wait (Engine::CanWriteWithoutWaiting: it
 //                       only appends to memory, the log write and any fsync
 //                       stay on the executor's group commit);
 //   engine short lane   batches, Create Table, ACL and service-property
-//                       writes, and entity writes during a RocksDB stall;
+//                       writes, entity writes during a RocksDB stall, and
+//                       Get Entity reads that need the disk;
 //   engine long lane    Query Tables, Delete Table, and Query Entities
 //                       whose scan did not finish within a short slice
 //                       on the I/O thread (ApiOptions::inline_query_slice,

@@ -44,10 +44,17 @@ std::optional<ApiError> RunGetEntity(const ApiContext& ctx, const GetEntityReque
   }
   auto table = ctx.engine.GetTable(req.account, req.table);
   if (!table.ok()) return protocol::FromStatus(table.status());
+  // On the I/O thread (inline_slice set) the read must not wait for the disk.
+  const auto wait = scope.inline_slice != nullptr ? storage::Engine::ReadWait::kNoWait
+                                                  : storage::Engine::ReadWait::kMayWait;
   auto entity = [&] {
     StorageTimer timer(scope.trace);
-    return ctx.engine.GetEntity(*table, req.partition_key, req.row_key);
+    return ctx.engine.GetEntity(*table, req.partition_key, req.row_key, wait);
   }();
+  if (!entity.ok() && entity.status().code() == StatusCode::kWouldBlock && scope.inline_slice != nullptr) {
+    scope.inline_slice->gave_up = true;  // the dispatcher runs it again on the short lane
+    return std::nullopt;
+  }
   if (!entity.ok()) return protocol::FromStatus(entity.status());
   protocol::EntityWriteContext wctx{scope.base_url, req.account, req.table, req.level, &req.select};
   if (req.level == protocol::MetadataLevel::kAtom) {

@@ -19,6 +19,7 @@ std::string_view StatusCodeName(StatusCode code) {
     case StatusCode::kReadOnly: return "ReadOnly";
     case StatusCode::kDataDirLocked: return "DataDirLocked";
     case StatusCode::kBusy: return "Busy";
+    case StatusCode::kWouldBlock: return "WouldBlock";
     case StatusCode::kTimedOut: return "TimedOut";
     case StatusCode::kShuttingDown: return "ShuttingDown";
     case StatusCode::kInternal: return "Internal";

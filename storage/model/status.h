@@ -33,6 +33,7 @@ enum class StatusCode : unsigned char {
   kReadOnly,            // data dir cannot be written
   kDataDirLocked,       // another process holds the data directory's lock file
   kBusy,                // transient contention; retry
+  kWouldBlock,          // a ReadWait::kNoWait read needed the disk; run it again where waiting is allowed
   kTimedOut,
   kShuttingDown,
   kInternal,
@@ -65,6 +66,7 @@ class [[nodiscard]] Status {
   static Status ReadOnly(std::string m = {}) { return {StatusCode::kReadOnly, std::move(m)}; }
   static Status DataDirLocked(std::string m = {}) { return {StatusCode::kDataDirLocked, std::move(m)}; }
   static Status Busy(std::string m = {}) { return {StatusCode::kBusy, std::move(m)}; }
+  static Status WouldBlock(std::string m = {}) { return {StatusCode::kWouldBlock, std::move(m)}; }
   static Status TimedOut(std::string m = {}) { return {StatusCode::kTimedOut, std::move(m)}; }
   static Status ShuttingDown(std::string m = {}) { return {StatusCode::kShuttingDown, std::move(m)}; }
   static Status Internal(std::string m = {}) { return {StatusCode::kInternal, std::move(m)}; }

@@ -15,6 +15,8 @@
 
 #include "protocol/continuation.h"
 #include "server/api/api_handler.h"
+#include "server/api/metrics.h"
+#include "tests/unit/server/api/forwarding_engine.h"
 #include "storage/engine.h"
 #include "storage/model/write_op.h"
 
@@ -167,6 +169,47 @@ TEST_F(AsyncDispatchTest, PointReadIsAnsweredInline) {
   ASSERT_EQ(f.wait_for(0s), std::future_status::ready);  // answered before Handle returned
   EXPECT_EQ(f.get().result_int(), 200);
   EXPECT_EQ(get_sink->on_thread, std::this_thread::get_id());
+}
+
+// An engine whose entities are never in memory: every read that may not
+// wait for the disk (ReadWait::kNoWait) would block.
+class DiskOnlyEngine final : public testing::ForwardingEngine {
+ public:
+  using ForwardingEngine::ForwardingEngine;
+  using storage::Engine::GetEntity;
+  StatusOr<model::Entity> GetEntity(const storage::TableInfo& table, std::string_view partition_key,
+                                    std::string_view row_key, ReadWait wait) override {
+    if (wait == ReadWait::kNoWait) {
+      ++would_block;
+      return Status::WouldBlock("not in memory");
+    }
+    waited_on = std::this_thread::get_id();
+    return inner_.GetEntity(table, partition_key, row_key, wait);
+  }
+  std::atomic<int> would_block{0};
+  std::thread::id waited_on;
+};
+
+TEST_F(AsyncDispatchTest, APointReadThatWouldWaitForTheDiskIsAnsweredFromTheShortLane) {
+  ASSERT_EQ(Run(Request("POST", "/asyncq", Insert("a"))).result_int(), 201);
+  DiskOnlyEngine disk(*engine_);
+  ApiOptions options;
+  options.allow_anonymous = true;
+  options.accounts = {
+      {kAccount, {"Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="}}};
+  Metrics metrics({kAccount});
+  auto handler = MakeApiHandler(disk, options, &metrics);
+  auto sink = std::make_shared<TestSink>();
+  const http::Request get = Request("GET", "/asyncq(PartitionKey='p',RowKey='a')");
+  const http::RequestContext connection{};  // both outlive the answer, as a session's do
+  handler->Handle(get, connection, http::Completion(sink));
+  http::Response got = sink->Future().get();
+  EXPECT_EQ(got.result_int(), 200) << got.body();
+  EXPECT_NE(got.body().find(R"("RowKey":"a")"), std::string::npos) << got.body();
+  EXPECT_EQ(disk.would_block.load(), 1);  // tried once on this (the I/O) thread
+  EXPECT_NE(disk.waited_on, std::thread::id());
+  EXPECT_NE(disk.waited_on, std::this_thread::get_id());  // then read on the lane
+  EXPECT_NE(metrics.Render({}).find("tablestone_point_read_hand_offs_total 1\n"), std::string::npos);
 }
 
 TEST_F(AsyncDispatchTest, EntityWriteRunsInlineButIsAcknowledgedAfterTheLogWrite) {

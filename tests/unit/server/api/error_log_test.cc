@@ -11,30 +11,19 @@
 #include <string>
 #include <vector>
 
+#include "forwarding_engine.h"
 #include "storage/engine.h"
 
 namespace tablestone::api::testing {
 namespace {
 
 // Forwards to `inner`, except that entity reads and writes fail with an I/O error.
-class FailingEngine : public storage::Engine {
+class FailingEngine : public ForwardingEngine {
  public:
-  explicit FailingEngine(storage::Engine& inner) : inner_(inner) {}
-  Status Close() override { return inner_.Close(); }
-  StatusOr<storage::TableInfo> CreateTable(std::string_view account, std::string_view name) override {
-    return inner_.CreateTable(account, name);
-  }
-  Status DeleteTable(std::string_view account, std::string_view name) override {
-    return inner_.DeleteTable(account, name);
-  }
-  StatusOr<storage::TableInfo> GetTable(std::string_view account, std::string_view name) override {
-    return inner_.GetTable(account, name);
-  }
-  StatusOr<storage::TableListResult> ListTables(std::string_view account,
-                                                const storage::TableListSpec& spec) override {
-    return inner_.ListTables(account, spec);
-  }
-  StatusOr<model::Entity> GetEntity(const storage::TableInfo&, std::string_view, std::string_view) override {
+  using ForwardingEngine::ForwardingEngine;
+  using storage::Engine::GetEntity;
+  StatusOr<model::Entity> GetEntity(const storage::TableInfo&, std::string_view, std::string_view,
+                                    ReadWait) override {
     return Status::IoError("injected read failure");
   }
   storage::WriteResult Write(const storage::TableInfo&, std::span<const model::WriteOp> ops) override {
@@ -43,31 +32,6 @@ class FailingEngine : public storage::Engine {
     result.failed_index = ops.size() - 1;
     return result;
   }
-  StatusOr<model::ScanResult> Scan(const storage::TableInfo& table, const model::ScanSpec& spec) override {
-    return inner_.Scan(table, spec);
-  }
-  Status PutAccountMeta(std::string_view account, std::string_view key, std::string_view value) override {
-    return inner_.PutAccountMeta(account, key, value);
-  }
-  StatusOr<std::optional<std::string>> GetAccountMeta(std::string_view account, std::string_view key) override {
-    return inner_.GetAccountMeta(account, key);
-  }
-  Status PutTableAcl(const storage::TableInfo& table, std::string_view value) override {
-    return inner_.PutTableAcl(table, value);
-  }
-  StatusOr<std::string> GetTableAcl(const storage::TableInfo& table) override { return inner_.GetTableAcl(table); }
-  Status Submit(storage::WorkLane lane, storage::WorkExecutor::Task task) override {
-    return inner_.Submit(lane, std::move(task));
-  }
-  bool CanWriteWithoutWaiting() override { return inner_.CanWriteWithoutWaiting(); }
-  void AwaitDurable(std::function<void(Status)> done) override { inner_.AwaitDurable(std::move(done)); }
-  uint64_t VisibleMark() override { return inner_.VisibleMark(); }
-  uint64_t DurableMark() override { return inner_.DurableMark(); }
-  Status SyncWal() override { return inner_.SyncWal(); }
-  Stats GetStats() override { return inner_.GetStats(); }
-
- private:
-  storage::Engine& inner_;
 };
 
 class ErrorLogTest : public ApiTest {

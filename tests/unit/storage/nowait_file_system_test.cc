@@ -1,0 +1,148 @@
+// NoWaitFileSystem and Engine::ReadWait::kNoWait (storage/nowait_file_system.h):
+// inside a NoWaitScope, a read of bytes that are not in the page cache fails at
+// once instead of waiting for the disk; outside it, reads are plain preads.
+// The page cache is emptied per file with posix_fadvise(DONTNEED) and checked
+// with mincore; where the kernel cannot (tmpfs) or the file system does not
+// support RWF_NOWAIT, the tests that need it are skipped and say why.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "storage/nowait_file_system.h"
+#include "tests/unit/storage/engine_test_util.h"
+
+namespace tablestone::storage {
+namespace {
+
+using test_util::EngineTest;
+using test_util::MakeEntity;
+using test_util::Op;
+using test_util::TempDir;
+using test_util::WriteOne;
+
+// Drops the file's pages from the page cache; false if any stayed resident.
+bool Evict(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  fdatasync(fd);
+  posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  struct stat st {};
+  bool evicted = fstat(fd, &st) == 0 && st.st_size > 0;
+  if (evicted) {
+    void* map = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_SHARED, fd, 0);
+    std::vector<unsigned char> resident((static_cast<size_t>(st.st_size) + 4095) / 4096);
+    evicted = map != MAP_FAILED && mincore(map, static_cast<size_t>(st.st_size), resident.data()) == 0;
+    for (unsigned char page : resident) evicted = evicted && (page & 1) == 0;
+    if (map != MAP_FAILED) munmap(map, static_cast<size_t>(st.st_size));
+  }
+  close(fd);
+  return evicted;
+}
+
+// Evicts the file and tells whether a raw preadv2(RWF_NOWAIT) of its first
+// byte then fails with EAGAIN (the probe makes the kernel read the page in,
+// so the file is evicted again after it). Empty when the test can run, else
+// why it cannot.
+std::string CannotTestNoWait(const std::string& path) {
+  if (!Evict(path)) return "the page cache kept the file's pages (tmpfs?)";
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  char byte;
+  iovec one{&byte, 1};
+  const ssize_t r = preadv2(fd, &one, 1, 0, RWF_NOWAIT);
+  const int error = errno;
+  close(fd);
+  if (r >= 0 || error != EAGAIN) return "this file system serves RWF_NOWAIT reads without the page cache";
+  // Wait for the probe's read-in to finish before evicting again.
+  std::ifstream(path).get();
+  if (!Evict(path)) return "the page cache kept the file's pages (tmpfs?)";
+  return {};
+}
+
+std::string ReadAt(rocksdb::FSRandomAccessFile& file, uint64_t offset, size_t n, rocksdb::IOStatus* status) {
+  std::vector<char> scratch(n);
+  rocksdb::Slice result;
+  *status = file.Read(offset, n, rocksdb::IOOptions(), &result, scratch.data(), nullptr);
+  return result.ToString();
+}
+
+TEST(NoWaitFileSystemTest, ReadsInsideAScopeFailInsteadOfWaitingForTheDisk) {
+  TempDir dir;
+  const std::string path = dir.path() + "/table.sst";
+  std::string bytes(64 << 10, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>('a' + i % 26);
+  std::ofstream(path, std::ios::binary) << bytes;
+
+  NoWaitFileSystem fs(rocksdb::FileSystem::Default());
+  std::unique_ptr<rocksdb::FSRandomAccessFile> file;
+  ASSERT_TRUE(fs.NewRandomAccessFile(path, rocksdb::FileOptions(), &file, nullptr).ok());
+  rocksdb::IOStatus status;
+  EXPECT_EQ(ReadAt(*file, 100, 5000, &status), bytes.substr(100, 5000));
+  EXPECT_TRUE(status.ok()) << status.ToString();
+  EXPECT_EQ(ReadAt(*file, bytes.size() - 10, 100, &status), bytes.substr(bytes.size() - 10));  // short at the end
+  EXPECT_TRUE(status.ok());
+  std::unique_ptr<rocksdb::FSRandomAccessFile> missing;
+  EXPECT_TRUE(fs.NewRandomAccessFile(dir.path() + "/none.sst", rocksdb::FileOptions(), &missing, nullptr)
+                  .IsPathNotFound());
+
+  if (std::string why = CannotTestNoWait(path); !why.empty()) GTEST_SKIP() << why;
+  {
+    NoWaitScope scope;
+    EXPECT_FALSE(scope.would_have_waited());
+    EXPECT_EQ(ReadAt(*file, 100, 5000, &status), "");
+    EXPECT_TRUE(status.IsBusy()) << status.ToString();
+    EXPECT_TRUE(scope.would_have_waited());
+  }
+  // Outside a scope the read waits, and then the bytes are in the page cache.
+  EXPECT_EQ(ReadAt(*file, 100, 5000, &status), bytes.substr(100, 5000));
+  EXPECT_TRUE(status.ok()) << status.ToString();
+  NoWaitScope scope;
+  EXPECT_EQ(ReadAt(*file, 100, 5000, &status), bytes.substr(100, 5000));
+  EXPECT_TRUE(status.ok()) << status.ToString();
+  EXPECT_FALSE(scope.would_have_waited());
+}
+
+class NoWaitReadTest : public EngineTest {};
+
+TEST_P(NoWaitReadTest, AnEntityOnlyOnDiskIsWouldBlockWithoutWaitingAndReadWithWaiting) {
+  TableInfo table = Create("cold");
+  model::Entity entity = MakeEntity("p", "r", {{"n", model::EdmValue::Int32(7)}});
+  ASSERT_TRUE(WriteOne(*engine_, table, Op(model::WriteKind::kInsert, entity)).status.ok());
+  if (GetParam()) {  // in memory nothing waits
+    auto missing = engine_->GetEntity(table, "p", "absent", Engine::ReadWait::kNoWait);
+    auto got = engine_->GetEntity(table, "p", "r", Engine::ReadWait::kNoWait);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_EQ(got->properties, entity.properties);
+    EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+    return;
+  }
+  Reopen();  // the close flushes it to a table file; the caches start empty
+  std::vector<std::string> tables;
+  for (const auto& f : std::filesystem::directory_iterator(Options().path)) {
+    if (f.path().extension() == ".sst") tables.push_back(f.path().string());
+  }
+  ASSERT_FALSE(tables.empty());
+  for (const std::string& path : tables) {
+    if (std::string why = CannotTestNoWait(path); !why.empty()) GTEST_SKIP() << why;
+  }
+  auto cold = engine_->GetEntity(table, "p", "r", Engine::ReadWait::kNoWait);
+  EXPECT_EQ(cold.status().code(), StatusCode::kWouldBlock) << cold.status().ToString();
+  auto waited = engine_->GetEntity(table, "p", "r", Engine::ReadWait::kMayWait);
+  ASSERT_TRUE(waited.ok()) << waited.status().ToString();
+  EXPECT_EQ(waited->properties, entity.properties);
+  auto warm = engine_->GetEntity(table, "p", "r", Engine::ReadWait::kNoWait);  // now in memory
+  ASSERT_TRUE(warm.ok()) << warm.status().ToString();
+  EXPECT_EQ(warm->properties, entity.properties);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, NoWaitReadTest, ::testing::Bool(), test_util::ModeName);
+
+}  // namespace
+}  // namespace tablestone::storage
