@@ -157,7 +157,12 @@ class Engine {
   // (in order, each seeing the effect of the earlier ones), then commits one
   // WriteBatch; all written entities get the same new timestamp. All ops must
   // share one PartitionKey. Returns kTableNotFound if the table was deleted.
-  virtual WriteResult Write(const TableInfo& table, std::span<const model::WriteOp> ops) = 0;
+  // With ReadWait::kNoWait, reading the stored versions may not wait for the
+  // disk: where it would, nothing is written and the result is kWouldBlock.
+  virtual WriteResult Write(const TableInfo& table, std::span<const model::WriteOp> ops, ReadWait wait) = 0;
+  WriteResult Write(const TableInfo& table, std::span<const model::WriteOp> ops) {
+    return Write(table, ops, ReadWait::kMayWait);
+  }
   // Reads one page from a consistent snapshot.
   virtual StatusOr<model::ScanResult> Scan(const TableInfo& table, const model::ScanSpec& spec) = 0;
 

@@ -61,7 +61,8 @@ class RocksEngine final : public Engine {
   using Engine::GetEntity;
   StatusOr<model::Entity> GetEntity(const TableInfo& table, std::string_view partition_key,
                                     std::string_view row_key, ReadWait wait) override;
-  WriteResult Write(const TableInfo& table, std::span<const model::WriteOp> ops) override;
+  using Engine::Write;
+  WriteResult Write(const TableInfo& table, std::span<const model::WriteOp> ops, ReadWait wait) override;
   // ScanPage, then a debug line on the "storage" logger saying what it read.
   StatusOr<model::ScanResult> Scan(const TableInfo& table, const model::ScanSpec& spec) override;
 

@@ -152,7 +152,7 @@ StatusOr<model::Entity> RocksEngine::GetEntity(const TableInfo& table, std::stri
   return entity;
 }
 
-WriteResult RocksEngine::Write(const TableInfo& table, std::span<const WriteOp> ops) {
+WriteResult RocksEngine::Write(const TableInfo& table, std::span<const WriteOp> ops, ReadWait wait) {
   auto fail = [](Status s, size_t index) {
     WriteResult r;
     r.status = std::move(s);
@@ -203,7 +203,16 @@ WriteResult RocksEngine::Write(const TableInfo& table, std::span<const WriteOp> 
       Pending& p = pending.emplace_back();
       p.key = key;
       std::string_view bytes;
-      rocksdb::Status rs = ReadEntityValue(key, &cached, &value, &bytes);
+      rocksdb::Status rs;
+      if (wait == ReadWait::kNoWait) {
+        NoWaitScope no_wait;
+        rs = ReadEntityValue(key, &cached, &value, &bytes);
+        if (!rs.ok() && no_wait.would_have_waited()) {
+          return fail(Status::WouldBlock("the stored entity is not in memory"), i);
+        }
+      } else {
+        rs = ReadEntityValue(key, &cached, &value, &bytes);
+      }
       if (rs.ok()) {
         p.exists = true;
         p.existed = true;

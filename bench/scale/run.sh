@@ -191,7 +191,7 @@ get_run() {  # get_run STEP RUN N: one wrk run of random GETs over the first N e
   # GETs whose entity was not in memory, since this server started (read on
   # the short lane instead of the I/O thread; null before that metric existed).
   local handed
-  handed=$(curl -s "$URL/_tablestone/metrics" | awk '$1=="tablestone_point_read_hand_offs_total"{print $2}')
+  handed=$(curl -s "$URL/_tablestone/metrics" | awk '$1=="tablestone_disk_hand_offs_total"{print $2}')
   result "{\"step\":\"$1\",\"run\":$2,\"conns\":$GET_CONNS,\"hand_offs\":${handed:-null},$(echo "$out" | sed 's/^{//')"
 }
 median_of() {  # median_of STEP: the median rate and percentiles of that step's runs

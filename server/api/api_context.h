@@ -74,10 +74,10 @@ struct ApiContext {
 // the dispatcher runs it on the engine's long lane, where it continues the
 // scan from `suspended` (ScanSpec::resumable: the rows read so far are not
 // read again) or, when the engine kept none, starts it again.
-// A Get Entity is tried on the I/O thread the same way, with a read that does
-// not wait for the disk (Engine::ReadWait::kNoWait; `cpu_budget` unused): one
-// that would have waited sets `gave_up`, and the dispatcher runs it again on
-// the engine's short lane, where it may wait.
+// A Get Entity or a single-entity write is tried on the I/O thread the same
+// way, reading with Engine::ReadWait::kNoWait (`cpu_budget` unused): one that
+// would have waited for the disk writes nothing, sets `gave_up`, and the
+// dispatcher runs it again on the engine's short lane, where it may wait.
 struct InlineSlice {
   std::chrono::nanoseconds cpu_budget;
   bool gave_up = false;
@@ -103,7 +103,7 @@ struct RequestInfo {
   protocol::Route route;
   AuthGrant grant;
   std::string base_url;     // service root URL with trailing '/', e.g. "http://127.0.0.1:10002/devstoreaccount1/"
-  InlineSlice* inline_slice = nullptr;  // set only for the I/O-thread try of a query
+  InlineSlice* inline_slice = nullptr;  // set only for the I/O-thread try of a query, Get Entity or entity write
   // The scan a query's I/O-thread try left (InlineSlice::suspended), which its
   // run on the long lane continues; dropped by the dispatcher once that ran.
   std::shared_ptr<model::SuspendedScan> suspended_scan;

@@ -328,7 +328,7 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
 
   Placement placement = PlacementOf(info->route.operation);
   if (placement == Placement::kInlineUnlessStalled) {
-    placement = engine_.CanWriteWithoutWaiting() ? Placement::kInline : Placement::kShortLane;
+    placement = engine_.CanWriteWithoutWaiting() ? Placement::kInlineUnlessDisk : Placement::kShortLane;
   }
   if (placement == Placement::kInline) {
     Run(*info, response);
@@ -342,8 +342,8 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
     if (!attempt.gave_up) {
       return Finish(request, request_id, cors_account, std::move(response), std::move(done), &*info, tally);
     }
-    // Its entity is not in memory: read it where waiting for the disk is fine.
-    if (metrics_ != nullptr) metrics_->RecordPointReadHandOff();
+    // The stored entity is not in memory: run it where waiting for the disk is fine.
+    if (metrics_ != nullptr) metrics_->RecordDiskHandOff();
     response = http::Response();
     response.version(request.version());
     placement = Placement::kShortLane;

@@ -13,16 +13,18 @@
 //                       Entity's lookup there never waits for the disk
 //                       (Engine::ReadWait::kNoWait): one whose entity is not
 //                       in memory, page cache included, runs again on the
-//                       short lane (metric tablestone_point_read_hand_offs_total),
+//                       short lane (metric tablestone_disk_hand_offs_total),
 //                       so a large table's cold reads do not hold up the
 //                       thread's other connections; also
 //                       single-entity writes while the engine says a write
 //                       will not wait (Engine::CanWriteWithoutWaiting: it
 //                       only appends to memory, the log write and any fsync
-//                       stay on the executor's group commit);
+//                       stay on the executor's group commit), and whose
+//                       read of the stored version finds it in memory (the
+//                       same no-wait read, the same hand-off);
 //   engine short lane   batches, Create Table, ACL and service-property
 //                       writes, entity writes during a RocksDB stall, and
-//                       Get Entity reads that need the disk;
+//                       Get Entity requests and entity writes that need the disk;
 //   engine long lane    Query Tables, Delete Table, and Query Entities
 //                       whose scan did not finish within a short slice
 //                       on the I/O thread (ApiOptions::inline_query_slice,

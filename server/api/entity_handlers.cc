@@ -115,10 +115,17 @@ void HandleEntityWrite(const ApiContext& ctx, const RequestInfo& info, http::Res
   }
   auto table = ctx.engine.GetTable(info.account(), info.route.resource.table);
   if (!table.ok()) return WriteError(info, protocol::FromStatus(table.status()), response);
+  // On the I/O thread (inline_slice set) reading the stored version must not wait for the disk.
+  const auto wait = info.inline_slice != nullptr ? storage::Engine::ReadWait::kNoWait
+                                                 : storage::Engine::ReadWait::kMayWait;
   storage::WriteResult result = [&] {
     StorageTimer timer(info.trace);
-    return ctx.engine.Write(*table, std::span<const model::WriteOp>(&*op, 1));
+    return ctx.engine.Write(*table, std::span<const model::WriteOp>(&*op, 1), wait);
   }();
+  if (result.status.code() == StatusCode::kWouldBlock && info.inline_slice != nullptr) {
+    info.inline_slice->gave_up = true;  // nothing was written: the dispatcher runs it again on the short lane
+    return;
+  }
   if (!result.status.ok()) return WriteError(info, protocol::FromStatus(result.status), response);
 
   WriteResponseContext wctx{info.base_url, info.account(), info.route.resource.table, level, prefer};

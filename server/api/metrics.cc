@@ -206,10 +206,12 @@ std::string Metrics::Render(const ScrapeInputs& inputs) const {
                &out);
   AppendSample("tablestone_query_slice_skips_total", "", static_cast<double>(slice_skips_.load(std::memory_order_relaxed)),
                &out);
-  AppendHeader("tablestone_point_read_hand_offs_total", "counter",
-               "Get Entity requests whose data was not in memory: read on the short lane, not the I/O thread.", &out);
-  AppendSample("tablestone_point_read_hand_offs_total", "",
-               static_cast<double>(read_hand_offs_.load(std::memory_order_relaxed)), &out);
+  AppendHeader("tablestone_disk_hand_offs_total", "counter",
+               "Get Entity requests and entity writes whose stored entity was not in memory: run on the short lane, "
+               "not the I/O thread.",
+               &out);
+  AppendSample("tablestone_disk_hand_offs_total", "",
+               static_cast<double>(disk_hand_offs_.load(std::memory_order_relaxed)), &out);
 
   const uint64_t opened = transport_.connections_opened.load(std::memory_order_relaxed);
   const uint64_t closed = transport_.connections_closed.load(std::memory_order_relaxed);

@@ -108,9 +108,9 @@ class Metrics {
   void RecordQuerySlice(bool overran) {
     (overran ? slice_overruns_ : slice_skips_).fetch_add(1, std::memory_order_relaxed);
   }
-  // A Get Entity whose read on the I/O thread would have waited for the disk
-  // and ran again on the short lane.
-  void RecordPointReadHandOff() { read_hand_offs_.fetch_add(1, std::memory_order_relaxed); }
+  // A Get Entity or entity write whose read of the stored entity on the I/O
+  // thread would have waited for the disk, and that ran again on the short lane.
+  void RecordDiskHandOff() { disk_hand_offs_.fetch_add(1, std::memory_order_relaxed); }
 
   http::TransportCounters& transport() { return transport_; }
   std::chrono::steady_clock::time_point started() const { return started_; }
@@ -138,7 +138,7 @@ class Metrics {
   std::unique_ptr<QueryCounters[]> queries_;  // per account slot
   std::atomic<uint64_t> slice_overruns_{0};
   std::atomic<uint64_t> slice_skips_{0};
-  std::atomic<uint64_t> read_hand_offs_{0};
+  std::atomic<uint64_t> disk_hand_offs_{0};
   http::TransportCounters transport_;
   std::chrono::steady_clock::time_point started_;
 };

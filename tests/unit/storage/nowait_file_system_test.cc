@@ -142,6 +142,36 @@ TEST_P(NoWaitReadTest, AnEntityOnlyOnDiskIsWouldBlockWithoutWaitingAndReadWithWa
   EXPECT_EQ(warm->properties, entity.properties);
 }
 
+// A write's read of the stored version is a no-wait read too: where it would
+// wait, nothing is written.
+TEST_P(NoWaitReadTest, AWriteWhoseStoredEntityIsOnlyOnDiskWritesNothingWithoutWaiting) {
+  TableInfo table = Create("coldw");
+  ASSERT_TRUE(WriteOne(*engine_, table,
+                       Op(model::WriteKind::kInsert, MakeEntity("p", "r", {{"n", model::EdmValue::Int32(1)}})))
+                  .status.ok());
+  std::vector<model::WriteOp> replace{
+      Op(model::WriteKind::kInsertOrReplace, MakeEntity("p", "r", {{"n", model::EdmValue::Int32(2)}}))};
+  if (GetParam()) {  // in memory nothing waits
+    ASSERT_TRUE(engine_->Write(table, replace, Engine::ReadWait::kNoWait).status.ok());
+    EXPECT_EQ(engine_->GetEntity(table, "p", "r")->properties[0].value, model::EdmValue::Int32(2));
+    return;
+  }
+  Reopen();
+  for (const auto& f : std::filesystem::directory_iterator(Options().path)) {
+    if (f.path().extension() != ".sst") continue;
+    if (std::string why = CannotTestNoWait(f.path().string()); !why.empty()) GTEST_SKIP() << why;
+  }
+  WriteResult refused = engine_->Write(table, replace, Engine::ReadWait::kNoWait);
+  EXPECT_EQ(refused.status.code(), StatusCode::kWouldBlock) << refused.status.ToString();
+  auto before = engine_->GetEntity(table, "p", "r");
+  ASSERT_TRUE(before.ok());
+  EXPECT_EQ(before->properties[0].value, model::EdmValue::Int32(1));  // nothing was written
+  ASSERT_TRUE(engine_->Write(table, replace, Engine::ReadWait::kMayWait).status.ok());
+  auto after = engine_->GetEntity(table, "p", "r");
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->properties[0].value, model::EdmValue::Int32(2));
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, NoWaitReadTest, ::testing::Bool(), test_util::ModeName);
 
 }  // namespace

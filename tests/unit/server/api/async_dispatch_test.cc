@@ -9,6 +9,7 @@
 #include <chrono>
 #include <future>
 #include <memory>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -16,9 +17,9 @@
 #include "protocol/continuation.h"
 #include "server/api/api_handler.h"
 #include "server/api/metrics.h"
-#include "tests/unit/server/api/forwarding_engine.h"
 #include "storage/engine.h"
 #include "storage/model/write_op.h"
+#include "tests/unit/server/api/forwarding_engine.h"
 
 namespace tablestone::api {
 namespace {
@@ -186,11 +187,23 @@ class DiskOnlyEngine final : public testing::ForwardingEngine {
     waited_on = std::this_thread::get_id();
     return inner_.GetEntity(table, partition_key, row_key, wait);
   }
+  using storage::Engine::Write;
+  storage::WriteResult Write(const storage::TableInfo& table, std::span<const model::WriteOp> ops,
+                             ReadWait wait) override {
+    if (wait == ReadWait::kNoWait) {
+      ++would_block;
+      storage::WriteResult refused;
+      refused.status = Status::WouldBlock("not in memory");
+      return refused;
+    }
+    waited_on = std::this_thread::get_id();
+    return inner_.Write(table, ops, wait);
+  }
   std::atomic<int> would_block{0};
   std::thread::id waited_on;
 };
 
-TEST_F(AsyncDispatchTest, APointReadThatWouldWaitForTheDiskIsAnsweredFromTheShortLane) {
+TEST_F(AsyncDispatchTest, APointReadOrWriteThatWouldWaitForTheDiskIsAnsweredFromTheShortLane) {
   ASSERT_EQ(Run(Request("POST", "/asyncq", Insert("a"))).result_int(), 201);
   DiskOnlyEngine disk(*engine_);
   ApiOptions options;
@@ -209,7 +222,20 @@ TEST_F(AsyncDispatchTest, APointReadThatWouldWaitForTheDiskIsAnsweredFromTheShor
   EXPECT_EQ(disk.would_block.load(), 1);  // tried once on this (the I/O) thread
   EXPECT_NE(disk.waited_on, std::thread::id());
   EXPECT_NE(disk.waited_on, std::this_thread::get_id());  // then read on the lane
-  EXPECT_NE(metrics.Render({}).find("tablestone_point_read_hand_offs_total 1\n"), std::string::npos);
+  EXPECT_NE(metrics.Render({}).find("tablestone_disk_hand_offs_total 1\n"), std::string::npos);
+
+  // An entity write whose stored version is not in memory: the same hand-off.
+  auto write_sink = std::make_shared<TestSink>();
+  const http::Request insert = Request("POST", "/asyncq", Insert("b"));
+  disk.waited_on = std::thread::id();
+  handler->Handle(insert, connection, http::Completion(write_sink));
+  http::Response written = write_sink->Future().get();
+  EXPECT_EQ(written.result_int(), 201) << written.body();
+  EXPECT_EQ(disk.would_block.load(), 2);
+  EXPECT_NE(disk.waited_on, std::thread::id());
+  EXPECT_NE(disk.waited_on, std::this_thread::get_id());
+  EXPECT_TRUE(engine_->GetEntity(*engine_->GetTable(kAccount, "asyncq"), "p", "b").ok());  // written once, on the lane
+  EXPECT_NE(metrics.Render({}).find("tablestone_disk_hand_offs_total 2\n"), std::string::npos);
 }
 
 TEST_F(AsyncDispatchTest, EntityWriteRunsInlineButIsAcknowledgedAfterTheLogWrite) {

@@ -26,7 +26,8 @@ class FailingEngine : public ForwardingEngine {
                                     ReadWait) override {
     return Status::IoError("injected read failure");
   }
-  storage::WriteResult Write(const storage::TableInfo&, std::span<const model::WriteOp> ops) override {
+  using storage::Engine::Write;
+  storage::WriteResult Write(const storage::TableInfo&, std::span<const model::WriteOp> ops, ReadWait) override {
     storage::WriteResult result;
     result.status = Status::IoError("injected write failure");
     result.failed_index = ops.size() - 1;

@@ -37,8 +37,10 @@ class ForwardingEngine : public storage::Engine {
                                     std::string_view row_key, ReadWait wait) override {
     return inner_.GetEntity(table, partition_key, row_key, wait);
   }
-  storage::WriteResult Write(const storage::TableInfo& table, std::span<const model::WriteOp> ops) override {
-    return inner_.Write(table, ops);
+  using storage::Engine::Write;
+  storage::WriteResult Write(const storage::TableInfo& table, std::span<const model::WriteOp> ops,
+                             ReadWait wait) override {
+    return inner_.Write(table, ops, wait);
   }
   StatusOr<model::ScanResult> Scan(const storage::TableInfo& table, const model::ScanSpec& spec) override {
     return inner_.Scan(table, spec);
