@@ -336,16 +336,11 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
   }
   if (placement == Placement::kInlineUnlessDisk) {
     InlineSlice attempt{options_.inline_query_slice, false, nullptr};
-    info->inline_slice = &attempt;
-    Run(*info, response);
-    info->inline_slice = nullptr;
-    if (!attempt.gave_up) {
+    if (TryInline(*info, &attempt, response)) {
       return Finish(request, request_id, cors_account, std::move(response), std::move(done), &*info, tally);
     }
     // The stored entity is not in memory: run it where waiting for the disk is fine.
     if (metrics_ != nullptr) metrics_->RecordDiskHandOff();
-    response = http::Response();
-    response.version(request.version());
     placement = Placement::kShortLane;
   }
   if (placement == Placement::kInlineSlice) {
@@ -356,18 +351,13 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
       placement = Placement::kLongLane;
     } else {
       InlineSlice slice{options_.inline_query_slice, false, nullptr};
-      info->inline_slice = &slice;
-      Run(*info, response);
-      info->inline_slice = nullptr;
-      if (!slice.gave_up) {
+      if (TryInline(*info, &slice, response)) {
         return Finish(request, request_id, cors_account, std::move(response), std::move(done), &*info, tally);
       }
       // The long lane continues the scan where the slice left it.
       info->suspended_scan = std::move(slice.suspended);
       slice_hints_.OutgrewSlice(info->account(), table, now);
       if (metrics_ != nullptr) metrics_->RecordQuerySlice(/*overran=*/true);
-      response = http::Response();
-      response.version(request.version());
       placement = Placement::kLongLane;
     }
   }
@@ -375,6 +365,17 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
       Pending{std::move(*info), std::move(response), std::move(cors_account), std::move(done), tally});
   RunOnLane(placement == Placement::kLongLane ? storage::WorkLane::kLong : storage::WorkLane::kShort,
             std::move(pending));
+}
+
+bool Dispatcher::TryInline(RequestInfo& info, InlineSlice* attempt, http::Response& response) {
+  info.inline_slice = attempt;
+  Run(info, response);
+  info.inline_slice = nullptr;
+  if (!attempt->gave_up) return true;
+  const unsigned version = response.version();
+  response = http::Response();  // the handler may have started it
+  response.version(version);
+  return false;
 }
 
 void Dispatcher::RunOnLane(storage::WorkLane lane, std::shared_ptr<Pending> pending) {
