@@ -226,14 +226,16 @@ class RocksEngine final : public Engine {
     RocksEngine& engine_;
     WriteMark& mark_;
   };
-  // The stored value of an entity key: from the entity cache, else from
-  // RocksDB (then offered to the cache, entity_cache.h). On ok, *bytes views
-  // *cached or *value, whichever served it.
   // Writes the log once for every AwaitDurable() callback queued so far and
   // runs them (the group commit's leader).
   void FlushDurabilityWaiters();
-  rocksdb::Status ReadEntityValue(const std::string& key, std::string* cached, rocksdb::PinnableSlice* value,
-                                  std::string_view* bytes);
+  // The stored value of an entity key: from the entity cache, else from
+  // RocksDB (then offered to the cache, entity_cache.h). On ok, *bytes views
+  // *cached or *value, whichever served it. kNotFound when the key has no
+  // value; with ReadWait::kNoWait, kWouldBlock where RocksDB would have read
+  // the disk (NoWaitScope).
+  Status ReadEntityValue(const std::string& key, ReadWait wait, std::string* cached, rocksdb::PinnableSlice* value,
+                         std::string_view* bytes);
 
   const EngineOptions options_;
   std::unique_ptr<rocksdb::Env> mem_env_;  // outlives db_ (in-memory mode)

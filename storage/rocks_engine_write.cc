@@ -109,20 +109,27 @@ Status Apply(const WriteOp& op, Pending* p) {
 
 }  // namespace
 
-rocksdb::Status RocksEngine::ReadEntityValue(const std::string& key, std::string* cached,
-                                             rocksdb::PinnableSlice* value, std::string_view* bytes) {
+Status RocksEngine::ReadEntityValue(const std::string& key, ReadWait wait, std::string* cached,
+                                    rocksdb::PinnableSlice* value, std::string_view* bytes) {
   uint64_t generation = 0;
   if (entity_cache_ && entity_cache_->Lookup(key, cached, &generation)) {
     *bytes = *cached;
-    return rocksdb::Status::OK();
+    return Status::Ok();
   }
   value->Reset();
-  rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), cf(kEntitiesCf), key, value);
-  if (rs.ok()) {
-    *bytes = std::string_view(value->data(), value->size());
-    if (entity_cache_) entity_cache_->Fill(key, *bytes, generation);
+  rocksdb::Status rs;
+  if (wait == ReadWait::kNoWait) {
+    NoWaitScope no_wait;
+    rs = db_->Get(rocksdb::ReadOptions(), cf(kEntitiesCf), key, value);
+    if (!rs.ok() && no_wait.would_have_waited()) return Status::WouldBlock("the entity is not in memory");
+  } else {
+    rs = db_->Get(rocksdb::ReadOptions(), cf(kEntitiesCf), key, value);
   }
-  return rs;
+  if (rs.IsNotFound()) return Status::NotFound();
+  TABLESTONE_RETURN_IF_ERROR(FromRocks(rs, "reading entity"));
+  *bytes = std::string_view(value->data(), value->size());
+  if (entity_cache_) entity_cache_->Fill(key, *bytes, generation);
+  return Status::Ok();
 }
 
 StatusOr<model::Entity> RocksEngine::GetEntity(const TableInfo& table, std::string_view partition_key,
@@ -135,16 +142,9 @@ StatusOr<model::Entity> RocksEngine::GetEntity(const TableInfo& table, std::stri
   EncodeEntityKey(table.id, partition_key, row_key, &key);
   rocksdb::PinnableSlice value;
   std::string_view bytes;
-  rocksdb::Status rs;
-  if (wait == ReadWait::kNoWait) {
-    NoWaitScope no_wait;
-    rs = ReadEntityValue(key, &cached, &value, &bytes);
-    if (!rs.ok() && no_wait.would_have_waited()) return Status::WouldBlock("the entity is not in memory");
-  } else {
-    rs = ReadEntityValue(key, &cached, &value, &bytes);
-  }
-  if (rs.IsNotFound()) return Status::NotFound("the specified resource does not exist");
-  TABLESTONE_RETURN_IF_ERROR(FromRocks(rs, "reading entity"));
+  Status read = ReadEntityValue(key, wait, &cached, &value, &bytes);
+  if (read.code() == StatusCode::kNotFound) return Status::NotFound("the specified resource does not exist");
+  TABLESTONE_RETURN_IF_ERROR(read);
   model::Entity entity;
   TABLESTONE_RETURN_IF_ERROR(DecodeEntityValue(bytes, &entity));
   entity.partition_key.assign(partition_key);
@@ -203,17 +203,8 @@ WriteResult RocksEngine::Write(const TableInfo& table, std::span<const WriteOp> 
       Pending& p = pending.emplace_back();
       p.key = key;
       std::string_view bytes;
-      rocksdb::Status rs;
-      if (wait == ReadWait::kNoWait) {
-        NoWaitScope no_wait;
-        rs = ReadEntityValue(key, &cached, &value, &bytes);
-        if (!rs.ok() && no_wait.would_have_waited()) {
-          return fail(Status::WouldBlock("the stored entity is not in memory"), i);
-        }
-      } else {
-        rs = ReadEntityValue(key, &cached, &value, &bytes);
-      }
-      if (rs.ok()) {
+      Status read = ReadEntityValue(key, wait, &cached, &value, &bytes);
+      if (read.ok()) {
         p.exists = true;
         p.existed = true;
         // Only a merge needs the stored properties; everything else just the ETag.
@@ -222,8 +213,8 @@ WriteResult RocksEngine::Write(const TableInfo& table, std::span<const WriteOp> 
                         : DecodeEntityTimestamp(bytes, &p.entity.timestamp);
         if (!ds.ok()) return fail(std::move(ds), i);
         floor = std::max(floor, p.entity.timestamp + 1);
-      } else if (!rs.IsNotFound()) {
-        return fail(FromRocks(rs, "reading entity"), i);
+      } else if (read.code() != StatusCode::kNotFound) {
+        return fail(std::move(read), i);  // an I/O error, or kWouldBlock: nothing written
       }
       p.entity.partition_key = op.entity.partition_key;
       p.entity.row_key = op.entity.row_key;

@@ -30,6 +30,21 @@ bool KeyAllowed(const RequestInfo& info, std::string_view pk, std::string_view r
   return info.grant.InRange(pk, rk);
 }
 
+// A request tried on the I/O thread (`inline_try` set, dispatcher.h) reads
+// without waiting for the disk.
+storage::Engine::ReadWait ReadWaitOf(const InlineSlice* inline_try) {
+  return inline_try != nullptr ? storage::Engine::ReadWait::kNoWait : storage::Engine::ReadWait::kMayWait;
+}
+
+// True when the engine would have waited for the disk on the I/O thread: the
+// try is then marked given up, and the dispatcher runs the request again on
+// the short lane (nothing was answered or written).
+bool GaveUpForTheDisk(InlineSlice* inline_try, const Status& status) {
+  if (inline_try == nullptr || status.code() != StatusCode::kWouldBlock) return false;
+  inline_try->gave_up = true;
+  return true;
+}
+
 }  // namespace
 
 namespace {
@@ -44,17 +59,11 @@ std::optional<ApiError> RunGetEntity(const ApiContext& ctx, const GetEntityReque
   }
   auto table = ctx.engine.GetTable(req.account, req.table);
   if (!table.ok()) return protocol::FromStatus(table.status());
-  // On the I/O thread (inline_slice set) the read must not wait for the disk.
-  const auto wait = scope.inline_slice != nullptr ? storage::Engine::ReadWait::kNoWait
-                                                  : storage::Engine::ReadWait::kMayWait;
   auto entity = [&] {
     StorageTimer timer(scope.trace);
-    return ctx.engine.GetEntity(*table, req.partition_key, req.row_key, wait);
+    return ctx.engine.GetEntity(*table, req.partition_key, req.row_key, ReadWaitOf(scope.inline_slice));
   }();
-  if (!entity.ok() && entity.status().code() == StatusCode::kWouldBlock && scope.inline_slice != nullptr) {
-    scope.inline_slice->gave_up = true;  // the dispatcher runs it again on the short lane
-    return std::nullopt;
-  }
+  if (GaveUpForTheDisk(scope.inline_slice, entity.status())) return std::nullopt;
   if (!entity.ok()) return protocol::FromStatus(entity.status());
   protocol::EntityWriteContext wctx{scope.base_url, req.account, req.table, req.level, &req.select};
   if (req.level == protocol::MetadataLevel::kAtom) {
@@ -115,17 +124,11 @@ void HandleEntityWrite(const ApiContext& ctx, const RequestInfo& info, http::Res
   }
   auto table = ctx.engine.GetTable(info.account(), info.route.resource.table);
   if (!table.ok()) return WriteError(info, protocol::FromStatus(table.status()), response);
-  // On the I/O thread (inline_slice set) reading the stored version must not wait for the disk.
-  const auto wait = info.inline_slice != nullptr ? storage::Engine::ReadWait::kNoWait
-                                                 : storage::Engine::ReadWait::kMayWait;
   storage::WriteResult result = [&] {
     StorageTimer timer(info.trace);
-    return ctx.engine.Write(*table, std::span<const model::WriteOp>(&*op, 1), wait);
+    return ctx.engine.Write(*table, std::span<const model::WriteOp>(&*op, 1), ReadWaitOf(info.inline_slice));
   }();
-  if (result.status.code() == StatusCode::kWouldBlock && info.inline_slice != nullptr) {
-    info.inline_slice->gave_up = true;  // nothing was written: the dispatcher runs it again on the short lane
-    return;
-  }
+  if (GaveUpForTheDisk(info.inline_slice, result.status)) return;
   if (!result.status.ok()) return WriteError(info, protocol::FromStatus(result.status), response);
 
   WriteResponseContext wctx{info.base_url, info.account(), info.route.resource.table, level, prefer};
