@@ -7,8 +7,10 @@
 #
 # Usage: bash scripts/install-deps.sh [--bench] [--fuzz] [--no-tests] [--no-npm] [--no-ui]
 #   --bench     also install the benchmark tools (wrk)
-#   --fuzz      also install the fuzzing toolchain (clang + libFuzzer runtime)
-#   --no-tests  only the build dependencies (no Python/Node test dependencies)
+#   --fuzz      the fuzzing toolchain alone is wanted (clang + libFuzzer runtime; the test install
+#               already includes it)
+#   --no-tests  only the build dependencies (no test dependencies: no Python/Node packages, clang,
+#               Podman or Chromium)
 #   --no-npm    skip `npm ci` for tests/e2e/js, tests/e2e/legacy, tests/e2e/atom and tests/e2e/ui
 #   --no-ui     skip the browser test's dependencies (Debian chromium, tests/e2e/ui's npm ci)
 set -euo pipefail
@@ -25,17 +27,23 @@ TEST_PKGS+=(azure-cli)
 # The data browser's browser test (tests/e2e/ui, playwright-core drives this chromium).
 UI_PKGS=(chromium)
 BENCH_PKGS=(wrk)
+# The fuzz and asan stages build with clang (libFuzzer and the sanitizer runtimes).
 FUZZ_PKGS=(clang libclang-rt-14-dev)
+# The image stage and the harness tests build and run the container with Podman (no Docker engine
+# on these machines; ../shared/tools/container-env.sh configures it and makes the base image with
+# debootstrap).
+# Installed with their recommended packages, as container-env.sh installs them.
+IMAGE_PKGS=(podman buildah runc debootstrap netcat-openbsd)
 
-want_tests=1 want_bench=0 want_fuzz=0 want_npm=1 want_ui=1
+want_tests=1 want_bench=0 want_fuzz=0 want_npm=1 want_ui=1 want_image=1
 for arg in "$@"; do
   case "$arg" in
     --bench) want_bench=1 ;;
     --fuzz) want_fuzz=1 ;;
-    --no-tests) want_tests=0; want_npm=0; want_ui=0 ;;
+    --no-tests) want_tests=0; want_npm=0; want_ui=0; want_image=0 ;;
     --no-npm) want_npm=0 ;;
     --no-ui) want_ui=0 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "install-deps.sh: unknown option '$arg'" >&2; exit 2 ;;
   esac
 done
@@ -48,7 +56,7 @@ is_installed() {
 }
 
 wanted=("${BUILD_PKGS[@]}")
-(( want_tests )) && wanted+=("${TEST_PKGS[@]}")
+(( want_tests )) && wanted+=("${TEST_PKGS[@]}" "${FUZZ_PKGS[@]}")
 (( want_ui )) && wanted+=("${UI_PKGS[@]}")
 (( want_bench )) && wanted+=("${BENCH_PKGS[@]}")
 (( want_fuzz )) && wanted+=("${FUZZ_PKGS[@]}")
@@ -57,6 +65,12 @@ missing=()
 for pkg in "${wanted[@]}"; do
   is_installed "$pkg" || missing+=("$pkg")
 done
+missing_with_recommends=()
+if (( want_image )); then
+  for pkg in "${IMAGE_PKGS[@]}"; do
+    is_installed "$pkg" || missing_with_recommends+=("$pkg")
+  done
+fi
 
 # Node.js: any node >= 18 with npm will do. Check the commands rather than the Debian packages,
 # because a NodeSource `nodejs` package ships its own npm and conflicts with Debian's `npm`.
@@ -72,8 +86,8 @@ if (( want_tests )); then
   fi
 fi
 
-if (( ${#missing[@]} > 0 )); then
-  log "missing Debian packages: ${missing[*]}"
+if (( ${#missing[@]} + ${#missing_with_recommends[@]} > 0 )); then
+  log "missing Debian packages: ${missing[*]} ${missing_with_recommends[*]}"
   SUDO=()
   if (( EUID != 0 )); then
     if command -v sudo >/dev/null 2>&1; then SUDO=(sudo); else
@@ -82,7 +96,12 @@ if (( ${#missing[@]} > 0 )); then
   fi
   export DEBIAN_FRONTEND=noninteractive
   "${SUDO[@]}" apt-get update -q
-  "${SUDO[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+  if (( ${#missing[@]} > 0 )); then
+    "${SUDO[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+  fi
+  if (( ${#missing_with_recommends[@]} > 0 )); then
+    "${SUDO[@]}" apt-get install -y -q "${missing_with_recommends[@]}"
+  fi
 else
   log "all Debian packages present"
 fi
