@@ -18,6 +18,7 @@ struct DataSummary {
   uint64_t tables = 0;
   uint64_t entities = 0;
   double seconds = 0;
+  std::vector<std::string> skipped;  // RunSeed: files of the directory that are not export files
 };
 
 struct ExportOptions {
@@ -54,8 +55,10 @@ struct ImportOptions {
 bool RunImport(TableStore& target, const ImportOptions& options, DataSummary* summary, std::string* error,
                const std::function<std::unique_ptr<TableStore>()>& make_writer = {});
 
-// `--seed PATH`: imports an export file, or every regular file of a
-// directory in name order, into `target`. Each table in them is replaced
+// `--seed PATH`: imports an export file, or every export file of a directory
+// (*.jsonl, *.jsonl.gz, *.jsonl.zst, *.jsonl.zstd) in name order, into
+// `target`; the directory's other files (a README) are listed in
+// summary->skipped, and an empty directory seeds nothing. Each table in them is replaced
 // (deleted and re-created) and written with Insert Or Replace, so seeding
 // the same data directory at every start gives the same contents.
 bool RunSeed(TableStore& target, const std::string& path, DataSummary* summary, std::string* error);
