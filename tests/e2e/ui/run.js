@@ -241,7 +241,9 @@ async function main() {
 
     await step("every Edm value survives open-and-save unchanged (issue 35 item 1)", async () => {
       // Written and read back exactly by the data tools (docs/export-format.md).
-      const big = Array.from({ length: 4096 }, (_, i) => `line ${i}\t\u{1F600}é\n`).join("").slice(0, 65536);
+      // 64 KiB, the service's largest string: 32,768 UTF-16 code units, with tabs, line breaks and surrogate pairs.
+      const big = "ab\t\n\u{1F600}".repeat(5461) + "xy";
+      assert.equal(big.length, 32768);
       const entity = {
         PartitionKey: "p\u{1D11E}", RowKey: "r 1",
         Lines: "line one\nline two", Crlf: "a\r\nb\rc", Tabs: "\ttab\t", Spaces: "  lead and trail  ",
