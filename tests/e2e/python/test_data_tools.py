@@ -78,10 +78,10 @@ def workdir():
 def servers(workdir):
     started = []
 
-    def start():
+    def start(extra_env=None):
         data = os.path.join(workdir, "data%d" % len(started))
         os.mkdir(data)
-        s = harness.ManagedServer(os.path.abspath(BINARY), data, harness.free_port())
+        s = harness.ManagedServer(os.path.abspath(BINARY), data, harness.free_port(), extra_env=extra_env)
         s.start()
         started.append(s)
         return s

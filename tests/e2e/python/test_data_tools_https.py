@@ -26,22 +26,9 @@ def make_cert(directory, name="cert", san="IP:127.0.0.1,DNS:localhost"):
 
 
 @pytest.fixture
-def tls(workdir):
-    """Starts tablestone over HTTPS; yields start(cert, key) -> server."""
-    started = []
-
-    def start(cert, key):
-        data = os.path.join(workdir, "tls-data%d" % len(started))
-        os.mkdir(data)
-        s = harness.ManagedServer(os.path.abspath(BINARY), data, harness.free_port(),
-                                  extra_env={"TABLESTONE_CERT": cert, "TABLESTONE_KEY": key})
-        s.start()
-        started.append(s)
-        return s
-
-    yield start
-    for s in started:
-        s.stop()
+def tls(servers):
+    """start(cert, key) -> a tablestone serving HTTPS with that certificate."""
+    return lambda cert, key: servers({"TABLESTONE_CERT": cert, "TABLESTONE_KEY": key})
 
 
 def https_conn(server, host="127.0.0.1"):
