@@ -156,6 +156,12 @@ bool RunExport(TableStore& source, const ExportOptions& options, DataSummary* su
         writer.WriteLine(line);
       }
       count += page.size();
+      if (options.progress) {
+        DataSummary so_far = *summary;
+        so_far.entities += count;
+        so_far.seconds = SecondsSince(start);
+        options.progress(so_far);
+      }
     }
     line.clear();
     AppendEndLine(SectionEnd{table, count}, &line);
@@ -231,6 +237,11 @@ bool RunImport(TableStore& target, const ImportOptions& options, DataSummary* su
     }
     batch.clear();
     batch_bytes = 0;
+    if (options.progress) {
+      DataSummary so_far = *summary;
+      so_far.seconds = SecondsSince(start);
+      options.progress(so_far);
+    }
     return true;
   };
 

@@ -21,10 +21,15 @@ struct DataSummary {
   std::vector<std::string> skipped;  // RunSeed: files of the directory that are not export files
 };
 
+// Called after each page read (export) or batch written (import) with the
+// totals so far: for a progress line on a terminal. Empty = none.
+using ProgressFn = std::function<void(const DataSummary& so_far)>;
+
 struct ExportOptions {
   std::vector<std::string> tables;  // empty = every table of the account
   std::string out;                  // file, or "-" for stdout
   Compression compression = Compression::kNone;
+  ProgressFn progress;
 };
 
 // Writes the tables of `source` to options.out in the export format
@@ -47,6 +52,7 @@ struct ImportOptions {
   // Batches in flight, each on its own connection from `make_writer`
   // (RunImport's argument); 1 = every batch on `target`, in file order.
   int parallel = 1;
+  ProgressFn progress;
 };
 
 // Reads an export file into `target`, in batches of up to 100 entities of

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <csignal>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <unistd.h>
 
@@ -139,6 +140,27 @@ CLI::Option* AddChoice(CLI::App* command, const std::string& name, T* target, st
       ->check(CLI::IsMember(names, CLI::ignore_case))
       ->default_str(default_name)
       ->type_name("NAME");
+}
+
+// A progress line for export and import on a terminal (copy has its own),
+// redrawn at most 4 times a second; nothing when `err` is not a terminal.
+tools::ProgressFn ProgressLine(std::FILE* err, const char* verb) {
+  if (::isatty(::fileno(err)) != 1) return {};
+  auto last = std::make_shared<std::chrono::steady_clock::time_point>();
+  return [err, verb, last](const tools::DataSummary& s) {
+    auto now = std::chrono::steady_clock::now();
+    if (now - *last < std::chrono::milliseconds(250)) return;
+    *last = now;
+    double rate = s.seconds > 0 ? static_cast<double>(s.entities) / s.seconds : 0;
+    std::fprintf(err, "\r\033[K%s: %llu entities, %llu tables done, %.0f entities/s", verb,
+                 static_cast<unsigned long long>(s.entities), static_cast<unsigned long long>(s.tables), rate);
+    std::fflush(err);
+  };
+}
+
+// Ends a progress line before the summary or an error.
+void EndProgressLine(std::FILE* err, const tools::ProgressFn& progress) {
+  if (progress) std::fputs("\r\033[K", err);
 }
 
 void PrintError(std::FILE* err, const char* command, const std::string& error) {
@@ -314,7 +336,10 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
     if (!export_compress.empty()) tools::ParseCompression(export_compress, &export_options.compression);
     auto store = OpenStore(from, false, &error);
     tools::DataSummary summary;
-    if (store == nullptr || !tools::RunExport(*store, export_options, &summary, &error)) {
+    export_options.progress = ProgressLine(err, "export");
+    bool ok = store != nullptr && tools::RunExport(*store, export_options, &summary, &error);
+    EndProgressLine(err, export_options.progress);
+    if (!ok) {
       PrintError(err, "export", error);
       return 1;
     }
@@ -326,7 +351,10 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
     tools::DataSummary summary;
     std::function<std::unique_ptr<tools::TableStore>()> make_writer;
     if (to.location.empty()) make_writer = [&]() { return OpenStore(to, true, &error); };
-    if (store == nullptr || !tools::RunImport(*store, import_options, &summary, &error, make_writer)) {
+    import_options.progress = ProgressLine(err, "import");
+    bool ok = store != nullptr && tools::RunImport(*store, import_options, &summary, &error, make_writer);
+    EndProgressLine(err, import_options.progress);
+    if (!ok) {
       PrintError(err, "import", error);
       return 1;
     }

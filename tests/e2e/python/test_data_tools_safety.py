@@ -223,3 +223,36 @@ def test_reset_asks_on_a_terminal(workdir):
     finally:
         for s in started:
             s.stop()
+
+
+def test_export_and_import_show_progress_on_a_terminal(servers, workdir):
+    import pty
+    a = servers()
+    ref = os.path.join(workdir, "ref.jsonl")
+    write(ref, reference_file("shown"))
+
+    def on_tty(*args):
+        master, slave = pty.openpty()
+        p = subprocess.Popen([BINARY, *args], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave)
+        os.close(slave)
+        chunks = []
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not data:
+                break
+            chunks.append(data)
+        os.close(master)
+        assert p.wait(timeout=60) == 0
+        return b"".join(chunks).decode()
+
+    err = on_tty("import", "--to", conn(a), "--in", ref)
+    assert "\r\x1b[Kimport: " in err and " entities/s" in err, repr(err)
+    assert "imported %d entities" % len(REFERENCE_ENTITIES) in err, repr(err)
+    err = on_tty("export", "--from", conn(a), "--out", os.path.join(workdir, "out.jsonl"))
+    assert "\r\x1b[Kexport: %d entities" % len(REFERENCE_ENTITIES) in err, repr(err)
+    # Not a terminal: the summary line only.
+    err = ok(tool("export", "--from", conn(a), "--out", os.path.join(workdir, "out2.jsonl"))).stderr.decode()
+    assert "\r" not in err and err.count("\n") == 1, repr(err)
