@@ -144,6 +144,16 @@ bool ParseConnectionString(std::string_view text, Connection* out, std::string* 
     *error = "connection string names no account (AccountName, or the endpoint's first path segment)";
     return false;
   }
+  if (out->base_path.empty() && IsIpLiteralOrLocalhost(out->host)) {
+    // An IP address or localhost cannot carry the account in the host name,
+    // so the service (and tablestone, Azurite) answer 400 InvalidUri to every
+    // request: say so before sending one.
+    Connection fixed = *out;
+    fixed.base_path = "/" + out->account;
+    *error = "TableEndpoint " + endpoint + " has no account segment: on an IP address or localhost the endpoint "
+             "is path-style, " + DescribeEndpoint(fixed);
+    return false;
+  }
   if (auto it = kv.find("sharedaccesssignature"); it != kv.end() && !it->second.empty()) {
     out->sas = it->second;
     if (!out->sas.empty() && out->sas.front() == '?') out->sas.erase(0, 1);

@@ -101,6 +101,18 @@ TEST(ConnectionStringTest, DescribeEndpointNamesAHostStyleAccount) {
   EXPECT_EQ(DescribeEndpoint(c), "https://x.table.core.windows.net:443 (account x)");
 }
 
+// Issue 35 rough edge: an emulator endpoint without the account segment drew
+// 400 InvalidUri from the server with no hint.
+TEST(ConnectionStringTest, IpEndpointWithoutAccountSegmentIsRefusedWithTheFix) {
+  std::string e = Error("AccountName=devstoreaccount1;AccountKey=a2V5;TableEndpoint=http://127.0.0.1:10002");
+  EXPECT_NE(e.find("no account segment"), std::string::npos) << e;
+  EXPECT_NE(e.find("http://127.0.0.1:10002/devstoreaccount1"), std::string::npos) << e;
+  e = Error("AccountName=a;AccountKey=a2V5;TableEndpoint=http://localhost:1/");
+  EXPECT_NE(e.find("http://localhost:1/a"), std::string::npos) << e;
+  // Host-style names keep working.
+  EXPECT_EQ(Parse("AccountName=a;AccountKey=a2V5;TableEndpoint=http://a.table.localhost:1").account, "a");
+}
+
 // Issue 30 item 10: a malformed connection string echoed 40 characters of a
 // part, which is the key when "AccountKey=" was mistyped.
 TEST(ConnectionStringTest, MalformedNeverEchoesTheKey) {
