@@ -79,21 +79,40 @@ bool ParseConnectionString(std::string_view text, Connection* out, std::string* 
     if (q != std::string_view::npos) kv["sharedaccesssignature"] = std::string(text.substr(q + 1));
   } else {
     size_t pos = 0;
+    int index = 0;
     while (pos <= text.size()) {
       size_t end = text.find(';', pos);
       if (end == std::string_view::npos) end = text.size();
       std::string_view part = Trim(text.substr(pos, end - pos));
       pos = end + 1;
       if (part.empty()) continue;
+      ++index;
       size_t eq = part.find('=');
       if (eq == std::string_view::npos) {
-        *error = "connection string part '" + std::string(part.substr(0, 40)) + "' is not NAME=VALUE";
+        // Never quoted: a key pasted without "AccountKey=" would be echoed.
+        *error = "connection string part " + std::to_string(index) + " (" + std::to_string(part.size()) +
+                 " characters) is not NAME=VALUE";
         return false;
       }
       kv[Lower(Trim(part.substr(0, eq)))] = std::string(Trim(part.substr(eq + 1)));
     }
     if (auto it = kv.find("usedevelopmentstorage"); it != kv.end() && Lower(it->second) == "true") {
-      kv.try_emplace("tableendpoint", "http://127.0.0.1:10002/devstoreaccount1");
+      // DevelopmentStorageProxyUri replaces the emulator's scheme and host;
+      // the port stays the Table service's 10002, as the Azure SDKs build it
+      // (Learn: storage-configure-connection-string, "Connect to the
+      // emulator account using the shortcut").
+      std::string dev_endpoint = "http://127.0.0.1:10002/devstoreaccount1";
+      if (auto proxy = kv.find("developmentstorageproxyuri"); proxy != kv.end() && !proxy->second.empty()) {
+        Connection p;
+        std::string ignored_path;
+        if (!ParseUrl(proxy->second, &p, &ignored_path, error)) {
+          *error = "DevelopmentStorageProxyUri: " + *error;
+          return false;
+        }
+        std::string host = p.host.find(':') != std::string::npos ? "[" + p.host + "]" : p.host;
+        dev_endpoint = p.scheme + "://" + host + ":10002/devstoreaccount1";
+      }
+      kv.try_emplace("tableendpoint", dev_endpoint);
       kv.try_emplace("accountname", std::string(kDevAccount));
       kv.try_emplace("accountkey", std::string(kDevKey));
     }
@@ -125,6 +144,16 @@ bool ParseConnectionString(std::string_view text, Connection* out, std::string* 
     *error = "connection string names no account (AccountName, or the endpoint's first path segment)";
     return false;
   }
+  if (out->base_path.empty() && IsIpLiteralOrLocalhost(out->host)) {
+    // An IP address or localhost cannot carry the account in the host name,
+    // so the service (and tablestone, Azurite) answer 400 InvalidUri to every
+    // request: say so before sending one.
+    Connection fixed = *out;
+    fixed.base_path = "/" + out->account;
+    *error = "TableEndpoint " + endpoint + " has no account segment: on an IP address or localhost the endpoint "
+             "is path-style, " + DescribeEndpoint(fixed);
+    return false;
+  }
   if (auto it = kv.find("sharedaccesssignature"); it != kv.end() && !it->second.empty()) {
     out->sas = it->second;
     if (!out->sas.empty() && out->sas.front() == '?') out->sas.erase(0, 1);
@@ -143,5 +172,12 @@ bool ParseConnectionString(std::string_view text, Connection* out, std::string* 
 }
 
 std::string UrlEncode(std::string_view text) { return protocol::PercentEncode(text); }
+
+std::string DescribeEndpoint(const Connection& c) {
+  std::string host = c.host.find(':') != std::string::npos ? "[" + c.host + "]" : c.host;
+  std::string out = c.scheme + "://" + host + ":" + c.port + c.base_path;
+  if (c.base_path.empty()) out += " (account " + c.account + ")";
+  return out;
+}
 
 }  // namespace tablestone::tools

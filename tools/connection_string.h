@@ -3,6 +3,7 @@
 //
 // Accepted forms (keys case-insensitive, ';'-separated, values may contain '='):
 //   UseDevelopmentStorage=true                        -> http://127.0.0.1:10002/devstoreaccount1
+//   UseDevelopmentStorage=true;DevelopmentStorageProxyUri=https://h  -> https://h:10002/devstoreaccount1
 //   AccountName=a;AccountKey=k;TableEndpoint=URL      (path-style URL "http://h:p/a" or host-style "http://a.h:p")
 //   DefaultEndpointsProtocol=http;AccountName=a;AccountKey=k;EndpointSuffix=s  -> http://a.table.s
 //   TableEndpoint=URL;SharedAccessSignature=sv=...    (SAS instead of a key)
@@ -34,5 +35,10 @@ bool ParseConnectionString(std::string_view text, Connection* out, std::string* 
 
 // Percent-encodes a query parameter value (RFC 3986 unreserved kept).
 std::string UrlEncode(std::string_view text);
+
+// "http://127.0.0.1:10002/devstoreaccount1" (path-style) or
+// "https://a.table.core.windows.net:443 (account a)": for messages. Never
+// holds a secret.
+std::string DescribeEndpoint(const Connection& connection);
 
 }  // namespace tablestone::tools

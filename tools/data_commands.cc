@@ -156,6 +156,12 @@ bool RunExport(TableStore& source, const ExportOptions& options, DataSummary* su
         writer.WriteLine(line);
       }
       count += page.size();
+      if (options.progress) {
+        DataSummary so_far = *summary;
+        so_far.entities += count;
+        so_far.seconds = SecondsSince(start);
+        options.progress(so_far);
+      }
     }
     line.clear();
     AppendEndLine(SectionEnd{table, count}, &line);
@@ -231,6 +237,11 @@ bool RunImport(TableStore& target, const ImportOptions& options, DataSummary* su
     }
     batch.clear();
     batch_bytes = 0;
+    if (options.progress) {
+      DataSummary so_far = *summary;
+      so_far.seconds = SecondsSince(start);
+      options.progress(so_far);
+    }
     return true;
   };
 
@@ -290,13 +301,20 @@ bool RunSeed(TableStore& target, const std::string& path, DataSummary* summary, 
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     for (const auto& entry : std::filesystem::directory_iterator(path, ec)) {
-      if (entry.is_regular_file()) files.push_back(entry.path().string());
+      if (!entry.is_regular_file()) continue;
+      std::string name = entry.path().filename().string();
+      bool export_file = false;
+      for (const char* suffix : {".jsonl", ".jsonl.gz", ".jsonl.zst", ".jsonl.zstd"}) {
+        export_file = export_file || name.ends_with(suffix);
+      }
+      (export_file ? files : summary->skipped).push_back(entry.path().string());
     }
-    std::sort(files.begin(), files.end());
-    if (files.empty()) {
-      *error = "seed directory '" + path + "' holds no files";
+    if (ec) {
+      *error = "cannot list seed directory '" + path + "': " + ec.message();
       return false;
     }
+    std::sort(files.begin(), files.end());
+    std::sort(summary->skipped.begin(), summary->skipped.end());
   } else {
     files.push_back(path);
   }

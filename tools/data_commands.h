@@ -18,12 +18,18 @@ struct DataSummary {
   uint64_t tables = 0;
   uint64_t entities = 0;
   double seconds = 0;
+  std::vector<std::string> skipped;  // RunSeed: files of the directory that are not export files
 };
+
+// Called after each page read (export) or batch written (import) with the
+// totals so far: for a progress line on a terminal. Empty = none.
+using ProgressFn = std::function<void(const DataSummary& so_far)>;
 
 struct ExportOptions {
   std::vector<std::string> tables;  // empty = every table of the account
   std::string out;                  // file, or "-" for stdout
   Compression compression = Compression::kNone;
+  ProgressFn progress;
 };
 
 // Writes the tables of `source` to options.out in the export format
@@ -46,6 +52,7 @@ struct ImportOptions {
   // Batches in flight, each on its own connection from `make_writer`
   // (RunImport's argument); 1 = every batch on `target`, in file order.
   int parallel = 1;
+  ProgressFn progress;
 };
 
 // Reads an export file into `target`, in batches of up to 100 entities of
@@ -54,8 +61,10 @@ struct ImportOptions {
 bool RunImport(TableStore& target, const ImportOptions& options, DataSummary* summary, std::string* error,
                const std::function<std::unique_ptr<TableStore>()>& make_writer = {});
 
-// `--seed PATH`: imports an export file, or every regular file of a
-// directory in name order, into `target`. Each table in them is replaced
+// `--seed PATH`: imports an export file, or every export file of a directory
+// (*.jsonl, *.jsonl.gz, *.jsonl.zst, *.jsonl.zstd) in name order, into
+// `target`; the directory's other files (a README) are listed in
+// summary->skipped, and an empty directory seeds nothing. Each table in them is replaced
 // (deleted and re-created) and written with Insert Or Replace, so seeding
 // the same data directory at every start gives the same contents.
 bool RunSeed(TableStore& target, const std::string& path, DataSummary* summary, std::string* error);

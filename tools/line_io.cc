@@ -157,6 +157,8 @@ struct LineReader::Impl {
   size_t raw_pos = 0, raw_len = 0;
   std::string text;   // decompressed bytes not yet returned
   size_t text_pos = 0;
+  size_t scanned = 0;  // bytes from text_pos on known to hold no '\n'
+  size_t max_line = LineReader::kDefaultMaxLineBytes;
   bool eof = false;   // no more decompressed bytes will come
   std::string error;
 
@@ -263,7 +265,7 @@ bool LineReader::Open(const std::string& path, std::string* error) {
   d.owns = path != "-";
   d.FillRaw();
   if (!d.error.empty()) {
-    *error = d.error;
+    *error = "'" + path + "': " + d.error;  // "read failed: Is a directory" alone named no file
     return false;
   }
   const auto* b = reinterpret_cast<const unsigned char*>(d.raw.data());
@@ -284,11 +286,22 @@ bool LineReader::Open(const std::string& path, std::string* error) {
 bool LineReader::Next(std::string* line) {
   Impl& d = *impl_;
   for (;;) {
-    size_t nl = d.text.find('\n', d.text_pos);
+    size_t nl = d.text.find('\n', d.text_pos + d.scanned);
+    if (nl != std::string::npos && nl - d.text_pos > d.max_line) nl = std::string::npos;
     if (nl != std::string::npos) {
       line->assign(d.text, d.text_pos, nl - d.text_pos);
       d.text_pos = nl + 1;
+      d.scanned = 0;
       return true;
+    }
+    d.scanned = d.text.size() - d.text_pos;
+    if (d.scanned > d.max_line) {
+      if (d.error.empty()) {
+        d.error = "a line is longer than " + std::to_string(d.max_line) +
+                  " bytes (no entity's line is; not an export file?)";
+      }
+      d.eof = true;
+      return false;
     }
     if (d.eof) {
       if (!d.error.empty()) return false;
@@ -308,5 +321,7 @@ bool LineReader::Next(std::string* line) {
 }
 
 const std::string& LineReader::error() const { return impl_->error; }
+
+void LineReader::set_max_line_bytes(size_t bytes) { impl_->max_line = bytes; }
 
 }  // namespace tablestone::tools

@@ -43,11 +43,20 @@ class LineReader {
   LineReader(const LineReader&) = delete;
   LineReader& operator=(const LineReader&) = delete;
 
+  // No line of an export file is near this: an entity is at most 1 MiB
+  // stored, and its JSON line at most a few times that (every character
+  // escaped as \u00XX). A longer line is an error, so a small compressed file
+  // cannot make the reader hold an unbounded line in memory.
+  static constexpr size_t kDefaultMaxLineBytes = 16u << 20;
+
   // Opens `path`, detecting gzip and zstd by their magic bytes.
   bool Open(const std::string& path, std::string* error);
   // The next line without its '\n' (a last line without '\n' is returned
-  // too). False at the end of input or on an error (see error()).
+  // too). False at the end of input or on an error (see error()), among them
+  // a line longer than max_line_bytes. Linear in the input: each byte is
+  // searched for '\n' once.
   bool Next(std::string* line);
+  void set_max_line_bytes(size_t bytes);
   // Empty unless reading failed (a corrupt compressed stream, an I/O error).
   const std::string& error() const;
 

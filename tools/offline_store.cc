@@ -3,6 +3,7 @@
 // this tool from opening the same directory.
 #include <filesystem>
 
+#include "protocol/route.h"
 #include "storage/engine.h"
 #include "tools/table_store.h"
 
@@ -35,6 +36,15 @@ class OfflineStore final : public TableStore {
   }
 
   bool CreateTable(std::string_view name, bool* existed, std::string* error) override {
+    // The engine takes any name; a server would refuse to serve one the
+    // Table API refuses ('../x', NUL, 5,000 characters), so none is created.
+    if (auto valid = protocol::ValidateTableName(name); !valid.ok()) {
+      *existed = false;
+      return Fail("table name '" + std::string(name.substr(0, 80)) + (name.size() > 80 ? "...'" : "'") +
+                      " is not one the Table API accepts (3 to 63 letters and digits, starting with a letter): " +
+                      valid.error().message,
+                  error);
+    }
     auto created = engine_->CreateTable(account_, name);
     *existed = !created.ok() && created.status().code() == StatusCode::kTableAlreadyExists;
     if (created.ok() || *existed) return true;

@@ -1,10 +1,17 @@
 // TableStore over the Table REST API: a synchronous Boost.Beast HTTP/1.1
-// client on one keep-alive connection, signing each request with Shared Key
+// client on one keep-alive connection, plain or TLS (https://: OpenSSL through
+// Beast's ssl_stream, the peer verified against the system's trust store and
+// RemoteOptions::ca_files), signing each request with Shared Key
 // (protocol/auth/shared_key.h) or appending the SAS token.
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -27,6 +34,7 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
 // The service version the client speaks (Learn: versioning-for-the-azure-storage-services);
 // old enough for Azurite and every tablestone build, new enough for JSON.
@@ -70,6 +78,20 @@ std::string DescribeError(const Response& r) {
   if (!code.empty()) out += " " + code;
   if (!message.empty()) out += ": " + message;
   return out;
+}
+
+// Path segments from a table name: "/<name>()" and "/Tables('<name>')", the
+// name percent-encoded (and its quotes doubled inside the quoted literal), so
+// a name from a file or a server cannot add segments or a query.
+std::string EntitiesPath(std::string_view table) { return "/" + protocol::PercentEncode(table) + "()"; }
+
+std::string TablePath(std::string_view table) {
+  std::string doubled;
+  for (char c : table) {
+    doubled += c;
+    if (c == '\'') doubled += '\'';
+  }
+  return "/Tables('" + protocol::PercentEncode(doubled, "'") + "')";
 }
 
 bool IsRetryable(const Response& r) {
@@ -138,7 +160,12 @@ class RemoteStore final : public TableStore {
   }
 
   bool CreateTable(std::string_view name, bool* existed, std::string* error) override {
-    std::string body = "{\"TableName\":\"" + std::string(name) + "\"}";
+    std::string body;
+    try {
+      body = nlohmann::json{{"TableName", std::string(name)}}.dump();  // escaped; throws on invalid UTF-8
+    } catch (const nlohmann::json::exception&) {
+      return Fail("table name is not valid UTF-8", error);
+    }
     Response r;
     if (!Call(http::verb::post, "/Tables", "", body, "application/json", &r, error)) return false;
     *existed = r.status == 409 && r.body.find("TableAlreadyExists") != std::string::npos;
@@ -148,14 +175,14 @@ class RemoteStore final : public TableStore {
 
   bool DeleteTable(std::string_view name, std::string* error) override {
     Response r;
-    if (!Call(http::verb::delete_, "/Tables('" + std::string(name) + "')", "", {}, {}, &r, error)) return false;
+    if (!Call(http::verb::delete_, TablePath(name), "", {}, {}, &r, error)) return false;
     if (r.status == 204 || r.status == 404) return true;
     return Fail("deleting table '" + std::string(name) + "': " + DescribeError(r), error);
   }
 
   bool TableExists(std::string_view name, bool* exists, std::string* error) override {
     Response r;
-    if (!Call(http::verb::get, "/Tables('" + std::string(name) + "')", "", {}, {}, &r, error)) return false;
+    if (!Call(http::verb::get, TablePath(name), "", {}, {}, &r, error)) return false;
     if (r.status == 200 || r.status == 404) {
       *exists = r.status == 200;
       return true;
@@ -172,7 +199,7 @@ class RemoteStore final : public TableStore {
       if (!token->next_row_key.empty()) query += "&NextRowKey=" + protocol::PercentEncode(token->next_row_key);
     }
     Response r;
-    if (!Call(http::verb::get, "/" + std::string(table) + "()", query, {}, {}, &r, error)) return false;
+    if (!Call(http::verb::get, EntitiesPath(table), query, {}, {}, &r, error)) return false;
     if (r.status != 200) return Fail("reading table '" + std::string(table) + "': " + DescribeError(r), error);
     for (std::string_view object : FeedObjects(r.body)) {
       auto parsed = protocol::ParseEntityJson(object);
@@ -199,7 +226,7 @@ class RemoteStore final : public TableStore {
     std::string resume;
     for (;;) {
       Response r;
-      if (!Call(http::verb::get, "/" + std::string(table) + "()", "$top=1000&$select=PartitionKey" + resume, {}, {},
+      if (!Call(http::verb::get, EntitiesPath(table), "$top=1000&$select=PartitionKey" + resume, {}, {},
                 &r, error)) {
         return false;
       }
@@ -226,7 +253,7 @@ class RemoteStore final : public TableStore {
     for (const model::Entity& e : entities) {
       body += "--" + changeset + "\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n";
       switch (mode) {
-        case WriteMode::kInsert: body += "POST " + root + std::string(table); break;
+        case WriteMode::kInsert: body += "POST " + root + protocol::PercentEncode(table); break;
         case WriteMode::kUpsert: body += "MERGE " + root + protocol::EntityKeyPath(table, e.partition_key, e.row_key); break;
         case WriteMode::kReplace: body += "PUT " + root + protocol::EntityKeyPath(table, e.partition_key, e.row_key); break;
       }
@@ -304,17 +331,16 @@ class RemoteStore final : public TableStore {
   // many clients do not retry in lockstep); any other answer is returned.
   bool Call(http::verb verb, const std::string& path, const std::string& query, std::string_view body,
             std::string_view content_type, Response* out, std::string* error, bool absolute = false) {
-    if (conn_.scheme != "http") {
-      return Fail("https endpoints are not supported (this build has no TLS client); use an http:// endpoint",
-                  error);
-    }
     int backoff = options_.first_backoff_ms;
     std::string last;
     for (int attempt = 1;; ++attempt) {
       std::string why;
+      fatal_ = false;
       bool sent = Once(verb, path, query, body, content_type, out, &why, absolute);
       if (sent && !IsRetryable(*out)) return true;
       last = sent ? DescribeError(*out) : why;
+      // Trying again cannot change a certificate's verdict or a bad --caFile.
+      if (!sent && fatal_) return Fail(conn_.host + ":" + conn_.port + ": " + last, error);
       if (attempt >= options_.attempts) break;
       std::uniform_int_distribution<int> jitter(0, backoff / 2);
       std::this_thread::sleep_for(std::chrono::milliseconds(backoff + jitter(rng_)));
@@ -334,7 +360,8 @@ class RemoteStore final : public TableStore {
     if (!q.empty()) target += "?" + q;
 
     http::request<http::string_body> req{verb, target, 11};
-    req.set(http::field::host, conn_.host + ":" + conn_.port);
+    const bool ipv6 = conn_.host.find(':') != std::string::npos;
+    req.set(http::field::host, (ipv6 ? "[" + conn_.host + "]" : conn_.host) + ":" + conn_.port);
     req.set(http::field::user_agent, "tablestone-data-tools");
     req.set(http::field::accept, kAcceptJson);
     req.set("DataServiceVersion", "3.0");
@@ -356,24 +383,23 @@ class RemoteStore final : public TableStore {
     // A kept-alive connection the server closed meanwhile fails on first use:
     // one immediate retry on a fresh connection before counting an attempt.
     for (int fresh = 0; fresh < 2; ++fresh) {
-      bool reused = stream_.has_value();
+      bool reused = Connected();
       beast::error_code ec;
-      if (!stream_) {
+      if (!Connected()) {
         if (!Connect(error)) return false;
       }
       // Asynchronous operations run to completion here: only they honour
       // tcp_stream's expiry (a synchronous read would wait forever).
-      stream_->expires_after(std::chrono::milliseconds(options_.timeout_ms));
-      http::async_write(*stream_, req, [&ec](beast::error_code e, size_t) { ec = e; });
-      Run();
+      Tcp().expires_after(std::chrono::milliseconds(options_.timeout_ms));
       http::response_parser<http::string_body> parser;
       parser.body_limit(256u << 20);
-      if (!ec) {
-        http::async_read(*stream_, buffer_, parser, [&ec](beast::error_code e, size_t) { ec = e; });
-        Run();
+      if (tls_stream_) {
+        Exchange(*tls_stream_, req, parser, &ec);
+      } else {
+        Exchange(*stream_, req, parser, &ec);
       }
       if (ec) {
-        stream_.reset();
+        Disconnect();
         buffer_.clear();
         if (reused && ec != beast::error::timeout) continue;
         *error = ec == beast::error::timeout ? "request timed out" : "connection failed: " + ec.message();
@@ -383,7 +409,7 @@ class RemoteStore final : public TableStore {
       out->status = static_cast<int>(res.result_int());
       out->body = std::move(res.body());
       out->headers = std::move(static_cast<http::fields&>(res.base()));
-      if (!res.keep_alive()) stream_.reset();
+      if (!res.keep_alive()) Disconnect();
       return true;
     }
     *error = "connection dropped";
@@ -395,11 +421,92 @@ class RemoteStore final : public TableStore {
     io_.run();
   }
 
+  bool Connected() const { return stream_.has_value() || tls_stream_.has_value(); }
+  beast::tcp_stream& Tcp() { return tls_stream_ ? beast::get_lowest_layer(*tls_stream_) : *stream_; }
+  void Disconnect() {
+    tls_stream_.reset();
+    stream_.reset();
+  }
+
+  template <typename Stream>
+  void Exchange(Stream& stream, http::request<http::string_body>& req, http::response_parser<http::string_body>& parser,
+                beast::error_code* ec) {
+    http::async_write(stream, req, [ec](beast::error_code e, size_t) { *ec = e; });
+    Run();
+    if (!*ec) {
+      http::async_read(stream, buffer_, parser, [ec](beast::error_code e, size_t) { *ec = e; });
+      Run();
+    }
+  }
+
+  // The TLS context, made once: peer verification on, the system's trust
+  // store plus options_.ca_files, TLS 1.2 or newer. There is no switch that
+  // turns verification off.
+  bool MakeTlsContext(std::string* error) {
+    if (tls_) return true;
+    asio::ssl::context ctx(asio::ssl::context::tls_client);
+    SSL_CTX_set_min_proto_version(ctx.native_handle(), TLS1_2_VERSION);
+    ctx.set_verify_mode(asio::ssl::verify_peer);
+    beast::error_code ec;
+    ctx.set_default_verify_paths(ec);
+    if (ec) {
+      fatal_ = true;
+      *error = "cannot load the system's trusted certificates: " + ec.message();
+      return false;
+    }
+    for (const std::string& file : options_.ca_files) {
+      ctx.load_verify_file(file, ec);
+      if (ec) {
+        fatal_ = true;
+        *error = "cannot load --caFile '" + file + "' (PEM certificates expected): " + ec.message();
+        return false;
+      }
+    }
+    tls_.emplace(std::move(ctx));
+    return true;
+  }
+
+  // TLS over the connected stream_: SNI and the name (or IP address) the
+  // certificate must carry are the endpoint's host.
+  bool Handshake(std::string* error) {
+    tls_stream_.emplace(std::move(*stream_), *tls_);
+    stream_.reset();
+    SSL* ssl = tls_stream_->native_handle();
+    X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
+    beast::error_code ec;
+    (void)asio::ip::make_address(conn_.host, ec);
+    if (!ec) {
+      X509_VERIFY_PARAM_set1_ip_asc(param, conn_.host.c_str());
+    } else {
+      SSL_set_tlsext_host_name(ssl, conn_.host.c_str());
+      X509_VERIFY_PARAM_set1_host(param, conn_.host.c_str(), conn_.host.size());
+    }
+    ec = {};
+    Tcp().expires_after(std::chrono::milliseconds(options_.timeout_ms));
+    tls_stream_->async_handshake(asio::ssl::stream_base::client, [&ec](beast::error_code e) { ec = e; });
+    Run();
+    if (!ec) return true;
+    long verify = SSL_get_verify_result(ssl);
+    Disconnect();
+    if (verify != X509_V_OK) {
+      fatal_ = true;
+      *error = "TLS: the server's certificate is not trusted: " + std::string(X509_verify_cert_error_string(verify)) +
+               " (for a private CA or a self-signed certificate pass --caFile with its PEM certificate)";
+    } else {
+      *error = "TLS handshake failed: " + ec.message();
+    }
+    return false;
+  }
+
   bool Connect(std::string* error) {
+    if (conn_.scheme == "https" && !MakeTlsContext(error)) return false;
     beast::error_code ec;
     tcp::resolver resolver(io_);
     auto results = resolver.resolve(conn_.host, conn_.port, ec);
     if (ec) {
+      // An unknown host does not appear within a retry's back-off: fail now
+      // (a temporary DNS failure, EAI_AGAIN, is still retried).
+      fatal_ = ec != asio::error::host_not_found_try_again;
       *error = "cannot resolve " + conn_.host + ": " + ec.message();
       return false;
     }
@@ -410,9 +517,18 @@ class RemoteStore final : public TableStore {
     if (ec) {
       stream_.reset();
       *error = "cannot connect to " + conn_.host + ":" + conn_.port + ": " + ec.message();
+      // Refused before this store ever connected: nothing listens there (a
+      // wrong port, a server not started), and retries would only add
+      // seconds of silence. Refused later is a server restarting: retried.
+      if (ec == asio::error::connection_refused && !ever_connected_) {
+        fatal_ = true;
+        *error += " (is the server running, and is the endpoint right?)";
+      }
       return false;
     }
+    ever_connected_ = true;
     stream_->socket().set_option(tcp::no_delay(true), ec);
+    if (conn_.scheme == "https") return Handshake(error);
     return true;
   }
 
@@ -420,7 +536,11 @@ class RemoteStore final : public TableStore {
   RemoteOptions options_;
   std::optional<protocol::auth::HmacKey> key_;
   asio::io_context io_;
-  std::optional<beast::tcp_stream> stream_;
+  std::optional<asio::ssl::context> tls_;  // https only
+  std::optional<beast::tcp_stream> stream_;  // plain, or TCP before the handshake
+  std::optional<TlsStream> tls_stream_;      // https, once connected
+  bool fatal_ = false;                       // the last failure is not worth a retry
+  bool ever_connected_ = false;
   beast::flat_buffer buffer_;
   std::mt19937 rng_;
 };

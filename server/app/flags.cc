@@ -2,9 +2,11 @@
 //
 // Flag syntax: "--name value", "--name=value", "-x value"; a boolean flag
 // alone means true and takes an explicit value only as "--name=false".
-// Flags named like Azurite's table flags behave like them; Azurite flags for
-// the blob/queue services, TLS, OAuth and telemetry are accepted with a
-// warning and ignored, so existing launch scripts keep working.
+// Flags named like Azurite's table flags behave like them (HTTPS with
+// --cert/--key/--pwd and bearer tokens with --oauth among them); Azurite flags
+// that do not apply here (the blob and queue services, telemetry, ...) are
+// accepted with a warning and ignored (IgnoredFlags below), so existing launch
+// scripts keep working.
 #include <algorithm>
 #include <optional>
 #include <sstream>

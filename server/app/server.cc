@@ -79,6 +79,9 @@ bool Server::Start(std::string* error) {
       engine_.reset();
       return false;
     }
+    for (const std::string& skipped : seeded.skipped) {
+      AppLog()->info("--seed: skipped {} (not an export file: *.jsonl, *.jsonl.gz, *.jsonl.zst)", skipped);
+    }
     AppLog()->info("seeded {} entities of {} tables from {} in {:.0f} ms", seeded.entities, seeded.tables,
                    config_.seed, seeded.seconds * 1000);
   }

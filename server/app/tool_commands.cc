@@ -1,13 +1,21 @@
 #include "server/app/tool_commands.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <csignal>
 #include <map>
+#include <memory>
 #include <sstream>
+#include <unistd.h>
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
+#include "tools/cli_text.h"
 #include "tools/connection_string.h"
 #include "tools/copy_command.h"
 #include "tools/data_commands.h"
@@ -34,23 +42,129 @@ struct Endpoint {
   std::string connection;
   std::string location;
   std::string account = std::string(tools::kDevAccount);
+  std::vector<std::string> ca_files;  // --caFile: trusted for https://
 };
+
+// The connection string of `e` (from env:NAME or file:PATH when so named).
+bool ResolveConnection(const Endpoint& e, tools::Connection* c, std::string* error) {
+  std::string text;
+  return tools::ResolveConnectionArgument(e.connection, &text, error) &&
+         tools::ParseConnectionString(text, c, error);
+}
 
 std::unique_ptr<tools::TableStore> OpenStore(const Endpoint& e, bool create, std::string* error) {
   if (!e.location.empty()) return tools::OpenOfflineStore(e.location, e.account, create, error);
   tools::Connection c;
-  if (!tools::ParseConnectionString(e.connection, &c, error)) return nullptr;
+  if (!ResolveConnection(e, &c, error)) return nullptr;
   tools::RemoteOptions options;
   options.attempts = 1 + e.retries;
   options.first_backoff_ms = e.retry_delay_ms;
+  options.ca_files = e.ca_files;
   return tools::OpenRemoteStore(c, options);
 }
 
-void PrintSummary(std::FILE* err, const char* verb, const tools::DataSummary& s) {
+// Where an endpoint is, for the summary line: its URL (never a key) or its
+// data directory.
+std::string Describe(const Endpoint& e) {
+  if (!e.location.empty()) return "data directory " + e.location + " (account " + e.account + ")";
+  tools::Connection c;
+  std::string ignored;
+  return ResolveConnection(e, &c, &ignored) ? tools::DescribeEndpoint(c) : std::string("the endpoint");
+}
+
+std::string Lower(std::string s) {
+  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+// The addresses `host` resolves to; loopback and unspecified ones as one
+// "this machine" entry (a server on 0.0.0.0 answers on every one of them).
+std::vector<std::string> HostAddresses(const std::string& host) {
+  namespace asio = boost::asio;
+  asio::io_context io;
+  asio::ip::tcp::resolver resolver(io);
+  boost::system::error_code ec;
+  auto results = resolver.resolve(host, "", ec);
+  std::vector<std::string> out;
+  if (ec) return {Lower(host)};
+  for (const auto& r : results) {
+    asio::ip::address a = r.endpoint().address();
+    if (a.is_v6() && a.to_v6().is_v4_mapped()) a = asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6());
+    out.push_back(a.is_loopback() || a.is_unspecified() ? "this machine" : a.to_string());
+  }
+  return out;
+}
+
+// True when `a` and `b` are the same account of the same server, whatever
+// the spelling: localhost, 127.0.0.1 and [::1]; a host name and its address;
+// UseDevelopmentStorage=true and its URL; the same data directory.
+bool SameAccount(const Endpoint& a, const Endpoint& b) {
+  if (!a.location.empty() || !b.location.empty()) {
+    if (a.location.empty() || b.location.empty() || Lower(a.account) != Lower(b.account)) return false;
+    std::error_code ec;
+    if (std::filesystem::equivalent(a.location, b.location, ec)) return true;
+    return std::filesystem::weakly_canonical(a.location, ec) == std::filesystem::weakly_canonical(b.location, ec);
+  }
+  tools::Connection ca, cb;
+  std::string ignored;
+  if (!ResolveConnection(a, &ca, &ignored) || !ResolveConnection(b, &cb, &ignored)) return false;
+  if (ca.port != cb.port || Lower(ca.account) != Lower(cb.account)) return false;
+  if (Lower(ca.host) == Lower(cb.host)) return true;
+  std::vector<std::string> x = HostAddresses(ca.host), y = HostAddresses(cb.host);
+  return std::any_of(x.begin(), x.end(), [&](const std::string& v) { return std::find(y.begin(), y.end(), v) != y.end(); });
+}
+
+std::string Plural(unsigned long long n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+// "tablestone: imported 3 entities of 1 table into http://127.0.0.1:10002/devstoreaccount1 in ..."
+void PrintSummary(std::FILE* err, const char* verb, const tools::DataSummary& s, const std::string& where) {
   double rate = s.seconds > 0 ? static_cast<double>(s.entities) / s.seconds : 0;
-  std::fprintf(err, "tablestone: %s %llu entities of %llu tables in %.2f s (%.0f entities/s)\n", verb,
-               static_cast<unsigned long long>(s.entities), static_cast<unsigned long long>(s.tables), s.seconds,
-               rate);
+  std::string line = std::string("tablestone: ") + verb + " " + Plural(s.entities, "entity", "entities") + " of " +
+                     Plural(s.tables, "table", "tables") + " " + where;
+  std::fprintf(err, "%s in %.2f s (%.0f entities/s)\n", tools::TerminalSafe(line).c_str(), s.seconds, rate);
+}
+
+// An option taking one of `choices`' names (any case) into *target. Unlike
+// CLI::CheckedTransformer it accepts the names only (not the enum's numbers)
+// and its help reads "{insert,upsert,replace}", not "{insert->0,...}".
+template <typename T>
+CLI::Option* AddChoice(CLI::App* command, const std::string& name, T* target, std::map<std::string, T> choices,
+                       const std::string& help, const std::string& default_name) {
+  std::vector<std::string> names;
+  for (const auto& [key, value] : choices) names.push_back(key);
+  return command
+      ->add_option_function<std::string>(
+          name, [target, choices](const std::string& v) { *target = choices.at(Lower(v)); }, help)
+      ->check(CLI::IsMember(names, CLI::ignore_case))
+      ->default_str(default_name)
+      ->type_name("NAME");
+}
+
+// A progress line for export and import on a terminal (copy has its own),
+// redrawn at most 4 times a second; nothing when `err` is not a terminal.
+tools::ProgressFn ProgressLine(std::FILE* err, const char* verb) {
+  if (::isatty(::fileno(err)) != 1) return {};
+  auto last = std::make_shared<std::chrono::steady_clock::time_point>();
+  return [err, verb, last](const tools::DataSummary& s) {
+    auto now = std::chrono::steady_clock::now();
+    if (now - *last < std::chrono::milliseconds(250)) return;
+    *last = now;
+    double rate = s.seconds > 0 ? static_cast<double>(s.entities) / s.seconds : 0;
+    std::fprintf(err, "\r\033[K%s: %llu entities, %llu tables done, %.0f entities/s", verb,
+                 static_cast<unsigned long long>(s.entities), static_cast<unsigned long long>(s.tables), rate);
+    std::fflush(err);
+  };
+}
+
+// Ends a progress line before the summary or an error.
+void EndProgressLine(std::FILE* err, const tools::ProgressFn& progress) {
+  if (progress) std::fputs("\r\033[K", err);
+}
+
+void PrintError(std::FILE* err, const char* command, const std::string& error) {
+  std::fprintf(err, "tablestone %s: %s\n", command, tools::TerminalSafe(error).c_str());
 }
 
 }  // namespace
@@ -73,7 +187,14 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
   tools::ExportOptions export_options;
   std::string export_compress;
   CLI::App* export_cmd = app.add_subcommand("export", "Write tables to an export file (docs/export-format.md)");
-  auto* from_conn = export_cmd->add_option("--from", from.connection, "Connection string of the source endpoint");
+  constexpr const char* kConnHelp =
+      " (or env:NAME / file:PATH to read it from an environment variable or a file, keeping the key off the "
+      "command line)";
+  constexpr const char* kCaHelp =
+      "PEM certificate(s) to trust for https:// besides the system's (a private CA, a self-signed server; repeat)";
+  auto* from_conn = export_cmd->add_option("--from", from.connection,
+                                           std::string("Connection string of the source endpoint") + kConnHelp);
+  export_cmd->add_option("--caFile", from.ca_files, kCaHelp)->check(CLI::ExistingFile);
   auto* from_loc = export_cmd->add_option("--fromLocation", from.location,
                                           "Offline data directory of a stopped server as the source");
   from_conn->excludes(from_loc);
@@ -95,7 +216,9 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
       {"fail", tools::IfExists::kFail}, {"append", tools::IfExists::kAppend},
       {"replace", tools::IfExists::kReplace}};
   CLI::App* import_cmd = app.add_subcommand("import", "Load an export file into an endpoint or a data directory");
-  auto* to_conn = import_cmd->add_option("--to", to.connection, "Connection string of the target endpoint");
+  auto* to_conn = import_cmd->add_option("--to", to.connection,
+                                         std::string("Connection string of the target endpoint") + kConnHelp);
+  import_cmd->add_option("--caFile", to.ca_files, kCaHelp)->check(CLI::ExistingFile);
   auto* to_loc = import_cmd->add_option("--toLocation", to.location,
                                         "Offline data directory (created if missing) as the target");
   to_conn->excludes(to_loc);
@@ -107,11 +230,10 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
   import_cmd->add_option("--parallel", import_options.parallel,
                          "Batches in flight to an endpoint (default 4; a data directory takes one at a time)")
       ->check(CLI::Range(1, 64));
-  import_cmd->add_option("--mode", import_options.mode, "insert (fail on an existing entity), upsert or replace")
-      ->transform(CLI::CheckedTransformer(modes, CLI::ignore_case));
-  import_cmd->add_option("--ifExists", import_options.if_exists,
-                         "For a table that exists on the target: fail, append or replace (delete first)")
-      ->transform(CLI::CheckedTransformer(if_exists, CLI::ignore_case));
+  AddChoice(import_cmd, "--mode", &import_options.mode, modes,
+            "insert (fail on an existing entity), upsert or replace", "insert");
+  AddChoice(import_cmd, "--ifExists", &import_options.if_exists, if_exists,
+            "For a table that exists on the target: fail, append or replace (delete first)", "fail");
 
   // ---- copy ----
   Endpoint copy_from, copy_to;
@@ -119,10 +241,14 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
   std::string progress = "auto";
   CLI::App* copy_cmd = app.add_subcommand(
       "copy", "Stream tables from one endpoint or data directory to another (resumable with --checkpoint)");
-  auto* cf = copy_cmd->add_option("--from", copy_from.connection, "Connection string of the source endpoint");
+  auto* cf = copy_cmd->add_option("--from", copy_from.connection,
+                                  std::string("Connection string of the source endpoint") + kConnHelp);
+  copy_cmd->add_option("--caFile", copy_to.ca_files, std::string(kCaHelp) + "; for both endpoints")
+      ->check(CLI::ExistingFile);
   auto* cfl = copy_cmd->add_option("--fromLocation", copy_from.location, "Offline data directory as the source");
   cf->excludes(cfl);
-  auto* ct = copy_cmd->add_option("--to", copy_to.connection, "Connection string of the target endpoint");
+  auto* ct = copy_cmd->add_option("--to", copy_to.connection,
+                                  std::string("Connection string of the target endpoint") + kConnHelp);
   auto* ctl = copy_cmd->add_option("--toLocation", copy_to.location,
                                    "Offline data directory (created if missing) as the target");
   ct->excludes(ctl);
@@ -135,11 +261,9 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
   copy_cmd->add_option("--table,--tables", copy_options.tables, "A table to copy (repeat; default: every table)");
   std::map<std::string, tools::WriteMode> copy_modes = {{"upsert", tools::WriteMode::kUpsert},
                                                          {"replace", tools::WriteMode::kReplace}};
-  copy_cmd->add_option("--mode", copy_options.mode, "replace (default) or upsert")
-      ->transform(CLI::CheckedTransformer(copy_modes, CLI::ignore_case));
-  copy_cmd->add_option("--ifExists", copy_options.if_exists,
-                       "For a table that exists on the target: append (default), fail or replace")
-      ->transform(CLI::CheckedTransformer(if_exists, CLI::ignore_case));
+  AddChoice(copy_cmd, "--mode", &copy_options.mode, copy_modes, "replace (default) or upsert", "replace");
+  AddChoice(copy_cmd, "--ifExists", &copy_options.if_exists, if_exists,
+            "For a table that exists on the target: append (default), fail or replace", "append");
   copy_cmd->add_option("--parallel", copy_options.writers, "Batches in flight (default 4)")
       ->check(CLI::Range(1, 64));
   copy_cmd->add_option("--checkpoint", copy_options.checkpoint,
@@ -153,10 +277,9 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
                        "Interval of the plain progress lines (default 5000)");
   std::map<std::string, tools::CountMode> count_modes = {
       {"auto", tools::CountMode::kAuto}, {"yes", tools::CountMode::kYes}, {"no", tools::CountMode::kNo}};
-  copy_cmd->add_option("--count", copy_options.count,
-                       "Count the source's entities first for a percentage and an ETA: auto (with a bar, the "
-                       "default), yes or no")
-      ->transform(CLI::CheckedTransformer(count_modes, CLI::ignore_case));
+  AddChoice(copy_cmd, "--count", &copy_options.count, count_modes,
+            "Count the source's entities first for a percentage and an ETA: auto (with a bar, the default), yes or no",
+            "auto");
 
   // ---- snapshot ----
   std::string snap_location, snap_to, snap_from;
@@ -175,6 +298,8 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
   CLI::App* reset_cmd = app.add_subcommand("reset", "Delete every table of an account on a running server (--adminApi)");
   reset_cmd->add_option("--from", reset_from, "Connection string (its account key signs the request)")->required();
   reset_cmd->add_flag("--all", reset_all, "Every configured account, not only the connection string's");
+  bool reset_yes = false;
+  reset_cmd->add_flag("--yes,-y", reset_yes, "Do not ask on a terminal before deleting");
 
   std::vector<std::string> argv_storage;
   argv_storage.push_back("tablestone");
@@ -184,17 +309,18 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
   try {
     app.parse(static_cast<int>(argv.size()), argv.data());
     if (export_cmd->parsed() && from.connection.empty() && from.location.empty()) {
-      throw CLI::RequiredError("export needs --from CONN or --fromLocation DIR");
+      throw CLI::RequiredError("export needs --from CONN or --fromLocation DIR", CLI::ExitCodes::RequiredError);
     }
     if (import_cmd->parsed() && to.connection.empty() && to.location.empty()) {
-      throw CLI::RequiredError("import needs --to CONN or --toLocation DIR");
+      throw CLI::RequiredError("import needs --to CONN or --toLocation DIR", CLI::ExitCodes::RequiredError);
     }
     if (copy_cmd->parsed() && (copy_from.connection.empty() == copy_from.location.empty() ||
                                copy_to.connection.empty() == copy_to.location.empty())) {
-      throw CLI::RequiredError("copy needs --from CONN or --fromLocation DIR, and --to CONN or --toLocation DIR");
+      throw CLI::RequiredError("copy needs --from CONN or --fromLocation DIR, and --to CONN or --toLocation DIR",
+                               CLI::ExitCodes::RequiredError);
     }
     if (snap_cmd->parsed() && snap_location.empty() == snap_from.empty()) {
-      throw CLI::RequiredError("snapshot needs --location DIR or --from CONN");
+      throw CLI::RequiredError("snapshot needs --location DIR or --from CONN", CLI::ExitCodes::RequiredError);
     }
   } catch (const CLI::ParseError& e) {
     std::ostringstream o, e_out;
@@ -210,11 +336,14 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
     if (!export_compress.empty()) tools::ParseCompression(export_compress, &export_options.compression);
     auto store = OpenStore(from, false, &error);
     tools::DataSummary summary;
-    if (store == nullptr || !tools::RunExport(*store, export_options, &summary, &error)) {
-      std::fprintf(err, "tablestone export: %s\n", error.c_str());
+    export_options.progress = ProgressLine(err, "export");
+    bool ok = store != nullptr && tools::RunExport(*store, export_options, &summary, &error);
+    EndProgressLine(err, export_options.progress);
+    if (!ok) {
+      PrintError(err, "export", error);
       return 1;
     }
-    PrintSummary(err, "exported", summary);
+    PrintSummary(err, "exported", summary, "from " + Describe(from) + " to " + export_options.out);
     return 0;
   }
   if (import_cmd->parsed()) {
@@ -222,11 +351,14 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
     tools::DataSummary summary;
     std::function<std::unique_ptr<tools::TableStore>()> make_writer;
     if (to.location.empty()) make_writer = [&]() { return OpenStore(to, true, &error); };
-    if (store == nullptr || !tools::RunImport(*store, import_options, &summary, &error, make_writer)) {
-      std::fprintf(err, "tablestone import: %s\n", error.c_str());
+    import_options.progress = ProgressLine(err, "import");
+    bool ok = store != nullptr && tools::RunImport(*store, import_options, &summary, &error, make_writer);
+    EndProgressLine(err, import_options.progress);
+    if (!ok) {
+      PrintError(err, "import", error);
       return 1;
     }
-    PrintSummary(err, "imported", summary);
+    PrintSummary(err, "imported", summary, "into " + Describe(to));
     return 0;
   }
   if (copy_cmd->parsed()) {
@@ -236,9 +368,18 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
                                                   : tools::ProgressStyle::kAuto;
     copy_from.retries = copy_to.retries;
     copy_from.retry_delay_ms = copy_to.retry_delay_ms;
+    copy_from.ca_files = copy_to.ca_files;
+    // Copying an account onto itself reads what it deletes (--ifExists
+    // replace emptied the table and said "copied 0 entities"): refused,
+    // whichever way the two connection strings spell the endpoint.
+    if (SameAccount(copy_from, copy_to)) {
+      PrintError(err, "copy", "--from and --to are the same account of the same server (" + Describe(copy_from) +
+                                  "); nothing was copied");
+      return 2;
+    }
     auto source = OpenStore(copy_from, false, &error);
     if (source == nullptr) {
-      std::fprintf(err, "tablestone copy: %s\n", error.c_str());
+      PrintError(err, "copy", error);
       return 1;
     }
     // A data directory has one engine: one writer thread (it is fast).
@@ -255,10 +396,10 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
     std::signal(SIGTERM, SIG_DFL);
     if (!ok) {
       if (!open_error.empty()) error = open_error;
-      std::fprintf(err, "tablestone copy: %s\n", error.c_str());
+      PrintError(err, "copy", error);
       return g_interrupted.load() ? 130 : 1;
     }
-    PrintSummary(err, "copied", summary);
+    PrintSummary(err, "copied", summary, "from " + Describe(copy_from) + " to " + Describe(copy_to));
     return 0;
   }
   if (snap_cmd->parsed() || reset_cmd->parsed()) {
@@ -266,11 +407,29 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
     auto start = std::chrono::steady_clock::now();
     bool ok = false;
     std::string body;
+    std::string where;  // the endpoint, named on stderr
     if (snap_cmd->parsed() && !snap_location.empty()) {
       ok = tools::SnapshotDataDirectory(snap_location, snap_to, &error);
     } else {
       tools::Connection c;
-      ok = tools::ParseConnectionString(snap_cmd->parsed() ? snap_from : reset_from, &c, &error);
+      Endpoint named;
+      named.connection = snap_cmd->parsed() ? snap_from : reset_from;
+      ok = ResolveConnection(named, &c, &error);
+      if (ok) where = tools::DescribeEndpoint(c);
+      // On a terminal, reset asks first: it deletes every table, on whatever
+      // server the connection string names. Scripts (no terminal) and --yes
+      // do not ask.
+      if (ok && reset_cmd->parsed() && !reset_yes && ::isatty(STDIN_FILENO) == 1) {
+        std::string what = reset_all ? "every account" : "account " + c.account;
+        std::fprintf(err, "Delete every table of %s on %s? Type 'yes' to confirm: ",
+                     tools::TerminalSafe(what).c_str(), tools::TerminalSafe(where).c_str());
+        std::fflush(err);
+        char answer[16] = {};
+        if (std::fgets(answer, sizeof answer, stdin) == nullptr || std::string(answer).rfind("yes", 0) != 0) {
+          std::fprintf(err, "tablestone reset: not confirmed; nothing was deleted\n");
+          return 1;
+        }
+      }
       if (ok && snap_cmd->parsed()) {
         // The server writes the directory: make a relative path the caller's.
         std::error_code ec;
@@ -284,7 +443,7 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
       }
     }
     if (!ok) {
-      std::fprintf(err, "tablestone %s: %s\n", name, error.c_str());
+      PrintError(err, name, error);
       return 1;
     }
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -293,6 +452,7 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
                    snap_to.c_str(), ms);
     } else {
       std::fprintf(out, "%s\n", body.c_str());
+      std::fprintf(err, "tablestone: %s done on %s in %.1f ms\n", name, tools::TerminalSafe(where).c_str(), ms);
     }
     return 0;
   }

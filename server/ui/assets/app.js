@@ -4,8 +4,8 @@
 
 import { cryptoAvailable, importAccountKey } from './signing.js';
 import { TableClient, TableError } from './table_client.js';
-import { fromWire, kTypes, toWireEntity } from './edm.js';
-import { collect, download, toCsv, toJsonLines } from './export.js';
+import { fromWire, kTypes, toWireEntity, unchangedText } from './edm.js';
+import { collect, download, exportQuery, toCsv, toJsonLines } from './export.js';
 import { MetricsPoller } from './metrics.js';
 
 // The development account's key is published by Microsoft (Learn:
@@ -281,8 +281,13 @@ function propRow(p, index) {
   type.className = 'prop-type';
   type.setAttribute('aria-label', `Property ${index + 1} type`);
   for (const t of kTypes) type.add(new Option(t, t, false, t === p.type));
-  const value = document.createElement('input');
+  // A textarea: an <input> drops line breaks. Its value turns CR LF and a
+  // lone CR into LF, so the text as read is kept and sent back unless edited
+  // (editorProps).
+  const value = document.createElement('textarea');
   value.value = p.text;
+  value.stored = p.text;
+  value.rows = 1;
   value.className = 'prop-value';
   value.spellcheck = false;
   value.setAttribute('aria-label', `Property ${index + 1} value`);
@@ -332,11 +337,14 @@ async function openEditor(index, opener) {
 }
 
 function editorProps() {
-  return [...$('props').querySelectorAll('.prop')].map((div) => ({
-    name: div.querySelector('.prop-name').value.trim(),
-    type: div.querySelector('.prop-type').value,
-    text: div.querySelector('.prop-value').value,
-  }));
+  return [...$('props').querySelectorAll('.prop')].map((div) => {
+    const value = div.querySelector('.prop-value');
+    return {
+      name: div.querySelector('.prop-name').value.trim(),
+      type: div.querySelector('.prop-type').value,
+      text: unchangedText(value.value, value.stored),
+    };
+  });
 }
 
 function closeEditor() {
@@ -356,6 +364,11 @@ async function onSave(event) {
     return showError(e, where);
   }
   const { row, etag } = state.editing;
+  if (row === null && body.PartitionKey === '' && body.RowKey === '' &&
+      !confirm('PartitionKey and RowKey are both empty. Insert an entity with empty keys?')) {
+    $('pk').focus();
+    return;
+  }
   try {
     if (row === null) await state.client.insertEntity(state.table, body);
     else await state.client.updateEntity(state.table, body, etag);
@@ -407,7 +420,9 @@ async function onDeleteEntity() {
 
 async function onExport(kind) {
   await guarded(async () => {
-    const rows = await collect(state.client, state.table, state.query, (n) => say(`Exporting: ${n} entities read…`));
+    // JSON Lines needs the keys of every entity: a $select without them gets them added.
+    const query = kind === 'jsonl' ? exportQuery(state.query) : state.query;
+    const rows = await collect(state.client, state.table, query, (n) => say(`Exporting: ${n} entities read…`));
     if (kind === 'jsonl') download(`${state.table}.jsonl`, 'application/x-ndjson', toJsonLines(state.client.account, state.table, rows));
     else download(`${state.table}.csv`, 'text/csv', toCsv(rows));
     say(`Exported ${rows.length} entities.`);
@@ -425,7 +440,7 @@ function renderMetrics(m) {
     ['Requests', String(m.requestsTotal)],
     ['Errors (4xx, 5xx)', String(m.errorsTotal)],
     ['Connections', String(m.connections)],
-    ['Entities (estimate)', String(m.entities)],
+    ['Entities', String(m.entities)],
     ['Uptime (s)', fmt(m.uptime, 0)],
   ];
   $('metrics').replaceChildren(...rows.flatMap(([k, v]) => {

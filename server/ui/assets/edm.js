@@ -144,3 +144,12 @@ export function toWireEntity(pk, rk, props) {
   }
   return body;
 }
+
+// The text to save for an editor field that showed `stored`: `stored` itself
+// when the field still holds it as the browser normalised it (a textarea
+// reads CR LF and a lone CR back as LF), so an unedited value is sent back
+// exactly as read; otherwise what the field holds.
+export function unchangedText(current, stored) {
+  if (stored === undefined) return current;
+  return current === stored.replace(/\r\n?/g, '\n') ? stored : current;
+}

@@ -34,10 +34,24 @@ function jsonValue(type, text) {
   }
 }
 
+// The query an export file is read with: a $select gets PartitionKey and
+// RowKey added when it leaves them out (an entity line needs both keys).
+export function exportQuery(query) {
+  const names = (query.select ?? '').split(',').map((n) => n.trim()).filter((n) => n !== '');
+  if (names.length === 0) return query;
+  for (const key of ['RowKey', 'PartitionKey']) if (!names.includes(key)) names.unshift(key);
+  return { ...query, select: names.join(',') };
+}
+
+// Throws when a row lacks a key: a line with an invented "" key would import
+// as a different entity.
 export function toJsonLines(account, table, rows) {
   const lines = [JSON.stringify({ '@format': 'tablestone-export', '@version': 1, '@table': table, '@source': account })];
   for (const row of rows) {
-    let line = `{"PartitionKey":${JSON.stringify(row.pk ?? '')},"RowKey":${JSON.stringify(row.rk ?? '')}`;
+    if (row.pk === undefined || row.rk === undefined) {
+      throw new Error('Every exported entity needs its PartitionKey and RowKey; add them to $select.');
+    }
+    let line = `{"PartitionKey":${JSON.stringify(row.pk)},"RowKey":${JSON.stringify(row.rk)}`;
     for (const p of row.props) {
       const name = JSON.stringify(p.name);
       if (p.type !== 'Edm.String') line += `,${JSON.stringify(`${p.name}@odata.type`)}:${JSON.stringify(p.type)}`;
@@ -49,7 +63,15 @@ export function toJsonLines(account, table, rows) {
   return `${lines.join('\n')}\n`;
 }
 
-function csvField(text) {
+// A spreadsheet runs a cell that begins with = + - @ (or a tab or CR before
+// one) as a formula. As OWASP's "CSV Injection" page recommends, such a cell
+// gets a leading ' and is quoted; a plain number (-5, +1.5e3) is not a
+// formula and stays as it is. docs/ui.md, "Export".
+const kFormulaStart = /^[=+\-@\t\r]/;
+const kPlainNumber = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+export function csvField(text) {
+  if (kFormulaStart.test(text) && !kPlainNumber.test(text)) return `"'${text.replaceAll('"', '""')}"`;
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 

@@ -22,8 +22,10 @@ export function summarize(text) {
       s.connections = value;
     } else if (name === 'tablestone_uptime_seconds') {
       s.uptime = value;
-    } else if (name === 'tablestone_storage_estimated_entities') {
-      s.entities = value;
+    } else if (name === 'tablestone_entities') {
+      // Exact, one series per account: the panel shows their sum. (Not
+      // tablestone_storage_estimated_entities, RocksDB's rough estimate.)
+      s.entities += value;
     }
   }
   return s;

@@ -78,10 +78,10 @@ def workdir():
 def servers(workdir):
     started = []
 
-    def start():
+    def start(extra_env=None):
         data = os.path.join(workdir, "data%d" % len(started))
         os.mkdir(data)
-        s = harness.ManagedServer(os.path.abspath(BINARY), data, harness.free_port())
+        s = harness.ManagedServer(os.path.abspath(BINARY), data, harness.free_port(), extra_env=extra_env)
         s.start()
         started.append(s)
         return s
@@ -369,7 +369,7 @@ def test_copy_interrupt_reference_and_offline_ends(servers, workdir):
     # endpoint -> endpoint, then endpoint -> data directory -> endpoint: the same file each time.
     res = ok(tool("copy", "--from", conn(a), "--to", conn(b), "--progress", "lines", "--count", "yes"))
     err = res.stderr.decode()
-    assert "copied %d entities of 1 tables" % len(REFERENCE_ENTITIES) in err
+    assert "copied %d entities of 1 table " % len(REFERENCE_ENTITIES) in err
     # --count: the source is counted first, and the progress shows a percentage and an ETA.
     assert "copy: counting the source's entities" in err, err
     assert re.search(r"%d entities, [0-9]+ entities/s, .* elapsed, 100%%, ETA " % len(REFERENCE_ENTITIES), err), err
@@ -412,7 +412,8 @@ def test_copy_failures_are_one_line(servers, workdir):
     ref = os.path.join(workdir, "ref.jsonl")
     write(ref, reference_file("tone"))
     ok(tool("import", "--to", conn(a), "--in", ref))
-    wrong = conn(a).replace(harness.ACCOUNT_KEY, base64.b64encode(b"w" * 64).decode())
+    # Another server: the same account of the same server is refused before any request.
+    wrong = conn(servers()).replace(harness.ACCOUNT_KEY, base64.b64encode(b"w" * 64).decode())
     err = failure(tool("copy", "--from", conn(a), "--to", wrong))
     assert "AuthenticationFailed" in err
     err = failure(tool("copy", "--from", conn(a), "--to", conn(a).replace(str(a.port), str(harness.free_port())),

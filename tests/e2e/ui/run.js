@@ -102,7 +102,13 @@ async function main() {
   const consoleErrors = [];
   page.on("console", (m) => m.type() === "error" && consoleErrors.push(m.text()));
   page.on("pageerror", (e) => consoleErrors.push(String(e)));
-  page.on("dialog", (d) => d.accept()); // the delete confirmations
+  // The delete confirmations are accepted; a step may set `dialogAnswer` false to dismiss.
+  const dialogs = [];
+  let dialogAnswer = true;
+  page.on("dialog", (d) => {
+    dialogs.push(d.message());
+    return dialogAnswer ? d.accept() : d.dismiss();
+  });
   const shot = (name) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: false });
   const rowKeys = () => page.$$eval("#grid tbody th button", (bs) => bs.map((b) => b.textContent));
   const pageInfo = () => page.textContent("#page-info");
@@ -123,6 +129,26 @@ async function main() {
       await page.waitForSelector("#tables button[data-table=UiPeople][aria-current=true]");
       await waitInfo("Page 1 · 0 entities");
       assert.deepEqual(sdk("tables"), ["UiPeople"]);
+    });
+
+    await step("a blank New entity asks before inserting empty keys (issue 35 item 6)", async () => {
+      await page.click("#new-entity");
+      await page.waitForSelector("#editor[open]");
+      dialogs.length = 0;
+      dialogAnswer = false;
+      try {
+        await page.click("#save");
+        for (let i = 0; i < 50 && dialogs.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+        await page.waitForTimeout(200); // an insert, if one were sent, would have landed
+      } finally {
+        dialogAnswer = true;
+      }
+      assert.equal(dialogs.length, 1, "one confirmation");
+      assert.match(dialogs[0], /PartitionKey and RowKey are both empty/);
+      assert.equal(await page.isVisible("#editor"), true);
+      assert.deepEqual(sdk("get", "UiPeople", "", ""), { missing: true });
+      await page.click("#cancel");
+      await page.waitForSelector("#editor", { state: "hidden" });
     });
 
     await step("inserts a typed entity", async () => {
@@ -213,6 +239,51 @@ async function main() {
       assert.deepEqual(stored.Name, { type: "str", value: "Changed behind the page" });
     });
 
+    await step("every Edm value survives open-and-save unchanged (issue 35 item 1)", async () => {
+      // Written and read back exactly by the data tools (docs/export-format.md).
+      // 64 KiB, the service's largest string: 32,768 UTF-16 code units, with tabs, line breaks and surrogate pairs.
+      const big = "ab\t\n\u{1F600}".repeat(5461) + "xy";
+      assert.equal(big.length, 32768);
+      const entity = {
+        PartitionKey: "p\u{1D11E}", RowKey: "r 1",
+        Lines: "line one\nline two", Crlf: "a\r\nb\rc", Tabs: "\ttab\t", Spaces: "  lead and trail  ",
+        Empty: "", Astral: "\u{1D11E}\u{1F600}中", Big: big,
+        "Max@odata.type": "Edm.Int64", Max: "9223372036854775807",
+        "Min@odata.type": "Edm.Int64", Min: "-9223372036854775808",
+        "I32@odata.type": "Edm.Int32", I32: -2147483648,
+        "When@odata.type": "Edm.DateTime", When: "2024-05-01T12:00:00.1234567Z",
+        "Last@odata.type": "Edm.DateTime", Last: "9999-12-31T23:59:59.9999999Z",
+        "Frac@odata.type": "Edm.Double", Frac: 0.1,
+        "Huge@odata.type": "Edm.Double", Huge: 1e300,
+        "Nan@odata.type": "Edm.Double", Nan: "NaN",
+        "Id@odata.type": "Edm.Guid", Id: "0f8fad5b-d9cb-469f-a165-70867728950e",
+        "Bytes@odata.type": "Edm.Binary", Bytes: Buffer.from(Array.from({ length: 256 }, (_, i) => i)).toString("base64"),
+        "Yes@odata.type": "Edm.Boolean", Yes: true,
+      };
+      const file = path.join(WORK, "edm.jsonl");
+      fs.writeFileSync(file, [
+        JSON.stringify({ "@format": "tablestone-export", "@version": 1, "@table": "UiEdm", "@source": "devstoreaccount1" }),
+        JSON.stringify(entity), JSON.stringify({ "@end": "UiEdm", "@entities": 1 }), ""].join("\n"));
+      execFileSync(BIN, ["import", "--to", connection, "--in", file], { stdio: ["ignore", "ignore", "pipe"] });
+      const exported = () => execFileSync(BIN, ["export", "--from", connection, "--table", "UiEdm", "--out", "-"],
+        { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], maxBuffer: 16 << 20 }).split("\n")[1];
+      const before = exported();
+      assert.deepEqual(JSON.parse(before).Lines, "line one\nline two");
+      await page.reload();
+      await page.waitForSelector("body[data-ready=true]");
+      await page.click("#tables button[data-table=UiEdm]");
+      await waitInfo("Page 1 · 1 entities");
+      await page.click("#grid tbody th button");
+      await page.waitForSelector("#editor[open]");
+      assert.equal(await page.locator("#props .prop").nth(0).locator(".prop-value").inputValue(), "line one\nline two");
+      await page.click("#save");
+      await page.waitForSelector("#editor", { state: "hidden" });
+      assert.match(await page.textContent("#status"), /saved/);
+      const after = exported();
+      assert.notEqual(sdk("get", "UiEdm", entity.PartitionKey, entity.RowKey).missing, true);
+      assert.equal(after, before);
+    });
+
     await step("pages through 2,500 entities (next, previous, first)", async () => {
       assert.deepEqual(sdk("load", "UiMany", "2500"), { loaded: 2500 });
       await page.reload();
@@ -290,6 +361,26 @@ async function main() {
       assert.equal(csv.length, 11);
     });
 
+    await step("JSON Lines export with a $select without the keys keeps the keys (issue 35 item 2)", async () => {
+      await page.fill("#select", "N");
+      await page.click("#query button");
+      await waitInfo("Page 1 · 10 entities");
+      const [download] = await Promise.all([page.waitForEvent("download"), page.click("#export-jsonl")]);
+      const file = path.join(WORK, "select.jsonl");
+      await download.saveAs(file);
+      const lines = fs.readFileSync(file, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
+      const entities = lines.slice(1, -1);
+      assert.equal(entities.length, 10);
+      assert.deepEqual(entities.map((l) => l.RowKey).sort(), Array.from({ length: 10 }, (_, i) => `r0${2490 + i}`));
+      for (const l of entities) assert.match(l.PartitionKey, /^p\d\d$/);
+      // The file imports (into a fresh data directory).
+      execFileSync(BIN, ["import", "--toLocation", path.join(WORK, "select-import"), "--in", file],
+        { stdio: ["ignore", "ignore", "pipe"] });
+      await page.fill("#select", "");
+      await page.click("#query button");
+      await waitInfo("Page 1 · 10 entities");
+    });
+
     await step("deletes an entity and a table (confirmed)", async () => {
       await page.click("#tables button[data-table=UiPeople]");
       await waitInfo("Page 1 · 1 entities");
@@ -299,7 +390,7 @@ async function main() {
       assert.deepEqual(sdk("get", "UiPeople", "p1", "r1"), { missing: true });
       await page.click("#delete-table");
       await page.waitForSelector("#tables button[data-table=UiPeople]", { state: "detached" });
-      assert.deepEqual(sdk("tables"), ["UiMany"]);
+      assert.deepEqual(sdk("tables"), ["UiEdm", "UiMany"]);
     });
 
     await step("shows live metrics", async () => {
@@ -312,6 +403,8 @@ async function main() {
       const text = await page.textContent("#metrics");
       assert.match(text, /Mean latency \(ms\)\d+\.\d\d/);
       assert.match(text, /Errors \(4xx, 5xx\)[1-9]/); // the 412 and the bad filter at least
+      // The exact count (tablestone_entities), not RocksDB's estimate (issue 35 item 5): UiMany and UiEdm.
+      assert.match(text, /Entities2501(?!\d)/);
       await shot("metrics");
     });
 

@@ -75,5 +75,59 @@ TEST(ConnectionStringTest, Errors) {
   EXPECT_NE(Error("TableEndpoint=http://h:x/a;AccountKey=a2V5").find("port"), std::string::npos);
 }
 
+// Issue 35 item 4: the SDKs take the scheme and host of the proxy URI and
+// keep the Table service's port (a tool that ignored it reset the wrong server).
+TEST(ConnectionStringTest, DevelopmentStorageProxyUri) {
+  Connection c = Parse("UseDevelopmentStorage=true;DevelopmentStorageProxyUri=http://ipv4.fiddler");
+  EXPECT_EQ(c.scheme, "http");
+  EXPECT_EQ(c.host, "ipv4.fiddler");
+  EXPECT_EQ(c.port, "10002");
+  EXPECT_EQ(c.base_path, "/devstoreaccount1");
+  EXPECT_EQ(c.account, "devstoreaccount1");
+  EXPECT_EQ(DescribeEndpoint(c), "http://ipv4.fiddler:10002/devstoreaccount1");
+  Connection s = Parse("UseDevelopmentStorage=true;DevelopmentStorageProxyUri=https://[::1]:8888/x");
+  EXPECT_EQ(s.scheme, "https");
+  EXPECT_EQ(s.host, "::1");
+  EXPECT_EQ(s.port, "10002");
+  EXPECT_EQ(DescribeEndpoint(s), "https://[::1]:10002/devstoreaccount1");
+  EXPECT_NE(Error("UseDevelopmentStorage=true;DevelopmentStorageProxyUri=ftp://x").find("DevelopmentStorageProxyUri"),
+            std::string::npos);
+  EXPECT_EQ(DescribeEndpoint(Parse("UseDevelopmentStorage=true")), "http://127.0.0.1:10002/devstoreaccount1");
+}
+
+TEST(ConnectionStringTest, DescribeEndpointNamesAHostStyleAccount) {
+  Connection c = Parse("AccountName=x;AccountKey=a2V5");  // the portal's form: https by default
+  EXPECT_EQ(c.scheme, "https");
+  EXPECT_EQ(DescribeEndpoint(c), "https://x.table.core.windows.net:443 (account x)");
+}
+
+// Issue 35 rough edge: an emulator endpoint without the account segment drew
+// 400 InvalidUri from the server with no hint.
+TEST(ConnectionStringTest, IpEndpointWithoutAccountSegmentIsRefusedWithTheFix) {
+  std::string e = Error("AccountName=devstoreaccount1;AccountKey=a2V5;TableEndpoint=http://127.0.0.1:10002");
+  EXPECT_NE(e.find("no account segment"), std::string::npos) << e;
+  EXPECT_NE(e.find("http://127.0.0.1:10002/devstoreaccount1"), std::string::npos) << e;
+  e = Error("AccountName=a;AccountKey=a2V5;TableEndpoint=http://localhost:1/");
+  EXPECT_NE(e.find("http://localhost:1/a"), std::string::npos) << e;
+  // Host-style names keep working.
+  EXPECT_EQ(Parse("AccountName=a;AccountKey=a2V5;TableEndpoint=http://a.table.localhost:1").account, "a");
+}
+
+// Issue 30 item 10: a malformed connection string echoed 40 characters of a
+// part, which is the key when "AccountKey=" was mistyped.
+TEST(ConnectionStringTest, MalformedNeverEchoesTheKey) {
+  const std::string key(kDevKey);
+  for (std::string text : {"AccountName=a;AccountKey " + key, "AccountName=a;" + key, key,
+                           "TableEndpoint=http://h:1/a;AccountKey=" + key + ";" + key.substr(0, 20),
+                           "AccountName=a;AccountKey=" + key.substr(0, 30) + "!!;TableEndpoint=http://h:1/a"}) {
+    Connection c;
+    std::string error;
+    EXPECT_FALSE(ParseConnectionString(text, &c, &error)) << text;
+    for (size_t i = 0; i + 6 <= key.size(); ++i) {
+      ASSERT_EQ(error.find(key.substr(i, 6)), std::string::npos) << error;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tablestone::tools

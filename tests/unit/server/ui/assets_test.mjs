@@ -6,8 +6,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 
-import { fromWire, parseWireJson, toWireEntity, toWireValue } from '../../../../server/ui/assets/edm.js';
-import { toCsv, toJsonLines } from '../../../../server/ui/assets/export.js';
+import { fromWire, parseWireJson, toWireEntity, toWireValue, unchangedText } from '../../../../server/ui/assets/edm.js';
+import { csvField, exportQuery, toCsv, toJsonLines } from '../../../../server/ui/assets/export.js';
 import { rates, summarize } from '../../../../server/ui/assets/metrics.js';
 import { canonicalizedResource, importAccountKey, sharedKeyLite } from '../../../../server/ui/assets/signing.js';
 
@@ -128,4 +128,47 @@ test('number texts survive strings holding digits, quotes and escapes', () => {
   assert.deepEqual(v.a, [{ number: 0, text: '0' }, { number: 7.25, text: '7.25' }]);
   assert.equal(v.t, true);
   assert.equal(v.z, null);
+});
+
+test('editor: an unedited value is sent back as read, line breaks included (issue 35 item 1)', () => {
+  // A textarea reads CR LF and a lone CR back as LF.
+  const stored = 'one\r\ntwo\rthree\n\tfour  ';
+  assert.equal(unchangedText('one\ntwo\nthree\n\tfour  ', stored), stored);
+  assert.equal(unchangedText('one\ntwo', stored), 'one\ntwo');
+  assert.equal(unchangedText('new', undefined), 'new');
+  const astral = '\u{1F600}'.repeat(16384);
+  assert.equal(unchangedText(astral, astral), astral);
+});
+
+test('JSON Lines export: a $select gets the keys added, a row without keys is refused (issue 35 item 2)', () => {
+  assert.deepEqual(exportQuery({ filter: 'x', select: 'Name, Count', top: '' }),
+    { filter: 'x', select: 'PartitionKey,RowKey,Name,Count', top: '' });
+  assert.deepEqual(exportQuery({ filter: '', select: 'RowKey,PartitionKey', top: '' }).select, 'RowKey,PartitionKey');
+  const all = { filter: '', select: '', top: '5' };
+  assert.equal(exportQuery(all), all);
+  assert.throws(() => toJsonLines('a', 'T', [{ props: [{ name: 'N', type: 'Edm.Int32', text: '1' }] }]),
+    /PartitionKey and RowKey/);
+  assert.throws(() => toJsonLines('a', 'T', [{ pk: 'p', props: [] }]), /PartitionKey and RowKey/);
+});
+
+test('CSV: formula starts are neutralised, plain numbers kept (issue 30 item 11)', () => {
+  for (const bad of ['=1+1', '+SUM(A1)', '-2+3', '@cmd', '\t=x', '\r=x', '=HYPERLINK("http://x")', '-', '+']) {
+    const field = csvField(bad);
+    assert.ok(field.startsWith('"\''), `${JSON.stringify(bad)} -> ${field}`);
+    assert.equal(field.slice(2, -1).replaceAll('""', '"'), bad);
+  }
+  for (const plain of ['-5', '+1.5e3', '-0.25', '6', 'a=b', 'x-y', '']) assert.equal(csvField(plain), plain);
+  const rows = [{ pk: '=p', rk: '1', timestamp: 't', props: [{ name: '@N', type: 'Edm.Int32', text: '-7' }] }];
+  assert.equal(toCsv(rows), 'PartitionKey,RowKey,Timestamp,"\'@N"\r\n"\'=p",1,t,-7\r\n');
+});
+
+test('metrics: entities are the exact per-account counts, not the storage estimate (issue 35 item 5)', () => {
+  const s = summarize(
+    'tablestone_storage_estimated_entities 2\n' +
+      'tablestone_entities{account="devstoreaccount1"} 202654\n' +
+      'tablestone_entities{account="second"} 2\n' +
+      'tablestone_entity_counts_complete 1\n',
+  );
+  assert.equal(s.entities, 202656);
+  assert.equal(rates(null, s, 0).entities, 202656);
 });
