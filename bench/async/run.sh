@@ -3,6 +3,7 @@
 #
 #   bench/async/run.sh [--rows N] [--duration S] [--conns C] [--filter F] [--out FILE]
 #                      [--bin LABEL=BINARY]... [--azurite] [--azurite-rows N] [--only-bursts]
+#                      [--batch-scans]
 #
 # For each server in turn (pinned to CPU 0; the clients to CPU 1), on a fresh
 # data directory: load N entities (default 1,000,000) into ONE partition of
@@ -25,6 +26,8 @@
 # bench/install-bench-deps.sh) with --azurite-rows rows (default 20,000: it
 # loads one partition slowly, 100,000 took over 15 minutes), as a comparison only.
 # --only-bursts measures the burst and fsync rows only (use a small --rows).
+# --batch-scans sends each scan page wrapped in a $batch (a query batch), as
+# SDKs' transactions of one GET do (issue 32: such a batch must not delay writes).
 # Every process is bounded by `timeout`; the EXIT trap stops them. Loopback only.
 set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -38,6 +41,7 @@ OUT=""
 AZURITE=0
 AZ_ROWS=20000
 ONLY_BURSTS=0
+SCAN_ARGS=()
 BINS=()
 PORT=20811
 while [[ $# -gt 0 ]]; do
@@ -51,7 +55,8 @@ while [[ $# -gt 0 ]]; do
     --azurite) AZURITE=1 ;;
     --azurite-rows) AZ_ROWS="$2"; shift ;;
     --only-bursts) ONLY_BURSTS=1 ;;
-    -h|--help) sed -n '2,28p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --batch-scans) SCAN_ARGS+=(--batch) ;;
+    -h|--help) sed -n '2,31p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -100,7 +105,7 @@ run_wrk() {
 }
 scan_loop() {  # -> json line
   timeout $((DURATION + 180)) taskset -c 1 /usr/bin/python3 "$HERE/scan_loop.py" --port "$PORT" --sas "$SAS" \
-    --table big --filter "$FILTER" --seconds "$DURATION"
+    --table big --filter "$FILTER" --seconds "$DURATION" "${SCAN_ARGS[@]}"
 }
 # pair NAME SCENARIO TABLE PK BACKGROUND(scan|writes)
 declare -A R

@@ -6,7 +6,10 @@ table is exhausted (a page ends at 1000 rows, 4 MiB or the server's page time
 budget). Prints one JSON line: full scans finished, pages, and the pages'
 latency percentiles.
 
-  scan_loop.py --port P --sas SAS --table big --filter "Num eq -5" --seconds 10
+  scan_loop.py --port P --sas SAS --table big --filter "Num eq -5" --seconds 10 [--batch]
+
+--batch wraps each page's GET in a $batch (a query batch: one GET directly
+under the batch boundary) and reads the page from the batch's only part.
 """
 import argparse
 import http.client
@@ -14,6 +17,34 @@ import json
 import statistics
 import time
 import urllib.parse
+
+
+def batch_get(conn, args, url, headers):
+    """Sends GET `url` as the only part of a $batch; returns the part's status, headers, body."""
+    path, _, query = url.partition("?")
+    sas = args.sas
+    inner = "GET http://127.0.0.1:%d%s?%s HTTP/1.1\r\nAccept: %s\r\n\r\n" % (
+        args.port, path, query, headers["Accept"])
+    body = ("--batch_q\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n"
+            + inner + "--batch_q--\r\n").encode()
+    h = dict(headers)
+    h["Content-Type"] = "multipart/mixed; boundary=batch_q"
+    conn.request("POST", "/%s/$batch?%s" % (args.account, sas), body=body, headers=h)
+    resp = conn.getresponse()
+    raw = resp.read().decode("utf-8", "replace")
+    if resp.status != 202:
+        return resp.status, {}, raw
+    # The part: MIME headers, blank line, status line, headers, blank line, body.
+    start = raw.index("HTTP/1.1 ")
+    head, _, rest = raw[start:].partition("\r\n\r\n")
+    lines = head.split("\r\n")
+    status = int(lines[0].split()[1])
+    part_headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        part_headers[name.strip().lower()] = value.strip()
+    end = rest.rfind("\r\n--")
+    return status, part_headers, rest[:end] if end >= 0 else rest
 
 
 def main():
@@ -24,6 +55,7 @@ def main():
     ap.add_argument("--table", default="big")
     ap.add_argument("--filter", default="Num eq -5")
     ap.add_argument("--seconds", type=float, default=10.0)
+    ap.add_argument("--batch", action="store_true")
     args = ap.parse_args()
 
     conn = http.client.HTTPConnection("127.0.0.1", args.port, timeout=120)
@@ -41,20 +73,24 @@ def main():
                 if token[1]:
                     url += "&NextRowKey=%s" % urllib.parse.quote(token[1])
             t0 = time.monotonic()
-            conn.request("GET", url, headers=headers)
-            resp = conn.getresponse()
-            body = resp.read()
+            if args.batch:
+                status, part_headers, body = batch_get(conn, args, url, headers)
+            else:
+                conn.request("GET", url, headers=headers)
+                resp = conn.getresponse()
+                body = resp.read()
+                status, part_headers = resp.status, {k.lower(): v for k, v in resp.getheaders()}
             page_ms.append((time.monotonic() - t0) * 1000)
             pages += 1
-            if resp.status != 200:
+            if status != 200:
                 errors += 1
                 break
             rows += len(json.loads(body)["value"])
-            npk = resp.getheader("x-ms-continuation-NextPartitionKey")
+            npk = part_headers.get("x-ms-continuation-nextpartitionkey")
             if not npk:
                 scans += 1
                 break
-            token = (npk, resp.getheader("x-ms-continuation-NextRowKey"))
+            token = (npk, part_headers.get("x-ms-continuation-nextrowkey"))
             if time.monotonic() >= deadline:
                 break
     page_ms.sort()

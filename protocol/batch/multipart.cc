@@ -296,6 +296,25 @@ ApiResult<BatchRequest> ParseBatchRequest(std::string_view content_type, std::st
   return result;
 }
 
+bool IsQueryBatch(std::string_view content_type, std::string_view body) {
+  std::optional<std::string> boundary = MultipartBoundary(content_type);
+  if (!boundary) return false;
+  // The first delimiter line opens the first part; its MIME headers say what it is.
+  const std::string delimiter = "--" + *boundary;
+  size_t at = body.find(delimiter);
+  if (at == std::string_view::npos) return false;
+  size_t pos = at + delimiter.size();
+  if (body.substr(pos, 2) == "--") return false;  // the close delimiter: no part at all
+  size_t line_end = body.find('\n', pos);
+  if (line_end == std::string_view::npos) return false;
+  std::string_view part = body.substr(line_end + 1);
+  pos = 0;
+  HeaderList mime;
+  if (!ReadHeaderBlock(part, &pos, /*skip_leading_blanks=*/true, /*allow_request_line=*/true, &mime)) return false;
+  // As in ParseBatchRequest: a part that is not multipart/ can only be the query.
+  return !StartsWithNoCase(Trim(FindHeader(mime, "content-type")), "multipart/");
+}
+
 RequestTarget SplitRequestTarget(std::string_view url) {
   RequestTarget t;
   std::string_view rest = url;

@@ -68,6 +68,13 @@ struct BatchRequest {
 // set."). The 4 MiB / 413 check is done by the caller on the raw body size.
 ApiResult<BatchRequest> ParseBatchRequest(std::string_view content_type, std::string_view body);
 
+// True when `body` may be a query batch: its first part directly under the
+// batch boundary is not a changeset (multipart/...). Reads only that part's
+// MIME headers, so the dispatcher can place the request before the handler
+// parses it. Agrees with ParseBatchRequest's is_query on every body that
+// parses; a malformed body may get either answer and fails in the parser.
+bool IsQueryBatch(std::string_view content_type, std::string_view body);
+
 // Splits a sub-request URL into its path (percent-encoded, as written) and its
 // query (without '?'), dropping "scheme://host[:port]" when present. A
 // relative URL without a leading '/' (e.g. "t(PartitionKey='a',RowKey='b')")

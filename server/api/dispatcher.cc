@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "protocol/acl_blob.h"
+#include "protocol/batch/multipart.h"
 #include "protocol/guid.h"
 #include "protocol/request_options.h"
 #include "protocol/route.h"
@@ -125,8 +126,8 @@ void Dispatch(const ApiContext& ctx, const RequestInfo& info, http::Response& re
 enum class Placement { kInline, kInlineUnlessStalled, kInlineUnlessDisk, kInlineSlice, kShortLane, kLongLane };
 
 
-Placement PlacementOf(Operation op) {
-  switch (op) {
+Placement PlacementOf(const RequestInfo& info) {
+  switch (info.route.operation) {
     case Operation::kInsertEntity:
     case Operation::kUpdateEntity:
     case Operation::kMergeEntity:
@@ -142,6 +143,12 @@ Placement PlacementOf(Operation op) {
     case Operation::kQueryEntities: return Placement::kInlineSlice;
     case Operation::kQueryTables:
     case Operation::kDeleteTable: return Placement::kLongLane;
+    // A $batch is placed by what it holds: a wrapped query may read a full
+    // page (seconds), which on the short lane would hold up every write's
+    // acknowledgement queued behind it (AsyncDispatchTest.AQueryBatchRunsOnTheLongLane).
+    case Operation::kBatch:
+      return protocol::batch::IsQueryBatch(info.Header("Content-Type"), info.request.body()) ? Placement::kLongLane
+                                                                                           : Placement::kShortLane;
     default: return Placement::kShortLane;
   }
 }
@@ -326,7 +333,7 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
     return;
   }
 
-  Placement placement = PlacementOf(info->route.operation);
+  Placement placement = PlacementOf(*info);
   if (placement == Placement::kInlineUnlessStalled) {
     placement = engine_.CanWriteWithoutWaiting() ? Placement::kInlineUnlessDisk : Placement::kShortLane;
   }
@@ -475,7 +482,7 @@ bool Dispatcher::InjectFaults(const http::Request& request, const std::string& r
   if (delay.count() <= 0) return false;
   // Latency before: the handler runs on an engine lane once the delay has
   // passed, so no thread waits for it.
-  const Placement placement = PlacementOf(op);
+  const Placement placement = PlacementOf(*info);
   const auto lane = placement == Placement::kLongLane || placement == Placement::kInlineSlice
                         ? storage::WorkLane::kLong
                         : storage::WorkLane::kShort;

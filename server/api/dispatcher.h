@@ -22,10 +22,11 @@
 //                       stay on the executor's group commit), and whose
 //                       read of the stored version finds it in memory (the
 //                       same no-wait read, the same hand-off);
-//   engine short lane   batches, Create Table, ACL and service-property
+//   engine short lane   change-set batches, Create Table, ACL and service-property
 //                       writes, entity writes during a RocksDB stall, and
 //                       Get Entity requests and entity writes that need the disk;
-//   engine long lane    Query Tables, Delete Table, and Query Entities
+//   engine long lane    Query Tables, Delete Table, a $batch that wraps a
+//                       query (protocol::batch::IsQueryBatch), and Query Entities
 //                       whose scan did not finish within a short slice
 //                       on the I/O thread (ApiOptions::inline_query_slice,
 //                       3 ms of its CPU time, 30 ms of wall-clock time): a

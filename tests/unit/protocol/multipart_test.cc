@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace tablestone::protocol::batch {
 namespace {
@@ -139,6 +141,29 @@ TEST(MultipartTest, SingleQueryDirectlyUnderBatch) {
   ASSERT_EQ(r->operations.size(), 1u);
   EXPECT_EQ(r->operations[0].method, "GET");
   EXPECT_EQ(r->operations[0].Header("accept"), "application/json;odata=minimalmetadata");
+}
+
+// The dispatcher's placement reads IsQueryBatch before the handler parses the
+// body: it must agree with the parser's is_query.
+TEST(MultipartTest, IsQueryBatchAgreesWithTheParser) {
+  const std::string query =
+      "--batch_b\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n"
+      "GET http://127.0.0.1:10002/devstoreaccount1/t()?$filter=n%20eq%205 HTTP/1.1\r\n\r\n--batch_b--\r\n";
+  const std::string no_mime_headers = "--batch_b\r\n\r\nGET /a/t() HTTP/1.1\r\n\r\n--batch_b--\r\n";
+  const std::string changeset = Changeset(Op("POST /a/t HTTP/1.1", "{}"));
+  const std::string js = ReadFixture("js13_changeset.txt");
+  const std::string js_type = "multipart/mixed; boundary=batch_d53a5bcc-06d4-4d01-ae2b-42e6181dba00";
+  for (const auto& [type, body] : std::vector<std::pair<std::string, std::string>>{
+           {kCt, query}, {kCt, no_mime_headers}, {kCt, changeset}, {js_type, js}}) {
+    auto parsed = ParseBatchRequest(type, body);
+    ASSERT_TRUE(parsed.ok()) << body;
+    EXPECT_EQ(IsQueryBatch(type, body), parsed->is_query) << body;
+  }
+  EXPECT_TRUE(IsQueryBatch(kCt, query));
+  EXPECT_FALSE(IsQueryBatch(kCt, changeset));
+  EXPECT_FALSE(IsQueryBatch("application/json", query));  // no boundary: refused by the parser
+  EXPECT_FALSE(IsQueryBatch(kCt, "--batch_b--\r\n"));   // no part
+  EXPECT_FALSE(IsQueryBatch(kCt, ""));
 }
 
 void ExpectInvalidInput(std::string_view content_type, const std::string& body) {

@@ -422,6 +422,37 @@ TEST_F(AsyncDispatchTest, TableCreationRunsOnTheExecutor) {
   EXPECT_TRUE(engine_->GetTable(kAccount, "later").ok());
 }
 
+// A $batch that wraps a query may read a whole page: it runs on the long lane,
+// so the short lane (change sets, Create Table, the writes' group commit) is
+// not held up behind it. With the long lane held, the query batch waits and a
+// Create Table is still answered.
+TEST_F(AsyncDispatchTest, AQueryBatchRunsOnTheLongLane) {
+  HoldLane(storage::WorkLane::kLong);
+  http::Request batch = Request(
+      "POST", "/$batch",
+      "--batch_q\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n"
+      "GET http://127.0.0.1:10002/devstoreaccount1/asyncq()?$filter=n%20eq%205 HTTP/1.1\r\n"
+      "Accept: application/json;odata=nometadata\r\n\r\n--batch_q--\r\n");
+  batch.set("Content-Type", "multipart/mixed; boundary=batch_q");
+  auto batch_sink = std::make_shared<TestSink>();
+  handler_->Handle(batch, http::RequestContext{}, http::Completion(batch_sink));
+  auto batch_future = batch_sink->Future();
+
+  auto create_sink = std::make_shared<TestSink>();
+  handler_->Handle(Request("POST", "/Tables", R"({"TableName":"beside"})"), http::RequestContext{},
+                   http::Completion(create_sink));
+  auto create_future = create_sink->Future();
+  ASSERT_EQ(create_future.wait_for(30s), std::future_status::ready);
+  EXPECT_EQ(create_future.get().result_int(), 201);
+  EXPECT_EQ(batch_future.wait_for(0s), std::future_status::timeout);  // still queued behind the held long lane
+
+  Release();
+  ASSERT_EQ(batch_future.wait_for(30s), std::future_status::ready);
+  http::Response answer = batch_future.get();
+  EXPECT_EQ(answer.result_int(), 202) << answer.body();
+  EXPECT_NE(answer.body().find("HTTP/1.1 200"), std::string::npos) << answer.body();
+}
+
 TEST_F(AsyncDispatchTest, FullQueueAnswers503ServerBusy) {
   HoldLane(storage::WorkLane::kShort);
   http::Request first = Request("POST", "/Tables", R"({"TableName":"queued"})");
