@@ -439,8 +439,8 @@ TEST_F(AsyncDispatchTest, AQueryBatchRunsOnTheLongLane) {
   auto batch_future = batch_sink->Future();
 
   auto create_sink = std::make_shared<TestSink>();
-  handler_->Handle(Request("POST", "/Tables", R"({"TableName":"beside"})"), http::RequestContext{},
-                   http::Completion(create_sink));
+  http::Request create = Request("POST", "/Tables", R"({"TableName":"beside"})");  // outlives its run on the lane
+  handler_->Handle(create, http::RequestContext{}, http::Completion(create_sink));
   auto create_future = create_sink->Future();
   ASSERT_EQ(create_future.wait_for(30s), std::future_status::ready);
   EXPECT_EQ(create_future.get().result_int(), 201);
