@@ -319,8 +319,20 @@ stage_reliability() {
       record_failure "crash harness ($mode) failed"; ok=1
     fi
   done
+  # A full disk under 4 writers then kill -9, and the log's size and restart time after ~200 MB of
+  # writes (tests/reliability/disk_scenarios.py; a few seconds each).
+  local scenario
+  for scenario in diskfull logsize; do
+    if timeout 300 "$PY" "$ROOT/tests/reliability/crash_harness.py" --ci --scenario "$scenario" 2>&1 |
+        tee "$WORK/crash-$scenario.log"; then
+      record 1 0
+    else
+      record_failure "crash harness ($scenario) failed"; ok=1
+    fi
+  done
   run_pytest reliability 1200 "$ROOT/tests/reliability/hostile_test.py" \
-    "$ROOT/tests/reliability/concurrency_test.py" "$ROOT/tests/reliability/disk_test.py" || ok=1
+    "$ROOT/tests/reliability/concurrency_test.py" "$ROOT/tests/reliability/disk_test.py" \
+    "$ROOT/tests/reliability/tools_resume_test.py" || ok=1
   return $ok
 }
 
