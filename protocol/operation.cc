@@ -1,5 +1,7 @@
 #include "protocol/operation.h"
 
+#include <array>
+
 namespace tablestone::protocol {
 
 std::string_view OperationName(Operation op) {
@@ -25,6 +27,15 @@ std::string_view OperationName(Operation op) {
     case Operation::kPreflight: return "PreflightTableRequest";
   }
   return "Unknown";
+}
+
+std::span<const std::string_view> OperationNames() {
+  static const auto names = [] {
+    std::array<std::string_view, static_cast<size_t>(Operation::kPreflight) + 1> all{};
+    for (size_t i = 0; i < all.size(); ++i) all[i] = OperationName(static_cast<Operation>(i));
+    return all;
+  }();
+  return names;
 }
 
 bool IsWriteOperation(Operation op) {

@@ -310,17 +310,21 @@ stage_image() {
 stage_reliability() {
   if ! ensure_build; then record_failure "build failed"; return 1; fi
   export TABLESTONE_BIN="$SERVER_BIN"
-  local ok=0 mode
-  for mode in kill9 sigterm; do
-    if timeout 600 "$PY" "$ROOT/tests/reliability/crash_harness.py" --ci --mode "$mode" 2>&1 |
-        tee "$WORK/crash-$mode.log"; then
+  local ok=0 run
+  # kill -9 and SIGTERM cycles; then a full disk under 4 writers and kill -9, and the log's size
+  # and restart time after ~120 MB of writes (tests/reliability/disk_scenarios.py; seconds each).
+  for run in "--mode kill9" "--mode sigterm" "--scenario diskfull" "--scenario logsize"; do
+    # shellcheck disable=SC2086
+    if timeout 600 "$PY" "$ROOT/tests/reliability/crash_harness.py" --ci $run 2>&1 |
+        tee "$WORK/crash-${run##* }.log"; then
       record 1 0
     else
-      record_failure "crash harness ($mode) failed"; ok=1
+      record_failure "crash harness (${run##* }) failed"; ok=1
     fi
   done
   run_pytest reliability 1200 "$ROOT/tests/reliability/hostile_test.py" \
-    "$ROOT/tests/reliability/concurrency_test.py" "$ROOT/tests/reliability/disk_test.py" || ok=1
+    "$ROOT/tests/reliability/concurrency_test.py" "$ROOT/tests/reliability/disk_test.py" \
+    "$ROOT/tests/reliability/tools_resume_test.py" || ok=1
   return $ok
 }
 

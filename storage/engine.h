@@ -47,6 +47,10 @@
 #include "storage/model/write_op.h"
 #include "storage/work_executor.h"
 
+namespace rocksdb {
+class FileSystem;
+}  // namespace rocksdb
+
 namespace tablestone::storage {
 
 struct EngineOptions {
@@ -93,6 +97,9 @@ struct EngineOptions {
   // returns. Kept to measure the two (docs/benchmarks.md, "Group commit").
   enum class GroupCommit { kEngine, kRocksDb };
   GroupCommit group_commit = GroupCommit::kEngine;
+  // The file system under the data directory; null = the operating system's.
+  // Tests put one here that fails chosen writes (a full disk, an I/O error).
+  std::shared_ptr<rocksdb::FileSystem> file_system;
 };
 
 struct TableInfo {
@@ -215,10 +222,14 @@ class Engine {
   // Writes covered by a VisibleMark() <= this are durable.
   virtual uint64_t DurableMark() = 0;
   // Writes the buffered log to its file (and fsyncs it with sync_writes), then
-  // raises DurableMark() to the VisibleMark() read before. On failure the mark
-  // is raised as well (those writes stay visible but may be lost in a crash;
-  // later writes fail until the disk recovers) and the error is returned: the
-  // caller answers the responses that waited with an error. OK after Close().
+  // raises DurableMark() to the VisibleMark() read before. On failure (a full
+  // or failing disk) the mark stays where it was and the error is returned:
+  // the caller answers the responses that waited with an error, and every
+  // read that may reflect those writes keeps waiting and failing the same way,
+  // so no client sees a write a crash could take back. The writes stay in
+  // RocksDB's memtables; later calls try to make them durable another way
+  // (DB::Resume, which flushes every memtable to table files, at most every
+  // 500 ms) and raise the mark once that succeeded. OK after Close().
   virtual Status SyncWal() = 0;
 
   // ---- Snapshots ----

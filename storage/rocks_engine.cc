@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <limits>
 #include <mutex>
@@ -21,6 +22,7 @@
 #include <rocksdb/convenience.h>
 #include <rocksdb/utilities/checkpoint.h>
 #include <rocksdb/filter_policy.h>
+#include <rocksdb/listener.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 
@@ -39,6 +41,11 @@ namespace {
 // Write buffers of the small column families (catalog, meta): they hold a few
 // KiB in practice; the arena grows on demand, so this bounds rather than reserves.
 constexpr size_t kSmallCfWriteBuffer = 4u << 20;
+// See max_total_wal_size in OpenLocked.
+constexpr uint64_t kMaxTotalWalBytes = 48ull << 20;
+// Marker of a snapshot in progress (RemoveAbandonedSnapshot): the path of its
+// staging directory. RocksDB leaves files of names it does not know alone.
+constexpr const char* kSnapshotMarker = "SNAPSHOT-IN-PROGRESS";
 
 rocksdb::CompressionType PickCompression() {
   std::vector<rocksdb::CompressionType> supported = rocksdb::GetSupportedCompressions();
@@ -83,6 +90,7 @@ Status RocksEngine::OpenDb() {
     }
     return s;
   }
+  RemoveAbandonedSnapshot();
   executor_ = std::make_unique<WorkExecutor>(options_.executor);
   // Before the gate opens, so the snapshot holds no write made after it.
   std::vector<std::pair<uint64_t, std::shared_ptr<TableState>>> tables(live_tables_.begin(), live_tables_.end());
@@ -204,6 +212,40 @@ class TolerantInfoLog final : public rocksdb::Logger {
   std::FILE* file_ = nullptr;
 };
 
+// RocksDB recovers from a full disk by itself (its SstFileManager polls the
+// free space every 5 s) and meanwhile refuses DB::Resume() with Busy. The
+// engine resumes instead, from the requests that meet the error (CommitBatch,
+// RecoverFromLogFailure: at most every 500 ms each), so that writes and the
+// reads held behind a failed log write come back within a request of space
+// returning, and Close() can flush what it holds without waiting for a poll.
+//
+// It also notes the errors that leave the log writer failed (a log write or a
+// memtable switch): the writer then refuses every later write, and in
+// Debian's librocksdb 7.8 with an assertion that aborts the process
+// (WritableFileWriter's "previous error"), so SyncWal must not call
+// FlushWAL again until a recovery has replaced the writer.
+class ManualErrorRecovery final : public rocksdb::EventListener {
+ public:
+  explicit ManualErrorRecovery(std::shared_ptr<std::atomic<int>> log_writer_error)
+      : log_writer_error_(std::move(log_writer_error)) {}
+
+  void OnBackgroundError(rocksdb::BackgroundErrorReason reason, rocksdb::Status* bg_error) override {
+    if (bg_error == nullptr || bg_error->ok()) return;
+    if (reason == rocksdb::BackgroundErrorReason::kWriteCallback ||
+        reason == rocksdb::BackgroundErrorReason::kMemTable) {
+      log_writer_error_->store(bg_error->IsNoSpace() ? RocksEngine::kLogNoSpace : RocksEngine::kLogIoError);
+    }
+  }
+  void OnErrorRecoveryBegin(rocksdb::BackgroundErrorReason /*reason*/, rocksdb::Status bg_error,
+                            bool* auto_recovery) override {
+    bg_error.PermitUncheckedError();
+    *auto_recovery = false;
+  }
+
+ private:
+  std::shared_ptr<std::atomic<int>> log_writer_error_;
+};
+
 }  // namespace
 
 Status RocksEngine::OpenLocked() {
@@ -219,7 +261,8 @@ Status RocksEngine::OpenLocked() {
     if (path.empty()) return Status::InvalidArgument("EngineOptions.path is empty");
     // The default Env (its thread pools included) with SST reads that a
     // NoWaitScope keeps from waiting for the disk (ReadWait::kNoWait).
-    nowait_env_ = rocksdb::NewCompositeEnv(std::make_shared<NoWaitFileSystem>(rocksdb::FileSystem::Default()));
+    nowait_env_ = rocksdb::NewCompositeEnv(std::make_shared<NoWaitFileSystem>(
+        options_.file_system != nullptr ? options_.file_system : rocksdb::FileSystem::Default()));
     db_options.env = nowait_env_.get();
     std::error_code ec;
     std::filesystem::create_directories(path, ec);
@@ -249,6 +292,17 @@ Status RocksEngine::OpenLocked() {
   // statistics only steer deletion-heavy compactions and refill as files
   // are compacted.
   db_options.skip_stats_update_on_db_open = true;
+  // The write-ahead log is kept until every column family has flushed what
+  // it holds. The catalog and meta column families take a few writes (one
+  // Create Table) and would never fill their memtables, so they pinned the
+  // first log file until RocksDB's default limit (4 x the memtable budget,
+  // 384 MiB here) made it flush them: a disk filled with log at a fraction
+  // of its size, and a restart after kill -9 replayed all of it (2 s for
+  // 376 MB). Past this total RocksDB flushes the column families that hold
+  // the oldest log, so the log stays near the entity memtables' own budget
+  // (db_write_buffer_size) plus this margin. Figures: docs/reliability.md,
+  // "Log size".
+  db_options.max_total_wal_size = kMaxTotalWalBytes;
   db_options.keep_log_file_num = 3;
   db_options.max_log_file_size = 1u << 20;
   // Explicitly: options.h's default depends on how RocksDB's headers see
@@ -260,6 +314,7 @@ Status RocksEngine::OpenLocked() {
   }
   db_options.avoid_unnecessary_blocking_io = true;
   db_options.listeners.push_back(std::make_shared<WriteStallCounter>(stalled_column_families_, write_stalls_));
+  db_options.listeners.push_back(std::make_shared<ManualErrorRecovery>(log_writer_error_));
   // Group commit: DB::Write only appends to the log's buffer; SyncWal() writes
   // it once per batch of requests (Engine's "Durability"). One write(2) per
   // request was ~10% of an insert's CPU time.
@@ -457,7 +512,15 @@ Status RocksEngine::Close() {
   SaveEntityCounts();  // last: it records the sequence number
   // Whatever is still in the log's buffer goes to the file first (the flush
   // below makes it redundant, but a failed flush must not lose it).
-  Status result = FromRocks(db_->FlushWAL(options_.sync_writes), "writing the log on close");
+  const bool log_failed = !log_failure_.ok() || log_writer_error_->load() != kLogOk;
+  Status result = log_failed ? Status::Ok() : FromRocks(db_->FlushWAL(options_.sync_writes), "writing the log on close");
+  if (!options_.in_memory && (!result.ok() || log_failed)) {
+    // The log cannot be trusted (a write to it failed): the flush below is
+    // what saves the writes in the memtables, once RocksDB's latched error is
+    // cleared. A disk still full fails both; those writes were never
+    // acknowledged (SyncWal).
+    if (db_->Resume().ok()) result = Status::Ok();
+  }
   if (!options_.in_memory) {
     // Flushing makes the next start skip WAL replay.
     rocksdb::FlushOptions flush;
@@ -664,6 +727,13 @@ void RocksEngine::FlushDurabilityWaiters() {
 // Why the mark read BEFORE FlushWAL covers the right writes: RocksDB publishes
 // a write's sequence number (makes it visible) only after appending it to the
 // log buffer, so every write <= `visible` is in the buffer when FlushWAL runs.
+//
+// Why a failed FlushWAL must not raise the mark: RocksDB drops the log buffer
+// it could not write (WritableFileWriter clears it, so a retry cannot write a
+// piece twice), while the writes stay in the memtables and visible. They are
+// lost in a crash unless something else makes them durable; until then every
+// response that may reflect them waits and fails (the dispatcher answers it
+// with an error), which is what keeps them invisible to clients.
 Status RocksEngine::SyncWal() {
   GatePass pass(gate_);
   if (!pass.ok()) return Status::Ok();
@@ -672,12 +742,63 @@ Status RocksEngine::SyncWal() {
   std::lock_guard lock(sync_mu_);
   const uint64_t visible = db_->GetLatestSequenceNumber();
   if (visible <= durable_mark_.load(std::memory_order_acquire)) return Status::Ok();  // another thread did it
+  if (log_failure_.ok() && log_writer_error_->load() != kLogOk) {
+    // A write's own log append failed (DB::Write), or a memtable switch:
+    // what the buffer held is as lost as after a failed FlushWAL.
+    log_failure_ = log_writer_error_->load() == kLogNoSpace
+                       ? Status::NoSpace("writing the log: no space left on the device")
+                       : Status::IoError("writing the log failed (see the storage log)");
+  }
+  if (!log_failure_.ok()) return RecoverFromLogFailure(visible);
   Status s = FromRocks(db_->FlushWAL(options_.sync_writes), "writing the log");
   wal_syncs_.fetch_add(1, std::memory_order_relaxed);
+  if (!s.ok()) {
+    log_failure_ = s;
+    return s;
+  }
   uint64_t mark = durable_mark_.load(std::memory_order_relaxed);
   while (mark < visible && !durable_mark_.compare_exchange_weak(mark, visible, std::memory_order_release)) {
   }
   return s;
+}
+
+// DB::Resume() after a failed log write flushes every memtable (RocksDB cannot
+// trust the log any more) and clears the latched error (RocksDB's own
+// recovery is off: ManualErrorRecovery). The explicit flush below then finds
+// the writes in table files or puts them there: every write <= `visible` was
+// in a memtable before it, so once it succeeds they are durable without the
+// log.
+Status RocksEngine::RecoverFromLogFailure(uint64_t visible) {
+  if (options_.in_memory || !ResumeAllowedNow(last_log_recovery_ns_)) return log_failure_;
+  // Cleared first, so that an error RocksDB reports during the attempt shows.
+  const int noted = log_writer_error_->exchange(kLogOk);
+  Status s = FromRocks(db_->Resume(), "resuming after a failed log write");
+  if (s.ok()) {
+    rocksdb::FlushOptions flush;
+    flush.wait = true;
+    flush.allow_write_stall = true;
+    std::vector<rocksdb::ColumnFamilyHandle*> handles(cfs_.begin(), cfs_.end());
+    s = FromRocks(db_->Flush(flush, handles), "flushing after a failed log write");
+  }
+  if (!s.ok() || log_writer_error_->load() != kLogOk) {
+    int none = kLogOk;
+    log_writer_error_->compare_exchange_strong(none, noted);
+    return log_failure_;
+  }
+  StorageLog()->warn("the writes held since the log write failed are durable now (flushed to table files)");
+  log_failure_ = Status::Ok();
+  uint64_t mark = durable_mark_.load(std::memory_order_relaxed);
+  while (mark < visible && !durable_mark_.compare_exchange_weak(mark, visible, std::memory_order_release)) {
+  }
+  return Status::Ok();
+}
+
+bool RocksEngine::ResumeAllowedNow(std::atomic<int64_t>& last_attempt_ns) {
+  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count();
+  int64_t last = last_attempt_ns.load(std::memory_order_relaxed);
+  return now - last >= 500'000'000 && last_attempt_ns.compare_exchange_strong(last, now);
 }
 
 // A failed write (ENOSPC, EROFS, EIO) makes RocksDB latch a background error and refuse every
@@ -688,13 +809,27 @@ Status RocksEngine::SyncWal() {
 rocksdb::Status RocksEngine::CommitBatch(rocksdb::WriteBatch* batch) {
   rocksdb::Status rs = db_->Write(WriteOpts(), batch);
   if (rs.ok() || options_.in_memory || !(rs.IsIOError() || rs.IsNoSpace())) return rs;
-  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                          std::chrono::steady_clock::now().time_since_epoch())
-                          .count();
-  int64_t last = last_resume_ns_.load(std::memory_order_relaxed);
-  if (now - last < 500'000'000 || !last_resume_ns_.compare_exchange_strong(last, now)) return rs;
-  if (!db_->Resume().ok()) return rs;
+  if (!ResumeAllowedNow(last_resume_ns_) || !db_->Resume().ok()) return rs;
   return db_->Write(WriteOpts(), batch);
+}
+
+void RocksEngine::RemoveAbandonedSnapshot() {
+  if (options_.in_memory) return;
+  const std::filesystem::path marker = std::filesystem::path(options_.path) / kSnapshotMarker;
+  std::ifstream in(marker);
+  if (!in) return;
+  std::string staging;
+  std::getline(in, staging);
+  in.close();
+  std::error_code ec;
+  // Only RocksDB's staging name, and only a directory: the marker is ours,
+  // but a data directory copied elsewhere may carry one naming another path.
+  if (staging.size() > 4 && staging.ends_with(".tmp") && std::filesystem::is_directory(staging, ec)) {
+    const auto removed = std::filesystem::remove_all(staging, ec);
+    StorageLog()->warn("removed {} files of an interrupted snapshot in {}{}", static_cast<long long>(removed), staging,
+                       ec ? " (" + ec.message() + ")" : std::string());
+  }
+  std::filesystem::remove(marker, ec);
 }
 
 Status RocksEngine::CreateCheckpoint(const std::string& dir) {
@@ -703,14 +838,29 @@ Status RocksEngine::CreateCheckpoint(const std::string& dir) {
   if (std::filesystem::exists(dir, ec)) return Status::InvalidArgument("'" + dir + "' exists already");
   GatePass pass(gate_);
   if (!pass.ok()) return Status::ShuttingDown("engine closed");
+  std::lock_guard snapshot_lock(snapshot_mu_);
+  RemoveAbandonedSnapshot();
   // Acknowledged writes may still be in the log's buffer (group commit).
   TABLESTONE_RETURN_IF_ERROR(SyncWal());
   rocksdb::Checkpoint* raw = nullptr;
   TABLESTONE_RETURN_IF_ERROR(FromRocks(rocksdb::Checkpoint::Create(db_, &raw), "creating a checkpoint"));
   std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
+  // RocksDB stages the copy in `dir` + ".tmp" and renames it at the end.
+  const std::filesystem::path marker = std::filesystem::path(options_.path) / kSnapshotMarker;
+  {
+    std::ofstream out(marker, std::ios::trunc);
+    std::string staging = std::filesystem::absolute(dir, ec).string();
+    while (staging.size() > 1 && staging.back() == '/') staging.pop_back();  // as RocksDB trims it
+    out << staging << ".tmp\n";
+    out.flush();
+    if (!out) return Status::IoError("cannot write " + marker.string());
+  }
   // No memtable flush (log_size_for_flush = max): the live log is copied
   // instead, bounded by the write buffers, where a flush of them took longer.
-  return FromRocks(checkpoint->CreateCheckpoint(dir, std::numeric_limits<uint64_t>::max()), "writing a checkpoint");
+  Status s =
+      FromRocks(checkpoint->CreateCheckpoint(dir, std::numeric_limits<uint64_t>::max()), "writing a checkpoint");
+  std::filesystem::remove(marker, ec);
+  return s;
 }
 
 Engine::Stats RocksEngine::GetStats() {

@@ -88,6 +88,11 @@ class RocksEngine final : public Engine {
   }
   Status SyncWal() override;
 
+  // What RocksDB last reported of its log writer (log_writer_error_).
+  static constexpr int kLogOk = 0;
+  static constexpr int kLogNoSpace = 1;
+  static constexpr int kLogIoError = 2;
+
   Stats GetStats() override;
   Status CreateCheckpoint(const std::string& dir) override;
 
@@ -197,6 +202,21 @@ class RocksEngine final : public Engine {
   // volume) once the disk accepts writes again; see the definition. The caller
   // holds a MarkedWrite for what the batch changes.
   rocksdb::Status CommitBatch(rocksdb::WriteBatch* batch);
+  // Whether a DB::Resume() may be tried now (at most one every 500 ms: each
+  // attempt on a full disk writes and removes partial table files).
+  bool ResumeAllowedNow(std::atomic<int64_t>& last_attempt_ns);
+  // After a failed log write (log_failure_ set; holds sync_mu_): makes every
+  // write visible now durable without the log, by DB::Resume() (which clears
+  // RocksDB's latched error and flushes every memtable) and a flush of every
+  // column family, then raises the durable mark to `visible`. Returns the
+  // failure while the disk still refuses; see SyncWal in engine.h.
+  Status RecoverFromLogFailure(uint64_t visible);
+  // Snapshots (CreateCheckpoint) stage their files in "DIR.tmp" (RocksDB's
+  // name) and rename it; a kill in between left that directory of hard links
+  // behind. The staging path is written to a marker file in the data
+  // directory first and the marker removed after; a marker found at open or
+  // at the next snapshot names a staging directory to remove.
+  void RemoveAbandonedSnapshot();
 
   // ---- Write marks (TableReadIsDurable) ----
   // The durability state of the writes to one group of data: how many are
@@ -325,6 +345,13 @@ class RocksEngine final : public Engine {
   std::atomic<bool> stop_builder_{false};
   std::thread warmer_;  // RunBuilder; joined by Close
   std::mutex sync_mu_;  // one SyncWal at a time: concurrent ones would only repeat the work
+  // The error of the log write that failed, until RecoverFromLogFailure
+  // succeeds; OK otherwise. Guarded by sync_mu_.
+  Status log_failure_;
+  // Set by a RocksDB listener (rocks_engine.cc, ManualErrorRecovery) when a
+  // write's log append or a memtable switch failed; cleared by a recovery.
+  std::shared_ptr<std::atomic<int>> log_writer_error_ = std::make_shared<std::atomic<int>>(kLogOk);
+  std::mutex snapshot_mu_;  // one CreateCheckpoint at a time (its marker file)
   // AwaitDurable() callbacks waiting for the next log write, and whether that
   // write is already queued on the executor.
   std::mutex waiters_mu_;
@@ -335,7 +362,8 @@ class RocksEngine final : public Engine {
   std::unique_ptr<WorkExecutor> executor_;
 
   std::atomic<int64_t> last_timestamp_{0};
-  std::atomic<int64_t> last_resume_ns_{0};  // steady clock of the last DB::Resume() attempt
+  std::atomic<int64_t> last_resume_ns_{0};  // steady clock of CommitBatch's last DB::Resume() attempt
+  std::atomic<int64_t> last_log_recovery_ns_{0};  // and of RecoverFromLogFailure's
 };
 
 }  // namespace tablestone::storage

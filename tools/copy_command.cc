@@ -38,6 +38,10 @@ struct Checkpoint {
   std::vector<std::string> tables;
   std::set<std::string> done;
   std::string current;  // table in progress ("" = none)
+  // `current` is claimed but may not be ready on the target yet: a run may
+  // have stopped between the claim and the table's delete/create. A resume
+  // prepares it again, and the table it then finds is its own.
+  bool preparing = false;
   PageToken token;      // where `current` resumes
   uint64_t entities = 0;
 };
@@ -65,6 +69,7 @@ bool LoadCheckpoint(const std::string& path, Checkpoint* cp, bool* found, std::s
       cp->token.resume = cur.at("resume");
       cp->token.next_partition_key = cur.at("nextPartitionKey");
       cp->token.next_row_key = cur.at("nextRowKey");
+      cp->preparing = cur.value("preparing", false);  // absent in checkpoints of older builds
     }
   } catch (const std::exception& e) {
     *error = "checkpoint '" + path + "' is unreadable: " + e.what();
@@ -89,6 +94,7 @@ bool SaveCheckpoint(const std::string& path, const Checkpoint& cp, std::string* 
                     {"resume", cp.token.resume},
                     {"nextPartitionKey", cp.token.next_partition_key},
                     {"nextRowKey", cp.token.next_row_key}};
+    if (cp.preparing) j["current"]["preparing"] = true;
   }
   // Write a new file and rename it over the old one: a kill at any moment
   // leaves either the previous checkpoint or this one, never half of one.
@@ -421,20 +427,33 @@ bool RunCopy(TableStore& source, const std::function<std::unique_ptr<TableStore>
   for (const std::string& table : cp.tables) {
     if (cp.done.count(table) != 0) continue;
     PageToken token;
-    bool continuing = resumed && cp.current == table;
-    if (continuing) {
+    const bool continuing = resumed && cp.current == table;
+    if (continuing && !cp.preparing) {
       token = cp.token;
     } else {
+      // A table found on the target is refused (--ifExists fail) unless a
+      // checkpoint claimed it: then this copy created it and was stopped
+      // before saving that (issue 31: every resume refused it, and the
+      // failure saved a checkpoint without it, so the loop never ended).
+      // The claim is saved before the target is touched; nothing was copied
+      // into a claimed table yet (its token is at the start).
+      const bool claimed = continuing;
       bool exists = false;
       if (!target.TableExists(table, &exists, error)) return fail(*error);
-      if (exists && options.if_exists == IfExists::kFail) {
+      if (exists && options.if_exists == IfExists::kFail && !claimed) {
         return fail("table '" + table + "' exists on the target (use --ifExists append or replace)");
       }
+      cp.current = table;
+      cp.preparing = true;
+      cp.token = token;
+      pipeline.BeginTable(token);
+      if (!save(true)) return fail(save_error);
       if (exists && options.if_exists == IfExists::kReplace && !target.DeleteTable(table, error)) return fail(*error);
       bool existed = false;
       if ((!exists || options.if_exists == IfExists::kReplace) && !target.CreateTable(table, &existed, error)) {
         return fail(*error);
       }
+      cp.preparing = false;
     }
     cp.current = table;
     cp.token = token;

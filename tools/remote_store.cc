@@ -278,9 +278,21 @@ class RemoteStore final : public TableStore {
         size_t json = r.body.find('{', at);
         if (json != std::string::npos) part.body = r.body.substr(json, r.body.find("\r\n--", json) - json);
         std::string why = DescribeError(part);
-        return Fail("writing to table '" + std::string(table) + "' (partition '" + entities.front().partition_key +
-                        "'): " + why,
-                    error);
+        std::string where = "writing to table '" + std::string(table) + "' (partition '" +
+                            entities.front().partition_key + "')";
+        if (mode == WriteMode::kInsert && status == 409 && !unanswered_attempt_.empty()) {
+          // Likely not the data: this batch was sent before and that attempt
+          // got no answer, so the server may have committed it then (a
+          // restart or a dropped connection after the commit) and the retry
+          // finds the entities it wrote itself.
+          return Fail(where + ": the retry of this batch found an entity already there (" + why +
+                          "); an earlier attempt of the same batch got no answer (" + unanswered_attempt_ +
+                          ") and may have committed it. If the table held none of these entities before, "
+                          "the batch is in: rerun with --mode upsert or replace, which write the same values "
+                          "whether or not they are there",
+                      error);
+        }
+        return Fail(where + ": " + why, error);
       }
       at += 9;
     }
@@ -333,6 +345,7 @@ class RemoteStore final : public TableStore {
             std::string_view content_type, Response* out, std::string* error, bool absolute = false) {
     int backoff = options_.first_backoff_ms;
     std::string last;
+    unanswered_attempt_.clear();
     for (int attempt = 1;; ++attempt) {
       std::string why;
       fatal_ = false;
@@ -341,6 +354,7 @@ class RemoteStore final : public TableStore {
       last = sent ? DescribeError(*out) : why;
       // Trying again cannot change a certificate's verdict or a bad --caFile.
       if (!sent && fatal_) return Fail(conn_.host + ":" + conn_.port + ": " + last, error);
+      if (!sent || out->status == 500) unanswered_attempt_ = last;  // the request may have run
       if (attempt >= options_.attempts) break;
       std::uniform_int_distribution<int> jitter(0, backoff / 2);
       std::this_thread::sleep_for(std::chrono::milliseconds(backoff + jitter(rng_)));
@@ -401,7 +415,10 @@ class RemoteStore final : public TableStore {
       if (ec) {
         Disconnect();
         buffer_.clear();
-        if (reused && ec != beast::error::timeout) continue;
+        if (reused && ec != beast::error::timeout) {
+          unanswered_attempt_ = "connection failed: " + ec.message();
+          continue;
+        }
         *error = ec == beast::error::timeout ? "request timed out" : "connection failed: " + ec.message();
         return false;
       }
@@ -534,6 +551,9 @@ class RemoteStore final : public TableStore {
 
   Connection conn_;
   RemoteOptions options_;
+  // Why an earlier attempt of the current Call got no usable answer after its
+  // request may have reached the server (empty: none), for WriteBatch's 409.
+  std::string unanswered_attempt_;
   std::optional<protocol::auth::HmacKey> key_;
   asio::io_context io_;
   std::optional<asio::ssl::context> tls_;  // https only

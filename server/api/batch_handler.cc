@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "protocol/atom/atom_writer.h"
 #include "protocol/batch/multipart.h"
 #include "protocol/error_body.h"
@@ -218,6 +220,26 @@ void HandleBatch(const ApiContext& ctx, const RequestInfo& info, http::Response&
     parts.push_back(std::move(part));
   }
   WriteBatchParts(parts, false, response);
+}
+
+std::optional<BatchTarget> BatchTargetOf(const RequestInfo& info) {
+  if (info.request.body().size() > model::kMaxBatchBodyBytes) return std::nullopt;
+  auto parsed = protocol::batch::ParseBatchRequest(info.Header("Content-Type"), info.request.body());
+  if (!parsed.ok() || parsed->operations.empty()) return std::nullopt;
+  const protocol::batch::SubRequest& first = parsed->operations.front();
+  auto resolved = ResolveSubRequest(first, info.route.account.root_path);
+  if (!resolved.ok() || resolved->resource.table.empty()) return std::nullopt;
+  BatchTarget target{resolved->resource.table, std::nullopt};
+  if (resolved->resource.key) {
+    target.partition_key = resolved->resource.key->partition_key;
+  } else {  // an insert names its keys in its body
+    auto body = nlohmann::json::parse(first.body, nullptr, false);
+    if (body.is_object()) {
+      auto pk = body.find("PartitionKey");
+      if (pk != body.end() && pk->is_string()) target.partition_key = pk->get<std::string>();
+    }
+  }
+  return target;
 }
 
 }  // namespace tablestone::api

@@ -14,6 +14,9 @@
 // Thread safety: as every handler; the engine serialises writes per partition.
 #pragma once
 
+#include <optional>
+#include <string>
+
 #include "server/api/api_context.h"
 #include "server/http/handler.h"
 
@@ -24,5 +27,16 @@ namespace tablestone::api {
 // operations), or a plain JSON error for batch-level failures (413
 // RequestBodyTooLarge, malformed multipart -> 400 InvalidInput).
 void HandleBatch(const ApiContext& ctx, const RequestInfo& info, http::Response& response);
+
+// The table and PartitionKey a $batch addresses, as its first operation names
+// them (every operation of a valid batch names the same ones), for the fault
+// rules' match (dispatcher.cc, InjectFaults); nullopt when the body does not
+// parse or name a table. Parses the multipart body: called only while fault
+// rules or realistic mode are active.
+struct BatchTarget {
+  std::string table;
+  std::optional<std::string> partition_key;
+};
+std::optional<BatchTarget> BatchTargetOf(const RequestInfo& info);
 
 }  // namespace tablestone::api

@@ -420,7 +420,13 @@ bool Dispatcher::InjectFaults(const http::Request& request, const std::string& r
   const std::string& account = info->account();
   std::optional<std::string> body_table;
   if (op == Operation::kCreateTable) body_table = BodyField(request, "TableName");
-  const std::string_view table = body_table ? std::string_view(*body_table) : info->route.resource.table;
+  // A $batch's URL names no table: its operations do (issue 31: a rule
+  // scoped by match.table never fired on a batch).
+  std::optional<BatchTarget> batch_target;
+  if (op == Operation::kBatch) batch_target = BatchTargetOf(*info);
+  const std::string_view table = body_table     ? std::string_view(*body_table)
+                                 : batch_target ? std::string_view(batch_target->table)
+                                                : std::string_view(info->route.resource.table);
   auto refuse = [&](const ApiError& error) {
     WriteError(*info, error, response, IsXmlOperation(op));
     Finish(request, request_id, cors_account, std::move(response), std::move(done), &*info, tally);
@@ -449,6 +455,8 @@ bool Dispatcher::InjectFaults(const http::Request& request, const std::string& r
   std::optional<std::string> body_pk;
   if (info->route.resource.key) {
     q.partition_key = info->route.resource.key->partition_key;
+  } else if (batch_target && batch_target->partition_key) {
+    q.partition_key = *batch_target->partition_key;
   } else if (op == Operation::kInsertEntity && faults_->wants_partition_key()) {
     body_pk = BodyField(request, "PartitionKey");
     if (body_pk) q.partition_key = *body_pk;
@@ -588,14 +596,19 @@ void Dispatcher::Finish(const http::Request& request, const std::string& request
   done.WorkDone();  // only the log write is left: nothing for a leaving client to cancel
   auto held = std::make_shared<Held>(
       Held{std::move(response), std::move(done), request_id, std::string(RequestHeader(request, "Accept"))});
-  engine_.AwaitDurable([this, held, tally, &request](Status status) {
-    if (!status.ok()) {
+  const bool read_only = request.method() == boost::beast::http::verb::get || request.method() == boost::beast::http::verb::head;
+  engine_.AwaitDurable([this, held, tally, read_only, &request](Status status) {
+    // A 5xx reflects no state, so it goes out as it is (a write refused by
+    // the failing disk keeps its 503). Anything else may reflect a write that
+    // a crash could take back (a 404 a delete's, a 409 an insert's).
+    if (!status.ok() && held->response.result_int() < 500) {
       // The write may be lost in a crash: never acknowledge it. A read that
-      // waited gets the same answer; it cannot tell what it observed.
+      // waited changed nothing and can be retried once the disk recovers
+      // (503); a write's answer is 500: it may or may not survive.
       const unsigned version = held->response.version();
       held->response = http::Response();
       held->response.version(version);
-      ApiError error = ApiError::InternalError();
+      ApiError error = read_only ? ApiError::ServerBusy() : ApiError::InternalError();
       error.cause = "not durable: " + status.ToString();
       LogServerError(held->request_id, "awaiting durability", error);
       WriteErrorRaw(held->request_id, held->accept, error, held->response);

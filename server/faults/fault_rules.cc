@@ -4,6 +4,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "protocol/operation.h"
+
 namespace tablestone::faults {
 namespace {
 
@@ -54,12 +56,37 @@ bool GetString(const json& j, const char* key, std::string* out, std::string* er
   return true;
 }
 
+// A number of milliseconds in [0, max]: checked as a double before the
+// conversion, which is undefined for values out of int64_t's range (1e300).
+bool IsMillis(const json& j, double max) {
+  return j.is_number() && j.get<double>() >= 0 && j.get<double>() <= max;
+}
+
 bool GetMillis(const json& j, const char* key, std::chrono::milliseconds* out, std::string* error) {
   auto it = j.find(key);
   if (it == j.end()) return true;
-  if (!it->is_number() || it->get<double>() < 0) return Fail(error, std::string(key) + " must be a number >= 0");
+  if (!IsMillis(*it, kMaxWindowMs)) {
+    return Fail(error, std::string(key) + " must be a number of milliseconds in [0, " +
+                           std::to_string(static_cast<int64_t>(kMaxWindowMs)) + "]");
+  }
   *out = std::chrono::milliseconds(static_cast<int64_t>(it->get<double>()));
   return true;
+}
+
+bool IsOperationName(std::string_view name) {
+  for (std::string_view known : protocol::OperationNames()) {
+    if (known == name) return true;
+  }
+  return false;
+}
+
+std::string OperationNameList() {
+  std::string out;
+  for (std::string_view known : protocol::OperationNames()) {
+    if (!out.empty()) out += ", ";
+    out += known;
+  }
+  return out;
 }
 
 // A JSON integer >= `min` (nlohmann keeps literal and parsed non-negative
@@ -156,6 +183,14 @@ std::optional<FaultRule> ParseRule(const json& j, std::string* error) {
       } else {
         return Fail(error, "match.operation must be a string or an array of strings"), std::nullopt;
       }
+      // Names are compared exactly (Matches): a typo would never fire.
+      for (const std::string& name : r.operations) {
+        if (!IsOperationName(name)) {
+          return Fail(error, "unknown operation in match.operation: \"" + name + "\" (the operations are: " +
+                                 OperationNameList() + ")"),
+                 std::nullopt;
+        }
+      }
     }
     if (m->contains("partitionKeyPrefix")) {
       if (!GetString(*m, "partitionKeyPrefix", &r.partition_key_prefix, error)) return std::nullopt;
@@ -204,14 +239,16 @@ std::optional<FaultRule> ParseRule(const json& j, std::string* error) {
   const bool latency = r.action == FaultAction::kLatencyBefore || r.action == FaultAction::kLatencyAfter;
   if (auto l = j.find("latencyMs"); l != j.end()) {
     if (!latency) return Fail(error, "latencyMs is for the latency actions"), std::nullopt;
-    if (l->is_number() && l->get<double>() >= 0) {
+    if (IsMillis(*l, kMaxLatencyMs)) {
       r.latency_min = r.latency_max = std::chrono::milliseconds(static_cast<int64_t>(l->get<double>()));
-    } else if (l->is_array() && l->size() == 2 && (*l)[0].is_number() && (*l)[1].is_number() &&
-               (*l)[0].get<double>() >= 0 && (*l)[0].get<double>() <= (*l)[1].get<double>()) {
+    } else if (l->is_array() && l->size() == 2 && IsMillis((*l)[0], kMaxLatencyMs) &&
+               IsMillis((*l)[1], kMaxLatencyMs) && (*l)[0].get<double>() <= (*l)[1].get<double>()) {
       r.latency_min = std::chrono::milliseconds(static_cast<int64_t>((*l)[0].get<double>()));
       r.latency_max = std::chrono::milliseconds(static_cast<int64_t>((*l)[1].get<double>()));
     } else {
-      return Fail(error, "latencyMs must be a number or [min, max]"), std::nullopt;
+      return Fail(error, "latencyMs must be a number or [min, max] of milliseconds in [0, " +
+                             std::to_string(static_cast<int64_t>(kMaxLatencyMs)) + "]"),
+             std::nullopt;
     }
   } else if (latency) {
     return Fail(error, "a latency action needs latencyMs"), std::nullopt;
@@ -251,26 +288,44 @@ FaultSet::FaultSet(uint64_t seed, RealisticOptions realistic)
 void FaultSet::Refresh() {
   bool any_realistic = realistic_.enabled;
   for (const auto& [scope, on] : realistic_scopes_) any_realistic = any_realistic || on;
-  bool wants_pk = false;
-  for (const Entry& e : rules_) wants_pk = wants_pk || e.rule.has_partition_key_prefix || e.rule.per_partition;
-  wants_partition_key_.store(wants_pk, std::memory_order_relaxed);
+  wants_partition_key_.store(partition_key_rules_ > 0, std::memory_order_relaxed);
   active_.store(!rules_.empty() || any_realistic, std::memory_order_relaxed);
 }
 
-std::optional<std::string> FaultSet::Add(FaultRule rule, std::string* error) {
-  std::lock_guard lock(mu_);
+namespace {
+bool NeedsPartitionKey(const FaultRule& rule) { return rule.has_partition_key_prefix || rule.per_partition; }
+}  // namespace
+
+std::optional<std::string> FaultSet::AddLocked(FaultRule rule, std::string* error) {
+  if (rules_.size() >= kMaxRules) {
+    Fail(error, "the server holds " + std::to_string(kMaxRules) + " fault rules already (the most it takes)");
+    return std::nullopt;
+  }
   if (rule.id.empty()) {
     do {
       rule.id = "r" + std::to_string(next_id_++);
-    } while (std::any_of(rules_.begin(), rules_.end(), [&](const Entry& e) { return e.rule.id == rule.id; }));
-  } else if (std::any_of(rules_.begin(), rules_.end(), [&](const Entry& e) { return e.rule.id == rule.id; })) {
+    } while (ids_.contains(rule.id));
+  } else if (ids_.contains(rule.id)) {
     Fail(error, "a rule with id \"" + rule.id + "\" exists");
     return std::nullopt;
   }
   const uint64_t rule_seed = seed_ ^ Hash(rule.id);
   std::string id = rule.id;
-  Entry e{std::move(rule), Clock::now(), Prng(rule_seed), 0, 0, {}};
-  rules_.push_back(std::move(e));
+  ids_.insert(id);
+  partition_key_rules_ += NeedsPartitionKey(rule) ? 1 : 0;
+  rules_.push_back(Entry{std::move(rule), Clock::now(), Prng(rule_seed), 0, 0, {}});
+  return id;
+}
+
+void FaultSet::RemoveLocked(std::vector<Entry>::iterator it) {
+  ids_.erase(it->rule.id);
+  partition_key_rules_ -= NeedsPartitionKey(it->rule) ? 1 : 0;
+  rules_.erase(it);
+}
+
+std::optional<std::string> FaultSet::Add(FaultRule rule, std::string* error) {
+  std::lock_guard lock(mu_);
+  auto id = AddLocked(std::move(rule), error);
   Refresh();
   return id;
 }
@@ -298,6 +353,11 @@ std::optional<std::vector<std::string>> FaultSet::AddJson(const json& j, std::st
     if (!rule) return std::nullopt;
     rules.push_back(std::move(*rule));
   } else if (list->is_array()) {
+    if (list->size() > kMaxRules) {
+      return Fail(error, std::to_string(list->size()) + " rules: the server takes at most " +
+                             std::to_string(kMaxRules)),
+             std::nullopt;
+    }
     for (const json& e : *list) {
       auto rule = ParseRule(e, error);
       if (!rule) return std::nullopt;
@@ -306,23 +366,32 @@ std::optional<std::vector<std::string>> FaultSet::AddJson(const json& j, std::st
   } else {
     return Fail(error, "expected a rule, an array of rules or {\"rules\":[...]}"), std::nullopt;
   }
-  std::vector<std::string> ids;
-  for (FaultRule& rule : rules) {
-    auto id = Add(std::move(rule), error);
-    if (!id) {
-      for (const std::string& added : ids) Remove(added);
-      return std::nullopt;
-    }
-    ids.push_back(std::move(*id));
+  // All or nothing, under one lock: checked first, so nothing is undone.
+  std::lock_guard lock(mu_);
+  if (rules_.size() + rules.size() > kMaxRules) {
+    return Fail(error, "the server holds " + std::to_string(rules_.size()) + " fault rules; " +
+                           std::to_string(rules.size()) + " more would pass the most it takes (" +
+                           std::to_string(kMaxRules) + ")"),
+           std::nullopt;
   }
+  std::unordered_set<std::string_view> named;
+  for (const FaultRule& rule : rules) {
+    if (rule.id.empty()) continue;
+    if (ids_.contains(rule.id) || !named.insert(rule.id).second) {
+      return Fail(error, "a rule with id \"" + rule.id + "\" exists"), std::nullopt;
+    }
+  }
+  std::vector<std::string> ids;
+  ids.reserve(rules.size());
+  for (FaultRule& rule : rules) ids.push_back(*AddLocked(std::move(rule), error));
+  Refresh();
   return ids;
 }
 
 bool FaultSet::Remove(std::string_view id) {
   std::lock_guard lock(mu_);
-  auto it = std::find_if(rules_.begin(), rules_.end(), [&](const Entry& e) { return e.rule.id == id; });
-  if (it == rules_.end()) return false;
-  rules_.erase(it);
+  if (!ids_.contains(std::string(id))) return false;
+  RemoveLocked(std::find_if(rules_.begin(), rules_.end(), [&](const Entry& e) { return e.rule.id == id; }));
   Refresh();
   return true;
 }
@@ -330,6 +399,8 @@ bool FaultSet::Remove(std::string_view id) {
 void FaultSet::Clear() {
   std::lock_guard lock(mu_);
   rules_.clear();
+  ids_.clear();
+  partition_key_rules_ = 0;
   Refresh();
 }
 

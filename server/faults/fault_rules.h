@@ -35,6 +35,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -148,8 +149,10 @@ struct FaultRule {
 };
 
 // Parses one rule (docs/testing-with-faults.md, "Rule format"). Unknown
-// fields are refused so that a typo does not silently match everything.
-// On failure returns nullopt and says why in *error.
+// fields and unknown operation names are refused so that a typo does not
+// silently match everything or nothing; durations are bounded
+// (kMaxLatencyMs, kMaxWindowMs). On failure returns nullopt and says why in
+// *error.
 std::optional<FaultRule> ParseRule(const nlohmann::json& json, std::string* error);
 
 // Realistic mode's settings (docs/testing-with-faults.md, "Realistic mode").
@@ -168,9 +171,16 @@ struct PageCut {
   bool partition_key_only = false;  // a token at a partition boundary names only the partition
 };
 
+// Bounds of a rule's numbers: a latency longer than any client waits, and a
+// window or realistic-mode duration of more than a month, are mistakes.
+inline constexpr double kMaxLatencyMs = 10 * 60 * 1000.0;
+inline constexpr double kMaxWindowMs = 31 * 24 * 3600 * 1000.0;
+
 class FaultSet {
  public:
   using Clock = std::chrono::steady_clock;
+  // Rules a set holds at most: Evaluate walks them all for every request.
+  static constexpr size_t kMaxRules = 1000;
 
   explicit FaultSet(uint64_t seed = 0, RealisticOptions realistic = {});
 
@@ -180,7 +190,8 @@ class FaultSet {
   // per-partition throttle), so the caller digs it out of an insert's body.
   bool wants_partition_key() const { return wants_partition_key_.load(std::memory_order_relaxed); }
 
-  // Adds a rule; refuses a duplicate id. Returns the id.
+  // Adds a rule; refuses a duplicate id and a rule beyond kMaxRules. Returns
+  // the id. Constant time (ids are hashed).
   std::optional<std::string> Add(FaultRule rule, std::string* error);
   // Adds every rule of `json` (one rule object, an array of them, or
   // {"rules":[...], "seed":N, "realistic":{...}}); all or nothing.
@@ -220,11 +231,15 @@ class FaultSet {
   };
   bool Matches(const Entry& e, const FaultRequest& request) const;
   void Refresh();  // active_ and wants_partition_key_ after a change (lock held)
+  std::optional<std::string> AddLocked(FaultRule rule, std::string* error);
+  void RemoveLocked(std::vector<Entry>::iterator it);
 
   mutable std::mutex mu_;
   uint64_t seed_;
   uint64_t next_id_ = 1;
   std::vector<Entry> rules_;
+  std::unordered_set<std::string> ids_;  // of rules_
+  size_t partition_key_rules_ = 0;       // rules_ that need the PartitionKey
   RealisticOptions realistic_;
   std::map<std::string, bool, std::less<>> realistic_scopes_;  // "account" or "account/table" (lower-case table)
   Prng realistic_prng_;

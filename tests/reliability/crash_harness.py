@@ -25,6 +25,9 @@ Usage:
   crash_harness.py [--cycles N] [--mode kill9|sigterm] [--clients K] [--seconds S]
                    [--durability default|fsync] [--binary PATH] [--workdir DIR] [--seed N] [--ci]
   --ci = 5 cycles x 2 s with 4 clients (the CI stage runs it once per mode).
+  crash_harness.py --scenario diskfull|logsize [--ci]: the disk scenarios of disk_scenarios.py
+  (a full disk under 4 writers, then kill -9; the log's size after ~200 MB of writes and the
+  restart after kill -9), each a few seconds; the CI stage runs both.
 """
 
 import argparse
@@ -392,7 +395,12 @@ def main():
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--keep", action="store_true", help="keep the temporary directory")
     p.add_argument("--ci", action="store_true", help="short run: 5 cycles x 2 s, 4 clients")
+    p.add_argument("--scenario", choices=("cycles", "diskfull", "logsize"), default="cycles",
+                   help="cycles (default): the kill/restart cycles above; diskfull, logsize: disk_scenarios.py")
     args = p.parse_args()
+    if args.scenario != "cycles":
+        import disk_scenarios  # noqa: E402
+        sys.exit(disk_scenarios.run(args))
     if args.seed is None:
         args.seed = random.randrange(1 << 30)
     if args.ci:

@@ -123,6 +123,65 @@ def test_admin_route_refuses_bad_rules_and_unsigned_requests(server):
     assert faults(server, "GET")[1]["rules"] == []
 
 
+def test_rules_name_known_operations_and_bounded_numbers(server):
+    """issue 35: a typo in an operation name gave a rule that never fired; issue 30 item 7:
+    latencyMs 1e300 was accepted (an out-of-range conversion)."""
+    status, body = faults(server, "POST", {"action": "serverBusy", "match": {"operation": "InsertEntities"}})
+    assert status == 400, body
+    assert "InsertEntities" in body["message"] and "InsertEntity," in body["message"], body
+    assert "EntityGroupTransaction" in body["message"], body
+    status, body = faults(server, "POST", {"action": "latencyBefore", "latencyMs": 1e300})
+    assert status == 400, body
+    status, body = faults(server, "POST", {"action": "serverBusy", "window": {"startAfterMs": 1e300}})
+    assert status == 400, body
+    assert faults(server, "GET")[1]["rules"] == []
+
+
+def raw_client(server):
+    import types
+    return harness.RawClient(types.SimpleNamespace(host="127.0.0.1", port=server.port, account=harness.ACCOUNT,
+                                                   key=harness.ACCOUNT_KEY, base_path="/" + harness.ACCOUNT))
+
+
+def insert_ops(table, pk, rows):
+    return [("POST", "/" + table, {"PartitionKey": pk, "RowKey": r, "v": 1}, None) for r in rows]
+
+
+def test_table_rule_fires_on_that_tables_batch(server, svc):
+    """issue 31: a rule scoped by match.table never fired on $batch (its URL names no table)."""
+    t = new_table(svc)
+    other = new_table(svc)
+    raw = raw_client(server)
+    rid = add_rule(server, {"action": "serverBusy", "maxCount": 1,
+                            "match": {"table": t.table_name.upper(), "operation": "EntityGroupTransaction"}})
+    r, _ = raw.batch(insert_ops(t.table_name, "p", ["a", "b"]))
+    assert r.status == 503 and r.error_code == "ServerBusy", r
+    assert rule_counts(server, rid) == (1, 1)
+    assert list(t.list_entities()) == []  # refused before it ran
+    r, parts = raw.batch(insert_ops(t.table_name, "p", ["a", "b"]))
+    assert r.status == 202 and [p.status for p in parts] == [201, 201], r
+    # Another table's batch does not match; a batch's PartitionKey matches a prefix rule.
+    r, _ = raw.batch(insert_ops(other.table_name, "p", ["a"]))
+    assert r.status == 202, r
+    assert rule_counts(server, rid) == (2, 1)
+    pk_rule = add_rule(server, {"action": "serverBusy", "maxCount": 1,
+                                "match": {"operation": "EntityGroupTransaction", "partitionKeyPrefix": "zz"}})
+    assert raw.batch(insert_ops(other.table_name, "p", ["b"]))[0].status == 202
+    assert raw.batch(insert_ops(other.table_name, "zz1", ["b"]))[0].status == 503
+    assert rule_counts(server, pk_rule) == (1, 1)
+
+
+def test_close_after_recipe_covers_batches(server, svc):
+    """The closeAfter recipe of docs/testing-with-faults.md: the batch commits, the answer never comes."""
+    t = new_table(svc)
+    raw = raw_client(server)
+    rid = add_rule(server, {"action": "closeAfter", "maxCount": 1, "match": {"table": t.table_name}})
+    with pytest.raises((http.client.RemoteDisconnected, ConnectionError)):
+        raw.batch(insert_ops(t.table_name, "p", ["x", "y"]))
+    assert rule_counts(server, rid) == (1, 1)
+    assert sorted(e["RowKey"] for e in t.list_entities()) == ["x", "y"]
+
+
 def test_sdk_retries_recover_from_server_busy(server, svc):
     t = new_table(svc)
     rid = add_rule(server, {"action": "serverBusy", "maxCount": 2,
@@ -295,6 +354,12 @@ def test_rules_from_a_faults_file_and_a_bad_file_refused(tmp_path):
         assert s.stop() == 0
     rules.write_text('{"rules": [{"action": "serverBusy", "probability": 7}]}')
     bad = harness.ManagedServer(binary, str(data), harness.free_port(), extra_args=["--faults", str(rules)])
-    with pytest.raises(RuntimeError, match="exited early"):
+    # docs/testing-with-faults.md: exit code 1 (it said 2).
+    with pytest.raises(RuntimeError, match="exited early with code 1;"):
         bad.start(timeout=10)
     assert "probability must be a number in [0, 1]" in bad.log_tail()
+    rules.write_text('{"rules": [{"action": "serverBusy", "match": {"operation": "Insert"}}]}')
+    bad = harness.ManagedServer(binary, str(data), harness.free_port(), extra_args=["--faults", str(rules)])
+    with pytest.raises(RuntimeError, match="exited early with code 1;"):
+        bad.start(timeout=10)
+    assert "unknown operation in match.operation" in bad.log_tail()

@@ -6,6 +6,7 @@
 #include <spdlog/sinks/ringbuffer_sink.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,20 +14,20 @@
 namespace tablestone::storage {
 namespace {
 
+// The sink is added to the logger StorageLog() answers, whatever it is: it
+// keeps the first one it found (the default logger when no "storage" logger
+// was registered yet, as when an earlier test in this binary logged first).
 class RocksStatusTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    previous_ = spdlog::get("storage");
-    spdlog::drop("storage");
     sink_ = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(16);
-    spdlog::register_logger(std::make_shared<spdlog::logger>("storage", sink_));
+    StorageLog()->sinks().push_back(sink_);
   }
   void TearDown() override {
-    spdlog::drop("storage");
-    if (previous_) spdlog::register_logger(previous_);
+    auto& sinks = StorageLog()->sinks();
+    sinks.erase(std::remove(sinks.begin(), sinks.end(), sink_), sinks.end());
   }
   std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> sink_;
-  std::shared_ptr<spdlog::logger> previous_;
 };
 
 TEST_F(RocksStatusTest, IoErrorsAndCorruptionAreLoggedWithRocksDbsMessage) {

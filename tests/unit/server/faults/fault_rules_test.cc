@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <chrono>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -183,6 +184,81 @@ TEST(FaultRulesTest, RefusesBadRules) {
     EXPECT_FALSE(ParseRule(rule, &error).has_value()) << rule.dump();
     EXPECT_FALSE(error.empty()) << rule.dump();
   }
+}
+
+// issue 35: a typo in an operation name gave a rule that never fired; issue
+// 30 item 7: latencyMs 1e300 was converted to int64_t out of range (undefined).
+TEST(FaultRulesTest, RefusesUnknownOperationsAndOutOfRangeDurations) {
+  std::string error;
+  EXPECT_FALSE(ParseRule({{"action", "serverBusy"}, {"match", {{"operation", "InsertEntities"}}}}, &error));
+  EXPECT_NE(error.find("InsertEntities"), std::string::npos) << error;
+  // The message lists the names a rule may use.
+  for (const char* name : {"InsertEntity", "EntityGroupTransaction", "QueryTables", "PreflightTableRequest"}) {
+    EXPECT_NE(error.find(name), std::string::npos) << name << ": " << error;
+  }
+  EXPECT_FALSE(ParseRule({{"action", "serverBusy"}, {"match", {{"operation", {"GetEntity", "getentity"}}}}}, &error));
+  EXPECT_TRUE(ParseRule({{"action", "serverBusy"}, {"match", {{"operation", "EntityGroupTransaction"}}}}, &error))
+      << error;
+  const json bad[] = {
+      {{"action", "latencyBefore"}, {"latencyMs", 1e300}},
+      {{"action", "latencyAfter"}, {"latencyMs", {0, 1e300}}},
+      {{"action", "latencyAfter"}, {"latencyMs", kMaxLatencyMs + 1}},
+      {{"action", "serverBusy"}, {"window", {{"startAfterMs", 1e300}}}},
+      {{"action", "serverBusy"}, {"window", {{"durationMs", 1e19}}}},
+  };
+  for (const json& rule : bad) {
+    error.clear();
+    EXPECT_FALSE(ParseRule(rule, &error).has_value()) << rule.dump();
+    EXPECT_FALSE(error.empty()) << rule.dump();
+  }
+  EXPECT_TRUE(ParseRule({{"action", "latencyBefore"}, {"latencyMs", kMaxLatencyMs}}, &error)) << error;
+  FaultSet set;
+  EXPECT_FALSE(set.SetRealisticJson({{"tableBeingDeletedMs", 1e300}}, &error));
+  EXPECT_FALSE(set.SetRealisticJson({{"latencyMedianMs", -1}}, &error));
+}
+
+// issue 30 item 7: no limit, and adding was O(N^2) (40k rules: 10.5 s of CPU).
+TEST(FaultRulesTest, HoldsAtMostkMaxRulesAndAddsInLinearTime) {
+  FaultSet set;
+  std::string error;
+  json many = json::array();
+  for (size_t i = 0; i < FaultSet::kMaxRules; ++i) many.push_back({{"action", "serverBusy"}, {"everyNth", 1000000}});
+  const auto begin = std::chrono::steady_clock::now();
+  auto ids = set.AddJson(many, &error);
+  ASSERT_TRUE(ids.has_value()) << error;
+  EXPECT_EQ(ids->size(), FaultSet::kMaxRules);
+  // One more, alone or in a list, is refused with a reason; nothing changes.
+  EXPECT_FALSE(set.Add(FaultRule{}, &error).has_value());
+  EXPECT_NE(error.find(std::to_string(FaultSet::kMaxRules)), std::string::npos) << error;
+  EXPECT_FALSE(set.AddJson(json::array({{{"action", "serverBusy"}}}), &error).has_value());
+  EXPECT_EQ(set.ToJson()["rules"].size(), FaultSet::kMaxRules);
+  // A list longer than the limit is refused before its rules are parsed.
+  FaultSet other;
+  many.push_back({{"action", "serverBusy"}});
+  EXPECT_FALSE(other.AddJson(many, &error).has_value());
+  EXPECT_FALSE(other.active());
+  // Removing frees a place; its id is reusable.
+  EXPECT_TRUE(set.Remove((*ids)[5]));
+  EXPECT_TRUE(set.AddJson({{"id", (*ids)[5]}, {"action", "serverBusy"}}, &error).has_value()) << error;
+  // One at a time: each add is a hash lookup, not a walk of every rule.
+  FaultSet one_by_one;
+  for (size_t i = 0; i < FaultSet::kMaxRules; ++i) {
+    ASSERT_TRUE(one_by_one.Add(FaultRule{}, &error).has_value()) << error;
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  EXPECT_LT(seconds, 2.0);
+  // Auto ids skip the ids given by hand.
+  FaultSet named;
+  ASSERT_TRUE(named.AddJson({{"id", "r1"}, {"action", "serverBusy"}}, &error).has_value());
+  auto auto_id = named.Add(FaultRule{}, &error);
+  ASSERT_TRUE(auto_id.has_value());
+  EXPECT_EQ(*auto_id, "r2");
+  // wants_partition_key follows the rules that need it through add and remove.
+  EXPECT_FALSE(named.wants_partition_key());
+  ASSERT_TRUE(named.AddJson({{"id", "pk"}, {"action", "serverBusy"}, {"match", {{"partitionKeyPrefix", "a"}}}}, &error));
+  EXPECT_TRUE(named.wants_partition_key());
+  EXPECT_TRUE(named.Remove("pk"));
+  EXPECT_FALSE(named.wants_partition_key());
 }
 
 TEST(FaultRulesTest, AddRemoveClearAndIds) {
