@@ -12,6 +12,9 @@ ApiError Make(int status, const char* code, std::string message) {
 }  // namespace
 
 ApiError ApiError::InvalidInput(std::string m) { return Make(400, "InvalidInput", std::move(m)); }
+ApiError ApiError::ValueNotConvertible() {
+  return Make(400, "InvalidInput", "An error occurred while processing this request.");
+}
 ApiError ApiError::OutOfRangeInput(std::string m) { return Make(400, "OutOfRangeInput", std::move(m)); }
 ApiError ApiError::InvalidResourceName() {
   return Make(400, "InvalidResourceName", "The specified resource name contains invalid characters.");
@@ -123,10 +126,12 @@ ApiError ApiError::InvalidAuthenticationInfo() {
               "Authentication information is not given in the correct format. Check the value of Authorization "
               "header.");
 }
-ApiError ApiError::BearerRefused(std::string challenge) {
-  ApiError e = Make(401, "InvalidAuthenticationInfo",
-                    "Server failed to authenticate the request. Please refer to the information in the "
-                    "www-authenticate header.");
+ApiError ApiError::BearerRefused(std::string challenge, std::string detail) {
+  std::string m =
+      "Server failed to authenticate the request. Please refer to the information in the "
+      "www-authenticate header.";
+  if (!detail.empty()) m += "\n" + detail;
+  ApiError e = Make(401, "InvalidAuthenticationInfo", std::move(m));
   e.www_authenticate = std::move(challenge);
   return e;
 }

@@ -33,6 +33,11 @@ struct ApiError {
 
   // ---- factories for the codes we emit (status, code, default message) ----
   static ApiError InvalidInput(std::string message = "One of the request inputs is not valid.");
+  // 400 InvalidInput for a property value that does not convert to its
+  // declared Edm type (an Int64 beyond range, "" as Edm.DateTime): the service
+  // words these "An error occurred while processing this request." (recorded in
+  // azure-sdk-for-python's tests/test_encoder.py; docs/compatibility.md).
+  static ApiError ValueNotConvertible();
   static ApiError OutOfRangeInput(std::string message = "One of the request inputs is out of range.");
   static ApiError InvalidResourceName();
   static ApiError TableNameLengthOutOfRange();  // OutOfRangeInput with the name-length text
@@ -75,7 +80,10 @@ struct ApiError {
   static ApiError InvalidAuthenticationInfo();
   // 401 InvalidAuthenticationInfo for a refused bearer token, with the
   // service's WWW-Authenticate challenge for `challenge`.
-  static ApiError BearerRefused(std::string challenge);
+  // 401 InvalidAuthenticationInfo with the WWW-Authenticate challenge; a
+  // non-empty `detail` (the failed check) follows the message on its own line,
+  // as AuthenticationFailed's detail does.
+  static ApiError BearerRefused(std::string challenge, std::string detail = {});
   static ApiError AuthenticationFailed(std::string detail = {});
   static ApiError AuthorizationFailure();
   static ApiError AuthorizationPermissionMismatch();

@@ -134,14 +134,23 @@ std::string RenderJsonError(const ApiError& error, std::string_view request_id, 
   return out;
 }
 
-std::string RenderXmlError(const ApiError& error, std::string_view request_id, int64_t time_ticks) {
-  std::string out =
-      "<?xml version=\"1.0\" encoding=\"utf-8\" standalone=\"yes\"?>"
-      "<error xmlns=\"http://schemas.microsoft.com/ado/2007/08/dataservices/metadata\"><code>";
+XmlErrorForm XmlErrorFormFor(std::string_view version) {
+  // ISO dates compare as text.
+  return version.empty() || version >= "2013-08-15" ? XmlErrorForm::kPrefixed : XmlErrorForm::kOData;
+}
+
+std::string RenderXmlError(const ApiError& error, std::string_view request_id, int64_t time_ticks,
+                           XmlErrorForm form) {
+  const bool prefixed = form == XmlErrorForm::kPrefixed;
+  std::string out = prefixed ? "<?xml version=\"1.0\" encoding=\"utf-8\"?>"
+                               "<m:error xmlns:m=\"http://schemas.microsoft.com/ado/2007/08/dataservices/metadata\">"
+                               "<m:code>"
+                             : "<?xml version=\"1.0\" encoding=\"utf-8\" standalone=\"yes\"?>"
+                               "<error xmlns=\"http://schemas.microsoft.com/ado/2007/08/dataservices/metadata\"><code>";
   AppendXmlEscaped(out, error.code);
-  out += "</code><message xml:lang=\"en-US\">";
+  out += prefixed ? "</m:code><m:message xml:lang=\"en-US\">" : "</code><message xml:lang=\"en-US\">";
   AppendXmlEscaped(out, ErrorMessageText(error, request_id, time_ticks));
-  out += "</message></error>";
+  out += prefixed ? "</m:message></m:error>" : "</message></error>";
   return out;
 }
 

@@ -17,9 +17,20 @@ std::string ErrorMessageText(const ApiError& error, std::string_view request_id,
 // {"odata.error":{"code":"..","message":{"lang":"en-US","value":".."}}}
 std::string RenderJsonError(const ApiError& error, std::string_view request_id, int64_t time_ticks);
 
-// The OData XML error document used for the XML-only operations (ACL,
-// service properties, stats).
-std::string RenderXmlError(const ApiError& error, std::string_view request_id, int64_t time_ticks);
+// The two XML error documents of the service (docs/compatibility.md, "XML
+// error bodies"): kOData is the unprefixed OData <error> the Atom payloads and
+// the versions before 2013-08-15 use; kPrefixed the m:-prefixed <m:error> the
+// service's XML-only operations (ACL, service properties, stats, CORS
+// preflight) answer from 2013-08-15 on, as recorded in
+// Azure/azure-sdk-for-net#21913.
+enum class XmlErrorForm { kOData, kPrefixed };
+
+// The form an XML-only operation answers for `version` ("" = no x-ms-version,
+// answered as 2019-02-02).
+XmlErrorForm XmlErrorFormFor(std::string_view version);
+
+std::string RenderXmlError(const ApiError& error, std::string_view request_id, int64_t time_ticks,
+                           XmlErrorForm form = XmlErrorForm::kOData);
 
 // Appends `text` as a JSON string literal (with quotes) to `out`.
 void AppendJsonString(std::string& out, std::string_view text);

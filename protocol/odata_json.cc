@@ -429,9 +429,11 @@ ApiResult<EdmValue> ConvertValue(std::string_view name, JsonScalar& v, std::opti
       case K::kNull: return ApiError::InternalError();  // callers skip nulls
     }
   }
+  // A value that does not read as its declared type is the service's
+  // conversion error (ApiError::ValueNotConvertible).
   switch (*type) {
     case EdmType::kString:
-      if (v.kind != K::kString) return ApiError::InvalidInput();
+      if (v.kind != K::kString) return ApiError::ValueNotConvertible();
       if (model::Utf16Length(v.s) > model::kMaxStringUtf16Units) return ApiError::PropertyValueTooLarge();
       return EdmValue::String(std::move(v.s));
     case EdmType::kBoolean:
@@ -441,19 +443,19 @@ ApiResult<EdmValue> ConvertValue(std::string_view name, JsonScalar& v, std::opti
       if (v.kind == K::kString) {
         if (model::EqualsIgnoreCase(v.s, "true")) return EdmValue::Boolean(true);
         if (model::EqualsIgnoreCase(v.s, "false")) return EdmValue::Boolean(false);
-        return ApiError::InvalidInput();
+        return ApiError::ValueNotConvertible();
       }
-      if (v.kind != K::kBool) return ApiError::InvalidInput();
+      if (v.kind != K::kBool) return ApiError::ValueNotConvertible();
       return EdmValue::Boolean(v.b);
     case EdmType::kInt32: {
       int64_t x = 0;
       if (v.kind == K::kInt) {
         x = v.i;
       } else if (v.kind != K::kString || !ParseInt64Text(v.s, &x)) {
-        return ApiError::InvalidInput();
+        return ApiError::ValueNotConvertible();
       }
       if (x < std::numeric_limits<int32_t>::min() || x > std::numeric_limits<int32_t>::max()) {
-        return ApiError::InvalidInput();
+        return ApiError::ValueNotConvertible();
       }
       return EdmValue::Int32(static_cast<int32_t>(x));
     }
@@ -462,7 +464,7 @@ ApiResult<EdmValue> ConvertValue(std::string_view name, JsonScalar& v, std::opti
       if (v.kind == K::kInt) {
         x = v.i;  // lenient: a number with the annotation (Learn: payload-format-for-table-service-operations)
       } else if (v.kind != K::kString || !ParseInt64Text(v.s, &x)) {
-        return ApiError::InvalidInput();
+        return ApiError::ValueNotConvertible();
       }
       return EdmValue::Int64(x);
     }
@@ -475,14 +477,14 @@ ApiResult<EdmValue> ConvertValue(std::string_view name, JsonScalar& v, std::opti
       } else if (v.kind == K::kFloat) {
         d = v.d;
       } else if (v.kind != K::kString || !ParseDoubleText(v.s, &d)) {
-        return ApiError::InvalidInput();
+        return ApiError::ValueNotConvertible();
       }
       return EdmValue::Double(NormalizeDouble(d));
     }
     case EdmType::kDateTime: {
-      if (v.kind != K::kString) return ApiError::InvalidInput();
+      if (v.kind != K::kString) return ApiError::ValueNotConvertible();
       auto ticks = model::ParseIsoDateTime(v.s);
-      if (!ticks) return ApiError::InvalidInput();
+      if (!ticks) return ApiError::ValueNotConvertible();
       if (*ticks < model::kMinDateTimeTicks || *ticks > model::kMaxDateTimeTicks) {
         return ApiError::OutOfRangeInput("The '" + std::string(name) + "' parameter of value '" +
                                          FormatDateTimeForRangeError(*ticks) + "' is out of range.");
@@ -490,15 +492,15 @@ ApiResult<EdmValue> ConvertValue(std::string_view name, JsonScalar& v, std::opti
       return EdmValue::DateTime(*ticks);
     }
     case EdmType::kGuid: {
-      if (v.kind != K::kString) return ApiError::InvalidInput();
+      if (v.kind != K::kString) return ApiError::ValueNotConvertible();
       auto g = CanonicalGuid(v.s);
-      if (!g) return ApiError::InvalidInput();
+      if (!g) return ApiError::ValueNotConvertible();
       return EdmValue::Guid(std::move(*g));
     }
     case EdmType::kBinary: {
-      if (v.kind != K::kString) return ApiError::InvalidInput();
+      if (v.kind != K::kString) return ApiError::ValueNotConvertible();
       auto bytes = Base64Decode(v.s);
-      if (!bytes) return ApiError::InvalidInput();
+      if (!bytes) return ApiError::ValueNotConvertible();
       if (bytes->size() > model::kMaxBinaryBytes) return ApiError::PropertyValueTooLarge();
       return EdmValue::Binary(std::move(*bytes));
     }
@@ -583,8 +585,12 @@ ApiResult<ParsedEntity> EntityFromMembers(std::vector<JsonMember>&& members) {
     }
     if (name == "PartitionKey" || name == "RowKey") {
       if (p.value.kind == JsonScalar::Kind::kNull) continue;  // null = absent
+      // A key that is not a string (a JSON number or Boolean, or a value typed
+      // anything but Edm.String) is InvalidInput on the service, recorded in
+      // azure-sdk-for-python's tests/test_encoder.py (RowKey 1, True, 3.14
+      // as Edm.Double, a DateTime or Guid key), not PrimaryKeyPropertyIsInvalidType.
       if (p.value.kind != JsonScalar::Kind::kString || (type && *type != EdmType::kString)) {
-        return ApiError::PrimaryKeyPropertyIsInvalidType();
+        return ApiError::InvalidInput();
       }
       auto valid = ValidateBodyKey(name, p.value.s);
       if (!valid.ok()) return valid.error();

@@ -52,10 +52,12 @@ struct JsonMember {
 ApiResult<std::vector<JsonMember>> ParseFlatJsonObject(std::string_view body);
 
 // Errors (400 unless noted): InvalidInput (not a JSON object, nested values,
-// bad UTF-8, unknown Edm type, value not matching its annotation, too deep),
+// bad UTF-8, unknown Edm type, too deep, a PartitionKey/RowKey that is not a
+// string), InvalidInput worded "An error occurred while processing this
+// request." for a value not matching its annotation (ApiError::ValueNotConvertible),
 // DuplicatePropertiesSpecified, PropertyNameTooLong, PropertyNameInvalid,
 // TooManyProperties, PropertyValueTooLarge, EntityTooLarge,
-// PrimaryKeyPropertyIsInvalidType, OutOfRangeInput (DateTime range, bad key
+// OutOfRangeInput (DateTime range, bad key
 // characters: "The 'PartitionKey' parameter of value '<v>' is out of range.").
 // Missing keys are NOT an error here (callers decide: insert needs both).
 ApiResult<ParsedEntity> ParseEntityJson(std::string_view body);

@@ -10,16 +10,34 @@ namespace {
 
 constexpr int64_t kSkewSeconds = 300;
 
-// The storage resource, its application id, and the account endpoint forms.
-bool AudienceAccepted(std::string_view aud, std::string_view account) {
+// Why a token was refused, worded as the service words the check that failed
+// in its AuthenticationErrorDetail ("Audience validation failed. Audience did
+// not match." is quoted from the service in Azure/AzureStor#119). A token
+// that is not a JWT at all fails before any claim: its signature part cannot
+// even be located.
+constexpr const char* kMalformed = "Signature validation failed. The token is not a well-formed JWT.";
+
+enum class AudienceMatch { kNo, kYes, kSovereign };
+
+// The storage resource, its application id, and the account's table endpoint
+// (trailing '/' allowed); kSovereign for the account's table endpoint in a
+// sovereign cloud, the further forms Azurite's basic mode accepts
+// (VALID_TABLE_AUDIENCES in Azurite's src/table/utils/constants.ts).
+AudienceMatch MatchAudience(std::string_view aud, std::string_view account) {
   if (!aud.empty() && aud.back() == '/') aud.remove_suffix(1);
   static constexpr std::array<std::string_view, 2> kStorage = {"https://storage.azure.com",
                                                                "e406a681-f3d4-42a8-90b6-c2b029497af1"};
   for (std::string_view a : kStorage) {
-    if (aud == a) return true;
+    if (aud == a) return AudienceMatch::kYes;
   }
-  const std::string endpoint = "https://" + std::string(account) + ".table.core.windows.net";
-  return aud == endpoint;
+  const std::string endpoint = "https://" + std::string(account) + ".table.core.";
+  if (aud.size() <= endpoint.size() || aud.substr(0, endpoint.size()) != endpoint) return AudienceMatch::kNo;
+  const std::string_view cloud = aud.substr(endpoint.size());
+  if (cloud == "windows.net") return AudienceMatch::kYes;
+  for (std::string_view sovereign : {"chinacloudapi.cn", "usgovcloudapi.net", "cloudapi.de"}) {
+    if (cloud == sovereign) return AudienceMatch::kSovereign;
+  }
+  return AudienceMatch::kNo;
 }
 
 // Entra ID issuers of the public and sovereign clouds, v1 and v2 tokens.
@@ -57,18 +75,19 @@ std::optional<int64_t> NumericClaim(const nlohmann::json& payload, const char* n
 }  // namespace
 
 std::optional<BearerClaims> CheckBearerToken(std::string_view token, std::string_view account,
-                                             int64_t now_unix_seconds, std::string* detail, std::string* tenant) {
+                                             int64_t now_unix_seconds, std::string* detail, std::string* tenant,
+                                             bool sovereign_audiences) {
   *tenant = "common";
   const size_t first = token.find('.');
   const size_t second = first == std::string_view::npos ? first : token.find('.', first + 1);
   if (second == std::string_view::npos || token.find('.', second + 1) != std::string_view::npos) {
-    *detail = "The token is not a JWT (three dot-separated parts).";
+    *detail = kMalformed;
     return std::nullopt;
   }
   auto header = DecodeSegment(token.substr(0, first));
   auto payload = DecodeSegment(token.substr(first + 1, second - first - 1));
   if (!header || !payload) {
-    *detail = "The token's header or payload is not base64url-encoded JSON.";
+    *detail = kMalformed;
     return std::nullopt;
   }
   BearerClaims claims;
@@ -88,10 +107,12 @@ std::optional<BearerClaims> CheckBearerToken(std::string_view token, std::string
   }
   claims.audience = aud->get<std::string>();
   claims.issuer = iss->get<std::string>();
-  if (!AudienceAccepted(claims.audience, account)) {
+  const AudienceMatch audience = MatchAudience(claims.audience, account);
+  if (audience == AudienceMatch::kNo || (audience == AudienceMatch::kSovereign && !sovereign_audiences)) {
     *detail = "Audience validation failed. Audience did not match.";
     return std::nullopt;
   }
+  claims.sovereign_audience = audience == AudienceMatch::kSovereign;
   if (!IssuerAccepted(claims.issuer)) {
     *detail = "Issuer validation failed. Issuer did not match.";
     return std::nullopt;

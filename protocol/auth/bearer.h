@@ -17,12 +17,23 @@ struct BearerClaims {
   std::string audience;
   std::string issuer;
   std::string tenant;  // "tid", or "common" when absent (used in the challenge)
+  // The audience is the account's table endpoint in a sovereign cloud
+  // (accepted only when CheckBearerToken was asked to).
+  bool sovereign_audience = false;
 };
 
-// Ok: the claims. Error: *detail says which check failed (for the log and the
-// error message), *tenant the token's tenant when it could be read.
+// Ok: the claims. Error: *detail names the check that failed, in the
+// service's AuthenticationErrorDetail words ("Audience validation failed. ...",
+// "Issuer validation failed. ...", "Lifetime validation failed. ...",
+// "Signature validation failed. ..." for a token that is not a JWT), for the
+// error message and the debug log; *tenant the token's tenant when it could be read.
+// Audiences: https://storage.azure.com, its application id, and
+// https://<account>.table.core.windows.net; with `sovereign_audiences`
+// (--loose) also https://<account>.table.core.{chinacloudapi.cn,
+// usgovcloudapi.net,cloudapi.de}, as Azurite accepts. A trailing '/' is allowed.
 std::optional<BearerClaims> CheckBearerToken(std::string_view token, std::string_view account,
-                                             int64_t now_unix_seconds, std::string* detail, std::string* tenant);
+                                             int64_t now_unix_seconds, std::string* detail, std::string* tenant,
+                                             bool sovereign_audiences = false);
 
 // The service's challenge for a refused bearer request (WWW-Authenticate).
 std::string BearerChallenge(std::string_view tenant);

@@ -245,6 +245,26 @@ size_t SubRequest::HeaderCount(std::string_view lower_name) const {
   return n;
 }
 
+bool HasBatchBoundary(std::string_view content_type) { return MultipartBoundary(content_type).has_value(); }
+
+std::optional<std::string> ContentTypeFromBatchBody(std::string_view body) {
+  // Skip blank lines (a preamble of CRLFs) and read the first line.
+  size_t pos = 0;
+  while (pos < body.size() && (body[pos] == '\r' || body[pos] == '\n')) ++pos;
+  const size_t eol = body.find('\n', pos);
+  if (eol == std::string_view::npos) return std::nullopt;
+  std::string_view line = body.substr(pos, eol - pos);
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);  // padding
+  if (line.size() < 3 || line.substr(0, 2) != "--") return std::nullopt;
+  std::string_view boundary = line.substr(2);
+  if (boundary.size() > kMaxBoundaryLength) return std::nullopt;
+  for (char c : boundary) {
+    if (c <= 0x20 || c >= 0x7F || c == '"') return std::nullopt;
+  }
+  return "multipart/mixed; boundary=" + std::string(boundary);
+}
+
 ApiResult<BatchRequest> ParseBatchRequest(std::string_view content_type, std::string_view body) {
   std::optional<std::string> boundary = MultipartBoundary(content_type);
   if (!boundary) return Malformed();

@@ -107,4 +107,15 @@ std::string WriteBatchResponseWithBoundaries(const std::vector<SubResponse>& par
 // "No Content", "Created", "Conflict", ...; "Unknown" for codes we never send.
 std::string_view ReasonPhrase(int status);
 
+// True when `content_type` is multipart/mixed with a usable boundary, the
+// only Content-Type ParseBatchRequest reads.
+bool HasBatchBoundary(std::string_view content_type);
+
+// --loose (Azurite reads a $batch whatever its Content-Type): the Content-Type
+// the body would have had, "multipart/mixed; boundary=<b>", when its first
+// non-blank line is "--<b>" with <b> 1 to 200 visible characters other than
+// quotes (the limit a Content-Type boundary has here); nullopt otherwise. Only the caller's
+// ParseBatchRequest decides whether the body is a well-formed batch.
+std::optional<std::string> ContentTypeFromBatchBody(std::string_view body);
+
 }  // namespace tablestone::protocol::batch

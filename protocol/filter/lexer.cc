@@ -217,19 +217,22 @@ Token Lexer::LexNumber(size_t begin) {
   const char* first = digits.data();
   const char* last = digits.data() + digits.size();
   if (!is_double) {
+    // An integer without 'L' is an Edm.Int32 literal: one outside the Int32
+    // range is refused (400 InvalidInput, as the service answers
+    // `v eq 5454161346626`: microsoft/AzureStorageExplorer#1382,
+    // Azure/azure-sdk-for-node#1083), not widened to Int64 or Double.
     int64_t v = 0;
     auto [ptr, ec] = std::from_chars(first, last, v);
-    if (ec == std::errc() && ptr == last) {
-      if (is_int64 || v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {
-        t.value = model::EdmValue::Int64(v);
-      } else {
-        t.value = model::EdmValue::Int32(static_cast<int32_t>(v));
-      }
-      pos_ = i;
-      return t;
+    if (ec != std::errc() || ptr != last) return Error(i);  // beyond Int64
+    if (is_int64) {
+      t.value = model::EdmValue::Int64(v);
+    } else if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {
+      return Error(i);
+    } else {
+      t.value = model::EdmValue::Int32(static_cast<int32_t>(v));
     }
-    if (is_int64) return Error(i);  // beyond Int64
-    // An unsuffixed integer beyond Int64: read it as a Double.
+    pos_ = i;
+    return t;
   }
   double d = 0;
   auto [ptr, ec] = std::from_chars(first, last, d);

@@ -85,9 +85,10 @@ ApiResult<ServicePropertiesUpdate> ParseServiceProperties(std::string_view body)
 // 256 characters, as the service documents ("Cross-Origin Resource Sharing
 // (CORS) support for the Azure Storage services", Microsoft Learn).
 bool IsCorsHeaderEntry(std::string_view entry);
-// One AllowedOrigins entry: "*" or an origin, scheme "://" host [":" port]
-// (host: letters, digits, "-._~%", or a bracketed IPv6 literal); no path,
-// whitespace or control characters; at most 256 characters.
+// One AllowedOrigins entry: "*" or any origin string of visible ASCII
+// without ',' ("www.xyz.com", "https://host:8080"), at most 256 characters,
+// as the service stores them (recorded in azure-sdk-for-python's
+// test_table_service_properties test_set_cors; docs/compatibility.md).
 bool IsCorsOriginEntry(std::string_view entry);
 
 ServiceProperties MergeServiceProperties(const ServiceProperties& current, const ServicePropertiesUpdate& update);

@@ -12,6 +12,7 @@
 #include "protocol/auth/sas.h"
 #include "protocol/auth/shared_key.h"
 #include "protocol/base64.h"
+#include "server/api/leniency.h"
 #include "storage/model/ascii.h"
 #include "storage/model/datetime.h"
 
@@ -104,17 +105,6 @@ AuthGrant GrantOf(AuthGrant::Kind kind) {
 
 }  // namespace
 
-void Authenticator::WarnLeniency(Leniency kind) {
-  static std::array<std::atomic<bool>, 3> warned{};
-  static constexpr std::array<const char*, 3> kWhat = {
-      "a SharedKey request with neither Date nor x-ms-date",
-      "a service SAS repeating a field of its stored access policy",
-      "an upsert through a SAS granting 'u' without 'a'"};
-  const size_t i = static_cast<size_t>(kind);
-  if (warned[i].exchange(true, std::memory_order_relaxed)) return;
-  spdlog::warn("--loose: accepted {} (the service refuses it; further ones are not logged)", kWhat[i]);
-}
-
 bool Authenticator::LooseUpsert(std::string_view permissions, Operation op) const {
   if (!loose_ || (op != Operation::kInsertOrReplaceEntity && op != Operation::kInsertOrMergeEntity)) return false;
   if (permissions.find('u') == std::string_view::npos) return false;
@@ -159,23 +149,38 @@ ApiResult<AuthGrant> Authenticator::Authenticate(const AuthRequest& request) con
   // cross-origin-resource-sharing--cors--support-for-the-azure-storage-services).
   if (request.operation == Operation::kPreflight) return GrantOf(AuthGrant::Kind::kAnonymous);
 
+  // Looked for only when needed: a SharedKey request (most requests) never pays for it.
+  auto detect_sas = [&] { return request.query != nullptr ? pauth::DetectSas(*request.query) : pauth::SasKind::kNone; };
   std::string_view authorization = Header(request, "authorization");
-  if (oauth_basic_ && pauth::AuthorizationScheme(authorization) == "Bearer") {
-    std::string_view token = authorization.substr(authorization.find(' ') + 1);
-    while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
-    return AuthenticateBearer(request, token);
+  if (!authorization.empty()) {
+    ApiResult<AuthGrant> by_header = [&] {
+      if (oauth_basic_ && pauth::AuthorizationScheme(authorization) == "Bearer") {
+        std::string_view token = authorization.substr(authorization.find(' ') + 1);
+        while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+        return AuthenticateBearer(request, token);
+      }
+      return AuthenticateSharedKey(request, authorization);
+    }();
+    // The Authorization header decides, as on the service; --loose tries a
+    // SAS in the query next, as Azurite tries each credential in turn. The
+    // header's error stands when the SAS fails too.
+    if (by_header.ok() || !loose_) return by_header;
+    const pauth::SasKind sas = detect_sas();
+    if (sas == pauth::SasKind::kNone) return by_header;
+    ApiResult<AuthGrant> by_sas =
+        sas == pauth::SasKind::kAccount ? AuthenticateAccountSas(request) : AuthenticateServiceSas(request);
+    if (!by_sas.ok()) return by_header;
+    WarnLeniency(Leniency::kSasOverFailedAuthorization);
+    return by_sas;
   }
-  if (!authorization.empty()) return AuthenticateSharedKey(request, authorization);
 
-  if (request.query != nullptr) {
-    switch (pauth::DetectSas(*request.query)) {
-      case pauth::SasKind::kAccount:
-        return AuthenticateAccountSas(request);
-      case pauth::SasKind::kService:
-        return AuthenticateServiceSas(request);
-      case pauth::SasKind::kNone:
-        break;
-    }
+  switch (detect_sas()) {
+    case pauth::SasKind::kAccount:
+      return AuthenticateAccountSas(request);
+    case pauth::SasKind::kService:
+      return AuthenticateServiceSas(request);
+    case pauth::SasKind::kNone:
+      break;
   }
   if (allow_anonymous_) return GrantOf(AuthGrant::Kind::kAnonymous);
   // The Table service has no public access. Decision (docs/compatibility-notes/auth.md):
@@ -189,11 +194,14 @@ ApiResult<AuthGrant> Authenticator::AuthenticateBearer(const AuthRequest& reques
   // Every SDK refuses to send a token over plain HTTP; the server refuses it too.
   if (!request.is_https) return ApiError::BearerRefused(pauth::BearerChallenge(tenant));
   const int64_t now_seconds = (now_() - model::kUnixEpochTicks) / model::kTicksPerSecond;
-  if (!pauth::CheckBearerToken(token, request.account, now_seconds, &detail, &tenant)) {
-    ApiError error = ApiError::BearerRefused(pauth::BearerChallenge(tenant));
-    error.cause = detail;
-    return error;
+  auto claims = pauth::CheckBearerToken(token, request.account, now_seconds, &detail, &tenant, loose_);
+  if (!claims) {
+    // Debug, not warn: a refused token is the client's mistake, and a retrying
+    // client would fill the log.
+    spdlog::debug("bearer token refused for account {}: {}", request.account, detail);
+    return ApiError::BearerRefused(pauth::BearerChallenge(tenant), detail);
   }
+  if (claims->sovereign_audience) WarnLeniency(Leniency::kSovereignAudience);
   return GrantOf(AuthGrant::Kind::kBearer);
 }
 

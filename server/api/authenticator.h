@@ -90,12 +90,14 @@ class Authenticator {
   protocol::ApiResult<bool> AuthorizeBatchOperation(const AuthGrant& grant, protocol::Operation op,
                                                     std::string_view table, const model::EntityKey& key) const;
 
-  // --loose: accept, with one warning log per kind, what Azurite accepts and
-  // the service refuses (docs/migrating-from-azurite.md): a SharedKey request
-  // with neither Date nor x-ms-date (signed over an empty date), a service SAS
-  // repeating a field of the stored policy it names (the policy's value wins),
-  // and an upsert through a SAS granting `u` without `a`. Not thread-safe:
-  // call before use.
+  // --loose: accept, with one warning log per kind (leniency.h), what Azurite
+  // accepts and the service refuses (docs/migrating-from-azurite.md): a
+  // SharedKey request with neither Date nor x-ms-date (signed over an empty
+  // date), a service SAS repeating a field of the stored policy it names (the
+  // policy's value wins), an upsert through a SAS granting `u` without `a`, a
+  // request whose Authorization header fails but whose SAS is valid (the SAS
+  // grants), and with --oauth basic a token for a sovereign cloud's table
+  // endpoint. Not thread-safe: call before use.
   void SetLoose(bool loose) { loose_ = loose; }
   // --oauth basic: accept `Authorization: Bearer <JWT>` over HTTPS after the
   // claim checks of protocol/auth/bearer.h (no signature check); a token
@@ -119,9 +121,6 @@ class Authenticator {
   // Unique per Authenticator object (never reused), keys the SAS cache.
   uint64_t instance_id_ = 0;
 
-  enum class Leniency { kNoDate, kSasRepeatsPolicy, kUpsertWithoutAdd };
-  // Logs the first use of each kind of leniency (process-wide).
-  static void WarnLeniency(Leniency kind);
   // --loose and an upsert whose refusal was only for a missing 'a' while 'u' is granted.
   bool LooseUpsert(std::string_view permissions, protocol::Operation op) const;
   const std::vector<protocol::auth::HmacKey>* KeysFor(std::string_view account) const;

@@ -16,6 +16,7 @@
 
 #include "protocol/atom/atom_writer.h"
 #include "protocol/batch/multipart.h"
+#include "server/api/leniency.h"
 #include "protocol/error_body.h"
 #include "server/api/batch_plan.h"
 #include "server/api/entity_ops.h"
@@ -162,7 +163,20 @@ void HandleBatch(const ApiContext& ctx, const RequestInfo& info, http::Response&
   if (info.request.body().size() > model::kMaxBatchBodyBytes) {
     return WriteError(info, ApiError::RequestBodyTooLarge(), response);
   }
-  auto parsed = protocol::batch::ParseBatchRequest(info.Header("Content-Type"), info.request.body());
+  const std::string_view content_type = info.Header("Content-Type");
+  auto parsed = protocol::batch::ParseBatchRequest(content_type, info.request.body());
+  if (!parsed.ok() && ctx.options.loose && !protocol::batch::HasBatchBoundary(content_type)) {
+    // --loose: a well-formed multipart body sent with another Content-Type is
+    // read with the boundary it opens with, as Azurite reads it; otherwise the
+    // first error stands.
+    if (auto guessed = protocol::batch::ContentTypeFromBatchBody(info.request.body())) {
+      auto retried = protocol::batch::ParseBatchRequest(*guessed, info.request.body());
+      if (retried.ok() || retried.error().failed_index) {
+        WarnLeniency(Leniency::kBatchContentType);
+        parsed = std::move(retried);
+      }
+    }
+  }
   if (!parsed.ok()) {
     // The parser blames an operation for ">100 operations"; the service
     // answers that one inside the 202 envelope, like any other per-operation

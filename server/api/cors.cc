@@ -68,7 +68,9 @@ std::vector<std::string> SplitCorsList(std::string_view list) {
 OriginMatch MatchOrigin(const CorsRule& rule, std::string_view origin) {
   OriginMatch result = OriginMatch::kNone;
   for (const std::string& allowed : SplitCorsList(rule.allowed_origins)) {
-    if (EqualsIgnoreCase(allowed, origin)) return OriginMatch::kExplicit;
+    // Exact and case-sensitive, as the service documents for AllowedOrigins
+    // (the CorsRule reference of the storage SDKs; docs/compatibility.md).
+    if (allowed == origin) return OriginMatch::kExplicit;
     if (allowed == "*") result = OriginMatch::kWildcard;
   }
   return result;

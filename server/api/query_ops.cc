@@ -54,19 +54,23 @@ protocol::ApiResult<QueryEntitiesRequest> ParseQueryEntities(const RequestParts&
   if (!filter.ok()) return filter.error();
   req.filter = std::move(filter).value();
 
+  // A token parameter that is present must be a token: an empty
+  // `NextRowKey=` (or `NextPartitionKey=`) is 400 InvalidInput, as the service
+  // answers it (microsoft/AzureStorageExplorer#5434, Azure/azure-sdk-for-js#20913).
+  // NextPartitionKey alone resumes at the start of that partition.
   const std::string* next_pk = parts.Query("NextPartitionKey");
   const std::string* next_rk = parts.Query("NextRowKey");
   if (next_pk != nullptr) {
     auto pk = protocol::DecodeContinuation(*next_pk);
     if (!pk.ok()) return pk.error();
     model::EntityKey resume{std::move(pk).value(), {}};
-    if (next_rk != nullptr && !next_rk->empty()) {
+    if (next_rk != nullptr) {
       auto rk = protocol::DecodeContinuation(*next_rk);
       if (!rk.ok()) return rk.error();
       resume.row_key = std::move(rk).value();
     }
     req.resume_from = std::move(resume);
-  } else if (next_rk != nullptr && !next_rk->empty()) {
+  } else if (next_rk != nullptr) {
     return ApiError::InvalidInput();
   }
   req.account = parts.account;

@@ -43,14 +43,14 @@ void LogServerError(std::string_view request_id, std::string_view context, const
 }
 
 void WriteErrorRaw(std::string_view request_id, std::string_view accept, const protocol::ApiError& error,
-                   http::Response& response, bool xml) {
+                   http::Response& response, bool xml, protocol::XmlErrorForm xml_form) {
   int64_t now = model::NowTicks();
   response.result(static_cast<unsigned>(error.http_status));
   response.set("x-ms-error-code", error.code);
   if (!error.www_authenticate.empty()) response.set(http_ns::field::www_authenticate, error.www_authenticate);
   if (xml) {
     response.set(http_ns::field::content_type, "application/xml");
-    response.body() = protocol::RenderXmlError(error, request_id, now);
+    response.body() = protocol::RenderXmlError(error, request_id, now, xml_form);
   } else {
     auto level = protocol::NegotiateMetadata(nullptr, accept);
     response.set(http_ns::field::content_type,
@@ -81,8 +81,10 @@ void WriteError(const RequestInfo& info, const protocol::ApiError& error, http::
   std::string accept_for_error(accept);
   if (format != nullptr) accept_for_error = *format;
   LogServerError(info, error);
+  // An XML-only operation answers its version's form; an Atom answer keeps the OData form.
+  const protocol::XmlErrorForm form = xml ? protocol::XmlErrorFormFor(info.api_version) : protocol::XmlErrorForm::kOData;
   xml = xml || AnswersAtom(format, accept, info.api_version);
-  WriteErrorRaw(info.request_id, accept_for_error, error, response, xml);
+  WriteErrorRaw(info.request_id, accept_for_error, error, response, xml, form);
 }
 
 void WriteError(protocol::Operation operation, const RequestParts& parts, std::string_view request_id,

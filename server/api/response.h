@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "protocol/api_error.h"
+#include "protocol/error_body.h"
 #include "protocol/operation.h"
 #include "protocol/request_options.h"
 #include "server/api/api_context.h"
@@ -17,8 +18,8 @@ namespace tablestone::api {
 inline constexpr std::string_view kServerHeader = "Tablestone-Table/0.1 (Windows-Azure-Table/1.0 compatible)";
 
 // Error response: status, x-ms-error-code and the body from protocol/error_body
-// (JSON, or the OData XML shape when `xml` or when the request negotiated
-// Atom). The JSON Content-Type follows the negotiated metadata level (minimal
+// (JSON; the XML-only operations' XML when `xml`, its form by x-ms-version; the
+// OData XML shape when the request negotiated Atom). The JSON Content-Type follows the negotiated metadata level (minimal
 // when negotiation itself failed).
 // A 500 is logged here (LogServerError), so handlers only write the error.
 void WriteError(const RequestInfo& info, const protocol::ApiError& error, http::Response& response,
@@ -31,8 +32,10 @@ void WriteError(protocol::Operation operation, const RequestParts& parts, std::s
 // Same without a routed request (transport errors, version/route failures).
 // It does not log: its caller logs a 500 with what it knows (LogServerError),
 // or leaves it to the HTTP layer that already logged the cause.
+// `xml_form` is the XML document's form when `xml` (protocol/error_body.h).
 void WriteErrorRaw(std::string_view request_id, std::string_view accept, const protocol::ApiError& error,
-                   http::Response& response, bool xml = false);
+                   http::Response& response, bool xml = false,
+                   protocol::XmlErrorForm xml_form = protocol::XmlErrorForm::kOData);
 
 // The one log line of a 500 answer, on the "api" logger: operation, account/
 // table, request id and the cause (error.cause, else its message). Does

@@ -85,12 +85,22 @@ namespace {
 // service_ops.h) against the engine and writes the whole answer, errors
 // included (XML).
 
+// Get/Set Table ACL on a missing table: 404 ResourceNotFound, the code the
+// service's ACL endpoint answers (docs/compatibility.md, issue 36), as Delete
+// Table does (Learn: delete-table); not the TableNotFound of entity operations.
+ApiError AclTableError(const Status& status) {
+  if (status.code() == StatusCode::kTableNotFound || status.code() == StatusCode::kNotFound) {
+    return ApiError::ResourceNotFound();
+  }
+  return protocol::FromStatus(status);
+}
+
 void RunGetTableAcl(const ApiContext& ctx, const RequestInfo& info, const TableRequest& req,
                     http::Response& response) {
   auto table = ctx.engine.GetTable(req.account, req.table);
-  if (!table.ok()) return WriteXmlError(info, protocol::FromStatus(table.status()), response);
+  if (!table.ok()) return WriteXmlError(info, AclTableError(table.status()), response);
   auto blob = ctx.engine.GetTableAcl(*table);
-  if (!blob.ok()) return WriteXmlError(info, protocol::FromStatus(blob.status()), response);
+  if (!blob.ok()) return WriteXmlError(info, AclTableError(blob.status()), response);
   auto entries = protocol::DecodeAclBlob(*blob);
   if (!entries) return WriteXmlError(info, ApiError::InternalError(), response);
   WriteXmlBody(response, 200, pxml::WriteSignedIdentifiers(ToIdentifiers(*entries)));
@@ -99,9 +109,9 @@ void RunGetTableAcl(const ApiContext& ctx, const RequestInfo& info, const TableR
 void RunSetTableAcl(const ApiContext& ctx, const RequestInfo& info, const SetTableAclRequest& req,
                     http::Response& response) {
   auto table = ctx.engine.GetTable(req.account, req.table);
-  if (!table.ok()) return WriteXmlError(info, protocol::FromStatus(table.status()), response);
+  if (!table.ok()) return WriteXmlError(info, AclTableError(table.status()), response);
   Status put = ctx.engine.PutTableAcl(*table, protocol::EncodeAclBlob(req.entries));
-  if (!put.ok()) return WriteXmlError(info, protocol::FromStatus(put), response);
+  if (!put.ok()) return WriteXmlError(info, AclTableError(put), response);
   WriteEmpty(response, 204);
 }
 

@@ -9,6 +9,7 @@ import http.client
 import os
 import shutil
 import tempfile
+import types
 import urllib.parse
 
 import pytest
@@ -137,3 +138,59 @@ def test_upsert_through_sas_with_u_but_not_a(servers):
     assert status == 403 and code == "AuthorizationPermissionMismatch"
     assert _upsert_with_u_only(servers["loose"]) == (204, ["PartitionKey", "RowKey", "w"])
     assert servers["loose"].log_tail(200000).count("an upsert through a SAS granting 'u' without 'a'") == 1
+
+
+def _raw(server):
+    """A RawClient (SharedKey-signed raw HTTP) for one of this module's servers."""
+    return harness.RawClient(types.SimpleNamespace(host="127.0.0.1", port=server.port, base_path="/" + ACCOUNT,
+                                                   account=ACCOUNT, key=KEY))
+
+
+def _sas_with_a_failing_authorization(server):
+    """Query Tables with a valid account SAS and an Authorization header signed with a wrong key."""
+    table = _table(server)
+    sas = _table_sas(table.table_name, sp="r", se=_iso(3600))
+    raw = _raw(server)
+    wrong = "SharedKey %s:%s" % (ACCOUNT, base64.b64encode(b"\0" * 32).decode())
+    r = raw.request("GET", "/%s()?%s" % (table.table_name, sas), sign=False, headers={"Authorization": wrong})
+    return r.status, r.header("x-ms-error-code")
+
+
+def test_sas_beside_a_failing_authorization_header(servers):
+    """Issue 36: Azurite tries each credential in turn, so a valid SAS authorizes a request whose
+    Authorization header fails; the service (and the default mode) lets the header decide."""
+    assert _sas_with_a_failing_authorization(servers["strict"]) == (403, "AuthenticationFailed")
+    assert _sas_with_a_failing_authorization(servers["loose"])[0] == 200
+    assert _sas_with_a_failing_authorization(servers["loose"])[0] == 200
+    # A SAS that fails too leaves the header's error.
+    raw = _raw(servers["loose"])
+    wrong = "SharedKey %s:%s" % (ACCOUNT, base64.b64encode(b"\0" * 32).decode())
+    r = raw.request("GET", "/Tables?sv=2019-02-02&ss=t&srt=sco&sp=r&se=%s&sig=bad" % _iso(3600), sign=False,
+                    headers={"Authorization": wrong})
+    assert (r.status, r.header("x-ms-error-code")) == (403, "AuthenticationFailed")
+    log = servers["loose"].log_tail(200000)
+    assert log.count("whose Authorization header failed, on the strength of its valid SAS") == 1
+
+
+def _batch_with_content_type(server, content_type):
+    table = _table(server)
+    raw = _raw(server)
+    _, body = harness.build_batch("http://127.0.0.1:%d/%s" % (server.port, ACCOUNT), [
+        ("POST", "/" + table.table_name, {"PartitionKey": "p", "RowKey": "r%d" % i}, None) for i in range(3)])
+    r = raw.request("POST", "/$batch", body=body, content_type=content_type, accept=None)
+    return r.status, r.header("x-ms-error-code"), sorted(e["RowKey"] for e in table.list_entities())
+
+
+def test_batch_with_a_non_multipart_content_type(servers):
+    """Issue 36: Azurite reads a well-formed multipart $batch body whatever its Content-Type;
+    the service (and the default mode) answers 400 InvalidInput."""
+    assert _batch_with_content_type(servers["strict"], "application/json") == (400, "InvalidInput", [])
+    for content_type in ("application/json", "text/plain"):
+        status, _, rows = _batch_with_content_type(servers["loose"], content_type)
+        assert (status, rows) == (202, ["r0", "r1", "r2"]), content_type
+    # A body that is not a multipart batch stays an error.
+    r = _raw(servers["loose"]).request("POST", "/$batch", body=b"--batch_x\r\nnot a part\r\n",
+                                       content_type="application/json", accept=None)
+    assert (r.status, r.header("x-ms-error-code")) == (400, "InvalidInput")
+    log = servers["loose"].log_tail(200000)
+    assert log.count("a $batch whose Content-Type is not multipart/mixed") == 1

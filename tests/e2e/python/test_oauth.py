@@ -46,7 +46,8 @@ class FakeCredential:
 def oauth_server(target):
     if not target.managed:
         pytest.skip("needs a tablestone process started by the harness")
-    with tls_server(target.server.binary, extra_env={"TABLESTONE_OAUTH": "basic"}) as running:
+    with tls_server(target.server.binary, extra_env={"TABLESTONE_OAUTH": "basic",
+                                                     "TABLESTONE_LOG_LEVEL": "debug"}) as running:
         yield running
 
 
@@ -72,14 +73,24 @@ def test_token_credential_with_a_valid_jwt(endpoint, oauth_server):
     assert "signatures are NOT verified" in log
 
 
-@pytest.mark.parametrize("token", [make_jwt(exp_in=-3600, nbf_in=-7200), make_jwt(aud="https://vault.azure.net"),
-                                   make_jwt(iss="https://example.com/tenant-1/"), "not.a.jwt"])
-def test_refused_tokens_get_401_with_the_challenge(endpoint, oauth_server, token):
+# Issue 36: the 401 names the failed check in the message, in the service's words for its
+# AuthenticationErrorDetail ("Audience validation failed. Audience did not match.", as quoted from
+# the service in Azure/AzureStor#119), and the server logs it at debug level.
+@pytest.mark.parametrize("token,detail", [
+    (make_jwt(exp_in=-3600, nbf_in=-7200), "Lifetime validation failed. The token is expired."),
+    (make_jwt(nbf_in=3600), "Lifetime validation failed. The token is not yet valid."),
+    (make_jwt(aud="https://vault.azure.net"), "Audience validation failed. Audience did not match."),
+    (make_jwt(iss="https://example.com/tenant-1/"), "Issuer validation failed. Issuer did not match."),
+    ("not.a.jwt", "Signature validation failed. The token is not a well-formed JWT."),
+], ids=["expired", "not-yet-valid", "audience", "issuer", "not-a-jwt"])
+def test_refused_tokens_get_401_with_the_challenge(endpoint, oauth_server, token, detail):
     service = TableServiceClient(endpoint, credential=FakeCredential(token), retry_total=0)
     with pytest.raises(HttpResponseError) as raised:
         list(service.list_tables())
     assert raised.value.status_code == 401
     assert sdk_error_code(raised.value) == "InvalidAuthenticationInfo"
+    assert detail in str(raised.value), str(raised.value)
+    assert detail in oauth_server[0].log_tail(200000)
     # The raw answer carries the service's challenge.
     server, cert = oauth_server
     conn = http.client.HTTPSConnection("127.0.0.1", server.port, timeout=10,
@@ -105,3 +116,37 @@ def test_bearer_without_oauth_is_refused(target):
     r.read()
     conn.close()
     assert r.status == 403
+
+
+@pytest.fixture(scope="module")
+def loose_oauth_server(target):
+    if not target.managed:
+        pytest.skip("needs a tablestone process started by the harness")
+    with tls_server(target.server.binary, extra_env={"TABLESTONE_OAUTH": "basic", "TABLESTONE_LOOSE": "true"}) \
+            as running:
+        yield running
+
+
+SOVEREIGN = ["https://%s.table.core.chinacloudapi.cn" % ACCOUNT, "https://%s.table.core.usgovcloudapi.net/" % ACCOUNT,
+             "https://%s.table.core.cloudapi.de" % ACCOUNT]
+
+
+@pytest.mark.parametrize("aud", SOVEREIGN)
+def test_sovereign_audiences_only_with_loose(oauth_server, loose_oauth_server, monkeypatch, aud):
+    """Issue 36: --oauth basic with --loose accepts the account's table endpoint in the sovereign
+    clouds, as Azurite does (VALID_TABLE_AUDIENCES in Azurite's src/table/utils/constants.ts); the
+    default mode refuses them as the public service does."""
+    token = make_jwt(aud=aud)
+    for (server, cert), accepted in ((oauth_server, False), (loose_oauth_server, True)):
+        monkeypatch.setenv("REQUESTS_CA_BUNDLE", cert)
+        service = TableServiceClient("https://127.0.0.1:%d/%s" % (server.port, ACCOUNT),
+                                     credential=FakeCredential(token), retry_total=0)
+        if accepted:
+            list(service.list_tables())
+        else:
+            with pytest.raises(HttpResponseError) as raised:
+                list(service.list_tables())
+            assert raised.value.status_code == 401
+            assert "Audience validation failed." in str(raised.value)
+    log = loose_oauth_server[0].log_tail(200000)
+    assert log.count("a bearer token whose audience is a sovereign cloud's table endpoint") == 1

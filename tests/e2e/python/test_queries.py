@@ -10,7 +10,7 @@ import pytest
 from azure.core.exceptions import HttpResponseError, ServiceResponseError
 from azure.data.tables import EdmType, EntityProperty
 
-from conftest import unique_name
+from conftest import sdk_error_code, unique_name
 from harness import NOMETA
 
 UTC = timezone.utc
@@ -140,6 +140,19 @@ def test_bad_filters_400(raw, typed_table, flt):
     assert r.status in (400, 501), r
 
 
+def test_unsuffixed_integer_beyond_int32_is_invalid_input(typed_table):
+    """Issue 36: an integer literal without 'L' is Edm.Int32; the service answers one outside the
+    Int32 range with 400 InvalidInput (microsoft/AzureStorageExplorer#1382,
+    Azure/azure-sdk-for-node#1083) instead of comparing it as an Int64."""
+    for flt in ("l eq 10000000000", "l gt 2147483648", "i lt -2147483649", "v eq 5454161346626"):
+        with pytest.raises(HttpResponseError) as exc:
+            list(typed_table.query_entities(flt))
+        assert exc.value.status_code == 400, flt
+        assert sdk_error_code(exc.value) == "InvalidInput", flt
+    assert _rks(typed_table.query_entities("l eq 10000000000L")) == ["a"]
+    assert _rks(typed_table.query_entities("i gt -2147483648 and i lt 2147483647")) == ["a", "b", "c"]
+
+
 @pytest.mark.azurite_wrong("omits a selected property the entity lacks instead of returning null "
                            "(spec 2.5.2)")
 def test_select_raw_missing_property_is_null(raw, typed_table):
@@ -199,6 +212,32 @@ def test_top_and_continuation_headers_raw(raw, big_table):
         nrk = r.header("x-ms-continuation-NextRowKey")
         assert pages < 20
     assert seen == SMALL_ROWS
+
+
+def test_capitalised_boolean_literal_is_a_property_name(raw, typed_table):
+    """Issue 36, decided: literals are lower case (OData v3, Learn querying-tables-and-entities), so
+    `b eq True` compares property b with a property named True: 501 NotImplemented, as every
+    property-vs-property comparison (docs/compatibility.md, "Issue 36")."""
+    r = raw.query(typed_table.table_name, {"$filter": "b eq True"})
+    assert (r.status, r.header("x-ms-error-code")) == (501, "NotImplemented"), r
+    r = raw.query(typed_table.table_name, {"$filter": "b eq true"}, accept=NOMETA)
+    assert r.status == 200 and [e["RowKey"] for e in r.json()["value"]] == ["a", "c"]
+
+
+def test_empty_continuation_parameter_is_invalid_input(raw, big_table):
+    """Issue 36: the service refuses an empty NextRowKey= or NextPartitionKey= with 400 InvalidInput
+    (microsoft/AzureStorageExplorer#5434, Azure/azure-sdk-for-js#20913). No SDK sends one any more,
+    so this is raw HTTP."""
+    t = big_table.table_name
+    r = raw.query(t, {"$top": "5"}, accept=NOMETA)
+    npk = r.header("x-ms-continuation-NextPartitionKey")
+    assert npk
+    for params in ({"NextPartitionKey": npk, "NextRowKey": ""}, {"NextRowKey": ""},
+                   {"NextPartitionKey": ""}, {"NextPartitionKey": "", "NextRowKey": ""}):
+        r = raw.query(t, dict(params, **{"$top": "5"}), accept=NOMETA)
+        assert (r.status, r.header("x-ms-error-code")) == (400, "InvalidInput"), params
+    r = raw.query(t, {"$top": "5", "NextPartitionKey": npk}, accept=NOMETA)
+    assert r.status == 200, r
 
 
 @pytest.mark.azurite_wrong("continuation tokens are plain base64 and may contain '=', '+' or '/' "

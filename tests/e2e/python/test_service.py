@@ -187,10 +187,16 @@ def test_access_policy_limits_and_missing_table(table, raw, service):
                     content_type="application/xml")
     assert (r.status, _xml_code(r)) == (400, "InvalidXmlDocument")
 
+    # Issue 36: the ACL endpoint answers a missing table with ResourceNotFound ("The specified
+    # resource does not exist."), for Get and Set alike.
     missing = service.get_table_client("nosuchtable%s" % table.table_name[-6:])
     with pytest.raises(ResourceNotFoundError) as exc:
         missing.get_table_access_policy()
-    assert sdk_error_code(exc.value) == "TableNotFound"
+    assert sdk_error_code(exc.value) == "ResourceNotFound"
+    assert "The specified resource does not exist." in str(exc.value)
+    with pytest.raises(ResourceNotFoundError) as exc:
+        missing.set_table_access_policy({"id": TableAccessPolicy(permission="r")})
+    assert sdk_error_code(exc.value) == "ResourceNotFound"
 
 
 # ---- CORS (9.3) --------------------------------------------------------------------------------
@@ -263,6 +269,40 @@ def test_cors_headers_on_actual_requests(clean_properties, raw, table):
     r = raw.request("GET", "/Tables", headers={"Origin": "http://any.example"})
     assert r.header("Access-Control-Allow-Origin") == "*"
     assert r.header("Access-Control-Allow-Credentials") is None
+
+
+def test_cors_origins_are_any_string_and_match_case_sensitively(clean_properties, raw):
+    """Issue 36: the service stores origins such as "www.xyz.com" and comma lists of them
+    (recorded: azure-sdk-for-python test_table_service_properties test_set_cors), up to 64 origins
+    of 256 characters, and matches them exactly and case-sensitively against Origin."""
+    many = ["o%d.example" % i for i in range(63)] + ["x" * 256]
+    clean_properties.set_service_properties(cors=[
+        TableCorsRule(["www.xyz.com"], ["GET"]),
+        TableCorsRule(["www.xyz.com", "www.ab.com", "www.bc.com"], ["GET", "PUT"], max_age_in_seconds=500),
+        TableCorsRule(["http://Case.example"], ["DELETE"]),
+        TableCorsRule(many, ["HEAD"]),
+    ])
+    rules = clean_properties.get_service_properties()["cors"]
+    assert [r.allowed_origins for r in rules] == [
+        ["www.xyz.com"], ["www.xyz.com", "www.ab.com", "www.bc.com"], ["http://Case.example"], many]
+
+    def preflight(origin, method):
+        return raw.request("OPTIONS", "/Tables", sign=False,
+                           headers={"Origin": origin, "Access-Control-Request-Method": method})
+
+    r = preflight("www.bc.com", "PUT")
+    assert (r.status, r.header("Access-Control-Allow-Origin")) == (200, "www.bc.com")
+    assert preflight("http://Case.example", "DELETE").status == 200
+    for origin in ("http://case.example", "HTTP://Case.example", "WWW.BC.COM"):
+        r = preflight(origin, "DELETE" if "ase" in origin else "PUT")
+        assert (r.status, _xml_code(r)) == (403, "CorsPreflightFailure"), origin
+
+    with pytest.raises(HttpResponseError) as exc:
+        clean_properties.set_service_properties(cors=[TableCorsRule(many + ["one.more"], ["GET"])])
+    assert sdk_error_code(exc.value) == "InvalidXmlNodeValue"
+    with pytest.raises(HttpResponseError) as exc:
+        clean_properties.set_service_properties(cors=[TableCorsRule(["y" * 257], ["GET"])])
+    assert sdk_error_code(exc.value) == "InvalidXmlNodeValue"
 
 
 # ---- Service stats and the secondary endpoint (9.4, 1.1) --------------------------------------

@@ -7,8 +7,10 @@ import uuid
 from datetime import datetime, timezone
 
 import pytest
+from azure.core.exceptions import HttpResponseError
 from azure.data.tables import EdmType, EntityProperty
 
+from conftest import sdk_error_code
 from harness import FULL, MINIMAL, NOMETA
 
 UTC = timezone.utc
@@ -278,6 +280,27 @@ def test_invalid_annotated_value_rejected(raw, table, prop):
     r = raw.insert(table.table_name, {"PartitionKey": "p", "RowKey": "bad", **prop})
     assert r.status == 400, r
     assert raw.get_entity(table.table_name, "p", "bad").status == 404
+
+
+@pytest.mark.azurite_wrong("words conversion failures differently and answers a numeric RowKey "
+                           "with another code")
+def test_conversion_failures_are_worded_as_the_service_words_them(raw, table):
+    """Issue 36: a value that does not convert to its type is InvalidInput "An error occurred while
+    processing this request." and a non-string RowKey is InvalidInput "One of the request inputs is
+    not valid." (both recorded in azure-sdk-for-python's tests/test_encoder.py). The installed
+    azure.data.tables refuses such values client-side, so they go as raw JSON."""
+    conversion = "An error occurred while processing this request."
+    for i, prop in enumerate(({"x@odata.type": "Edm.Int64", "x": "9223372036854775808"},
+                              {"x@odata.type": "Edm.DateTime", "x": ""},
+                              {"x@odata.type": "Edm.Double", "x": "1e999"})):
+        r = raw.insert(table.table_name, {"PartitionKey": "p", "RowKey": "conv%d" % i, **prop})
+        assert (r.status, r.header("x-ms-error-code")) == (400, "InvalidInput"), prop
+        assert r.json()["odata.error"]["message"]["value"].startswith(conversion + "\n"), r.body
+    for rk in (1, True):
+        with pytest.raises(HttpResponseError) as exc:
+            table.create_entity({"PartitionKey": "p", "RowKey": rk})
+        assert sdk_error_code(exc.value) == "InvalidInput", rk
+        assert "One of the request inputs is not valid." in str(exc.value)
 
 
 def test_object_and_array_values_rejected(raw, table):

@@ -135,7 +135,7 @@ TEST(AtomReader, ValueErrorsAreTheJsonPathsErrors) {
   EXPECT_EQ(code_of("<d:A m:type=\"Edm.Binary\">***</d:A>"), "InvalidInput");
   EXPECT_EQ(code_of("<d:A m:type=\"Edm.Unknown\">1</d:A>"), "InvalidInput");
   EXPECT_EQ(code_of("<d:A>1</d:A><d:A>2</d:A>"), "DuplicatePropertiesSpecified");
-  EXPECT_EQ(code_of("<d:PartitionKey m:type=\"Edm.Int32\">1</d:PartitionKey>"), "PrimaryKeyPropertyIsInvalidType");
+  EXPECT_EQ(code_of("<d:PartitionKey m:type=\"Edm.Int32\">1</d:PartitionKey>"), "InvalidInput");  // issue 36
   EXPECT_EQ(code_of("<d:PartitionKey>a/b</d:PartitionKey>"), "OutOfRangeInput");
   EXPECT_EQ(code_of("<d:A m:type=\"Edm.DateTime\">1600-01-01T00:00:00Z</d:A>"), "OutOfRangeInput");
 }

@@ -68,6 +68,52 @@ TEST(BearerTest, RefusesWrongAudienceIssuerLifetimeAndShape) {
   EXPECT_FALSE(Check(Segment("{}") + "." + Segment(R"({"aud":"https://storage.azure.com"})") + ".x", &detail));
 }
 
+// Issue 36: the detail names the failed check in the service's AuthenticationErrorDetail words.
+TEST(BearerTest, DetailNamesTheFailedCheck) {
+  std::string detail;
+  Check(Token("https://vault.azure.net", "https://sts.windows.net/t/", kNow, kNow + 60), &detail);
+  EXPECT_EQ(detail, "Audience validation failed. Audience did not match.");
+  Check(Token("https://storage.azure.com", "https://evil.example/t/", kNow, kNow + 60), &detail);
+  EXPECT_EQ(detail, "Issuer validation failed. Issuer did not match.");
+  Check(Token("https://storage.azure.com", "https://sts.windows.net/t/", kNow - 7200, kNow - 301), &detail);
+  EXPECT_EQ(detail, "Lifetime validation failed. The token is expired.");
+  Check(Token("https://storage.azure.com", "https://sts.windows.net/t/", kNow + 301, kNow + 7200), &detail);
+  EXPECT_EQ(detail, "Lifetime validation failed. The token is not yet valid.");
+  for (const char* bad : {"abc", "a.b.c", "a.b.c.d"}) {
+    Check(bad, &detail);
+    EXPECT_EQ(detail, "Signature validation failed. The token is not a well-formed JWT.") << bad;
+  }
+}
+
+// Issue 36, --loose: the sovereign clouds' table endpoints of the account, as Azurite accepts them
+// (VALID_TABLE_AUDIENCES in Azurite's src/table/utils/constants.ts); only when asked for.
+TEST(BearerTest, SovereignAudiencesOnlyWhenAsked) {
+  std::string detail, tenant;
+  for (const char* aud : {"https://devstoreaccount1.table.core.chinacloudapi.cn",
+                          "https://devstoreaccount1.table.core.usgovcloudapi.net/",
+                          "https://devstoreaccount1.table.core.cloudapi.de"}) {
+    const std::string token = Token(aud, "https://sts.windows.net/t/", kNow, kNow + 60);
+    EXPECT_FALSE(CheckBearerToken(token, "devstoreaccount1", kNow, &detail, &tenant)) << aud;
+    EXPECT_EQ(detail, "Audience validation failed. Audience did not match.");
+    auto claims = CheckBearerToken(token, "devstoreaccount1", kNow, &detail, &tenant, /*sovereign_audiences=*/true);
+    ASSERT_TRUE(claims.has_value()) << aud << ": " << detail;
+    EXPECT_TRUE(claims->sovereign_audience);
+  }
+  auto public_cloud = CheckBearerToken(Token("https://devstoreaccount1.table.core.windows.net",
+                                             "https://sts.windows.net/t/", kNow, kNow + 60),
+                                       "devstoreaccount1", kNow, &detail, &tenant, true);
+  ASSERT_TRUE(public_cloud.has_value());
+  EXPECT_FALSE(public_cloud->sovereign_audience);
+  // Another account's endpoint, another service, or a look-alike suffix: never.
+  for (const char* aud : {"https://other.table.core.chinacloudapi.cn", "https://devstoreaccount1.blob.core.cloudapi.de",
+                          "https://devstoreaccount1.table.core.cloudapi.de.evil.example",
+                          "https://devstoreaccount1.table.core.", "https://devstoreaccount1.table.core.example"}) {
+    EXPECT_FALSE(CheckBearerToken(Token(aud, "https://sts.windows.net/t/", kNow, kNow + 60), "devstoreaccount1",
+                                  kNow, &detail, &tenant, true))
+        << aud;
+  }
+}
+
 TEST(BearerTest, ChallengeNamesTheTenantAndTheStorageResource) {
   EXPECT_EQ(BearerChallenge("t-1"),
             "Bearer authorization_uri=https://login.microsoftonline.com/t-1/oauth2/authorize "

@@ -121,7 +121,7 @@ INSTANTIATE_TEST_SUITE_P(
         // (Parenthesised) property operands.
         TreeCase{"(a) eq 1", "[a eq 1]"},
         // Every literal kind as a comparison operand.
-        TreeCase{"a eq 'O''Brien'", "[a eq 'O'Brien']"}, TreeCase{"a eq 2147483648", "[a eq 2147483648L]"},
+        TreeCase{"a eq 'O''Brien'", "[a eq 'O'Brien']"}, TreeCase{"a eq 2147483648L", "[a eq 2147483648L]"},
         TreeCase{"a gt 2.5", "[a gt 2.5D]"}, TreeCase{"a gt 3D", "[a gt 3D]"}, TreeCase{"a eq true", "[a eq true]"},
         TreeCase{"a eq false", "[a eq false]"}, TreeCase{"a lt -4", "[a lt -4]"},
         TreeCase{"Timestamp lt datetime'0001-01-01T00:00:00Z'", "[Timestamp lt dt:0]"},

@@ -111,6 +111,31 @@ TEST(MultipartTest, MissingOuterCloseIsEndOfBody) {
   EXPECT_EQ(r->operations.size(), 1u);
 }
 
+// --loose (issue 36): the Content-Type a body opening with "--<boundary>" would have had.
+TEST(MultipartTest, ContentTypeFromBatchBody) {
+  EXPECT_EQ(ContentTypeFromBatchBody("--batch_b\r\nContent-Type: x\r\n"), "multipart/mixed; boundary=batch_b");
+  EXPECT_EQ(ContentTypeFromBatchBody("\r\n\r\n--batch_b  \r\n"), "multipart/mixed; boundary=batch_b");
+  EXPECT_EQ(ContentTypeFromBatchBody("--b\n"), "multipart/mixed; boundary=b");
+  for (std::string body : {std::string(""), std::string("--batch_b"), std::string("{\"a\":1}\r\n"),
+                           std::string("--\r\n"), std::string("--a b\r\n"), std::string("--a\"b\r\n"),
+                           std::string("-- \r\n"), "--" + std::string(201, 'b') + "\r\n",
+                           std::string("--caf\xC3\xA9\r\n")}) {
+    EXPECT_EQ(ContentTypeFromBatchBody(body), std::nullopt) << body;
+  }
+  EXPECT_TRUE(ContentTypeFromBatchBody("--" + std::string(200, 'b') + "\r\n").has_value());
+  EXPECT_TRUE(HasBatchBoundary(kCt));
+  EXPECT_FALSE(HasBatchBoundary("application/json"));
+  EXPECT_FALSE(HasBatchBoundary("multipart/mixed"));
+  // What it guesses is only a Content-Type: the parser still judges the body.
+  const std::string body = Changeset(Op("POST /a/t HTTP/1.1", "{}"));
+  auto guessed = ContentTypeFromBatchBody(body);
+  ASSERT_TRUE(guessed.has_value());
+  EXPECT_TRUE(ParseBatchRequest(*guessed, body).ok());
+  EXPECT_FALSE(ParseBatchRequest(*ContentTypeFromBatchBody("--batch_b\r\nnot a part\r\n"),
+                                 "--batch_b\r\nnot a part\r\n")
+                   .ok());
+}
+
 TEST(MultipartTest, MissingChangesetCloseIsEndOfBody) {
   std::string body = "--batch_b\r\nContent-Type: multipart/mixed; boundary=changeset_c\r\n\r\n" +
                      Op("DELETE /a/t(PartitionKey='p',RowKey='r') HTTP/1.1");

@@ -121,5 +121,24 @@ TEST(ErrorBodyTest, XmlShape) {
   EXPECT_EQ(body.rfind("<?xml", 0), 0u);
 }
 
+// Issue 36: the XML-only operations answer the m:-prefixed form from 2013-08-15 (the service's
+// comp=acl error recorded in Azure/azure-sdk-for-net#21913), the unprefixed OData form before.
+TEST(ErrorBodyTest, XmlPrefixedFormFrom20130815) {
+  int64_t t = *model::ParseIsoDateTime("2020-10-26T16:41:38Z");
+  EXPECT_EQ(RenderXmlError(ApiError::ResourceNotFound(), "r&1", t, XmlErrorForm::kPrefixed),
+            "<?xml version=\"1.0\" encoding=\"utf-8\"?><m:error "
+            "xmlns:m=\"http://schemas.microsoft.com/ado/2007/08/dataservices/metadata\"><m:code>ResourceNotFound"
+            "</m:code><m:message xml:lang=\"en-US\">The specified resource does not exist.\nRequestId:r&amp;1\n"
+            "Time:2020-10-26T16:41:38.0000000Z</m:message></m:error>");
+  EXPECT_EQ(RenderXmlError(ApiError::ResourceNotFound(), "r", t, XmlErrorForm::kOData).rfind(
+                "<?xml version=\"1.0\" encoding=\"utf-8\" standalone=\"yes\"?><error xmlns=", 0),
+            0u);
+  EXPECT_EQ(XmlErrorFormFor(""), XmlErrorForm::kPrefixed);
+  EXPECT_EQ(XmlErrorFormFor("2013-08-15"), XmlErrorForm::kPrefixed);
+  EXPECT_EQ(XmlErrorFormFor("2026-06-06"), XmlErrorForm::kPrefixed);
+  EXPECT_EQ(XmlErrorFormFor("2012-02-12"), XmlErrorForm::kOData);
+  EXPECT_EQ(XmlErrorFormFor("2009-09-19"), XmlErrorForm::kOData);
+}
+
 }  // namespace
 }  // namespace tablestone::protocol

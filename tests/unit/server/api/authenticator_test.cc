@@ -250,6 +250,30 @@ TEST_F(AuthenticatorTest, AccountSas) {
   ExpectError(auth_.Authenticate(t.Build(Operation::kQueryTables)), 403, "AuthenticationFailed");
 }
 
+// Issue 36: the Authorization header decides, as on the service; --loose lets a valid SAS in the
+// query authorize a request whose header fails (Azurite tries each credential in turn).
+TEST_F(AuthenticatorTest, LooseSasBesideAFailingAuthorizationHeader) {
+  SetNow(Iso("2024-01-01T00:00:00Z"));
+  TestRequest t = PythonAccountSas();
+  t.headers["authorization"] = "SharedKey devstoreaccount1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=";
+  t.headers["x-ms-date"] = "Mon, 01 Jan 2024 00:00:00 GMT";
+  ExpectError(auth_.Authenticate(t.Build(Operation::kQueryTables)), 403, "AuthenticationFailed");
+  auth_.SetLoose(true);
+  auto r = auth_.Authenticate(t.Build(Operation::kQueryTables));
+  ASSERT_TRUE(r.ok()) << r.error().code;
+  EXPECT_EQ(r->kind, AuthGrant::Kind::kAccountSas);
+  // The SAS still limits what it grants.
+  ExpectError(auth_.Authenticate(t.Build(Operation::kGetTableAcl, "t")), 403, "AuthenticationFailed");
+  // A SAS that fails too: the header's error.
+  t.query.find("sp")->second = "rwdlac";
+  ExpectError(auth_.Authenticate(t.Build(Operation::kQueryTables)), 403, "AuthenticationFailed");
+  // No SAS at all: the header's error.
+  TestRequest bare;
+  bare.raw_path = "/devstoreaccount1/Tables";
+  bare.headers = t.headers;
+  ExpectError(auth_.Authenticate(bare.Build(Operation::kQueryTables)), 403, "AuthenticationFailed");
+}
+
 // Verified SAS signatures are remembered per thread (a hit skips the HMAC):
 // the memory must not accept a changed signature, nor carry over to another
 // Authenticator whose keys differ.

@@ -309,6 +309,25 @@ TEST_F(BatchTest, BatchLevelProblemsArePlainErrors) {
   EXPECT_TRUE(RowKeys().empty());
 }
 
+// Issue 36, --loose: a well-formed multipart body sent with another Content-Type is read with the
+// boundary it opens with (as Azurite reads it); a body that is not a batch stays 400.
+TEST_F(BatchTest, LooseReadsAMultipartBodyWhateverItsContentType) {
+  ApiOptions options;
+  options.accounts = {{kAccount, {kKey}}};
+  options.allow_anonymous = true;
+  options.loose = true;
+  handler_ = MakeApiHandler(*engine_, options);
+  auto r = Batch(BuildBody({InsertOp("p", "a"), InsertOp("p", "b")}), "application/json");
+  EXPECT_EQ(r.result_int(), 202) << r.body();
+  EXPECT_EQ(RowKeys(), (std::vector<std::string>{"a", "b"}));
+  auto not_a_batch = Batch("--batch_b1\r\nnot a part\r\n", "application/json");
+  EXPECT_EQ(not_a_batch.result_int(), 400);
+  EXPECT_EQ(ErrorCode(not_a_batch), "InvalidInput");
+  auto json = Batch(R"({"PartitionKey":"p","RowKey":"c"})", "application/json");
+  EXPECT_EQ(json.result_int(), 400);
+  EXPECT_EQ(RowKeys(), (std::vector<std::string>{"a", "b"}));
+}
+
 TEST_F(BatchTest, FramingVariants) {
   // Bare LF line endings, relative URLs (with and without the account), no Content-ID.
   std::string lf = BuildBody({Op{"POST", "/devstoreaccount1/orders", R"({"PartitionKey":"p","RowKey":"lf1"})", {}},

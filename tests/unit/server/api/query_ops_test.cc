@@ -114,7 +114,6 @@ TEST(ParseQueryEntitiesTest, EveryOption) {
 TEST(ParseQueryEntitiesTest, PartitionKeyTokenAloneResumesAtThePartition) {
   PartsHolder h = TableParts(protocol::ResourceKind::kEntitySet, "orders");
   h.query.emplace("NextPartitionKey", protocol::EncodeContinuation("p"));
-  h.query.emplace("NextRowKey", "");  // empty counts as absent
   auto req = ParseQueryEntities(h.Parts());
   ASSERT_TRUE(req.ok());
   ASSERT_TRUE(req->resume_from.has_value());
@@ -147,6 +146,13 @@ TEST(ParseQueryEntitiesTest, Errors) {
   EXPECT_EQ(error_of({{"NextPartitionKey", protocol::EncodeContinuation("p")}, {"NextRowKey", "garbage"}}).code,
             "InvalidInput");
   EXPECT_EQ(error_of({{"NextRowKey", protocol::EncodeContinuation("r")}}).code, "InvalidInput");
+  // An empty token parameter is 400 InvalidInput on the service (issue 36;
+  // microsoft/AzureStorageExplorer#5434, Azure/azure-sdk-for-js#20913).
+  EXPECT_EQ(error_of({{"NextPartitionKey", protocol::EncodeContinuation("p")}, {"NextRowKey", ""}}).code,
+            "InvalidInput");
+  EXPECT_EQ(error_of({{"NextRowKey", ""}}).code, "InvalidInput");
+  EXPECT_EQ(error_of({{"NextPartitionKey", ""}}).code, "InvalidInput");
+  EXPECT_EQ(error_of({{"NextPartitionKey", ""}, {"NextRowKey", ""}}).code, "InvalidInput");
   // Metadata before $select before $top before $filter.
   EXPECT_EQ(error_of({{"$top", "x"}, {"$filter", "a eq b"}}, "application/json;odata=verbose").code,
             "JsonVerboseFormatNotSupported");

@@ -233,7 +233,8 @@ TEST_F(ServiceApiTest, ServicePropertiesRejectsBadXml) {
   EXPECT_EQ(malformed.result_int(), 400);
   EXPECT_EQ(Code(malformed), "InvalidXmlDocument");
   EXPECT_EQ(H(malformed, "Content-Type"), "application/xml");
-  EXPECT_NE(malformed.body().find("<code>InvalidXmlDocument</code>"), std::string::npos);
+  // The m:-prefixed document from 2013-08-15 (issue 36, docs/compatibility.md).
+  EXPECT_NE(malformed.body().find("<m:code>InvalidXmlDocument</m:code>"), std::string::npos) << malformed.body();
 
   std::string six = "<StorageServiceProperties><Cors>";
   for (int i = 0; i < 6; ++i) {
@@ -295,9 +296,16 @@ TEST_F(ServiceApiTest, TableAclRoundTrip) {
 TEST_F(ServiceApiTest, TableAclErrors) {
   auto missing = Send("GET", "/nosuchtable?comp=acl");
   EXPECT_EQ(missing.result_int(), 404);
-  EXPECT_EQ(Code(missing), "TableNotFound");
+  // Issue 36: ResourceNotFound, the ACL endpoint's code (docs/compatibility.md), not TableNotFound.
+  EXPECT_EQ(Code(missing), "ResourceNotFound");
   EXPECT_EQ(H(missing, "Content-Type"), "application/xml");
-  EXPECT_EQ(Send("PUT", "/nosuchtable?comp=acl", "<SignedIdentifiers/>").result_int(), 404);
+  EXPECT_NE(missing.body().find("<m:code>ResourceNotFound</m:code><m:message xml:lang=\"en-US\">The specified "
+                                "resource does not exist.\nRequestId:"),
+            std::string::npos)
+      << missing.body();
+  auto missing_set = Send("PUT", "/nosuchtable?comp=acl", "<SignedIdentifiers/>");
+  EXPECT_EQ(missing_set.result_int(), 404);
+  EXPECT_EQ(Code(missing_set), "ResourceNotFound");
 
   CreateTable(kDevAccount, kDevKey, "aclerrors");
   std::string six = "<SignedIdentifiers>";
@@ -463,6 +471,17 @@ TEST_F(ServiceApiTest, PreflightAnsweredFromStoredRules) {
   auto none = Raw("OPTIONS", "/devstoreaccount1/Tables", {}, pre, "");
   EXPECT_EQ(none.result_int(), 403);
   EXPECT_EQ(Code(none), "CorsPreflightFailure");
+  // Issue 36: from 2013-08-15 the m:-prefixed error document, before it the OData <error>.
+  EXPECT_EQ(none.body().rfind("<?xml version=\"1.0\" encoding=\"utf-8\"?><m:error xmlns:m=", 0), 0u) << none.body();
+  EXPECT_NE(none.body().find("<m:code>CorsPreflightFailure</m:code>"), std::string::npos);
+  Headers old_version = pre;
+  old_version.emplace_back("x-ms-version", "2012-02-12");
+  auto old_none = Raw("OPTIONS", "/devstoreaccount1/Tables", {}, old_version, "");
+  EXPECT_EQ(old_none.result_int(), 403);
+  EXPECT_NE(old_none.body().find("<error xmlns=\"http://schemas.microsoft.com/ado/2007/08/dataservices/metadata\">"
+                                 "<code>CorsPreflightFailure</code>"),
+            std::string::npos)
+      << old_none.body();
 
   auto missing = Raw("OPTIONS", "/devstoreaccount1/Tables", {}, {{"Origin", "http://a.example"}}, "");
   EXPECT_EQ(missing.result_int(), 400);
@@ -622,7 +641,11 @@ TEST(CorsMatchTest, RulesInOrderWithWildcards) {
   protocol::xml::CorsRule any{"*", "GET", "", "", 1};
   std::vector<protocol::xml::CorsRule> rules{exact, any};
   EXPECT_EQ(SplitCorsList(" a, ,b ,"), (std::vector<std::string>{"a", "b"}));
-  EXPECT_EQ(MatchOrigin(exact, "https://b.EXAMPLE"), OriginMatch::kExplicit);
+  // Origins match exactly and case-sensitively (CorsRule.allowedOrigins in the storage SDKs'
+  // reference; issue 36).
+  EXPECT_EQ(MatchOrigin(exact, "https://B.example"), OriginMatch::kExplicit);
+  EXPECT_EQ(MatchOrigin(exact, "https://b.example"), OriginMatch::kNone);
+  EXPECT_EQ(MatchOrigin(exact, "HTTP://a.example"), OriginMatch::kNone);
   EXPECT_EQ(MatchOrigin(exact, "http://c.example"), OriginMatch::kNone);
   EXPECT_EQ(MatchOrigin(any, "http://c.example"), OriginMatch::kWildcard);
   EXPECT_TRUE(MatchMethod(exact, "put"));
