@@ -238,9 +238,13 @@ stage_e2e_atom() {
 # http://localhost:<free port>, the shape of every port a container harness (Testcontainers, Aspire)
 # maps. The SDKs then take their Cosmos DB path: azure-data-tables (Python) for localhost on any port
 # but 10002, @azure/data-tables (JS) for localhost with an account other than devstoreaccount1 (the
-# JS harness adds one): PATCH goes out as POST + X-HTTP-Method: MERGE, in batches too. The legacy and
-# Atom clients have no such path; they run so that every client meets the localhost name.
+# JS harness adds one): PATCH goes out as POST + X-HTTP-Method: MERGE, in batches too. The legacy
+# client has no such path; it runs so that it meets the localhost name too. The Atom-era client
+# (tests/e2e/atom) is not run: its own URI check refuses "http://localhost:<port>/" ("The provided URI
+# ... is invalid") before sending anything, so it cannot be pointed at localhost at all.
 # TABLESTONE_E2E_LOCALHOST=1 is read by the three harnesses (tests/e2e/{python,js,legacy}).
+# Measured on the shared 2-core machine under a load average of ~18: python 487 s, js 91 s, legacy
+# 19 s; it is a second run of those suites, so it costs about what e2e-python + e2e-js + e2e-legacy cost.
 stage_e2e_localhost() {
   if [[ -n "${TABLESTONE_E2E_CONNECTION_STRING:-}" ]]; then note "skipped: needs a tablestone binary"; return 0; fi
   ensure_e2e_target || return 1
@@ -249,7 +253,7 @@ stage_e2e_localhost() {
   run_pytest e2e-localhost-python 900 "$ROOT/tests/e2e/python" || rc=1
   run_node_suite js-e2e || rc=1
   run_node_suite legacy-e2e --suite "$ROOT/tests/e2e/legacy" || rc=1
-  stage_e2e_atom || rc=1
+  note "atom client not run: it refuses a localhost URI itself"
   unset TABLESTONE_E2E_LOCALHOST
   return $rc
 }
