@@ -243,8 +243,8 @@ stage_e2e_atom() {
 # (tests/e2e/atom) is not run: its own URI check refuses "http://localhost:<port>/" ("The provided URI
 # ... is invalid") before sending anything, so it cannot be pointed at localhost at all.
 # TABLESTONE_E2E_LOCALHOST=1 is read by the three harnesses (tests/e2e/{python,js,legacy}).
-# Measured on the shared 2-core machine under a load average of ~18: python 487 s, js 91 s, legacy
-# 19 s; it is a second run of those suites, so it costs about what e2e-python + e2e-js + e2e-legacy cost.
+# A second run of those suites, so it costs about what e2e-python + e2e-js + e2e-legacy cost: 176 s
+# for the whole stage (529 passed) on the shared 2-core machine at a load average of ~13.
 stage_e2e_localhost() {
   if [[ -n "${TABLESTONE_E2E_CONNECTION_STRING:-}" ]]; then note "skipped: needs a tablestone binary"; return 0; fi
   ensure_e2e_target || return 1
