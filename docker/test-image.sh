@@ -19,6 +19,7 @@
 #   TABLESTONE_IMAGE_JOBS    compile jobs inside the image build (default 2)
 #   TABLESTONE_IMAGE_KEEP=1  keep the image afterwards
 #   TABLESTONE_IMAGE_SUITES  e2e suites to run: "python js" (default), or "" for none
+#   TABLESTONE_IMAGE_DROPIN=0  skip the drop-in checks for Azurite's harnesses (docker/test-dropin.sh)
 # With podman, the sandbox setup script ../shared/tools/container-env.sh (beside the repository) is
 # sourced when present: it installs and configures Podman and provides a local debian:bookworm-slim.
 #
@@ -35,7 +36,7 @@ prebuilt=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --prebuilt) prebuilt="${2:?--prebuilt needs a .deb}"; shift 2 ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) echo "test-image.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -71,7 +72,11 @@ VOLUME="tablestone-test-$RUN_ID"
 NAME="tablestone-test-$RUN_ID"
 WORK="$(mktemp -d /tmp/tablestone-image-test.XXXXXX)"
 
+# The drop-in checks for Azurite's harnesses (issue 33): dropin_checks, dropin_cleanup.
+source "$ROOT/docker/test-dropin.sh"
+
 cleanup() {
+  dropin_cleanup
   "$CLI" rm -f "$NAME" >/dev/null 2>&1
   "$CLI" volume rm -f "$VOLUME" >/dev/null 2>&1
   [[ "${TABLESTONE_IMAGE_KEEP:-0}" == 1 ]] || "$CLI" rmi -f "$TAG" >/dev/null 2>&1
@@ -277,4 +282,5 @@ fi
 if persistence check; then pass "data written before stop is there after restart"; else fail "data after restart"; fi
 "$CLI" stop -t 30 "$NAME" >/dev/null 2>&1
 
+[[ "${TABLESTONE_IMAGE_DROPIN:-1}" == 1 ]] && dropin_checks
 finish

@@ -33,7 +33,8 @@ FUZZ_PKGS=(clang libclang-rt-14-dev)
 # on these machines; ../shared/tools/container-env.sh configures it and makes the base image with
 # debootstrap).
 # Installed with their recommended packages, as container-env.sh installs them.
-IMAGE_PKGS=(podman buildah runc debootstrap netcat-openbsd)
+# podman-compose runs the compose-file check of docker/test-image.sh (issue 33).
+IMAGE_PKGS=(podman buildah runc debootstrap netcat-openbsd podman-compose)
 
 want_tests=1 want_bench=0 want_fuzz=0 want_npm=1 want_ui=1 want_image=1
 for arg in "$@"; do
@@ -129,4 +130,6 @@ if (( want_npm )); then
   npm_ci_if_changed "$ROOT/tests/e2e/legacy" "azure-storage"
   npm_ci_if_changed "$ROOT/tests/e2e/atom" "azure-storage-legacy"
   (( want_ui )) && npm_ci_if_changed "$ROOT/tests/e2e/ui" "playwright-core"
+  # Azurite's Testcontainers module, run against the image by docker/test-image.sh (issue 33).
+  (( want_image )) && npm_ci_if_changed "$ROOT/tests/e2e/containers" "@testcontainers/azurite"
 fi

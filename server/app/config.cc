@@ -580,7 +580,7 @@ Environment ProcessEnvironment() {
     size_t eq = entry.find('=');
     if (eq == std::string_view::npos) continue;
     std::string_view name = entry.substr(0, eq);
-    if (name.rfind("TABLESTONE_", 0) == 0 || name == "AZURITE_ACCOUNTS") {
+    if (name.rfind("TABLESTONE_", 0) == 0 || name == "AZURITE_ACCOUNTS" || name == "AZURITE_SKIP_API_VERSION_CHECK") {
       env.emplace(std::string(name), std::string(entry.substr(eq + 1)));
     }
   }

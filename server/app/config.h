@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "server/api/api_options.h"
@@ -95,6 +96,16 @@ struct Config {
   uint64_t table_being_deleted_ms = 40'000;
   uint64_t realistic_latency_ms = 0;
 
+  // Azurite's Blob and Queue ports, served only when the program runs as
+  // `azurite` (Personality::kAzurite): there api/sibling_ports.h answers the
+  // readiness listings and refuses the rest. Set by --blobHost/--blobPort/
+  // --queueHost/--queuePort (no file key or variable: Azurite has none either).
+  bool sibling_ports = false;
+  std::string blob_host = "127.0.0.1";
+  uint16_t blob_port = 10000;
+  std::string queue_host = "127.0.0.1";
+  uint16_t queue_port = 10001;
+
   // Which file was read, if any (for the startup log).
   std::string config_file;
 
@@ -108,6 +119,23 @@ using Environment = std::map<std::string, std::string>;
 
 // The variables of this process that the configuration may read.
 Environment ProcessEnvironment();
+
+// The name the program was started under (docs/migrating-from-azurite.md).
+//   kTablestone   `tablestone`: the Table service; Azurite's Blob/Queue flags
+//                 are accepted and ignored with a warning.
+//   kAzuriteTable `azurite-table`: the same, under Azurite's name.
+//   kAzurite      `azurite`: the Table service plus the Blob and Queue ports
+//                 (Config::sibling_ports), readiness lines as Azurite prints them.
+enum class Personality { kTablestone, kAzurite, kAzuriteTable };
+
+// The personality of a process started as `argv0` with `args`: the base name
+// of argv0 (a link named azurite or azurite-table), or a first argument
+// `azurite`, `azurite-table` or `tablestone`, which is then removed from
+// `args` (an image whose entrypoint is tablestone given the command line
+// `azurite --blobHost ...`, as compose files and Testcontainers-Java write
+// it). `azurite-blob` or `azurite-queue` (either way) sets `refused` to the
+// message to print: this server has no Blob or Queue service to start alone.
+Personality DetectPersonality(std::string_view argv0, std::vector<std::string>* args, std::string* refused);
 
 // What LoadConfig decided.
 struct LoadResult {
@@ -124,7 +152,10 @@ struct LoadResult {
 
 // Builds the Config from all sources. `args` excludes the program name.
 // Errors: exit code 2 and a message naming the key, variable or flag.
-LoadResult LoadConfig(const std::vector<std::string>& args, const Environment& env);
+// `personality` decides whether --blobHost/--blobPort/--queueHost/--queuePort
+// configure the sibling ports (kAzurite) or are ignored with a warning.
+LoadResult LoadConfig(const std::vector<std::string>& args, const Environment& env,
+                      Personality personality = Personality::kTablestone);
 
 // Parses "name:key1[:key2];name2:key1" (AZURITE_ACCOUNTS). Empty entries
 // (e.g. a trailing ';') are skipped. On error returns false and sets `error`.

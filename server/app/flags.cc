@@ -2,14 +2,16 @@
 //
 // Flag syntax: "--name value", "--name=value", "-x value"; a boolean flag
 // alone means true and takes an explicit value only as "--name=false".
-// Flags named like Azurite's table flags behave like them (HTTPS with
-// --cert/--key/--pwd and bearer tokens with --oauth among them); Azurite flags
-// that do not apply here (the blob and queue services, telemetry, ...) are
-// accepted with a warning and ignored (IgnoredFlags below), so existing launch
-// scripts keep working.
+// Flags named like Azurite's behave like them (docs/migrating-from-azurite.md):
+// its Table, TLS and OAuth flags configure the Table service; --blobHost,
+// --blobPort, --queueHost and --queuePort place the Blob and Queue ports when
+// the program runs as `azurite` and are ignored with a warning otherwise;
+// --disableTelemetry and --extentMemoryLimit are accepted without effect
+// (tablestone sends no telemetry and keeps no blob or queue content).
 #include <algorithm>
 #include <optional>
 #include <sstream>
+#include <utility>
 
 #include "server/app/config.h"
 #include "server/app/settings.h"
@@ -102,8 +104,49 @@ constexpr IgnoredFlag kIgnoredFlags[] = {
     {"--blobHost", true},          {"--blobPort", true},
     {"--queueHost", true},         {"--queuePort", true},
     {"--blobKeepAliveTimeout", true}, {"--queueKeepAliveTimeout", true},
-    {"--extentMemoryLimit", true}, {"--disableTelemetry", false},
 };
+
+// The Blob and Queue ports' flags, which take effect under Personality::kAzurite
+// (and are in kIgnoredFlags otherwise). Values are checked like the Table's
+// own --tableHost/--tablePort.
+struct SiblingFlag {
+  std::string_view name;
+  std::string_view like;  // the setting whose checks apply: listen.host or listen.port
+  void (*set)(Config& config, const Value& value);
+};
+const SiblingFlag kSiblingFlags[] = {
+    {"--blobHost", "listen.host", [](Config& c, const Value& v) { c.blob_host = std::get<std::string>(v); }},
+    {"--blobPort", "listen.port",
+     [](Config& c, const Value& v) { c.blob_port = static_cast<uint16_t>(std::get<uint64_t>(v)); }},
+    {"--queueHost", "listen.host", [](Config& c, const Value& v) { c.queue_host = std::get<std::string>(v); }},
+    {"--queuePort", "listen.port",
+     [](Config& c, const Value& v) { c.queue_port = static_cast<uint16_t>(std::get<uint64_t>(v)); }},
+};
+
+const SiblingFlag* FindSibling(std::string_view name) {
+  for (const auto& f : kSiblingFlags) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+// Azurite's --extentMemoryLimit: megabytes (a decimal number, at least 0) of
+// blob and queue content kept in memory. Checked as Azurite checks it; there
+// is no such content here, so it changes nothing.
+bool ValidExtentMemoryLimit(const std::string& text) {
+  if (text.empty() || text.size() > 32) return false;
+  size_t digits = 0, dots = 0;
+  for (char c : text) {
+    if (c >= '0' && c <= '9') {
+      ++digits;
+    } else if (c == '.') {
+      ++dots;
+    } else {
+      return false;
+    }
+  }
+  return digits > 0 && dots <= 1;
+}
 
 const Flag* FindFlag(std::string_view name) {
   for (const auto& f : Flags()) {
@@ -197,15 +240,25 @@ std::string HelpText() {
   out << "\nAccounts: AZURITE_ACCOUNTS=\"name:key1[:key2];name2:key1\" replaces the account list "
          "(default: "
       << kDevAccountName << " with the well-known emulator key). Config: accounts\n";
+  out << "\nStarted as `azurite` (a link to tablestone, or a first argument `azurite`), tablestone also\n"
+         "listens on Azurite's Blob and Queue ports, which answer only the empty container and queue\n"
+         "listings of readiness checks (docs/migrating-from-azurite.md):\n";
+  line("--blobHost HOST, --blobPort N", "Blob port. Default: 127.0.0.1, 10000.");
+  line("--queueHost HOST, --queuePort N", "Queue port. Default: 127.0.0.1, 10001.");
+  out << "Started as `tablestone` or `azurite-table`, those four flags are ignored with a warning.\n";
+  out << "\nAccepted for Azurite compatibility without effect: --disableTelemetry (tablestone sends no\n"
+         "telemetry), --extentMemoryLimit MB (there is no blob or queue content to hold).\n"
+         "Env: AZURITE_SKIP_API_VERSION_CHECK=true is --skipApiVersionCheck, as in Azurite.\n";
   out << "\nAccepted for Azurite compatibility and ignored (with a warning):";
   for (const auto& f : kIgnoredFlags) out << " " << f.name;
   out << "\n";
   return out.str();
 }
 
-LoadResult LoadConfig(const std::vector<std::string>& args, const Environment& env) {
+LoadResult LoadConfig(const std::vector<std::string>& args, const Environment& env, Personality personality) {
   LoadResult result;
   std::vector<FlagUse> uses;
+  std::vector<std::pair<const SiblingFlag*, std::string>> sibling_uses;
   std::optional<std::string> config_path;
 
   // Pass 1: split the command line. Nothing is applied yet because the
@@ -246,6 +299,24 @@ LoadResult LoadConfig(const std::vector<std::string>& args, const Environment& e
       if (!take_value(&config_path)) return Fail("flag --config needs a value (a JSON file)");
       continue;
     }
+    if (name == "--disableTelemetry") {
+      if (inline_value) return Fail("flag " + name + " takes no value");
+      continue;
+    }
+    if (name == "--extentMemoryLimit") {
+      std::optional<std::string> limit;
+      if (!take_value(&limit)) return Fail("flag " + name + " needs a value");
+      if (!ValidExtentMemoryLimit(*limit)) {
+        return Fail("flag " + name + " '" + *limit + "' must be a number of megabytes, 0 or more");
+      }
+      continue;
+    }
+    if (const SiblingFlag* sibling = FindSibling(name); sibling != nullptr && personality == Personality::kAzurite) {
+      std::optional<std::string> value;
+      if (!take_value(&value)) return Fail("flag " + name + " needs a value");
+      sibling_uses.emplace_back(sibling, *value);
+      continue;
+    }
     if (const IgnoredFlag* ignored = FindIgnored(name)) {
       std::optional<std::string> unused;
       if (ignored->takes_value && !take_value(&unused)) return Fail("flag " + name + " needs a value");
@@ -283,6 +354,11 @@ LoadResult LoadConfig(const std::vector<std::string>& args, const Environment& e
   // 3. Environment.
   for (const auto& [name, value] : env) {
     if (name == "TABLESTONE_CONFIG") continue;
+    if (name == "AZURITE_SKIP_API_VERSION_CHECK") {
+      // Azurite's reading: exactly "true" turns the check off; anything else leaves it.
+      if (value == "true") config.skip_api_version_check = true;
+      continue;
+    }
     if (name == "AZURITE_ACCOUNTS") {
       if (value.empty()) continue;
       std::string error;
@@ -330,8 +406,48 @@ LoadResult LoadConfig(const std::vector<std::string>& args, const Environment& e
     setting->set(config, parsed);
   }
 
+  for (const auto& [flag, text] : sibling_uses) {
+    Value parsed;
+    std::string why;
+    if (!internal::ParseText(*internal::FindSettingByPath(flag->like), text, &parsed, &why)) {
+      return Fail("flag " + std::string(flag->name) + " '" + text + "' " + why);
+    }
+    flag->set(config, parsed);
+  }
+  config.sibling_ports = personality == Personality::kAzurite;
+
   result.config = std::move(config);
   return result;
+}
+
+Personality DetectPersonality(std::string_view argv0, std::vector<std::string>* args, std::string* refused) {
+  auto personality_of = [refused](std::string_view name, Personality* out) {
+    if (name == "azurite") {
+      *out = Personality::kAzurite;
+    } else if (name == "azurite-table") {
+      *out = Personality::kAzuriteTable;
+    } else if (name == "tablestone") {
+      *out = Personality::kTablestone;
+    } else if (name == "azurite-blob" || name == "azurite-queue") {
+      *refused = "tablestone: '" + std::string(name) +
+                 "' is not available: tablestone provides the Azure Table service only. Run Azurite's own "
+                 "image (mcr.microsoft.com/azure-storage/azurite) for Blob and Queue storage, or start "
+                 "`azurite` or `azurite-table` here for the Table service.";
+      *out = Personality::kTablestone;
+    } else {
+      return false;
+    }
+    return true;
+  };
+  refused->clear();
+  Personality personality = Personality::kTablestone;
+  size_t slash = argv0.rfind('/');
+  std::string_view base = slash == std::string_view::npos ? argv0 : argv0.substr(slash + 1);
+  personality_of(base, &personality);
+  if (refused->empty() && !args->empty() && personality_of((*args)[0], &personality)) {
+    args->erase(args->begin());
+  }
+  return personality;
 }
 
 }  // namespace tablestone::app

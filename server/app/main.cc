@@ -25,10 +25,18 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);  // a peer that vanished is an error code, not a signal
 
   std::vector<std::string> args(argv + 1, argv + argc);
+  // `azurite ...` / `azurite-table ...` (a link's name or a first argument):
+  // Azurite's command lines, config.h.
+  std::string refused;
+  const Personality personality = DetectPersonality(argc > 0 ? argv[0] : "tablestone", &args, &refused);
+  if (!refused.empty()) {
+    std::fprintf(stderr, "%s\n", refused.c_str());
+    return kExitBadConfig;
+  }
   // `tablestone export ...` and the other data subcommands; everything else
   // is the server's command line, parsed as before.
-  if (IsToolCommand(args)) return RunToolCommand(args, stdout, stderr);
-  LoadResult loaded = LoadConfig(args, ProcessEnvironment());
+  if (personality == Personality::kTablestone && IsToolCommand(args)) return RunToolCommand(args, stdout, stderr);
+  LoadResult loaded = LoadConfig(args, ProcessEnvironment(), personality);
   if (loaded.action == LoadResult::Action::kExit) {
     FILE* stream = loaded.exit_code == 0 ? stdout : stderr;
     std::fputs(loaded.output.c_str(), stream);

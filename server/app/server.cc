@@ -3,7 +3,9 @@
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -12,6 +14,7 @@
 
 #include "server/api/api_handler.h"
 #include "server/api/metrics.h"
+#include "server/api/sibling_ports.h"
 #include "server/api/trace.h"
 #include "server/faults/fault_rules.h"
 #include "server/http/listener.h"
@@ -137,8 +140,11 @@ bool Server::Start(std::string* error) {
     *error = "--oauth basic needs HTTPS (--cert): SDKs send bearer tokens over https only";
     tls_failed = true;
   }
+  const http::HttpOptions table_options = http_options;
   listener_ = std::make_unique<http::Listener>(std::move(http_options), *handler_);
-  if (tls_failed || !listener_->Start(error)) {
+  if (tls_failed || !listener_->Start(error) || (config_.sibling_ports && !StartSiblingPorts(table_options, error))) {
+    blob_listener_.reset();
+    queue_listener_.reset();
     listener_.reset();
     handler_.reset();
     (void)engine_->Close();
@@ -157,8 +163,67 @@ bool Server::Start(std::string* error) {
                  config_.config_file.empty() ? std::string() : ", config " + config_.config_file,
                  listener_->threads(), config_.durability, millis);
   if (config_.ui) AppLog()->info("data browser at {}/_tablestone/ui/ (docs/ui.md; --noUi turns it off)", url());
+  if (config_.sibling_ports) AnnounceLikeAzurite();
   return true;
 }
+
+namespace {
+
+std::string UrlOf(const std::string& host, uint16_t port, bool tls) {
+  std::string shown = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+  return std::string(tls ? "https://" : "http://") + shown + ":" + std::to_string(port);
+}
+
+}  // namespace
+
+bool Server::StartSiblingPorts(const http::HttpOptions& table_options, std::string* error) {
+  std::vector<std::string> accounts;
+  for (const api::AccountKeys& account : config_.accounts) accounts.push_back(account.name);
+  auto start = [&](api::SiblingService service, const std::string& host, uint16_t port,
+                   std::unique_ptr<http::RequestHandler>* handler, std::unique_ptr<http::Listener>* listener) {
+    *handler = std::make_unique<api::SiblingPortHandler>(api::SiblingPortOptions{service, accounts, url()});
+    http::HttpOptions options = table_options;  // same TLS, timeouts and header limit as the Table port
+    options.address = host;
+    options.port = port;
+    options.threads = 1;           // empty listings and refusals: one thread is plenty
+    options.body_limit = 64 * 1024;  // only bodiless list calls are admitted (AdmitHeaders)
+    options.max_connections = std::min<size_t>(options.max_connections, 1024);
+    options.counters = nullptr;    // the metrics route counts the Table service's traffic
+    *listener = std::make_unique<http::Listener>(std::move(options), **handler);
+    return (*listener)->Start(error);
+  };
+  return start(api::SiblingService::kBlob, config_.blob_host, config_.blob_port, &blob_handler_, &blob_listener_) &&
+         start(api::SiblingService::kQueue, config_.queue_host, config_.queue_port, &queue_handler_,
+               &queue_listener_);
+}
+
+void Server::AnnounceLikeAzurite() const {
+  // Harnesses wait for these lines (Testcontainers matches ".*Blob service is
+  // successfully listening.*" and so on; Testcontainers-Rust the whole Table
+  // line), so they are Azurite's text exactly, on stdout, unformatted.
+  const bool tls = !config_.cert.empty();
+  const std::string blob = UrlOf(config_.blob_host, blob_port(), tls);
+  const std::string queue = UrlOf(config_.queue_host, queue_port(), tls);
+  const std::string table = url();
+  std::string text;
+  for (const auto& [name, at] : {std::pair<const char*, const std::string&>{"Blob", blob},
+                                 std::pair<const char*, const std::string&>{"Queue", queue},
+                                 std::pair<const char*, const std::string&>{"Table", table}}) {
+    text += std::string("Azurite ") + name + " service is starting at " + at + "\n";
+    text += std::string("Azurite ") + name + " service is successfully listening at " + at + "\n";
+  }
+  std::string version = VersionText();  // "tablestone X.Y.Z\n"
+  while (!version.empty() && version.back() == '\n') version.pop_back();
+  text += "This is " + version + ", which serves the Azure Table service only (" + table +
+          "); the Blob (" + blob + ") and Queue (" + queue +
+          ") ports answer empty container and queue listings for readiness checks and refuse every other request "
+          "(docs/migrating-from-azurite.md).\n";
+  std::fputs(text.c_str(), stdout);
+  std::fflush(stdout);
+}
+
+uint16_t Server::blob_port() const { return blob_listener_ ? blob_listener_->port() : 0; }
+uint16_t Server::queue_port() const { return queue_listener_ ? queue_listener_->port() : 0; }
 
 void Server::Stop() {
   if (!running_) return;
@@ -168,12 +233,18 @@ void Server::Stop() {
   auto begin = std::chrono::steady_clock::now();
   // No new requests; those in flight finish (or are force-closed after the
   // drain timeout); the I/O threads are joined, their io_contexts kept.
+  if (blob_listener_) blob_listener_->Stop();
+  if (queue_listener_) queue_listener_->Stop();
   listener_->Stop();
   // The engine's executor next: work still running finishes, queued work is
   // answered 503; their answers are posted to the (stopped) io_contexts,
   // which therefore must outlive it, as must the handler the tasks call.
   Status status = engine_->Close();
   if (!status.ok()) log->error("closing the data directory failed: {}", status.ToString());
+  blob_listener_.reset();
+  queue_listener_.reset();
+  blob_handler_.reset();
+  queue_handler_.reset();
   listener_.reset();
   handler_.reset();
   engine_.reset();

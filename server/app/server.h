@@ -27,6 +27,7 @@ class Metrics;
 class TraceWriter;
 }
 namespace tablestone::http {
+struct HttpOptions;
 class Listener;
 class RequestHandler;
 }  // namespace tablestone::http
@@ -55,6 +56,9 @@ class Server {
   uint16_t port() const;
   // "http://127.0.0.1:10002"
   std::string url() const;
+  // The Blob and Queue ports (Config::sibling_ports; 0 when not serving them).
+  uint16_t blob_port() const;
+  uint16_t queue_port() const;
   const Config& config() const { return config_; }
 
  private:
@@ -64,7 +68,13 @@ class Server {
   std::unique_ptr<storage::Engine> engine_;
   std::unique_ptr<http::RequestHandler> handler_;
   std::unique_ptr<http::Listener> listener_;
+  // Config::sibling_ports: Azurite's Blob and Queue ports (api/sibling_ports.h).
+  std::unique_ptr<http::RequestHandler> blob_handler_, queue_handler_;
+  std::unique_ptr<http::Listener> blob_listener_, queue_listener_;
   bool running_ = false;
+
+  bool StartSiblingPorts(const http::HttpOptions& table_options, std::string* error);
+  void AnnounceLikeAzurite() const;
 };
 
 }  // namespace tablestone::app

@@ -24,6 +24,18 @@ const MINIMAL = "application/json;odata=minimalmetadata";
 const NOMETA = "application/json;odata=nometadata";
 const FULL = "application/json;odata=fullmetadata";
 const TARGET_KIND = (process.env.TABLESTONE_E2E_TARGET || "tablestone").trim().toLowerCase();
+// TABLESTONE_E2E_LOCALHOST=1: the managed server is addressed as http://localhost:<port>/<account>,
+// the shape of every port a container harness maps, with an account other than devstoreaccount1
+// (a second one, added through AZURITE_ACCOUNTS): @azure/data-tables then takes its Cosmos DB path
+// (isCosmosEndpoint: localhost, and a path that is not /devstoreaccount1), which sends PATCH as POST
+// with X-HTTP-Method: MERGE, also inside batches. scripts/test.sh runs the suite once that way.
+const LOCAL_SHAPE = process.env.TABLESTONE_E2E_LOCALHOST === "1";
+const LOCAL_SHAPE_ACCOUNT = "localshape1";
+if (LOCAL_SHAPE && !process.env.TABLESTONE_E2E_CONNECTION_STRING) {
+  // Inherited by every server this process starts (the SDK reads only the first name, which is not
+  // part of "localhost", so its Cosmos detection is unchanged).
+  process.env.AZURITE_ACCOUNTS = `${ACCOUNT}:${ACCOUNT_KEY};${LOCAL_SHAPE_ACCOUNT}:${ACCOUNT_KEY}`;
+}
 
 class Target {
   // extraArgs: more flags for a managed server (e.g. --adminApi).
@@ -46,9 +58,9 @@ class Target {
       const port = await freePort();
       this.server = new ManagedServer(binary, data, port, path.join(this.tmp, "server.log"), extraArgs);
       await this.server.start();
-      this.account = ACCOUNT;
+      this.account = LOCAL_SHAPE ? LOCAL_SHAPE_ACCOUNT : ACCOUNT;
       this.key = ACCOUNT_KEY;
-      this.endpoint = `http://127.0.0.1:${port}/${ACCOUNT}`;
+      this.endpoint = `http://${LOCAL_SHAPE ? "localhost" : "127.0.0.1"}:${port}/${this.account}`;
       this.managed = true;
     }
     const u = new URL(this.endpoint);

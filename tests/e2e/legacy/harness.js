@@ -31,7 +31,9 @@ class LegacyTarget {
       const port = await freePort();
       this.server = new ManagedServer(serverBinary(), path.join(this.tmp, "data"), port, path.join(this.tmp, "server.log"));
       await this.server.start();
-      Object.assign(this, { account: ACCOUNT, key: ACCOUNT_KEY, endpoint: `http://127.0.0.1:${port}/${ACCOUNT}` });
+      // TABLESTONE_E2E_LOCALHOST=1: addressed as localhost, the shape of a port a container harness maps.
+      const host = process.env.TABLESTONE_E2E_LOCALHOST === "1" ? "localhost" : "127.0.0.1";
+      Object.assign(this, { account: ACCOUNT, key: ACCOUNT_KEY, endpoint: `http://${host}:${port}/${ACCOUNT}` });
     }
     // The SDK takes the path-style endpoint (IP host + account segment) from TableEndpoint as is.
     this.connectionString = `DefaultEndpointsProtocol=http;AccountName=${this.account};` +

@@ -130,7 +130,7 @@ test("realistic paging: every row once through empty pages and PartitionKey-only
     }
     await t.submitTransaction(ops);
   }
-  const on = await faults("POST", { enabled: true, account: ACCOUNT, table: t.tableName }, { op: "faults/realistic" });
+  const on = await faults("POST", { enabled: true, account: target.t.account, table: t.tableName }, { op: "faults/realistic" });
   assert.equal(on.status, 200);
   const got = [];
   let empty = 0;
@@ -145,7 +145,7 @@ test("realistic paging: every row once through empty pages and PartitionKey-only
       if (!token.nextRowKey) pkOnly++;
     }
   }
-  await faults("POST", { enabled: false, account: ACCOUNT, table: t.tableName }, { op: "faults/realistic" });
+  await faults("POST", { enabled: false, account: target.t.account, table: t.tableName }, { op: "faults/realistic" });
   assert.deepEqual(got, expected);
   assert.ok(pages >= 3, `pages: ${pages}`);
   assert.ok(empty > 0, "an empty page with a token");
@@ -154,7 +154,7 @@ test("realistic paging: every row once through empty pages and PartitionKey-only
 
 test("realistic: a deleted table's name answers 409 TableBeingDeleted for the window", { skip: !managed }, async () => {
   const name = uniqueTableName("d");
-  await faults("POST", { enabled: true, account: ACCOUNT, table: name }, { op: "faults/realistic" });
+  await faults("POST", { enabled: true, account: target.t.account, table: name }, { op: "faults/realistic" });
   await service().createTable(name);
   await service().deleteTable(name);
   await rejectsWith(service().createTable(name), 409, "TableBeingDeleted");

@@ -23,7 +23,7 @@ function scrape(port) {
       res.on("data", (c) => (body += c));
       res.on("end", () => {
         const value = (name) => {
-          const line = body.split("\n").find((l) => l.startsWith(`${name}{account="${ACCOUNT}"} `));
+          const line = body.split("\n").find((l) => l.startsWith(`${name}{account="${target.t.account}"} `));
           return line === undefined ? undefined : Number(line.split(" ")[1]);
         };
         resolve({ tables: value("tablestone_tables"), entities: value("tablestone_entities") });

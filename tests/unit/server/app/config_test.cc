@@ -180,9 +180,14 @@ TEST(ConfigTest, BadFlagsAreRefused) {
 TEST(ConfigTest, AzuriteFlagsMapOrAreIgnoredWithWarning) {
   LoadResult r = Load({"--blobHost", "0.0.0.0", "--blobPort", "10000", "--disableTelemetry", "-l", "/tmp/x",
                        "-L", "--inMemoryPersistence", "-s", "-d", "/tmp/debug.log", "--skipApiVersionCheck",
-                       "--disableProductStyleUrl", "--tableHost", "localhost", "--tableKeepAliveTimeout", "5"});
+                       "--disableProductStyleUrl", "--tableHost", "localhost", "--tableKeepAliveTimeout", "5",
+                       "--extentMemoryLimit", "50"});
   ASSERT_EQ(r.action, LoadResult::Action::kRun) << r.output;
-  EXPECT_EQ(r.warnings.size(), 3u);
+  // The Blob flags warn (not started as `azurite`); --disableTelemetry and
+  // --extentMemoryLimit have their Azurite meaning, which here is nothing to do.
+  EXPECT_EQ(r.warnings.size(), 2u);
+  EXPECT_FALSE(r.config.sibling_ports);
+  EXPECT_EQ(r.config.blob_host, "127.0.0.1");
   EXPECT_EQ(r.config.location, "/tmp/x");
   EXPECT_TRUE(r.config.loose);
   EXPECT_TRUE(r.config.in_memory);
@@ -193,6 +198,82 @@ TEST(ConfigTest, AzuriteFlagsMapOrAreIgnoredWithWarning) {
   EXPECT_EQ(r.config.host, "127.0.0.1");  // localhost normalised
   EXPECT_EQ(r.config.idle_timeout_ms, 5000u);
   EXPECT_EQ(r.config.port, 10002);  // --blobPort did not touch the table port
+}
+
+TEST(ConfigTest, StartedAsAzuriteTheBlobAndQueueFlagsPlaceTheSiblingPorts) {
+  // Testcontainers' command line (entrypoint azurite).
+  LoadResult r = LoadConfig({"--blobHost", "0.0.0.0", "--blobPort", "20000", "--queueHost", "localhost",
+                             "--queuePort=20001", "--tableHost", "0.0.0.0", "--inMemoryPersistence",
+                             "--extentMemoryLimit", "12.5"},
+                            {}, Personality::kAzurite);
+  ASSERT_EQ(r.action, LoadResult::Action::kRun) << r.output;
+  EXPECT_TRUE(r.warnings.empty());
+  EXPECT_TRUE(r.config.sibling_ports);
+  EXPECT_EQ(r.config.blob_host, "0.0.0.0");
+  EXPECT_EQ(r.config.blob_port, 20000);
+  EXPECT_EQ(r.config.queue_host, "127.0.0.1");  // localhost normalised, as --tableHost
+  EXPECT_EQ(r.config.queue_port, 20001);
+  EXPECT_EQ(r.config.port, 10002);
+  // Defaults are Azurite's.
+  LoadResult d = LoadConfig({}, {}, Personality::kAzurite);
+  EXPECT_TRUE(d.config.sibling_ports);
+  EXPECT_EQ(d.config.blob_port, 10000);
+  EXPECT_EQ(d.config.queue_port, 10001);
+  // azurite-table: the Table service only, the Blob flags warned about.
+  LoadResult t = LoadConfig({"--blobPort", "1"}, {}, Personality::kAzuriteTable);
+  EXPECT_FALSE(t.config.sibling_ports);
+  EXPECT_EQ(t.warnings.size(), 1u);
+  // Values are checked like the Table port's.
+  ExpectRefused(LoadConfig({"--blobPort", "65536"}, {}, Personality::kAzurite), "--blobPort '65536'");
+  ExpectRefused(LoadConfig({"--queueHost", "example.com"}, {}, Personality::kAzurite), "--queueHost");
+  ExpectRefused(LoadConfig({"--blobHost"}, {}, Personality::kAzurite), "--blobHost needs a value");
+  ExpectRefused(Load({"--extentMemoryLimit", "-1"}), "--extentMemoryLimit '-1'");
+  ExpectRefused(Load({"--extentMemoryLimit", "1e9"}), "megabytes");
+  ExpectRefused(Load({"--extentMemoryLimit"}), "needs a value");
+  ExpectRefused(Load({"--disableTelemetry=yes"}), "takes no value");
+}
+
+TEST(ConfigTest, AzuriteSkipApiVersionCheckVariableIsReadAsAzuriteReadsIt) {
+  EXPECT_TRUE(Load({}, {{"AZURITE_SKIP_API_VERSION_CHECK", "true"}}).config.skip_api_version_check);
+  // Only the exact text "true" turns the check off in Azurite.
+  for (const char* other : {"TRUE", "1", "yes", "", "false"}) {
+    LoadResult r = Load({}, {{"AZURITE_SKIP_API_VERSION_CHECK", other}});
+    ASSERT_EQ(r.action, LoadResult::Action::kRun) << r.output;
+    EXPECT_FALSE(r.config.skip_api_version_check) << other;
+  }
+  // Flags still win over the environment.
+  EXPECT_FALSE(Load({"--skipApiVersionCheck=false"}, {{"AZURITE_SKIP_API_VERSION_CHECK", "true"}})
+                   .config.skip_api_version_check);
+}
+
+TEST(ConfigTest, PersonalityFollowsTheProgramNameOrAFirstArgument) {
+  std::string refused;
+  Args args = {"--tablePort", "1"};
+  EXPECT_EQ(DetectPersonality("/usr/bin/azurite", &args, &refused), Personality::kAzurite);
+  EXPECT_EQ(args.size(), 2u);
+  EXPECT_EQ(DetectPersonality("azurite-table", &args, &refused), Personality::kAzuriteTable);
+  EXPECT_EQ(DetectPersonality("/usr/bin/tablestone", &args, &refused), Personality::kTablestone);
+  // An entrypoint of tablestone given Azurite's whole command line.
+  Args command = {"azurite", "-l", "/data", "--blobHost", "0.0.0.0"};
+  EXPECT_EQ(DetectPersonality("/usr/bin/tablestone", &command, &refused), Personality::kAzurite);
+  EXPECT_EQ(command, (Args{"-l", "/data", "--blobHost", "0.0.0.0"}));
+  Args table_only = {"azurite-table", "--loose"};
+  EXPECT_EQ(DetectPersonality("tablestone", &table_only, &refused), Personality::kAzuriteTable);
+  EXPECT_EQ(table_only, Args{"--loose"});
+  // Only the first argument counts; a flag value named azurite stays.
+  Args later = {"-l", "azurite"};
+  EXPECT_EQ(DetectPersonality("tablestone", &later, &refused), Personality::kTablestone);
+  EXPECT_EQ(later.size(), 2u);
+  EXPECT_TRUE(refused.empty());
+  // The Blob or Queue service alone cannot be started here: said plainly.
+  for (const char* name : {"azurite-blob", "azurite-queue"}) {
+    Args none;
+    DetectPersonality(std::string("/usr/local/bin/") + name, &none, &refused);
+    EXPECT_NE(refused.find("Table service only"), std::string::npos) << name;
+    Args first = {name};
+    DetectPersonality("tablestone", &first, &refused);
+    EXPECT_NE(refused.find(name), std::string::npos);
+  }
 }
 
 TEST(ConfigTest, BooleanFlagsTakeExplicitValuesOnlyWithEquals) {
