@@ -94,7 +94,7 @@ public class SasTests(ServerFixture fx)
         Assert.Equal("readers", policy.Id);
         Assert.Equal("r", policy.AccessPolicy.Permission);
 
-        var sas = new TableSasBuilder(table.Name, "", default) { Identifier = "readers" }.Sign(Cred);
+        var sas = new TableSasBuilder { TableName = table.Name, Identifier = "readers" }.Sign(Cred);
         var client = WithSas(table.Name, sas);
         Assert.Single(client.Query<TableEntity>());
         Denied(() => client.AddEntity(new TableEntity("p", "x")));

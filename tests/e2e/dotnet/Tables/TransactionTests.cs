@@ -29,8 +29,11 @@ public class TransactionTests(ServerFixture fx)
             new TableTransactionAction(TableTransactionActionType.UpsertReplace, new TableEntity("p", "ureplace") { ["d"] = 6 }),
         });
         Assert.Equal(6, response.Value.Count);
-        Assert.Equal(new[] { 201, 204, 204, 204, 204, 204 }, response.Value.Select(r => r.Status));
-        Assert.All(response.Value, r => Assert.False(string.IsNullOrEmpty(r.Headers.ETag?.ToString())) );
+        // The SDK sends Prefer: return-no-content with an Add, so every part is 204.
+        Assert.Equal(new[] { 204, 204, 204, 204, 204, 204 }, response.Value.Select(r => r.Status));
+        // Every part but the delete carries the row's new ETag.
+        Assert.All(response.Value.Where((_, i) => i != 1), r => Assert.False(string.IsNullOrEmpty(r.Headers.ETag?.ToString())));
+        Assert.Null(response.Value[1].Headers.ETag);
 
         var rows = table.Query<TableEntity>().ToDictionary(e => e.RowKey);
         Assert.Equal(new[] { "add", "merge", "replace", "umerge", "ureplace" }, rows.Keys.OrderBy(k => k, StringComparer.Ordinal));
@@ -112,7 +115,8 @@ public class TransactionTests(ServerFixture fx)
         var actions = Enumerable.Range(0, 100).Select(i => new TableTransactionAction(TableTransactionActionType.UpsertReplace,
             new TableEntity("p", $"{i:D3}") { ["a"] = big, ["b"] = big })).ToList();  // ~6 MB of JSON
         var e = Assert.ThrowsAny<RequestFailedException>(() => table.SubmitTransaction(actions));
-        Assert.Equal(413, e.Status);
+        Assert.True(e.Status == 413, "KNOWN FAILURE on main until the lingering-close fix (transport) lands: expected 413, got "
+            + $"status {e.Status} (0: the connection was reset under the client before it read the early answer): {e.Message}");
         Assert.Equal("RequestBodyTooLarge", e.ErrorCode);
         Assert.Empty(table.Query<TableEntity>());
     }
