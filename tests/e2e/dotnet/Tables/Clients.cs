@@ -17,6 +17,9 @@ public static class Clients
         return o;
     }
 
+    /// <summary>The localhost shape: the SDK takes localhost on a port other than 10002 for a Cosmos DB endpoint.</summary>
+    public static bool CosmosShape(TablestoneServer s) => s.Host == "localhost" && s.Port != 10002;
+
     public static TableServiceClient Service(TablestoneServer s, TableClientOptions? o = null) =>
         new(s.ConnectionString, o ?? Options());
 

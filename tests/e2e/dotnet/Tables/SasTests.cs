@@ -31,7 +31,20 @@ public class SasTests(ServerFixture fx)
         table.AddEntity(new TableEntity("p", "r") { ["v"] = 1 });
         Uri sasUri = table.GenerateSasUri(TableSasPermissions.Read, In1h);
         Assert.Contains("sig=", sasUri.Query);
-        var reader = new TableClient(sasUri, Clients.Options(0));
+        TableClient reader;
+        if (Clients.CosmosShape(_s))
+        {
+            // Client defect pinned (docs/compatibility-notes/e2e.md): in the Cosmos shape the SDK writes the
+            // account name twice into the SAS URI's path and the table name only into tn=; a TableClient made
+            // from that URI addresses a table named after the account. The SAS itself is sound.
+            Assert.Equal($"/{TablestoneServer.Account}/{TablestoneServer.Account}", sasUri.AbsolutePath);
+            Assert.Equal(TablestoneServer.Account, new TableClient(sasUri).Name);
+            reader = WithSas(table.Name, sasUri.Query.TrimStart('?'));
+        }
+        else
+        {
+            reader = new TableClient(sasUri, Clients.Options(0));
+        }
         Assert.Equal(1, reader.GetEntity<TableEntity>("p", "r").Value.GetInt32("v"));
         Assert.Single(reader.Query<TableEntity>());
         Denied(() => reader.AddEntity(new TableEntity("p", "w")));
@@ -111,7 +124,17 @@ public class SasTests(ServerFixture fx)
         var name = Names.Unique();
         var sasUri = service.GenerateSasUri(TableAccountSasPermissions.Read | TableAccountSasPermissions.List | TableAccountSasPermissions.Write
             | TableAccountSasPermissions.Add, TableAccountSasResourceTypes.All, In1h);
-        var viaSas = new TableServiceClient(sasUri, Clients.Options(0));
+        TableServiceClient viaSas;
+        if (Clients.CosmosShape(_s))
+        {
+            // The same client defect as in GenerateSasUri_ReadOnly: the account name twice in the path.
+            Assert.Equal($"/{TablestoneServer.Account}/{TablestoneServer.Account}", sasUri.AbsolutePath);
+            viaSas = new TableServiceClient(_s.Endpoint, new AzureSasCredential(sasUri.Query.TrimStart('?')), Clients.Options(0));
+        }
+        else
+        {
+            viaSas = new TableServiceClient(sasUri, Clients.Options(0));
+        }
         viaSas.CreateTable(name);
         var table = viaSas.GetTableClient(name);
         table.AddEntity(new TableEntity("p", "r"));
