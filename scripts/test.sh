@@ -264,8 +264,7 @@ stage_e2e_dotnet() {
     fi
     for shape in 127.0.0.1 localhost; do
       log="$WORK/$name-$shape.log"
-      TABLESTONE_E2E_HOST="$shape" timeout 900 dotnet test "$ROOT/tests/e2e/$proj" --no-build -nologo \
-        --logger "console;verbosity=normal" 2>&1 | tee "$log" | grep -E '^\s+(Failed|Skipped) |Passed!|Failed!|error' || true
+      TABLESTONE_E2E_HOST="$shape" timeout 900 dotnet test "$ROOT/tests/e2e/$proj" --no-build -nologo 2>&1 | tee "$log" | grep -E '^\s+(Failed|Skipped) |Passed!|Failed!|error' || true
       counts="$(dotnet_summary "$log")"
       if [[ -z "$counts" ]]; then record_failure "e2e-dotnet: $proj ($shape) produced no summary"; rc=1; continue; fi
       read -r p f s <<<"$counts"
