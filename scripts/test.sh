@@ -20,7 +20,7 @@ set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-DEFAULT_STAGES=(headers unit e2e-python e2e-js e2e-legacy e2e-atom e2e-localhost ui image reliability fuzz asan)
+DEFAULT_STAGES=(headers unit e2e-python e2e-js e2e-legacy e2e-atom e2e-dotnet e2e-localhost ui image reliability fuzz asan)
 
 USER_BIN="${TABLESTONE_BIN:-}"  # e2e against an existing binary (skips the build for those stages)
 BUILD_TYPE="${TABLESTONE_TEST_BUILD:-RelWithDebInfo}"
@@ -255,6 +255,50 @@ stage_e2e_localhost() {
   run_node_suite legacy-e2e --suite "$ROOT/tests/e2e/legacy" || rc=1
   note "atom client not run: it refuses a localhost URI itself"
   unset TABLESTONE_E2E_LOCALHOST
+  return $rc
+}
+
+# ---- e2e-dotnet (issue 34) ----
+# The .NET suites: tests/e2e/dotnet/Tables (Azure.Data.Tables 12.13.0), tests/e2e/dotnet/Legacy
+# (WindowsAzure.Storage 9.3.3, Microsoft.Azure.Cosmos.Table 1.0.8) and tests/e2e/orleans (an Orleans
+# 10.4.2 cluster keeping its membership, grain state and reminders in tablestone). Each project is
+# restored (from nuget.org, tests/e2e/*/nuget.config) and built once, then run in two shapes: the
+# clients on 127.0.0.1, then on localhost (TABLESTONE_E2E_HOST=localhost) on a port other than 10002,
+# where the Azure SDK takes the endpoint for a Cosmos DB Table endpoint. Every test starts its own
+# servers from TABLESTONE_BIN. No dotnet on the machine: skipped with one line, a failure under CI=true.
+dotnet_summary() {  # dotnet_summary LOG -> "PASSED FAILED SKIPPED" from VSTest's closing line, or nothing
+  sed -nE 's/^.*(Passed|Failed)! +- +Failed: +([0-9]+), +Passed: +([0-9]+), +Skipped: +([0-9]+), +Total.*$/\3 \2 \4/p' "$1" | tail -1
+}
+
+stage_e2e_dotnet() {
+  if ! command -v dotnet >/dev/null 2>&1; then
+    if [[ "${CI:-}" == true ]]; then record_failure "e2e-dotnet: dotnet not found (the .NET 10 SDK is required under CI)"; return 1; fi
+    echo "[e2e-dotnet] skipped: dotnet not found (install the .NET 10 SDK to run the .NET suites)"
+    note "skipped: dotnet not found"; return 0
+  fi
+  if [[ -n "${TABLESTONE_E2E_CONNECTION_STRING:-}" ]]; then note "skipped: the .NET suites start their own servers"; return 0; fi
+  ensure_e2e_target || return 1
+  export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
+  local rc=0 proj name shape log counts p f s skipped=0
+  local projects=(dotnet/Tables dotnet/Legacy orleans)
+  for proj in "${projects[@]}"; do
+    name="${proj//\//-}"
+    if ! timeout 900 dotnet build "$ROOT/tests/e2e/$proj" -nologo -v:q -clp:ErrorsOnly >"$WORK/$name-build.log" 2>&1; then
+      tail -30 "$WORK/$name-build.log"; record_failure "e2e-dotnet: restore/build of tests/e2e/$proj failed"; rc=1; continue
+    fi
+    for shape in 127.0.0.1 localhost; do
+      log="$WORK/$name-$shape.log"
+      TABLESTONE_E2E_HOST="$shape" timeout 900 dotnet test "$ROOT/tests/e2e/$proj" --no-build -nologo 2>&1 | tee "$log" | grep -E '^\s+(Failed|Skipped) |Passed!|Failed!|error' || true
+      counts="$(dotnet_summary "$log")"
+      if [[ -z "$counts" ]]; then record_failure "e2e-dotnet: $proj ($shape) produced no summary"; rc=1; continue; fi
+      read -r p f s <<<"$counts"
+      echo "[e2e-dotnet] $proj on $shape: $p passed, $f failed, $s skipped"
+      record "$p" "$f"
+      skipped=$((skipped + s))
+      (( f > 0 )) && rc=1
+    done
+  done
+  (( skipped > 0 )) && note "$skipped skipped"
   return $rc
 }
 
