@@ -72,9 +72,14 @@ bool NameIsSig(std::string_view name) {
 // after its ':'; nullopt otherwise.
 std::optional<size_t> SecretHeaderLine(std::string_view text, size_t line) {
   size_t i = line;
-  while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
-  const size_t colon = text.find(':', i);
-  if (colon == std::string_view::npos || colon - i > 40) return std::nullopt;
+  while (i < text.size() && i - line < 8 && (text[i] == ' ' || text[i] == '\t')) ++i;
+  // The longest secret header name is 30 bytes: look no further (linear in the text).
+  const std::string_view window = text.substr(i, 40);
+  const size_t colon_at = window.find(':');
+  if (colon_at == std::string_view::npos || window.substr(0, colon_at).find('\n') != std::string_view::npos) {
+    return std::nullopt;
+  }
+  const size_t colon = i + colon_at;
   std::string_view name = text.substr(i, colon - i);
   while (!name.empty() && (name.back() == ' ' || name.back() == '\t')) name.remove_suffix(1);
   return IsSecretHeader(name) ? std::optional<size_t>(colon + 1) : std::nullopt;

@@ -66,11 +66,19 @@ std::vector<const nlohmann::json*> AccountRules(const nlohmann::json& body) {
   return rules;
 }
 
-// True when `rule` (JSON) names exactly `account`.
+// True when `object` (JSON) has "account": `account`.
+bool NamesAccount(const nlohmann::json& object, std::string_view account) {
+  if (!object.is_object()) return false;
+  auto it = object.find("account");
+  return it != object.end() && it->is_string() && it->get<std::string>() == account;
+}
+
+// True when the fault rule `rule` (JSON) matches exactly `account`
+// ("match": {"account": ...}).
 bool RuleOf(const nlohmann::json& rule, std::string_view account) {
   if (!rule.is_object()) return false;
-  auto it = rule.find("account");
-  return it != rule.end() && it->is_string() && it->get<std::string>() == account;
+  auto match = rule.find("match");
+  return match != rule.end() && NamesAccount(*match, account);
 }
 
 // The fault set's JSON reduced to what `account` may see: its own rules and
@@ -284,9 +292,9 @@ std::optional<http::Response> AuthorizeAdmin(const http::Request& request, const
   if (op == "reset") {
     const std::string* one = query ? protocol::FindQueryParam(*query, "account") : nullptr;
     if (one == nullptr || one->empty()) return NeedsAdmin(request, "a reset of every account");
-    bool known = false;
-    for (const auto& a : options.accounts) known = known || a.name == *one;
-    if (known && !grant.Covers(*one)) {
+    // Another account, configured or not: the same refusal, so that a key
+    // does not learn which account names exist.
+    if (!grant.Covers(*one)) {
       return Error(request, 403, "AuthorizationFailure", "resetting an account needs its own key or the admin's");
     }
     return std::nullopt;
@@ -297,14 +305,14 @@ std::optional<http::Response> AuthorizeAdmin(const http::Request& request, const
     if (rules.empty() || !std::all_of(rules.begin(), rules.end(),
                                       [&](const nlohmann::json* r) { return RuleOf(*r, grant.account); })) {
       return Error(request, 403, "AuthorizationFailure",
-                   "an account's key may add only rules with \"account\":\"" + grant.account +
-                       "\" (one rule or an array); other rules need the admin credential");
+                   "an account's key may add only rules with \"match\":{\"account\":\"" + grant.account +
+                       "\"} (one rule or an array); other rules need the admin credential");
     }
     return std::nullopt;
   }
   if (op == "faults/realistic") {
     auto body = nlohmann::json::parse(request.body(), nullptr, false);
-    bool own = body.is_object() && RuleOf(body, grant.account);
+    bool own = NamesAccount(body, grant.account);
     for (const auto& [key, value] : body.is_object() ? body.items() : nlohmann::json::object().items()) {
       own = own && (key == "enabled" || key == "account" || key == "table");
     }
@@ -368,6 +376,11 @@ http::Response HandleAdmin(const http::Request& request, storage::Engine& engine
   auth.body = std::string_view(request.body());
   auto grant = authenticator.AuthenticateAdmin(auth);
   if (!grant.ok()) return Error(request, grant.error().http_status, grant.error().code, grant.error().message);
+  if (fault_route && request.method() != bhttp::verb::get && request.method() != bhttp::verb::delete_ &&
+      nlohmann::json::parse(request.body(), nullptr, false).is_discarded()) {
+    return Error(request, 400, "InvalidJson", "the body is not JSON");
+  }
+  if (auto refusal = AuthorizeAdmin(request, *grant, options)) return std::move(*refusal);
   if (op == "reset") {
     const std::string* one = protocol::FindQueryParam(*query, "account");
     if (one != nullptr && !one->empty() &&
@@ -376,11 +389,6 @@ http::Response HandleAdmin(const http::Request& request, storage::Engine& engine
       return Error(request, 404, "AccountNotFound", "no such account: " + *one);
     }
   }
-  if (fault_route && request.method() != bhttp::verb::get && request.method() != bhttp::verb::delete_ &&
-      nlohmann::json::parse(request.body(), nullptr, false).is_discarded()) {
-    return Error(request, 400, "InvalidJson", "the body is not JSON");
-  }
-  if (auto refusal = AuthorizeAdmin(request, *grant, options)) return std::move(*refusal);
 
   if (fault_route) return HandleFaults(request, op, *query, *grant, *options.faults);
   if (op == "trace") return HandleTrace(request, options, trace);

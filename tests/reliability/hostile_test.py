@@ -1145,11 +1145,12 @@ def acct2_tables(srv):
 
 def test_one_account_cannot_fault_or_slow_another(admin_srv):
     table_call(admin_srv, "POST", ACCT2, KEY2, "/Tables", {"TableName": "victim"})
-    for rule in ({"account": ACCT2, "action": "serverBusy"},
+    for rule in ({"match": {"account": ACCT2}, "action": "serverBusy"},
                  {"action": "serverBusy"},  # every account
-                 {"account": ACCT2, "action": "latencyBefore", "latencyMs": 5000},
-                 [{"account": ACCT1, "action": "serverBusy"}, {"account": ACCT2, "action": "serverBusy"}],
-                 {"rules": [{"account": ACCT1, "action": "serverBusy"}], "seed": 1}):
+                 {"match": {"account": ACCT2}, "action": "latencyBefore", "latencyMs": 5000},
+                 [{"match": {"account": ACCT1}, "action": "serverBusy"},
+                  {"match": {"account": ACCT2}, "action": "serverBusy"}],
+                 {"rules": [{"match": {"account": ACCT1}, "action": "serverBusy"}], "seed": 1}):
         assert admin_call(admin_srv, "POST", "/_tablestone/faults", rule)[0] == 403, rule
     for realistic in ({"enabled": True, "account": ACCT2}, {"enabled": True},
                       {"enabled": True, "account": ACCT1, "latencyMedianMs": 5000}):
@@ -1159,7 +1160,7 @@ def test_one_account_cannot_fault_or_slow_another(admin_srv):
     assert time.monotonic() - t0 < 1.0
     # Its own rules, yes; they touch only acct1.
     status, body = admin_call(admin_srv, "POST", "/_tablestone/faults",
-                              {"id": "mine", "account": ACCT1, "action": "serverBusy"})
+                              {"id": "mine", "match": {"account": ACCT1}, "action": "serverBusy"})
     assert status == 201, body
     assert table_call(admin_srv, "GET", ACCT1, KEY1, "/Tables")[0] == 503
     assert acct2_tables(admin_srv) == ["victim"]
@@ -1168,8 +1169,8 @@ def test_one_account_cannot_fault_or_slow_another(admin_srv):
 
 def test_one_account_cannot_see_or_delete_anothers_rules(admin_srv):
     status, body = admin_call(admin_srv, "POST", "/_tablestone/faults",
-                              {"id": "theirs", "account": ACCT2, "action": "serverBusy",
-                               "match": {"table": "nosuch"}}, account=ACCT2, key=KEY2)
+                              {"id": "theirs", "action": "serverBusy",
+                               "match": {"account": ACCT2, "table": "nosuch"}}, account=ACCT2, key=KEY2)
     assert status == 201, body
     try:
         assert admin_call(admin_srv, "DELETE", "/_tablestone/faults?id=theirs")[0] == 404
@@ -1236,9 +1237,9 @@ def test_replays_with_another_query_or_body_fail(admin_srv):
                                   key=ADMIN_KEY, send_target=replay)
         assert status == 403, (replay, body)
     assert "victim" in acct2_tables(admin_srv)
-    signed = json.dumps({"id": "own", "account": ACCT1, "action": "serverBusy",
-                         "match": {"table": "nosuch"}}).encode()
-    swapped = json.dumps({"id": "own", "account": ACCT2, "action": "serverBusy"}).encode()
+    signed = json.dumps({"id": "own", "action": "serverBusy",
+                         "match": {"account": ACCT1, "table": "nosuch"}}).encode()
+    swapped = json.dumps({"id": "own", "action": "serverBusy", "match": {"account": ACCT2}}).encode()
     status, body = admin_call(admin_srv, "POST", "/_tablestone/faults", signed, send_body=swapped)
     assert status in (400, 403), body
     status, body = admin_call(admin_srv, "GET", "/_tablestone/faults", account=ADMIN, key=ADMIN_KEY)

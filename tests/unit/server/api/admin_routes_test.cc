@@ -183,7 +183,11 @@ TEST_F(AdminRoutesTest, ResetOneAccountNeedsItsKeyAndKeepsTheOthers) {
   AddEntities("acct1", "two", 5);
   AddEntities("acct2", "other", 5);
   EXPECT_EQ(Call("/_tablestone/reset?account=acct2", "acct1", kKey1).result_int(), 403u);
-  EXPECT_EQ(Call("/_tablestone/reset?account=zzz", "acct1", kKey1).result_int(), 404u);
+  // Another name, configured or not, is refused alike (no probing for names); the admin gets 404.
+  EXPECT_EQ(Call("/_tablestone/reset?account=zzz", "acct1", kKey1).result_int(), 403u);
+  options_.admin_key = kAdminKey;
+  EXPECT_EQ(Call("/_tablestone/reset?account=zzz", "tablestone-admin", kAdminKey).result_int(), 404u);
+  options_.admin_key.clear();
   http::Response r = Call("/_tablestone/reset?account=acct1", "acct1", kKey1);
   ASSERT_EQ(r.result_int(), 200u) << r.body();
   auto body = nlohmann::json::parse(r.body());
@@ -246,21 +250,21 @@ TEST_F(AdminRoutesTest, AnAccountKeyActsOnlyOnItsOwnAccount) {
   AddEntities("acct2", "theirs", 1);
   const auto post = bhttp::verb::post;
   // Rules: only with "account" = the signer, one rule or an array.
-  EXPECT_EQ(Call("/_tablestone/faults", "acct1", kKey1, post, 0, R"({"account":"acct2","action":"serverBusy"})")
+  EXPECT_EQ(Call("/_tablestone/faults", "acct1", kKey1, post, 0, R"({"match":{"account":"acct2"},"action":"serverBusy"})")
                 .result_int(), 403u);
   EXPECT_EQ(Call("/_tablestone/faults", "acct1", kKey1, post, 0, R"({"action":"serverBusy"})").result_int(), 403u);
   EXPECT_EQ(Call("/_tablestone/faults", "acct1", kKey1, post, 0,
-                 R"([{"account":"acct1","action":"serverBusy"},{"account":"acct2","action":"serverBusy"}])")
+                 R"([{"match":{"account":"acct1"},"action":"serverBusy"},{"match":{"account":"acct2"},"action":"serverBusy"}])")
                 .result_int(), 403u);
-  EXPECT_EQ(Call("/_tablestone/faults", "acct1", kKey1, post, 0, R"({"rules":[{"account":"acct1"}],"seed":3})")
+  EXPECT_EQ(Call("/_tablestone/faults", "acct1", kKey1, post, 0, R"({"rules":[{"match":{"account":"acct1"}}],"seed":3})")
                 .result_int(), 403u);
   EXPECT_EQ(Call("/_tablestone/faults", "acct1", kKey1, post, 0,
-                 R"({"id":"latency","account":"acct2","action":"latencyBefore","latencyMs":100})")
+                 R"({"id":"latency","match":{"account":"acct2"},"action":"latencyBefore","latencyMs":100})")
                 .result_int(), 403u);
   EXPECT_TRUE(options_.faults->ToJson()["rules"].empty());
-  ASSERT_EQ(Call("/_tablestone/faults", "acct2", kKey2, post, 0, R"({"id":"two","account":"acct2"})").result_int(),
+  ASSERT_EQ(Call("/_tablestone/faults", "acct2", kKey2, post, 0, R"({"id":"two","match":{"account":"acct2"}})").result_int(),
             201u);
-  ASSERT_EQ(Call("/_tablestone/faults", "acct1", kKey1, post, 0, R"([{"id":"one","account":"acct1"}])").result_int(),
+  ASSERT_EQ(Call("/_tablestone/faults", "acct1", kKey1, post, 0, R"([{"id":"one","match":{"account":"acct1"}}])").result_int(),
             201u);
   // acct1 sees only its rule, and cannot remove acct2's (404, as a missing one).
   auto listed = nlohmann::json::parse(Call("/_tablestone/faults", "acct1", kKey1, bhttp::verb::get).body());
@@ -342,7 +346,7 @@ TEST_F(AdminRoutesTest, AReplayWithAnotherQueryOrBodyIsRefused) {
   EXPECT_EQ(TableCount("acct2"), 1u);
   Signed rule;
   rule.target = "/_tablestone/faults";
-  rule.body = R"({"account":"acct1","action":"serverBusy"})";
+  rule.body = R"({"match":{"account":"acct1"},"action":"serverBusy"})";
   rule.sent_body = R"({"action":"serverBusy"})";
   const http::Response swapped = Send(SignAdmin(bhttp::verb::post, rule, "acct1", kKey1));
   EXPECT_EQ(swapped.result_int(), 400u) << swapped.body();
