@@ -224,7 +224,8 @@ http::Response HandleFaults(const http::Request& request, std::string_view op, c
     case bhttp::verb::delete_: {
       std::vector<std::string> own;  // the rules this signer may remove
       if (!grant.admin) {
-        for (const auto& r : faults.ToJson()["rules"]) {
+        const nlohmann::json all = faults.ToJson();  // kept alive for the loop
+        for (const auto& r : all["rules"]) {
           if (RuleOf(r, grant.account)) own.push_back(r["id"].get<std::string>());
         }
       }
@@ -376,7 +377,7 @@ http::Response HandleAdmin(const http::Request& request, storage::Engine& engine
   auth.body = std::string_view(request.body());
   auto grant = authenticator.AuthenticateAdmin(auth);
   if (!grant.ok()) return Error(request, grant.error().http_status, grant.error().code, grant.error().message);
-  if (fault_route && request.method() != bhttp::verb::get && request.method() != bhttp::verb::delete_ &&
+  if (fault_route && request.method() == bhttp::verb::post &&
       nlohmann::json::parse(request.body(), nullptr, false).is_discarded()) {
     return Error(request, 400, "InvalidJson", "the body is not JSON");
   }

@@ -262,9 +262,9 @@ TEST_F(AdminRoutesTest, AnAccountKeyActsOnlyOnItsOwnAccount) {
                  R"({"id":"latency","match":{"account":"acct2"},"action":"latencyBefore","latencyMs":100})")
                 .result_int(), 403u);
   EXPECT_TRUE(options_.faults->ToJson()["rules"].empty());
-  ASSERT_EQ(Call("/_tablestone/faults", "acct2", kKey2, post, 0, R"({"id":"two","match":{"account":"acct2"}})").result_int(),
+  ASSERT_EQ(Call("/_tablestone/faults", "acct2", kKey2, post, 0, R"({"id":"two","match":{"account":"acct2"},"action":"serverBusy"})").result_int(),
             201u);
-  ASSERT_EQ(Call("/_tablestone/faults", "acct1", kKey1, post, 0, R"([{"id":"one","match":{"account":"acct1"}}])").result_int(),
+  ASSERT_EQ(Call("/_tablestone/faults", "acct1", kKey1, post, 0, R"([{"id":"one","match":{"account":"acct1"},"action":"serverBusy"}])").result_int(),
             201u);
   // acct1 sees only its rule, and cannot remove acct2's (404, as a missing one).
   auto listed = nlohmann::json::parse(Call("/_tablestone/faults", "acct1", kKey1, bhttp::verb::get).body());
