@@ -651,6 +651,23 @@ bool IsSameOrInside(const std::string& inner, const std::string& outer) {
   return in == out || (in.size() > out.size() && in.starts_with(out) && (out == "/" || in[out.size()] == '/'));
 }
 
+// The absolute directory a snapshot or trace directory setting names:
+// `value`, or "<location><suffix>" when empty (none in memory).
+std::string EffectiveDir(const std::string& value, const Config& config, const char* suffix) {
+  namespace fs = std::filesystem;
+  std::string dir = value;
+  if (dir.empty()) {
+    if (config.in_memory) return {};
+    dir = config.location;
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    dir += suffix;
+  }
+  std::error_code ec;
+  dir = fs::absolute(dir, ec).lexically_normal().string();
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir;
+}
+
 }  // namespace
 
 bool ResolveAdminSettings(Config* config, std::string* error) {
@@ -670,28 +687,15 @@ bool ResolveAdminSettings(Config* config, std::string* error) {
   }
   std::error_code ec;
   const std::string location = fs::absolute(config->location, ec).lexically_normal().string();
-  std::string base = location;
-  while (base.size() > 1 && base.back() == '/') base.pop_back();
-  struct Dir {
-    std::string* value;
-    const char* setting;
-    const char* suffix;
-  };
-  for (const Dir& d : {Dir{&config->snapshot_dir, "api.snapshotDir", ".snapshots"},
-                       Dir{&config->trace_dir, "api.traceDir", ".traces"}}) {
-    if (d.value->empty()) {
-      if (config->in_memory) continue;  // no data directory to sit beside
-      *d.value = base + d.suffix;
-    }
-    std::string dir = fs::absolute(*d.value, ec).lexically_normal().string();
-    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-    *d.value = dir;
-    if (!config->in_memory && IsSameOrInside(dir, location)) {
-      *error = std::string(d.setting) + " '" + dir + "' must be outside the data directory '" + location + "'";
+  const std::string snapshots = EffectiveDir(config->snapshot_dir, *config, ".snapshots");
+  const std::string traces = EffectiveDir(config->trace_dir, *config, ".traces");
+  for (const auto& [dir, setting] : {std::pair{snapshots, "api.snapshotDir"}, std::pair{traces, "api.traceDir"}}) {
+    if (!dir.empty() && !config->in_memory && IsSameOrInside(dir, location)) {
+      *error = std::string(setting) + " '" + dir + "' must be outside the data directory '" + location + "'";
       return false;
     }
   }
-  if (!config->snapshot_dir.empty() && config->snapshot_dir == config->trace_dir) {
+  if (!snapshots.empty() && snapshots == traces) {
     *error = "api.snapshotDir and api.traceDir must be different directories";
     return false;
   }
@@ -713,8 +717,8 @@ api::ApiOptions Config::ToApiOptions() const {
   o.admin_api = admin_api;
   o.admin_key = admin_key;
   o.admin_account = admin_account;
-  o.snapshot_dir = in_memory ? std::string() : snapshot_dir;
-  o.trace_dir = trace_dir;
+  o.snapshot_dir = in_memory ? std::string() : EffectiveDir(snapshot_dir, *this, ".snapshots");
+  o.trace_dir = EffectiveDir(trace_dir, *this, ".traces");
   for (size_t start = 0; start <= allowed_hosts.size();) {
     size_t comma = allowed_hosts.find(',', start);
     if (comma == std::string::npos) comma = allowed_hosts.size();
