@@ -41,6 +41,11 @@ double MillisSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
+http::Response HostRefusal(const http::Request& request) {
+  return Error(request, 403, "HostNotAllowed",
+               "admin routes answer only to localhost, an IP literal or --allowedHosts (docs/admin-api.md)");
+}
+
 http::Response NeedsAdmin(const http::Request& request, std::string_view what) {
   return Error(request, 403, "AuthorizationFailure",
                std::string(what) + " needs the admin credential (docs/admin-api.md, \"Who may do what\")");
@@ -326,23 +331,26 @@ std::optional<http::Response> AuthorizeAdmin(const http::Request& request, const
   return std::nullopt;
 }
 
-std::optional<http::Response> AdmitAdmin(const http::Request& header, const ApiOptions& options,
-                                         const Authenticator& authenticator) {
-  if (!IsAllowedHost(Header(header, "Host"), options)) {
-    return Error(header, 403, "HostNotAllowed",
-                 "admin routes answer only to localhost, an IP literal or --allowedHosts (docs/admin-api.md)");
-  }
-  std::string_view target(header.target().data(), header.target().size());
+protocol::ApiResult<AdminGrant> AuthenticateAdminRequest(const http::Request& request,
+                                                         const Authenticator& authenticator, bool with_body) {
+  std::string_view target(request.target().data(), request.target().size());
   std::string_view path, raw_query;
   protocol::SplitTarget(target, &path, &raw_query);
   auto query = protocol::ParseQueryString(raw_query);
-  if (!query) return Error(header, 400, "InvalidQueryParameterValue", "malformed query string");
+  if (!query) return protocol::ApiError::InvalidInput("malformed query string");
   AdminAuthRequest auth;
-  auth.method = std::string_view(header.method_string().data(), header.method_string().size());
+  auth.method = std::string_view(request.method_string().data(), request.method_string().size());
   auth.path = path;
   auth.query = &*query;
-  auth.header = [&header](std::string_view name) { return Header(header, name); };
-  auto grant = authenticator.AuthenticateAdmin(auth);
+  auth.header = [&request](std::string_view name) { return Header(request, name); };
+  if (with_body) auth.body = std::string_view(request.body());
+  return authenticator.AuthenticateAdmin(auth);
+}
+
+std::optional<http::Response> AdmitAdmin(const http::Request& header, const ApiOptions& options,
+                                         const Authenticator& authenticator) {
+  if (!IsAllowedHost(Header(header, "Host"), options)) return HostRefusal(header);
+  auto grant = AuthenticateAdminRequest(header, authenticator, /*with_body=*/false);
   if (!grant.ok()) return Error(header, grant.error().http_status, grant.error().code, grant.error().message);
   return std::nullopt;
 }
@@ -363,19 +371,10 @@ http::Response HandleAdmin(const http::Request& request, storage::Engine& engine
   if (!fault_route && request.method() != bhttp::verb::post && !get_trace) {
     return Error(request, 405, "MethodNotAllowed", "admin routes take POST (and GET for the trace)");
   }
-  if (!IsAllowedHost(Header(request, "Host"), options)) {
-    return Error(request, 403, "HostNotAllowed",
-                 "admin routes answer only to localhost, an IP literal or --allowedHosts (docs/admin-api.md)");
-  }
+  if (!IsAllowedHost(Header(request, "Host"), options)) return HostRefusal(request);
   auto query = protocol::ParseQueryString(raw_query);
   if (!query) return Error(request, 400, "InvalidQueryParameterValue", "malformed query string");
-  AdminAuthRequest auth;
-  auth.method = std::string_view(request.method_string().data(), request.method_string().size());
-  auth.path = path;
-  auth.query = &*query;
-  auth.header = [&request](std::string_view name) { return Header(request, name); };
-  auth.body = std::string_view(request.body());
-  auto grant = authenticator.AuthenticateAdmin(auth);
+  auto grant = AuthenticateAdminRequest(request, authenticator, /*with_body=*/true);
   if (!grant.ok()) return Error(request, grant.error().http_status, grant.error().code, grant.error().message);
   if (fault_route && request.method() == bhttp::verb::post &&
       nlohmann::json::parse(request.body(), nullptr, false).is_discarded()) {

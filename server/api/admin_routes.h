@@ -50,6 +50,11 @@ bool IsAllowedHost(std::string_view host, const ApiOptions& options);
 std::optional<http::Response> AuthorizeAdmin(const http::Request& request, const AdminGrant& grant,
                                              const ApiOptions& options);
 
+// Authenticator::AuthenticateAdmin on `request`; the body's hash is checked
+// only `with_body` (not at header time).
+protocol::ApiResult<AdminGrant> AuthenticateAdminRequest(const http::Request& request,
+                                                         const Authenticator& authenticator, bool with_body);
+
 // On the headers alone (before the body is read): the Host check and the
 // signature. nullopt when the request may go on, else the refusal.
 std::optional<http::Response> AdmitAdmin(const http::Request& header, const ApiOptions& options,

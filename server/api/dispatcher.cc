@@ -296,18 +296,7 @@ bool Dispatcher::MayReadServerDetail(const http::Request& request, std::string_v
                   "answered only to localhost, an IP literal or --allowedHosts (docs/admin-api.md, DNS rebinding)");
   }
   if (ui || IsLoopbackAddress(remote_ip)) return true;
-  AdminAuthRequest auth;
-  auth.method = ToView(request.method_string());
-  const std::string_view target = ToView(request.target());
-  auth.path = target.substr(0, target.find('?'));
-  auto query = protocol::ParseQueryString(target.find('?') == std::string_view::npos
-                                              ? std::string_view()
-                                              : target.substr(target.find('?') + 1));
-  if (!query) return refuse("InvalidQueryParameterValue", "malformed query string");
-  auth.query = &*query;
-  auth.header = [&request](std::string_view name) { return RequestHeader(request, name); };
-  auth.body = std::string_view(request.body());
-  auto grant = authenticator_.AuthenticateAdmin(auth);
+  auto grant = AuthenticateAdminRequest(request, authenticator_, /*with_body=*/true);
   if (grant.ok() && grant->admin) return true;
   return refuse("AuthorizationFailure",
                 "the server's details are answered to loopback peers, or to requests signed with the admin "
