@@ -92,7 +92,7 @@ rate "$N" "$(echo "$t1 - $t0" | bc)" export-offline
 t0=$(now); "$BIN" snapshot --location "$W/d1" --to "$W/snap-off" 2>/dev/null; t1=$(now)
 ms "$(echo "$t1 - $t0" | bc)" snapshot-offline
 
-P1=$(free_port); start "$P1" "$W/d1" --adminApi
+P1=$(free_port); start "$P1" "$W/d1" --adminApi --snapshotDir "$W"
 t0=$(now); "$BIN" export --from "$(conn "$P1")" --out "$W/remote.jsonl" 2>/dev/null; t1=$(now)
 rate "$N" "$(echo "$t1 - $t0" | bc)" export-remote
 # The generated file is Python's text (100000.0); tablestone writes the same value as 1e+05.

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "protocol/auth/hmac.h"
+#include "protocol/auth/admin_signature.h"
 #include "protocol/auth/shared_key.h"
 #include "protocol/odata_json.h"
 #include "protocol/odata_writer.h"
@@ -385,7 +386,16 @@ class RemoteStore final : public TableStore {
     req.set("x-ms-date", date);
     if (!content_type.empty()) req.set(http::field::content_type, content_type);
     if (verb == http::verb::post && path == "/Tables") req.set("Prefer", "return-no-content");
-    if (key_) {
+    if (key_ && absolute) {
+      // The admin routes' signature covers the query and the body's hash (docs/admin-api.md).
+      const std::string hash = protocol::auth::ContentSha256Base64(body);
+      req.set(protocol::auth::kContentSha256Header, hash);
+      const auto params = protocol::ParseQueryString(q).value_or(protocol::QueryParams());
+      std::string to_sign = protocol::auth::AdminStringToSign(
+          http::to_string(verb), content_type, date, hash,
+          protocol::auth::AdminCanonicalizedResource(conn_.account, full_path, params));
+      req.set(http::field::authorization, "SharedKey " + conn_.account + ":" + key_->SignBase64(to_sign));
+    } else if (key_) {
       std::string to_sign = protocol::auth::SharedKeyStringToSign(
           http::to_string(verb), "", content_type, date,
           protocol::auth::CanonicalizedResource(conn_.account, full_path, std::nullopt));

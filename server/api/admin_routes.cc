@@ -1,14 +1,14 @@
 #include "server/api/admin_routes.h"
 
+#include <arpa/inet.h>
+
 #include <chrono>
 #include <nlohmann/json.hpp>
 
-#include "protocol/auth/hmac.h"
-#include "protocol/auth/shared_key.h"
-#include "protocol/base64.h"
 #include "protocol/url.h"
+#include "server/api/admin_files.h"
 #include "server/faults/fault_rules.h"
-#include "storage/model/datetime.h"
+#include "storage/model/ascii.h"
 
 namespace tablestone::api {
 namespace {
@@ -16,9 +16,6 @@ namespace {
 namespace bhttp = boost::beast::http;
 
 constexpr std::string_view kPrefix = "/_tablestone/";
-// A signed request older or newer than this is refused, as the service
-// refuses a stale x-ms-date (Learn: authorize-with-shared-key).
-constexpr int64_t kMaxClockSkewTicks = 15LL * 60 * model::kTicksPerSecond;
 
 http::Response Json(const http::Request& request, int status, const nlohmann::json& body) {
   http::Response r;
@@ -35,40 +32,78 @@ http::Response Error(const http::Request& request, int status, std::string_view 
   return Json(request, status, {{"error", code}, {"message", message}});
 }
 
-std::string Header(const http::Request& request, std::string_view name) {
+std::string_view Header(const http::Request& request, std::string_view name) {
   auto it = request.find(boost::beast::string_view(name.data(), name.size()));
-  return it == request.end() ? std::string() : std::string(it->value());
-}
-
-// Which account signed the request, or empty when no configured key did.
-std::string SignedBy(const http::Request& request, std::string_view path, const ApiOptions& options) {
-  auto auth = protocol::auth::ParseSharedKeyAuthorization(Header(request, "Authorization"));
-  if (!auth || auth->scheme != protocol::auth::SharedKeyScheme::kSharedKey) return {};
-  std::string date = Header(request, "x-ms-date");
-  if (date.empty()) date = Header(request, "Date");
-  auto ticks = model::ParseRfc1123(date);
-  if (!ticks || std::llabs(*ticks - model::NowTicks()) > kMaxClockSkewTicks) return {};
-  std::string to_sign = protocol::auth::SharedKeyStringToSign(
-      std::string(request.method_string()), Header(request, "Content-MD5"), Header(request, "Content-Type"), date,
-      protocol::auth::CanonicalizedResource(auth->account, path, std::nullopt));
-  for (const AccountKeys& account : options.accounts) {
-    if (account.name != auth->account) continue;
-    for (const std::string& key : account.keys) {
-      auto raw = protocol::Base64Decode(key);
-      if (raw && protocol::auth::ConstantTimeEquals(protocol::auth::SignBase64(*raw, to_sign), auth->signature)) {
-        return account.name;
-      }
-    }
-  }
-  return {};
+  return it == request.end() ? std::string_view() : std::string_view(it->value().data(), it->value().size());
 }
 
 double MillisSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
-// GET and POST /_tablestone/trace (after authentication).
-http::Response HandleTrace(const http::Request& request, TraceWriter* trace) {
+http::Response HostRefusal(const http::Request& request) {
+  return Error(request, 403, "HostNotAllowed",
+               "admin routes answer only to localhost, an IP literal or --allowedHosts (docs/admin-api.md)");
+}
+
+http::Response NeedsAdmin(const http::Request& request, std::string_view what) {
+  return Error(request, 403, "AuthorizationFailure",
+               std::string(what) + " needs the admin credential (docs/admin-api.md, \"Who may do what\")");
+}
+
+// The operation name after /_tablestone/ (path without query).
+std::string_view OperationOf(const http::Request& request) {
+  std::string_view target(request.target().data(), request.target().size());
+  std::string_view path = target.substr(0, target.find('?'));
+  return path.substr(kPrefix.size());
+}
+
+// The rule objects of a POST /_tablestone/faults body that an account's key
+// may send: one rule or an array of rules (not the file form, whose seed and
+// realistic settings are server-wide); nullptr for anything else.
+std::vector<const nlohmann::json*> AccountRules(const nlohmann::json& body) {
+  std::vector<const nlohmann::json*> rules;
+  if (body.is_object() && !body.contains("rules") && !body.contains("seed") && !body.contains("realistic")) {
+    rules.push_back(&body);
+  } else if (body.is_array()) {
+    for (const nlohmann::json& r : body) rules.push_back(&r);
+  }
+  return rules;
+}
+
+// True when `object` (JSON) has "account": `account`.
+bool NamesAccount(const nlohmann::json& object, std::string_view account) {
+  if (!object.is_object()) return false;
+  auto it = object.find("account");
+  return it != object.end() && it->is_string() && it->get<std::string>() == account;
+}
+
+// True when the fault rule `rule` (JSON) matches exactly `account`
+// ("match": {"account": ...}).
+bool RuleOf(const nlohmann::json& rule, std::string_view account) {
+  if (!rule.is_object()) return false;
+  auto match = rule.find("match");
+  return match != rule.end() && NamesAccount(*match, account);
+}
+
+// The fault set's JSON reduced to what `account` may see: its own rules and
+// realistic scopes.
+nlohmann::json FaultsOf(nlohmann::json all, const std::string& account) {
+  nlohmann::json rules = nlohmann::json::array();
+  for (auto& r : all["rules"]) {
+    if (RuleOf(r, account)) rules.push_back(std::move(r));
+  }
+  all["rules"] = std::move(rules);
+  nlohmann::json scopes = nlohmann::json::object();
+  for (auto& [scope, on] : all["realistic"]["scopes"].items()) {
+    if (scope == account || scope.starts_with(account + "/")) scopes[scope] = on;
+  }
+  all["realistic"]["scopes"] = std::move(scopes);
+  return all;
+}
+
+// GET and POST /_tablestone/trace (after authorization).
+http::Response HandleTrace(const http::Request& request, const ApiOptions& options, TraceWriter* trace) {
   if (trace == nullptr) return Error(request, 404, "ResourceNotFound", "this server has no request trace");
   if (request.method() == bhttp::verb::post) {
     nlohmann::json body = nlohmann::json::parse(request.body(), nullptr, /*allow_exceptions=*/false);
@@ -78,14 +113,28 @@ http::Response HandleTrace(const http::Request& request, TraceWriter* trace) {
       return Error(request, 400, "InvalidInput",
                    "expected a JSON object {\"enabled\":bool,\"file\":string,\"bodies\":bool}");
     }
+    const bool bodies = body.value("bodies", false);
     if (!body["enabled"].get<bool>()) {
       trace->Stop();
-    } else {
-      // Without "file", tracing that is on keeps its file (only "bodies" changes).
-      std::string file = body.contains("file") ? body["file"].get<std::string>() : trace->path();
+    } else if (!body.contains("file")) {
+      // Tracing that is on keeps its file (only "bodies" changes); that path
+      // was fixed at start-up or opened below.
+      const std::string file = trace->path();
       if (file.empty()) return Error(request, 400, "InvalidInput", "enabling the trace needs \"file\"");
       std::string why;
-      if (!trace->Start(file, body.value("bodies", false), &why)) return Error(request, 500, "InternalError", why);
+      if (!trace->Start(file, bodies, &why)) return Error(request, 500, "InternalError", why);
+    } else {
+      auto name = NameInDirectory(body["file"].get<std::string>(), options.trace_dir);
+      if (!name.ok()) return Error(request, 400, "InvalidInput", "\"file\": " + name.status().message());
+      auto fd = OpenTraceFile(options.trace_dir, *name);
+      if (!fd.ok()) {
+        const int status = fd.status().code() == StatusCode::kInvalidArgument ? 400 : 500;
+        return Error(request, status, status == 400 ? "InvalidInput" : "InternalError", fd.status().message());
+      }
+      std::string why;
+      if (!trace->StartOpened(*fd, options.trace_dir + "/" + *name, bodies, &why)) {
+        return Error(request, 500, "InternalError", why);
+      }
     }
   }
   const bool on = trace->enabled();
@@ -97,91 +146,39 @@ http::Response HandleTrace(const http::Request& request, TraceWriter* trace) {
                {"dropped", trace->dropped()}});
 }
 
-}  // namespace
-
-bool IsAdminTarget(std::string_view target) {
-  std::string_view path = target.substr(0, target.find('?'));
-  return path == "/_tablestone/snapshot" || path == "/_tablestone/reset" || path == "/_tablestone/trace" ||
-         path == "/_tablestone/faults" || path == "/_tablestone/faults/realistic";
+// POST /_tablestone/snapshot?to=NAME (after authorization).
+http::Response HandleSnapshot(const http::Request& request, const protocol::QueryParams& query,
+                              storage::Engine& engine, const ApiOptions& options,
+                              std::chrono::steady_clock::time_point start) {
+  const std::string* to = protocol::FindQueryParam(query, "to");
+  if (to == nullptr || to->empty()) return Error(request, 400, "MissingRequiredQueryParameter", "snapshot needs ?to=NAME");
+  if (options.facts.in_memory || options.snapshot_dir.empty()) {
+    return Error(request, 409, "SnapshotNotPossible", "this server keeps its data in memory: nothing to snapshot");
+  }
+  auto name = NameInDirectory(*to, options.snapshot_dir);
+  if (!name.ok()) return Error(request, 400, "InvalidQueryParameterValue", "to: " + name.status().message());
+  auto path = PrepareSnapshot(options.snapshot_dir, *name, options.facts.data_dir);
+  if (!path.ok()) {
+    const bool exists = path.status().code() == StatusCode::kAlreadyExists;
+    return Error(request, exists ? 409 : 500, exists ? "SnapshotNotPossible" : "InternalError",
+                 path.status().message());
+  }
+  Status s = engine.CreateCheckpoint(*path);
+  if (!s.ok()) {
+    int status = s.code() == StatusCode::kInvalidArgument ? 409 : 500;
+    return Error(request, status, status == 409 ? "SnapshotNotPossible" : "InternalError", s.message());
+  }
+  s = MatchDataPermissions(*path, options.facts.data_dir);
+  if (!s.ok()) return Error(request, 500, "InternalError", s.message());
+  return Json(request, 201, {{"snapshot", *path}, {"ms", MillisSince(start)}});
 }
 
-namespace {
-
-// The fault routes (admin_routes.h); `query` is the parsed query string.
-http::Response HandleFaults(const http::Request& request, std::string_view op, const protocol::QueryParams& query,
-                            faults::FaultSet& faults) {
-  std::string error;
-  if (op == "faults/realistic") {
-    if (request.method() != bhttp::verb::post) return Error(request, 405, "MethodNotAllowed", "realistic takes POST");
-    auto body = nlohmann::json::parse(request.body(), nullptr, false);
-    if (body.is_discarded()) return Error(request, 400, "InvalidJson", "the body is not JSON");
-    if (!faults.SetRealisticJson(body, &error)) return Error(request, 400, "InvalidFaultRule", error);
-    return Json(request, 200, faults.ToJson());
-  }
-  switch (request.method()) {
-    case bhttp::verb::get: return Json(request, 200, faults.ToJson());
-    case bhttp::verb::post: {
-      auto body = nlohmann::json::parse(request.body(), nullptr, false);
-      if (body.is_discarded()) return Error(request, 400, "InvalidJson", "the body is not JSON");
-      auto ids = faults.AddJson(body, &error);
-      if (!ids) return Error(request, 400, "InvalidFaultRule", error);
-      return Json(request, 201, {{"ids", *ids}});
-    }
-    case bhttp::verb::delete_: {
-      if (const std::string* id = protocol::FindQueryParam(query, "id"); id != nullptr) {
-        if (!faults.Remove(*id)) return Error(request, 404, "FaultRuleNotFound", "no fault rule with id " + *id);
-        return Json(request, 200, {{"removed", {*id}}});
-      }
-      faults.Clear();
-      return Json(request, 200, {{"cleared", true}});
-    }
-    default: return Error(request, 405, "MethodNotAllowed", "fault routes take GET, POST or DELETE");
-  }
-}
-
-}  // namespace
-
-http::Response HandleAdmin(const http::Request& request, storage::Engine& engine, const ApiOptions& options,
-                           TraceWriter* trace) {
-  const auto start = std::chrono::steady_clock::now();
-  std::string_view target(request.target().data(), request.target().size());
-  std::string_view path, raw_query;
-  protocol::SplitTarget(target, &path, &raw_query);
-  std::string_view op = path.substr(kPrefix.size());
-  const bool get_trace = op == "trace" && request.method() == bhttp::verb::get;
-  const bool fault_route = op.substr(0, 6) == "faults";
-  if (fault_route && options.faults == nullptr) return Error(request, 404, "NotFound", "fault injection is off");
-  if (!fault_route && request.method() != bhttp::verb::post && !get_trace) {
-    return Error(request, 405, "MethodNotAllowed", "admin routes take POST (and GET for the trace)");
-  }
-  auto query = protocol::ParseQueryString(raw_query);
-  if (!query) return Error(request, 400, "InvalidQueryParameterValue", "malformed query string");
-  const std::string signer = SignedBy(request, path, options);
-  if (signer.empty()) {
-    return Error(request, 403, "AuthenticationFailed",
-                 "admin routes need a Shared Key signature of a configured account key (docs/admin-api.md)");
-  }
-  if (fault_route) return HandleFaults(request, op, *query, *options.faults);
-
-  if (op == "trace") return HandleTrace(request, trace);
-  if (op == "snapshot") {
-    const std::string* to = protocol::FindQueryParam(*query, "to");
-    if (to == nullptr || to->empty()) return Error(request, 400, "MissingRequiredQueryParameter", "snapshot needs ?to=DIR");
-    Status s = engine.CreateCheckpoint(*to);
-    if (!s.ok()) {
-      int status = s.code() == StatusCode::kInvalidArgument ? 409 : 500;
-      return Error(request, status, status == 409 ? "SnapshotNotPossible" : "InternalError", s.message());
-    }
-    return Json(request, 201, {{"snapshot", *to}, {"ms", MillisSince(start)}});
-  }
-
-  // reset
+// POST /_tablestone/reset[?account=A] (after authorization).
+http::Response HandleReset(const http::Request& request, const protocol::QueryParams& query,
+                           storage::Engine& engine, const ApiOptions& options,
+                           std::chrono::steady_clock::time_point start) {
   std::vector<std::string> accounts;
-  if (const std::string* one = protocol::FindQueryParam(*query, "account"); one != nullptr && !one->empty()) {
-    bool known = false;
-    for (const auto& a : options.accounts) known = known || a.name == *one;
-    if (!known) return Error(request, 404, "AccountNotFound", "no such account: " + *one);
-    if (*one != signer) return Error(request, 403, "AuthenticationFailed", "resetting an account needs its own key");
+  if (const std::string* one = protocol::FindQueryParam(query, "account"); one != nullptr && !one->empty()) {
     accounts.push_back(*one);
   } else {
     for (const auto& a : options.accounts) accounts.push_back(a.name);
@@ -208,6 +205,195 @@ http::Response HandleAdmin(const http::Request& request, storage::Engine& engine
   Status synced = engine.SyncWal();
   if (!synced.ok()) return Error(request, 500, "InternalError", synced.ToString());
   return Json(request, 200, {{"accounts", accounts}, {"tablesDeleted", deleted}, {"ms", MillisSince(start)}});
+}
+
+// The fault routes (after authorization); an account's key sees and removes
+// only its own rules.
+http::Response HandleFaults(const http::Request& request, std::string_view op, const protocol::QueryParams& query,
+                            const AdminGrant& grant, faults::FaultSet& faults) {
+  std::string error;
+  if (op == "faults/realistic") {
+    auto body = nlohmann::json::parse(request.body(), nullptr, false);
+    if (!faults.SetRealisticJson(body, &error)) return Error(request, 400, "InvalidFaultRule", error);
+    return Json(request, 200, grant.admin ? faults.ToJson() : FaultsOf(faults.ToJson(), grant.account));
+  }
+  switch (request.method()) {
+    case bhttp::verb::get:
+      return Json(request, 200, grant.admin ? faults.ToJson() : FaultsOf(faults.ToJson(), grant.account));
+    case bhttp::verb::post: {
+      auto body = nlohmann::json::parse(request.body(), nullptr, false);
+      auto ids = faults.AddJson(body, &error);
+      if (!ids) return Error(request, 400, "InvalidFaultRule", error);
+      return Json(request, 201, {{"ids", *ids}});
+    }
+    case bhttp::verb::delete_: {
+      std::vector<std::string> own;  // the rules this signer may remove
+      if (!grant.admin) {
+        const nlohmann::json all = faults.ToJson();  // kept alive for the loop
+        for (const auto& r : all["rules"]) {
+          if (RuleOf(r, grant.account)) own.push_back(r["id"].get<std::string>());
+        }
+      }
+      if (const std::string* id = protocol::FindQueryParam(query, "id"); id != nullptr) {
+        const bool allowed = grant.admin || std::find(own.begin(), own.end(), *id) != own.end();
+        // Another account's rule answers as a missing one: its id is not this signer's to know.
+        if (!allowed || !faults.Remove(*id)) {
+          return Error(request, 404, "FaultRuleNotFound", "no fault rule with id " + *id);
+        }
+        return Json(request, 200, {{"removed", {*id}}});
+      }
+      if (grant.admin) {
+        faults.Clear();
+        return Json(request, 200, {{"cleared", true}});
+      }
+      for (const std::string& id : own) faults.Remove(id);
+      return Json(request, 200, {{"removed", own}});
+    }
+    default: return Error(request, 405, "MethodNotAllowed", "fault routes take GET, POST or DELETE");
+  }
+}
+
+}  // namespace
+
+bool IsAdminTarget(std::string_view target) {
+  std::string_view path = target.substr(0, target.find('?'));
+  return path == "/_tablestone/snapshot" || path == "/_tablestone/reset" || path == "/_tablestone/trace" ||
+         path == "/_tablestone/faults" || path == "/_tablestone/faults/realistic";
+}
+
+bool IsAllowedHost(std::string_view host, const ApiOptions& options) {
+  if (host.empty()) return false;
+  if (host.front() == '[') {
+    // A bracketed IPv6 literal, with an optional port.
+    const size_t close = host.find(']');
+    if (close == std::string_view::npos) return false;
+    const std::string literal(host.substr(1, close - 1));
+    const std::string_view rest = host.substr(close + 1);
+    unsigned char buf[16];
+    return (rest.empty() || rest.front() == ':') && inet_pton(AF_INET6, literal.c_str(), buf) == 1;
+  }
+  const size_t colon = host.find(':');
+  std::string name = model::ToAsciiLower(host.substr(0, colon));
+  if (colon != std::string_view::npos && host.find(':', colon + 1) != std::string_view::npos) return false;
+  while (!name.empty() && name.back() == '.') name.pop_back();  // "localhost." is localhost
+  if (name == "localhost" || name.ends_with(".localhost")) return true;
+  unsigned char buf[4];
+  if (inet_pton(AF_INET, name.c_str(), buf) == 1) return true;
+  for (const std::string& allowed : options.allowed_hosts) {
+    if (name == allowed) return true;
+  }
+  return false;
+}
+
+std::optional<http::Response> AuthorizeAdmin(const http::Request& request, const AdminGrant& grant,
+                                             const ApiOptions& options) {
+  if (grant.admin) return std::nullopt;
+  const std::string_view op = OperationOf(request);
+  std::string_view target(request.target().data(), request.target().size());
+  std::string_view path, raw_query;
+  protocol::SplitTarget(target, &path, &raw_query);
+  auto query = protocol::ParseQueryString(raw_query);
+  if (op == "snapshot") return NeedsAdmin(request, "a snapshot (of every account's data)");
+  if (op == "trace") return NeedsAdmin(request, "the trace (of every account's requests)");
+  if (op == "reset") {
+    const std::string* one = query ? protocol::FindQueryParam(*query, "account") : nullptr;
+    if (one == nullptr || one->empty()) return NeedsAdmin(request, "a reset of every account");
+    // Another account, configured or not: the same refusal, so that a key
+    // does not learn which account names exist.
+    if (!grant.Covers(*one)) {
+      return Error(request, 403, "AuthorizationFailure", "resetting an account needs its own key or the admin's");
+    }
+    return std::nullopt;
+  }
+  if (op == "faults" && request.method() == bhttp::verb::post) {
+    auto body = nlohmann::json::parse(request.body(), nullptr, false);
+    const auto rules = AccountRules(body);
+    if (rules.empty() || !std::all_of(rules.begin(), rules.end(),
+                                      [&](const nlohmann::json* r) { return RuleOf(*r, grant.account); })) {
+      return Error(request, 403, "AuthorizationFailure",
+                   "an account's key may add only rules with \"match\":{\"account\":\"" + grant.account +
+                       "\"} (one rule or an array); other rules need the admin credential");
+    }
+    return std::nullopt;
+  }
+  if (op == "faults/realistic") {
+    auto body = nlohmann::json::parse(request.body(), nullptr, false);
+    bool own = NamesAccount(body, grant.account);
+    for (const auto& [key, value] : body.is_object() ? body.items() : nlohmann::json::object().items()) {
+      own = own && (key == "enabled" || key == "account" || key == "table");
+    }
+    if (!own) {
+      return Error(request, 403, "AuthorizationFailure",
+                   "an account's key may switch realistic mode only for itself ({\"enabled\":B,\"account\":\"" +
+                       grant.account + "\",\"table\":T}); the global settings need the admin credential");
+    }
+  }
+  return std::nullopt;
+}
+
+protocol::ApiResult<AdminGrant> AuthenticateAdminRequest(const http::Request& request,
+                                                         const Authenticator& authenticator, bool with_body) {
+  std::string_view target(request.target().data(), request.target().size());
+  std::string_view path, raw_query;
+  protocol::SplitTarget(target, &path, &raw_query);
+  auto query = protocol::ParseQueryString(raw_query);
+  if (!query) return protocol::ApiError::InvalidInput("malformed query string");
+  AdminAuthRequest auth;
+  auth.method = std::string_view(request.method_string().data(), request.method_string().size());
+  auth.path = path;
+  auth.query = &*query;
+  auth.header = [&request](std::string_view name) { return Header(request, name); };
+  if (with_body) auth.body = std::string_view(request.body());
+  return authenticator.AuthenticateAdmin(auth);
+}
+
+std::optional<http::Response> AdmitAdmin(const http::Request& header, const ApiOptions& options,
+                                         const Authenticator& authenticator) {
+  if (!IsAllowedHost(Header(header, "Host"), options)) return HostRefusal(header);
+  auto grant = AuthenticateAdminRequest(header, authenticator, /*with_body=*/false);
+  if (!grant.ok()) return Error(header, grant.error().http_status, grant.error().code, grant.error().message);
+  return std::nullopt;
+}
+
+http::Response HandleAdmin(const http::Request& request, storage::Engine& engine, const ApiOptions& options,
+                           const Authenticator& authenticator, TraceWriter* trace) {
+  const auto start = std::chrono::steady_clock::now();
+  std::string_view target(request.target().data(), request.target().size());
+  std::string_view path, raw_query;
+  protocol::SplitTarget(target, &path, &raw_query);
+  std::string_view op = path.substr(kPrefix.size());
+  const bool get_trace = op == "trace" && request.method() == bhttp::verb::get;
+  const bool fault_route = op.substr(0, 6) == "faults";
+  if (fault_route && options.faults == nullptr) return Error(request, 404, "NotFound", "fault injection is off");
+  if (op == "faults/realistic" && request.method() != bhttp::verb::post) {
+    return Error(request, 405, "MethodNotAllowed", "realistic takes POST");
+  }
+  if (!fault_route && request.method() != bhttp::verb::post && !get_trace) {
+    return Error(request, 405, "MethodNotAllowed", "admin routes take POST (and GET for the trace)");
+  }
+  if (!IsAllowedHost(Header(request, "Host"), options)) return HostRefusal(request);
+  auto query = protocol::ParseQueryString(raw_query);
+  if (!query) return Error(request, 400, "InvalidQueryParameterValue", "malformed query string");
+  auto grant = AuthenticateAdminRequest(request, authenticator, /*with_body=*/true);
+  if (!grant.ok()) return Error(request, grant.error().http_status, grant.error().code, grant.error().message);
+  if (fault_route && request.method() == bhttp::verb::post &&
+      nlohmann::json::parse(request.body(), nullptr, false).is_discarded()) {
+    return Error(request, 400, "InvalidJson", "the body is not JSON");
+  }
+  if (auto refusal = AuthorizeAdmin(request, *grant, options)) return std::move(*refusal);
+  if (op == "reset") {
+    const std::string* one = protocol::FindQueryParam(*query, "account");
+    if (one != nullptr && !one->empty() &&
+        std::none_of(options.accounts.begin(), options.accounts.end(),
+                     [&](const AccountKeys& a) { return a.name == *one; })) {
+      return Error(request, 404, "AccountNotFound", "no such account: " + *one);
+    }
+  }
+
+  if (fault_route) return HandleFaults(request, op, *query, *grant, *options.faults);
+  if (op == "trace") return HandleTrace(request, options, trace);
+  if (op == "snapshot") return HandleSnapshot(request, *query, engine, options, start);
+  return HandleReset(request, *query, engine, options, start);
 }
 
 }  // namespace tablestone::api

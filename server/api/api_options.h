@@ -34,6 +34,18 @@ struct ApiOptions {
   bool disable_product_style_url = false; // --disableProductStyleUrl: path-style only
   bool allow_anonymous = false;           // accept unsigned requests (off by default; tests only)
   bool admin_api = false;                 // --adminApi: answer /_tablestone/snapshot and /reset (admin_routes.h)
+  // The admin credential (docs/admin-api.md, "Who may do what"): a base64
+  // key (--adminKey) and/or an account whose keys are admin (--adminAccount).
+  // With neither and a single account, that account is the admin.
+  std::string admin_key;
+  std::string admin_account;
+  // Where snapshots and run-time trace files go (absolute; empty = refused).
+  // Never inside the data directory (server/app checks at start-up).
+  std::string snapshot_dir;
+  std::string trace_dir;
+  // Host names (besides loopback names and IP literals) that the UI and the
+  // admin routes answer to (--allowedHosts; DNS rebinding, admin_routes.h).
+  std::vector<std::string> allowed_hosts;
   bool ui = true;                         // the data browser at /_tablestone/ui/ (ui_routes.h); --noUi turns it off
   // The page may use devstoreaccount1's published key without asking: set only
   // when that account has that key and the server listens on loopback only.

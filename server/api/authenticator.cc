@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "protocol/auth/admin_signature.h"
 #include "protocol/auth/bearer.h"
 #include "protocol/auth/hmac.h"
 #include "protocol/auth/sas.h"
@@ -224,20 +225,9 @@ ApiResult<AuthGrant> Authenticator::AuthenticateSharedKey(const AuthRequest& req
   const std::vector<pauth::HmacKey>* keys = KeysFor(request.account);
   if (keys == nullptr) return ApiError::AuthenticationFailed("The account is not configured.");
 
-  // x-ms-date wins over Date (Learn: authorize-with-shared-key; Azurite differs).
-  std::string_view date = Header(request, "x-ms-date");
-  if (date.empty()) date = Header(request, "date");
-  if (date.empty() && !loose_) {
-    return ApiError::AuthenticationFailed("Request is missing the x-ms-date or Date header.");
-  }
-  if (date.empty()) {
-    // --loose: signed over an empty date, as Azurite checks it; warned on success below.
-  } else if (auto date_ticks = model::ParseRfc1123(date); !date_ticks) {
-    return ApiError::AuthenticationFailed("The x-ms-date or Date header is not a valid date.");
-  } else if (std::llabs(now_() - *date_ticks) > kMaxClockSkewTicks) {
-    return ApiError::AuthenticationFailed("Request date header too old or too far in the future: '" +
-                                          std::string(date) + "'");
-  }
+  auto signed_date = SignedDate(request.header, /*strict=*/false);
+  if (!signed_date.ok()) return signed_date.error();
+  const std::string_view date = *signed_date;
 
   std::optional<std::string_view> comp = QueryValue(request, "comp");
   const std::vector<std::string> paths =
@@ -255,6 +245,73 @@ ApiResult<AuthGrant> Authenticator::AuthenticateSharedKey(const AuthRequest& req
   }
   return ApiError::AuthenticationFailed("The MAC signature found in the HTTP request '" + parsed->signature +
                                         "' is not the same as any computed signature.");
+}
+
+ApiResult<std::string_view> Authenticator::SignedDate(const std::function<std::string_view(std::string_view)>& header,
+                                                      bool strict) const {
+  // x-ms-date wins over Date (Learn: authorize-with-shared-key; Azurite differs).
+  std::string_view date = header ? header("x-ms-date") : std::string_view();
+  if (date.empty() && header) date = header("date");
+  if (date.empty() && (strict || !loose_)) {
+    return ApiError::AuthenticationFailed("Request is missing the x-ms-date or Date header.");
+  }
+  if (date.empty()) {
+    // --loose: signed over an empty date, as Azurite checks it; warned on success.
+  } else if (auto date_ticks = model::ParseRfc1123(date); !date_ticks) {
+    return ApiError::AuthenticationFailed("The x-ms-date or Date header is not a valid date.");
+  } else if (std::llabs(now_() - *date_ticks) > kMaxClockSkewTicks) {
+    return ApiError::AuthenticationFailed("Request date header too old or too far in the future: '" +
+                                          std::string(date) + "'");
+  }
+  return date;
+}
+
+void Authenticator::SetAdminCredentials(const std::string& admin_key, std::string admin_account) {
+  admin_key_.clear();
+  if (!admin_key.empty()) {
+    if (auto raw = protocol::Base64Decode(admin_key)) admin_key_.emplace_back(*raw);
+  }
+  admin_account_ = std::move(admin_account);
+  // The single configured account is the admin unless an admin credential is named.
+  if (admin_key.empty() && admin_account_.empty() && accounts_.size() == 1) admin_account_ = accounts_.front().name;
+}
+
+ApiResult<AdminGrant> Authenticator::AuthenticateAdmin(const AdminAuthRequest& request) const {
+  auto parsed = pauth::ParseSharedKeyAuthorization(request.header ? request.header("authorization") : "");
+  if (!parsed || parsed->scheme != pauth::SharedKeyScheme::kSharedKey) {
+    return ApiError::AuthenticationFailed("Admin routes need a SharedKey signature (docs/admin-api.md).");
+  }
+  auto signed_date = SignedDate(request.header, /*strict=*/true);
+  if (!signed_date.ok()) return signed_date.error();
+  const std::string_view hash = request.header(pauth::kContentSha256Header);
+  // 32 bytes in base64: 44 characters.
+  if (hash.size() != 44) {
+    return ApiError::AuthenticationFailed("Admin routes need x-ms-content-sha256: base64(SHA-256(body)).");
+  }
+  AdminGrant grant;
+  const std::vector<pauth::HmacKey>* keys = nullptr;
+  if (parsed->account == pauth::kAdminKeySigner) {
+    keys = admin_key_.empty() ? nullptr : &admin_key_;
+    grant.admin = true;
+  } else {
+    keys = KeysFor(parsed->account);
+    grant.account = parsed->account;
+    grant.admin = !admin_account_.empty() && parsed->account == admin_account_;
+  }
+  if (keys == nullptr) return ApiError::AuthenticationFailed("The signer is not configured.");
+  static const protocol::QueryParams kNoQuery;
+  const std::string to_sign = pauth::AdminStringToSign(
+      request.method, request.header("content-type"), *signed_date, hash,
+      pauth::AdminCanonicalizedResource(parsed->account, request.path,
+                                        request.query != nullptr ? *request.query : kNoQuery));
+  if (!AnyKeySigns(*keys, to_sign, parsed->signature)) {
+    // The MAC is not echoed: admin answers are logged and traced.
+    return ApiError::AuthenticationFailed("The signature is not the same as any computed signature.");
+  }
+  if (request.body && !pauth::ConstantTimeEquals(pauth::ContentSha256Base64(*request.body), hash)) {
+    return ApiError::InvalidInput("The body does not match its signed x-ms-content-sha256.");
+  }
+  return grant;
 }
 
 ApiResult<AuthGrant> Authenticator::AuthenticateAccountSas(const AuthRequest& request) const {

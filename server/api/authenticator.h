@@ -67,6 +67,27 @@ struct AuthGrant {
   bool InRange(std::string_view partition_key, std::string_view row_key) const;
 };
 
+// A request to an admin route (/_tablestone/..., docs/admin-api.md).
+struct AdminAuthRequest {
+  std::string_view method;
+  std::string_view path;  // as on the wire, no query
+  const protocol::QueryParams* query = nullptr;  // decoded; null = none
+  // Header lookup by case-insensitive name; empty when absent.
+  std::function<std::string_view(std::string_view)> header;
+  // The body once it has arrived: its hash must match the signed
+  // x-ms-content-sha256. nullopt when only the headers are known (the
+  // signature is then checked, the body later).
+  std::optional<std::string_view> body;
+};
+
+// Who signed an admin request (docs/admin-api.md, "Who may do what").
+struct AdminGrant {
+  std::string account;  // the signing account; empty when signed with the admin key
+  bool admin = false;   // may run server-wide operations and act on every account
+  // True when the signer may act on `account`'s data.
+  bool Covers(std::string_view target) const { return admin || target == account; }
+};
+
 class Authenticator {
  public:
   // Looks up a stored access policy `id` of `table` in `account`.
@@ -104,6 +125,20 @@ class Authenticator {
   // caller may do everything (no RBAC). Not thread-safe: call before use.
   void SetOAuthBasic(bool enabled) { oauth_basic_ = enabled; }
 
+  // The admin credential (docs/admin-api.md, "Who may do what"): the base64
+  // --adminKey (signs as protocol::auth::kAdminKeySigner) and/or the
+  // --adminAccount whose keys are admin. With neither, and exactly one
+  // configured account, that account is the admin. Not thread-safe: call
+  // before use.
+  void SetAdminCredentials(const std::string& admin_key, std::string admin_account);
+
+  // Shared Key over the admin string-to-sign (protocol/auth/admin_signature.h):
+  // the same Authorization grammar, date header and clock skew as the Table
+  // API, plus the query string and the body's SHA-256. 403
+  // AuthenticationFailed when it does not verify; 400 InvalidInput when the
+  // body does not match its signed hash.
+  protocol::ApiResult<AdminGrant> AuthenticateAdmin(const AdminAuthRequest& request) const;
+
   // Replaces the clock (ticks, see storage/model/datetime.h) used for the
   // x-ms-date skew check and SAS time windows. Not thread-safe: call before use.
   void SetClockForTesting(std::function<int64_t()> now_ticks);
@@ -118,6 +153,8 @@ class Authenticator {
   // keys are dropped).
   std::vector<std::vector<protocol::auth::HmacKey>> decoded_keys_;
   std::function<int64_t()> now_;
+  std::vector<protocol::auth::HmacKey> admin_key_;  // zero or one
+  std::string admin_account_;                       // whose keys are admin; may be empty
   // Unique per Authenticator object (never reused), keys the SAS cache.
   uint64_t instance_id_ = 0;
 
@@ -126,6 +163,10 @@ class Authenticator {
   const std::vector<protocol::auth::HmacKey>* KeysFor(std::string_view account) const;
   protocol::ApiResult<AuthGrant> AuthenticateSharedKey(const AuthRequest& request,
                                                        std::string_view authorization) const;
+  // Checks the Date/x-ms-date header against the clock (no --loose leniency
+  // when `strict`); the date to sign, or the refusal.
+  protocol::ApiResult<std::string_view> SignedDate(const std::function<std::string_view(std::string_view)>& header,
+                                                   bool strict) const;
   protocol::ApiResult<AuthGrant> AuthenticateBearer(const AuthRequest& request, std::string_view token) const;
   protocol::ApiResult<AuthGrant> AuthenticateAccountSas(const AuthRequest& request) const;
   protocol::ApiResult<AuthGrant> AuthenticateServiceSas(const AuthRequest& request) const;

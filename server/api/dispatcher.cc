@@ -11,6 +11,7 @@
 #include "protocol/acl_blob.h"
 #include "protocol/batch/multipart.h"
 #include "protocol/guid.h"
+#include "protocol/redact.h"
 #include "protocol/request_options.h"
 #include "protocol/route.h"
 #include "server/api/admin_routes.h"
@@ -237,6 +238,7 @@ Dispatcher::Dispatcher(storage::Engine& engine, ApiOptions options, Metrics* met
       delays_(faults_ != nullptr ? std::make_unique<faults::DelayQueue>() : nullptr) {
   authenticator_.SetLoose(options_.loose);
   authenticator_.SetOAuthBasic(options_.oauth_basic);
+  authenticator_.SetAdminCredentials(options_.admin_key, options_.admin_account);
 }
 
 void Dispatcher::Record(const Tally& tally, const http::Request& request, std::string_view request_id,
@@ -254,7 +256,7 @@ void Dispatcher::Record(const Tally& tally, const http::Request& request, std::s
                 tally.operation == Metrics::kUnknownOperation
                     ? std::string_view("(not routed)")
                     : protocol::OperationName(static_cast<Operation>(tally.operation)),
-                ToView(request.target()), response.result_int(), ToView(response.reason()),
+                protocol::RedactSecrets(ToView(request.target())), response.result_int(), ToView(response.reason()),
                 error == response.end() ? std::string_view() : std::string_view("error "),
                 error == response.end() ? std::string_view() : ToView(error->value()),
                 std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count());
@@ -265,10 +267,16 @@ bool Dispatcher::ServeAdmin(const http::Request& request, std::string_view targe
                             http::Response& response) {
   if (request.method() != boost::beast::http::verb::get) return false;
   const std::string_view path = target.substr(0, target.find('?'));
+  const bool detail = path == kHealthPath && WantsDetail(target);
+  if ((detail || (path == kMetricsPath && metrics_ != nullptr) || (options_.ui && IsUiPath(path))) &&
+      !MayReadServerDetail(request, remote_ip, /*ui=*/IsUiPath(path), response)) {
+    response.prepare_payload();
+    return true;
+  }
   if (path == kHealthPath) {
     response.result(200);
     response.set(boost::beast::http::field::content_type, "application/json");
-    response.body() = WantsDetail(target) ? HealthDetail() : std::string("{\"status\":\"ok\"}");
+    response.body() = detail ? HealthDetail() : std::string("{\"status\":\"ok\"}");
   } else if (path == kMetricsPath && metrics_ != nullptr) {
     response.result(200);
     response.set(boost::beast::http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
@@ -280,6 +288,26 @@ bool Dispatcher::ServeAdmin(const http::Request& request, std::string_view targe
   }
   response.prepare_payload();
   return true;
+}
+
+bool Dispatcher::MayReadServerDetail(const http::Request& request, std::string_view remote_ip, bool ui,
+                                     http::Response& refusal) const {
+  auto refuse = [&](std::string_view code, std::string_view message) {
+    refusal.result(403);
+    refusal.set(boost::beast::http::field::content_type, "application/json");
+    refusal.body() = nlohmann::json({{"error", code}, {"message", message}}).dump();
+    return false;
+  };
+  if (!IsAllowedHost(RequestHeader(request, "Host"), options_)) {
+    return refuse("HostNotAllowed",
+                  "answered only to localhost, an IP literal or --allowedHosts (docs/admin-api.md, DNS rebinding)");
+  }
+  if (ui || IsLoopbackAddress(remote_ip)) return true;
+  auto grant = AuthenticateAdminRequest(request, authenticator_, /*with_body=*/true);
+  if (grant.ok() && grant->admin) return true;
+  return refuse("AuthorizationFailure",
+                "the server's details are answered to loopback peers, or to requests signed with the admin "
+                "credential (docs/observability.md)");
 }
 
 void Dispatcher::Handle(const http::Request& request, const http::RequestContext& context, http::Completion done) {
@@ -294,7 +322,7 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
     Status submitted = engine_.Submit(storage::WorkLane::kLong, [this, shared](bool dropped) {
       if (shared->second.Cancelled()) return shared->second(http::Response());
       http::Response r = dropped ? http::Response(boost::beast::http::status::service_unavailable, shared->first.version())
-                                 : HandleAdmin(shared->first, engine_, options_, trace_);
+                                 : HandleAdmin(shared->first, engine_, options_, authenticator_, trace_);
       r.prepare_payload();
       shared->second(std::move(r));
     });
@@ -542,7 +570,12 @@ bool Dispatcher::AdmitHeaders(const http::Request& header, const http::RequestCo
   const std::string_view path = target.substr(0, target.find('?'));
   if (path == kHealthPath || path == kMetricsPath) return true;
   if (options_.ui && IsUiPath(path)) return true;  // ServeUi answers it; no account, no signature
-  if (options_.admin_api && IsAdminTarget(target)) return true;  // HandleAdmin authenticates
+  if (options_.admin_api && IsAdminTarget(target)) {
+    // Signed on the headers (the body's hash among them): a refusal needs no body.
+    auto refused = AdmitAdmin(header, options_, authenticator_);
+    if (refused) refusal = std::move(*refused);
+    return !refused.has_value();
+  }
   const std::string request_id = protocol::NewGuid();
   std::optional<std::string> cors_account;
   Tally tally;
@@ -733,6 +766,8 @@ void Dispatcher::RenderTransportError(http::TransportError error, const http::Re
     trace_->Submit(FormatTraceLine(nullptr, partial_request, response, request_id, now, now, trace_->bodies()));
   }
 }
+
+std::string Dispatcher::LogSafeTarget(std::string_view target) const { return protocol::RedactSecrets(target); }
 
 std::unique_ptr<http::RequestHandler> MakeApiHandler(storage::Engine& engine, ApiOptions options, Metrics* metrics,
                                                      TraceWriter* trace) {

@@ -46,13 +46,16 @@
 // (its own or another request's) is held by Engine::AwaitDurable and sent
 // once the engine's next log write has covered it; 500 if that write failed.
 //
-// Admin routes (outside the Azure namespace, unauthenticated reads that expose
-// no data; docs/observability.md): GET /_tablestone/health (a constant, the
-// cheap probe), GET /_tablestone/health?detail=1 (version, uptime, data
-// directory, durability, accounts and their table counts) and
-// GET /_tablestone/metrics (Prometheus text, server/api/metrics.h), and the
-// data browser's GET /_tablestone/ui/... (ui_routes.h) unless ApiOptions::ui is
-// off. They are answered on the I/O thread and not counted in the metrics.
+// Status routes (outside the Azure namespace; docs/observability.md): GET
+// /_tablestone/health (a constant, the cheap probe, for anyone),
+// GET /_tablestone/health?detail=1 (version, uptime, data directory,
+// durability, accounts and their table counts) and GET /_tablestone/metrics
+// (Prometheus text, server/api/metrics.h), and the data browser's GET
+// /_tablestone/ui/... (ui_routes.h) unless ApiOptions::ui is off. The last
+// three answer only to a Host no DNS-rebinding page can send, and the details
+// only to loopback peers or admin-signed requests (MayReadServerDetail,
+// docs/admin-api.md). They are answered on the I/O thread and not counted in
+// the metrics. The signed admin routes (admin_routes.h) run on the long lane.
 //
 // Fault injection (server/faults, docs/testing-with-faults.md): with
 // ApiOptions::faults set and active (a rule, or realistic mode on), a routed
@@ -111,6 +114,8 @@ class Dispatcher : public http::RequestHandler {
                     http::Response& refusal) override;
   void RenderTransportError(http::TransportError error, const http::Request& partial_request,
                             http::Response& response) override;
+  // protocol::RedactSecrets: no SAS signature reaches the access log.
+  std::string LogSafeTarget(std::string_view target) const override;
 
  private:
   struct Pending;
@@ -125,6 +130,12 @@ class Dispatcher : public http::RequestHandler {
   // The admin routes and the UI's (ui_routes.h); false when `target` is none of them.
   bool ServeAdmin(const http::Request& request, std::string_view target, std::string_view remote_ip,
                   http::Response& response);
+  // The detailed health answer, the metrics and the UI: true when `request`
+  // may have them (a Host no DNS-rebinding page can send, and, but for the
+  // UI, a loopback peer or an admin signature); else false with the 403 in
+  // `refusal` (docs/admin-api.md, "Server details").
+  bool MayReadServerDetail(const http::Request& request, std::string_view remote_ip, bool ui,
+                           http::Response& refusal) const;
   std::string HealthDetail();
   std::string MetricsText();
   // Counts an answer under `tally` and, at debug level on the "api" logger,

@@ -7,7 +7,9 @@
 #include <utility>
 #include <vector>
 
-#include "storage/model/ascii.h"
+#include <unistd.h>
+
+#include "protocol/redact.h"
 
 namespace tablestone::api {
 namespace {
@@ -42,34 +44,7 @@ size_t Utf8Length(std::string_view s, size_t i) {
   return n;
 }
 
-// True when text[eq] is the '=' of a `sig` parameter: "sig" (any case) before
-// it, at the start or after '?' or '&'.
-bool IsSigEquals(std::string_view text, size_t eq) {
-  if (eq < 3) return false;
-  const size_t i = eq - 3;
-  if (i != 0 && text[i - 1] != '?' && text[i - 1] != '&') return false;
-  return (text[i] | 0x20) == 's' && (text[i + 1] | 0x20) == 'i' && (text[i + 2] | 0x20) == 'g';
-}
-
 }  // namespace
-
-std::string RedactSig(std::string_view text) {
-  std::string out;
-  size_t copied = 0;
-  // Jumps from '=' to '=': most texts have a handful, so this is a few memchr calls.
-  for (size_t eq = text.find('='); eq != std::string_view::npos; eq = text.find('=', eq + 1)) {
-    if (!IsSigEquals(text, eq)) continue;
-    size_t end = text.find('&', eq + 1);
-    if (end == std::string_view::npos) end = text.size();
-    out.append(text.substr(copied, eq + 1 - copied));
-    out.append(kRedacted);
-    copied = end;
-    eq = end == text.size() ? end - 1 : end;
-  }
-  if (copied == 0) return std::string(text);
-  out.append(text.substr(copied));
-  return out;
-}
 
 void AppendJsonString(std::string_view s, std::string* out) {
   out->push_back('"');
@@ -116,7 +91,7 @@ void AppendTracedBody(std::string_view prefix, std::string_view body, std::strin
   out->append(",\"");
   out->append(prefix);
   out->append("Body\":");
-  AppendJsonString(RedactSig(truncated ? body.substr(0, kMaxTracedBody) : body), out);
+  AppendJsonString(protocol::RedactSecrets(truncated ? body.substr(0, kMaxTracedBody) : body), out);
   out->append(",\"");
   out->append(prefix);
   out->append(truncated ? "BodyTruncated\":true" : "BodyTruncated\":false");
@@ -135,7 +110,7 @@ void AppendTracedHeaders(std::string_view name, const Fields& fields, std::strin
     first = false;
     AppendJsonString(n, out);
     out->push_back(':');
-    AppendJsonString(model::EqualsIgnoreCase(n, "Authorization") ? std::string(kRedacted) : RedactSig(v), out);
+    AppendJsonString(protocol::RedactHeaderValue(n, v), out);
   }
   out->push_back('}');
 }
@@ -228,7 +203,7 @@ std::string FormatTraceLine(const RequestTrace* trace, const http::Request& requ
   AppendKey("method", &out);
   AppendJsonString(std::string_view(request.method_string().data(), request.method_string().size()), &out);
   AppendKey("url", &out);
-  AppendJsonString(RedactSig(std::string_view(request.target().data(), request.target().size())), &out);
+  AppendJsonString(protocol::RedactSecrets(std::string_view(request.target().data(), request.target().size())), &out);
   AppendOptionalString("account", t.account, &out);
   AppendKey("operation", &out);
   if (t.operation) {
@@ -276,20 +251,30 @@ std::string FormatTraceLine(const RequestTrace* trace, const http::Request& requ
 
 bool TraceWriter::Start(const std::string& path, bool bodies, std::string* error) {
   std::lock_guard control(control_mu_);
-  if (thread_.joinable()) {
-    enabled_.store(false, std::memory_order_relaxed);
-    {
-      std::lock_guard lock(mu_);
-      stopping_ = true;
-    }
-    wake_.notify_one();
-    thread_.join();
-  }
+  StopLocked();
   std::FILE* file = std::fopen(path.c_str(), "a");
   if (file == nullptr) {
     *error = "cannot open trace file '" + path + "': " + std::strerror(errno);
     return false;
   }
+  StartFile(file, path, bodies);
+  return true;
+}
+
+bool TraceWriter::StartOpened(int fd, const std::string& path, bool bodies, std::string* error) {
+  std::lock_guard control(control_mu_);
+  StopLocked();
+  std::FILE* file = ::fdopen(fd, "a");
+  if (file == nullptr) {
+    *error = "cannot open trace file '" + path + "': " + std::strerror(errno);
+    ::close(fd);
+    return false;
+  }
+  StartFile(file, path, bodies);
+  return true;
+}
+
+void TraceWriter::StartFile(std::FILE* file, const std::string& path, bool bodies) {
   {
     std::lock_guard lock(mu_);
     stopping_ = false;
@@ -299,11 +284,14 @@ bool TraceWriter::Start(const std::string& path, bool bodies, std::string* error
   bodies_.store(bodies, std::memory_order_relaxed);
   thread_ = std::thread([this] { Drain(); });
   enabled_.store(true, std::memory_order_relaxed);
-  return true;
 }
 
 void TraceWriter::Stop() {
   std::lock_guard control(control_mu_);
+  StopLocked();
+}
+
+void TraceWriter::StopLocked() {
   enabled_.store(false, std::memory_order_relaxed);
   if (!thread_.joinable()) return;
   {

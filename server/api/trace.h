@@ -13,9 +13,10 @@
 // dispatcher creates it only when tracing is on (RequestInfo::trace), so with
 // tracing off a request pays one relaxed load and one branch.
 //
-// Redaction (Redact*): the trace never holds a secret. The Authorization
-// header value and every `sig` query parameter value (a SAS signature, in the
-// URL or in any header value) are replaced by "REDACTED"; bodies are capped at
+// Redaction: the trace never holds a secret. The URL, every header value and
+// both bodies go through protocol::RedactSecrets / RedactHeaderValue
+// (protocol/redact.h: SAS signatures in any encoding, credential headers,
+// also inside $batch parts, the MAC an error echoes); bodies are capped at
 // kMaxTracedBody bytes and marked truncated.
 //
 // Thread safety: every member of TraceWriter may be called from any thread.
@@ -75,12 +76,7 @@ class StorageTimer {
 
 inline constexpr size_t kMaxTracedBody = 64 * 1024;
 inline constexpr std::chrono::milliseconds kWriteInterval{10};
-inline constexpr std::string_view kRedacted = "REDACTED";
 
-// `text` (a URL, a query string or a header value) with the value of every
-// `sig` query parameter (name case-insensitive, at the start or after '?' or
-// '&') replaced by kRedacted.
-std::string RedactSig(std::string_view text);
 
 // Appends `s` as a JSON string literal: quotes, backslashes and control
 // characters escaped; invalid UTF-8 replaced by U+FFFD, so any byte string
@@ -110,6 +106,10 @@ class TraceWriter {
   // first (its queued lines written). False with `*error` when the file
   // cannot be opened; tracing is then off.
   bool Start(const std::string& path, bool bodies, std::string* error);
+  // The same with a file the caller opened for appending (admin_files.h
+  // OpenTraceFile); takes `fd` over, closing it on failure. `path` is what
+  // path() reports.
+  bool StartOpened(int fd, const std::string& path, bool bodies, std::string* error);
   // Writes what is queued, closes the file; a no-op when off.
   void Stop();
 
@@ -127,6 +127,10 @@ class TraceWriter {
 
  private:
   void Drain();  // the writer thread
+  // Stops the writer thread, if any (control_mu_ held).
+  void StopLocked();
+  // Starts the writer thread on `file` (control_mu_ held, stopped).
+  void StartFile(std::FILE* file, const std::string& path, bool bodies);
 
   const size_t queue_limit_;
   std::atomic<bool> enabled_{false};

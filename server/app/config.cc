@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
 #include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -225,6 +226,31 @@ std::vector<Setting> BuildSettings() {
        .help = "Answer the admin routes /_tablestone/snapshot, /reset and /trace (docs/admin-api.md).",
        .set = [](Config& c, const Value& v) { c.admin_api = Bool(v); },
        .show = [](const Config& c) { return ShowBool(c.admin_api); }});
+  add({.path = "api.adminKey", .env = "TABLESTONE_ADMIN_KEY", .kind = Kind::kString,
+       .help = "Base64 key of the admin credential: signs admin routes as 'tablestone-admin' "
+               "(docs/admin-api.md); prefer the environment variable to the flag.",
+       .set = [](Config& c, const Value& v) { c.admin_key = Str(v); },
+       .show = [](const Config& c) { return c.admin_key.empty() ? std::string() : std::string("(set)"); }});
+  add({.path = "api.adminAccount", .env = "TABLESTONE_ADMIN_ACCOUNT", .kind = Kind::kString,
+       .help = "Configured account whose keys may run server-wide admin operations (docs/admin-api.md); "
+               "with neither this nor --adminKey, only a single configured account is admin.",
+       .set = [](Config& c, const Value& v) { c.admin_account = Str(v); },
+       .show = [](const Config& c) { return c.admin_account; }});
+  add({.path = "api.snapshotDir", .env = "TABLESTONE_SNAPSHOT_DIR", .kind = Kind::kString,
+       .help = "Directory of the snapshots POST /_tablestone/snapshot?to=NAME creates; default "
+               "<location>.snapshots. Never inside the data directory.",
+       .set = [](Config& c, const Value& v) { c.snapshot_dir = Str(v); },
+       .show = [](const Config& c) { return c.snapshot_dir; }});
+  add({.path = "api.traceDir", .env = "TABLESTONE_TRACE_DIR", .kind = Kind::kString,
+       .help = "Directory of the trace files POST /_tablestone/trace may open by name; default "
+               "<location>.traces. Never inside the data directory.",
+       .set = [](Config& c, const Value& v) { c.trace_dir = Str(v); },
+       .show = [](const Config& c) { return c.trace_dir; }});
+  add({.path = "api.allowedHosts", .env = "TABLESTONE_ALLOWED_HOSTS", .kind = Kind::kString,
+       .help = "Comma-separated host names the UI and admin routes answer to, besides localhost and IP "
+               "literals (DNS-rebinding guard, docs/admin-api.md).",
+       .set = [](Config& c, const Value& v) { c.allowed_hosts = Str(v); },
+       .show = [](const Config& c) { return c.allowed_hosts; }});
   add({.path = "api.ui", .env = "TABLESTONE_UI", .kind = Kind::kBool,
        .help = "Serve the data browser at /_tablestone/ui/ (docs/ui.md).",
        .set = [](Config& c, const Value& v) { c.ui = Bool(v); },
@@ -602,6 +628,84 @@ http::HttpOptions Config::ToHttpOptions() const {
   return o;
 }
 
+namespace {
+
+std::string Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return std::string(s);
+}
+
+// True when `inner`, made absolute and normalised (symbolic links of its
+// existing part resolved), is `outer` or below it.
+bool IsSameOrInside(const std::string& inner, const std::string& outer) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  auto normal = [&ec](const std::string& p) {
+    std::string s = fs::weakly_canonical(fs::absolute(p, ec), ec).lexically_normal().string();
+    while (s.size() > 1 && s.back() == '/') s.pop_back();
+    return s;
+  };
+  const std::string in = normal(inner);
+  const std::string out = normal(outer);
+  return in == out || (in.size() > out.size() && in.starts_with(out) && (out == "/" || in[out.size()] == '/'));
+}
+
+// The absolute directory a snapshot or trace directory setting names:
+// `value`, or "<location><suffix>" when empty (none in memory).
+std::string EffectiveDir(const std::string& value, const Config& config, const char* suffix) {
+  namespace fs = std::filesystem;
+  std::string dir = value;
+  if (dir.empty()) {
+    if (config.in_memory) return {};
+    dir = config.location;
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    dir += suffix;
+  }
+  std::error_code ec;
+  dir = fs::absolute(dir, ec).lexically_normal().string();
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir;
+}
+
+}  // namespace
+
+bool ResolveAdminSettings(Config* config, std::string* error) {
+  namespace fs = std::filesystem;
+  if (!config->admin_key.empty()) {
+    auto raw = protocol::Base64Decode(config->admin_key);
+    if (!raw || raw->size() < 16) {
+      *error = "api.adminKey must be base64 of at least 16 bytes";
+      return false;
+    }
+  }
+  if (!config->admin_account.empty() &&
+      std::none_of(config->accounts.begin(), config->accounts.end(),
+                   [&](const api::AccountKeys& a) { return a.name == config->admin_account; })) {
+    *error = "api.adminAccount '" + config->admin_account + "' is not a configured account";
+    return false;
+  }
+  std::error_code ec;
+  const std::string location = fs::absolute(config->location, ec).lexically_normal().string();
+  const std::string snapshots = EffectiveDir(config->snapshot_dir, *config, ".snapshots");
+  const std::string traces = EffectiveDir(config->trace_dir, *config, ".traces");
+  for (const auto& [dir, setting] : {std::pair{snapshots, "api.snapshotDir"}, std::pair{traces, "api.traceDir"}}) {
+    if (!dir.empty() && !config->in_memory && IsSameOrInside(dir, location)) {
+      *error = std::string(setting) + " '" + dir + "' must be outside the data directory '" + location + "'";
+      return false;
+    }
+  }
+  if (!snapshots.empty() && snapshots == traces) {
+    *error = "api.snapshotDir and api.traceDir must be different directories";
+    return false;
+  }
+  if (!config->logging.trace.empty() && !config->in_memory && IsSameOrInside(config->logging.trace, location)) {
+    *error = "logging.trace must be outside the data directory '" + location + "'";
+    return false;
+  }
+  return true;
+}
+
 api::ApiOptions Config::ToApiOptions() const {
   api::ApiOptions o;
   o.accounts = accounts;
@@ -611,6 +715,17 @@ api::ApiOptions Config::ToApiOptions() const {
   o.disable_product_style_url = disable_product_style_url;
   o.allow_anonymous = allow_anonymous;
   o.admin_api = admin_api;
+  o.admin_key = admin_key;
+  o.admin_account = admin_account;
+  o.snapshot_dir = in_memory ? std::string() : EffectiveDir(snapshot_dir, *this, ".snapshots");
+  o.trace_dir = EffectiveDir(trace_dir, *this, ".traces");
+  for (size_t start = 0; start <= allowed_hosts.size();) {
+    size_t comma = allowed_hosts.find(',', start);
+    if (comma == std::string::npos) comma = allowed_hosts.size();
+    std::string name = model::ToAsciiLower(Trim(std::string_view(allowed_hosts).substr(start, comma - start)));
+    if (!name.empty()) o.allowed_hosts.push_back(std::move(name));
+    start = comma + 1;
+  }
   o.ui = ui;
   // The published key may open the page without asking only where no one but
   // this machine can reach it: a loopback listener serving that key.

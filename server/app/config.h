@@ -87,6 +87,11 @@ struct Config {
   bool disable_product_style_url = false;
   bool allow_anonymous = false;
   bool admin_api = false;        // the /_tablestone/snapshot and /reset routes
+  std::string admin_key;         // --adminKey: base64 admin credential (docs/admin-api.md)
+  std::string admin_account;     // --adminAccount: the account whose keys are admin
+  std::string snapshot_dir;      // --snapshotDir; empty = "<location>.snapshots" (ToApiOptions)
+  std::string trace_dir;         // --traceDir; empty = "<location>.traces" (ToApiOptions)
+  std::string allowed_hosts;     // --allowedHosts: comma-separated host names for the UI and admin routes
   bool ui = true;                // the data browser at /_tablestone/ui/ (--noUi: off)
   std::string seed;              // export file or directory loaded at startup; empty = none
   // fault injection (server/faults, docs/testing-with-faults.md)
@@ -159,6 +164,13 @@ LoadResult LoadConfig(const std::vector<std::string>& args, const Environment& e
 
 // Parses "name:key1[:key2];name2:key1" (AZURITE_ACCOUNTS). Empty entries
 // (e.g. a trailing ';') are skipped. On error returns false and sets `error`.
+// After every source is applied: checks the admin settings (the key is
+// base64, the admin account is configured; the snapshot and trace
+// directories, with their defaults "<location>.snapshots" and
+// "<location>.traces", and the --trace file lie outside the data directory,
+// and the two directories differ; docs/admin-api.md, "Files").
+bool ResolveAdminSettings(Config* config, std::string* error);
+
 bool ParseAccountsEnv(const std::string& text, std::vector<api::AccountKeys>* accounts, std::string* error);
 
 // EngineOptions::max_open_files for a process allowed `fd_limit` open

@@ -84,6 +84,11 @@ const std::vector<Flag>& Flags() {
       F("--disableProductStyleUrl", "", "api.disableProductStyleUrl"),
       F("--allowAnonymous", "", "api.allowAnonymous"),
       F("--adminApi", "", "api.adminApi"),
+      F("--adminKey", "", "api.adminKey"),
+      F("--adminAccount", "", "api.adminAccount"),
+      F("--snapshotDir", "", "api.snapshotDir"),
+      F("--traceDir", "", "api.traceDir"),
+      F("--allowedHosts", "", "api.allowedHosts"),
       F("--noUi", "", "api.ui", "false", 1, "Do not serve the data browser at /_tablestone/ui/ (docs/ui.md)."),
       F("--seed", "", "storage.seed"),
       F("--faults", "", "faults.file"),
@@ -416,6 +421,7 @@ LoadResult LoadConfig(const std::vector<std::string>& args, const Environment& e
   }
   config.sibling_ports = personality == Personality::kAzurite;
 
+  if (std::string why; !ResolveAdminSettings(&config, &why)) return Fail(why);
   result.config = std::move(config);
   return result;
 }

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <csignal>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -16,6 +17,8 @@
 #include <boost/asio/ip/tcp.hpp>
 
 #include "tools/cli_text.h"
+#include "protocol/auth/admin_signature.h"
+#include "protocol/base64.h"
 #include "tools/connection_string.h"
 #include "tools/copy_command.h"
 #include "tools/data_commands.h"
@@ -289,7 +292,9 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
   auto* sf = snap_cmd->add_option("--from", snap_from,
                                   "Connection string of a running server started with --adminApi");
   sl->excludes(sf);
-  snap_cmd->add_option("--to", snap_to, "Snapshot directory to create (must not exist; a server starts on it as is)")
+  snap_cmd->add_option("--to", snap_to,
+                       "Snapshot directory to create (must not exist; a server starts on it as is); with --from, a "
+                       "name in the server's --snapshotDir (or a path inside it)")
       ->required();
 
   // ---- reset ----
@@ -415,12 +420,13 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
       Endpoint named;
       named.connection = snap_cmd->parsed() ? snap_from : reset_from;
       ok = ResolveConnection(named, &c, &error);
+      const std::string own_account = c.account;
       if (ok) where = tools::DescribeEndpoint(c);
       // On a terminal, reset asks first: it deletes every table, on whatever
       // server the connection string names. Scripts (no terminal) and --yes
       // do not ask.
       if (ok && reset_cmd->parsed() && !reset_yes && ::isatty(STDIN_FILENO) == 1) {
-        std::string what = reset_all ? "every account" : "account " + c.account;
+        std::string what = reset_all ? "every account" : "account " + own_account;
         std::fprintf(err, "Delete every table of %s on %s? Type 'yes' to confirm: ",
                      tools::TerminalSafe(what).c_str(), tools::TerminalSafe(where).c_str());
         std::fflush(err);
@@ -430,15 +436,32 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
           return 1;
         }
       }
+      // The server's admin credential, when set in the environment (never on
+      // the command line, docs/admin-api.md), signs instead of the account key.
+      if (const char* admin_key = std::getenv("TABLESTONE_ADMIN_KEY"); ok && admin_key != nullptr && *admin_key) {
+        auto raw = protocol::Base64Decode(admin_key);
+        if (!raw) {
+          ok = false;
+          error = "TABLESTONE_ADMIN_KEY is not base64";
+        } else {
+          c.account = std::string(protocol::auth::kAdminKeySigner);
+          c.key = *raw;
+          c.sas.clear();
+        }
+      }
       if (ok && snap_cmd->parsed()) {
-        // The server writes the directory: make a relative path the caller's.
-        std::error_code ec;
-        std::string absolute = std::filesystem::absolute(snap_to, ec).string();
-        ok = tools::CallAdminRoute(c, tools::RemoteOptions{}, "snapshot", "to=" + tools::UrlEncode(absolute), &body,
+        // A plain name goes into the server's --snapshotDir; a path is sent
+        // absolute, and the server accepts it only inside that directory.
+        std::string to = snap_to;
+        if (to.find('/') != std::string::npos) {
+          std::error_code ec;
+          to = std::filesystem::absolute(snap_to, ec).lexically_normal().string();
+        }
+        ok = tools::CallAdminRoute(c, tools::RemoteOptions{}, "snapshot", "to=" + tools::UrlEncode(to), &body,
                                    &error);
       } else if (ok) {
         ok = tools::CallAdminRoute(c, tools::RemoteOptions{}, "reset",
-                                   reset_all ? std::string() : "account=" + tools::UrlEncode(c.account), &body,
+                                   reset_all ? std::string() : "account=" + tools::UrlEncode(own_account), &body,
                                    &error);
       }
     }

@@ -138,6 +138,9 @@ class RequestHandler {
   virtual bool AdmitHeaders(const Request& header, const RequestContext& context, Response& refusal) {
     return true;
   }
+  // The request target as the access log may show it: the handler knows
+  // which parts are secrets (a SAS signature) and replaces them. Any thread.
+  virtual std::string LogSafeTarget(std::string_view target) const { return std::string(target); }
   // Builds the response for a transport-level failure. Synchronous.
   virtual void RenderTransportError(TransportError error, const Request& partial_request,
                                     Response& response) = 0;

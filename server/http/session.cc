@@ -773,8 +773,10 @@ void BasicSession<Stream>::LogAccess(size_t bytes) {
           .count();
   std::string_view method = request_.method_string();
   std::string_view target = request_.target();
+  const std::string shown = env_.handler != nullptr ? env_.handler->LogSafeTarget(target) : std::string(target);
   env_.access_log->info("{} \"{} {}\" {} {} {}us", context_.remote_ip, method.empty() ? "-" : method,
-                        target.empty() ? "-" : target, response_.result_int(), bytes, micros);
+                        shown.empty() ? std::string_view("-") : std::string_view(shown), response_.result_int(), bytes,
+                        micros);
 }
 
 template class BasicSession<beast::tcp_stream>;

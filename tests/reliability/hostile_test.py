@@ -1023,3 +1023,288 @@ def test_normal_client_latency_during_attack(server, attack):
     print("%s: p99 alone %.2f ms, during %.2f ms, RSS +%.1f MiB" % (attack.__name__, alone, during, grow_mb))
     assert during <= max(2 * alone, alone + 10.0), "p99 %.2f ms during the attack, %.2f ms alone" % (during, alone)
     assert grow_mb < 20, "RSS grew %.1f MiB" % grow_mb
+
+
+# ---- admin routes with two accounts (issue 30 items 1, 2, 3, 6, 8; docs/admin-api.md) -----------
+
+ACCT1, KEY1 = "acct1", "a2V5LW9uZS1mb3ItdGVzdHMtb25seS0wMDAwMDAwMDAwMDA="
+ACCT2, KEY2 = "acct2", "a2V5LXR3by1mb3ItdGVzdHMtb25seS0xMTExMTExMTExMTE="
+ADMIN, ADMIN_KEY = "tablestone-admin", "YWRtaW4ta2V5LWZvci10ZXN0cy1vbmx5LTIyMjIyMjIyMjI="
+SECRET_SIG = "U2VjcmV0U2lnbmF0dXJlT2ZUaGVIb3N0aWxlVGVzdA%3D%3D"
+
+
+@pytest.fixture(scope="module")
+def admin_srv():
+    """Two configured accounts (AZURITE_ACCOUNTS), --adminApi, a separate --adminKey, the access
+    log and the debug log on, and a trace with bodies from the start."""
+    import base64 as b64
+    work = tempfile.mkdtemp(prefix="tablestone-hostile-admin.")
+    os.chmod(work, 0o700)
+    trace_dir = os.path.join(work, "traces")
+    os.mkdir(trace_dir)
+    srv = tsclient.Server(tsclient.default_binary(), os.path.join(work, "data"),
+                          extra_args=["--adminApi", "--accessLog=true", "--logLevel", "debug",
+                                      "--snapshotDir", os.path.join(work, "snapshots"), "--traceDir", trace_dir,
+                                      "--trace", os.path.join(trace_dir, "start.jsonl"), "--traceBodies"],
+                          log_path=os.path.join(work, "server.log"))
+    saved = {k: os.environ.get(k) for k in ("AZURITE_ACCOUNTS", "TABLESTONE_ADMIN_KEY")}
+    os.environ["AZURITE_ACCOUNTS"] = "%s:%s;%s:%s" % (ACCT1, KEY1, ACCT2, KEY2)
+    os.environ["TABLESTONE_ADMIN_KEY"] = ADMIN_KEY
+    try:
+        srv.start()
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    assert b64.b64decode(KEY1) and b64.b64decode(KEY2)
+    srv.work = work
+    srv.trace_dir = trace_dir
+    yield srv
+    code = srv.stop()
+    assert code == 0, "exit code %r; log:\n%s" % (code, srv.log_tail())
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def admin_signed(method, target, body=b"", account=ACCT1, key=KEY1, host=None, port=None,
+                 content_type=None):
+    """(headers, body) of an admin request signed as docs/admin-api.md says."""
+    import base64 as b64
+    import hashlib
+    import hmac
+    if not isinstance(body, (bytes, bytearray)):
+        body = json.dumps(body).encode()
+        content_type = content_type or "application/json"
+    split = urllib.parse.urlsplit(target)
+    digest = b64.b64encode(hashlib.sha256(body).digest()).decode()
+    hdrs = {"Host": host or "127.0.0.1:%d" % port, "x-ms-date": formatdate(usegmt=True),
+            "x-ms-content-sha256": digest, "Content-Length": str(len(body))}
+    if content_type:
+        hdrs["Content-Type"] = content_type
+    resource = "/" + account + split.path
+    last = None
+    for name, value in sorted((k.lower(), v) for k, v in urllib.parse.parse_qsl(split.query,
+                                                                                 keep_blank_values=True)):
+        resource += ("," if name == last else "\n" + name + ":") + value
+        last = name
+    to_sign = "\n".join([method, content_type or "", hdrs["x-ms-date"], digest, resource])
+    sig = b64.b64encode(hmac.new(b64.b64decode(key), to_sign.encode(), hashlib.sha256).digest()).decode()
+    hdrs["Authorization"] = "SharedKey %s:%s" % (account, sig)
+    return hdrs, body
+
+
+def admin_call(srv, method, target, body=b"", account=ACCT1, key=KEY1, host=None, send_target=None,
+               send_body=None):
+    """Signs `target` and `body`, sends `send_target` / `send_body` (a replay) when given."""
+    import http.client
+    hdrs, data = admin_signed(method, target, body, account, key, host, srv.port)
+    if send_body is not None:
+        data = send_body
+        hdrs["Content-Length"] = str(len(data))
+    c = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=30)
+    try:
+        c.putrequest(method, send_target or target, skip_host=True, skip_accept_encoding=True)
+        for k, v in hdrs.items():
+            c.putheader(k, v)
+        c.endheaders(data)
+        r = c.getresponse()
+        payload = r.read()
+    finally:
+        c.close()
+    try:
+        return r.status, json.loads(payload) if payload else None
+    except ValueError:
+        return r.status, payload
+
+
+def table_call(srv, method, account, key, path, body=None, host=None):
+    """A Table API request of `account` (path below the account)."""
+    import http.client
+    full = "/" + account + path
+    data = json.dumps(body).encode() if body is not None else b""
+    hdrs = {"Host": host or "127.0.0.1:%d" % srv.port, "x-ms-date": formatdate(usegmt=True),
+            "x-ms-version": tsclient.API_VERSION, "Accept": tsclient.MINIMAL, "DataServiceVersion": "3.0"}
+    if body is not None:
+        hdrs["Content-Type"] = "application/json"
+    hdrs["Authorization"] = tsclient.sign(method, full, hdrs, account=account, key=key)
+    c = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=30)
+    try:
+        c.request(method, full, body=data if method != "GET" else None, headers=hdrs)
+        r = c.getresponse()
+        return r.status, r.read()
+    finally:
+        c.close()
+
+
+def acct2_tables(srv):
+    status, body = table_call(srv, "GET", ACCT2, KEY2, "/Tables")
+    assert status == 200, body
+    return sorted(t["TableName"] for t in json.loads(body)["value"])
+
+
+def test_one_account_cannot_fault_or_slow_another(admin_srv):
+    table_call(admin_srv, "POST", ACCT2, KEY2, "/Tables", {"TableName": "victim"})
+    for rule in ({"match": {"account": ACCT2}, "action": "serverBusy"},
+                 {"action": "serverBusy"},  # every account
+                 {"match": {"account": ACCT2}, "action": "latencyBefore", "latencyMs": 5000},
+                 [{"match": {"account": ACCT1}, "action": "serverBusy"},
+                  {"match": {"account": ACCT2}, "action": "serverBusy"}],
+                 {"rules": [{"match": {"account": ACCT1}, "action": "serverBusy"}], "seed": 1}):
+        assert admin_call(admin_srv, "POST", "/_tablestone/faults", rule)[0] == 403, rule
+    for realistic in ({"enabled": True, "account": ACCT2}, {"enabled": True},
+                      {"enabled": True, "account": ACCT1, "latencyMedianMs": 5000}):
+        assert admin_call(admin_srv, "POST", "/_tablestone/faults/realistic", realistic)[0] == 403, realistic
+    t0 = time.monotonic()
+    assert acct2_tables(admin_srv) == ["victim"]
+    assert time.monotonic() - t0 < 1.0
+    # Its own rules, yes; they touch only acct1.
+    status, body = admin_call(admin_srv, "POST", "/_tablestone/faults",
+                              {"id": "mine", "match": {"account": ACCT1}, "action": "serverBusy"})
+    assert status == 201, body
+    assert table_call(admin_srv, "GET", ACCT1, KEY1, "/Tables")[0] == 503
+    assert acct2_tables(admin_srv) == ["victim"]
+    assert admin_call(admin_srv, "DELETE", "/_tablestone/faults?id=mine")[0] == 200
+
+
+def test_one_account_cannot_see_or_delete_anothers_rules(admin_srv):
+    status, body = admin_call(admin_srv, "POST", "/_tablestone/faults",
+                              {"id": "theirs", "action": "serverBusy",
+                               "match": {"account": ACCT2, "table": "nosuch"}}, account=ACCT2, key=KEY2)
+    assert status == 201, body
+    try:
+        assert admin_call(admin_srv, "DELETE", "/_tablestone/faults?id=theirs")[0] == 404
+        assert admin_call(admin_srv, "DELETE", "/_tablestone/faults")[0] == 200
+        status, body = admin_call(admin_srv, "GET", "/_tablestone/faults")
+        assert status == 200 and body["rules"] == []
+        status, body = admin_call(admin_srv, "GET", "/_tablestone/faults", account=ACCT2, key=KEY2)
+        assert [r["id"] for r in body["rules"]] == ["theirs"]
+    finally:
+        assert admin_call(admin_srv, "DELETE", "/_tablestone/faults", account=ADMIN, key=ADMIN_KEY)[0] == 200
+
+
+def test_one_account_cannot_reset_trace_or_snapshot(admin_srv):
+    table_call(admin_srv, "POST", ACCT2, KEY2, "/Tables", {"TableName": "victim"})
+    assert admin_call(admin_srv, "POST", "/_tablestone/reset")[0] == 403
+    assert admin_call(admin_srv, "POST", "/_tablestone/reset?account=" + ACCT2)[0] == 403
+    assert "victim" in acct2_tables(admin_srv)
+    status, body = admin_call(admin_srv, "POST", "/_tablestone/trace",
+                              {"enabled": True, "file": "mine.jsonl", "bodies": True})
+    assert status == 403, body
+    assert not os.path.exists(os.path.join(admin_srv.trace_dir, "mine.jsonl"))
+    elsewhere = os.path.join(admin_srv.work, "elsewhere")
+    assert admin_call(admin_srv, "POST", "/_tablestone/snapshot?to=" + urllib.parse.quote(elsewhere))[0] == 403
+    assert admin_call(admin_srv, "POST", "/_tablestone/snapshot?to=mine")[0] == 403
+    # Its own account: yes.
+    table_call(admin_srv, "POST", ACCT1, KEY1, "/Tables", {"TableName": "mine"})
+    status, body = admin_call(admin_srv, "POST", "/_tablestone/reset?account=" + ACCT1)
+    assert status == 200 and body["accounts"] == [ACCT1], body
+    assert "victim" in acct2_tables(admin_srv)
+
+
+def test_snapshot_and_trace_files_stay_in_their_directories(admin_srv):
+    elsewhere = os.path.join(admin_srv.work, "elsewhere")
+    for to in (elsewhere, "../elsewhere", "/tmp/tablestone-hostile-snap", "a/b", ".hidden",
+               os.path.join(admin_srv.data_dir, "inside")):
+        status, body = admin_call(admin_srv, "POST", "/_tablestone/snapshot?to=" + urllib.parse.quote(to, safe=""),
+                                  account=ADMIN, key=ADMIN_KEY)
+        assert status == 400, (to, body)
+    assert not os.path.exists(elsewhere) and not os.path.exists("/tmp/tablestone-hostile-snap")
+    victim = os.path.join(admin_srv.work, "victim")
+    with open(victim, "w") as f:
+        f.write("keep\n")
+    os.symlink(victim, os.path.join(admin_srv.trace_dir, "link.jsonl"))
+    current = os.path.join(admin_srv.data_dir, "CURRENT")
+    for file in (victim, "../victim", current, os.path.expanduser("~/.bashrc"), "link.jsonl", "a/b"):
+        status, body = admin_call(admin_srv, "POST", "/_tablestone/trace", {"enabled": True, "file": file},
+                                  account=ADMIN, key=ADMIN_KEY)
+        assert status == 400, (file, body)
+    with open(victim) as f:
+        assert f.read() == "keep\n"
+    # The admin's snapshot: a plain name, in --snapshotDir, with the data directory's mode.
+    status, body = admin_call(admin_srv, "POST", "/_tablestone/snapshot?to=snap1", account=ADMIN, key=ADMIN_KEY)
+    assert status == 201, body
+    assert body["snapshot"] == os.path.join(admin_srv.work, "snapshots", "snap1")
+    assert os.stat(body["snapshot"]).st_mode & 0o777 == os.stat(admin_srv.data_dir).st_mode & 0o777
+
+
+def test_replays_with_another_query_or_body_fail(admin_srv):
+    table_call(admin_srv, "POST", ACCT2, KEY2, "/Tables", {"TableName": "victim"})
+    # Even the admin's reset of one account cannot be replayed as a reset of all.
+    for replay in ("/_tablestone/reset", "/_tablestone/reset?account=" + ACCT2,
+                   "/_tablestone/reset?account=%s&account=%s" % (ACCT1, ACCT2)):
+        status, body = admin_call(admin_srv, "POST", "/_tablestone/reset?account=" + ACCT1, account=ADMIN,
+                                  key=ADMIN_KEY, send_target=replay)
+        assert status == 403, (replay, body)
+    assert "victim" in acct2_tables(admin_srv)
+    signed = json.dumps({"id": "own", "action": "serverBusy",
+                         "match": {"account": ACCT1, "table": "nosuch"}}).encode()
+    swapped = json.dumps({"id": "own", "action": "serverBusy", "match": {"account": ACCT2}}).encode()
+    status, body = admin_call(admin_srv, "POST", "/_tablestone/faults", signed, send_body=swapped)
+    assert status in (400, 403), body
+    status, body = admin_call(admin_srv, "GET", "/_tablestone/faults", account=ADMIN, key=ADMIN_KEY)
+    assert body["rules"] == []
+    status, body = admin_call(admin_srv, "POST", "/_tablestone/trace", {"enabled": False}, account=ADMIN,
+                              key=ADMIN_KEY, send_body=json.dumps({"enabled": True, "file": "x.jsonl"}).encode())
+    assert status in (400, 403), body
+    assert not os.path.exists(os.path.join(admin_srv.trace_dir, "x.jsonl"))
+
+
+def test_rebinding_hosts_are_refused_on_ui_admin_and_details(admin_srv):
+    import http.client
+    for path in ("/_tablestone/ui/", "/_tablestone/ui/config.json", "/_tablestone/health?detail=1",
+                 "/_tablestone/metrics"):
+        for host, want in (("rebind.example:%d" % admin_srv.port, 403), ("localhost:%d" % admin_srv.port, 200)):
+            c = http.client.HTTPConnection("127.0.0.1", admin_srv.port, timeout=10)
+            c.putrequest("GET", path, skip_host=True)
+            c.putheader("Host", host)
+            c.endheaders()
+            r = c.getresponse()
+            body = r.read()
+            c.close()
+            assert r.status == want, (path, host, body[:200])
+            if want == 403:
+                assert ACCT1.encode() not in body and admin_srv.data_dir.encode() not in body
+    status, body = admin_call(admin_srv, "POST", "/_tablestone/reset?account=" + ACCT1,
+                              host="rebind.example:%d" % admin_srv.port)
+    assert status == 403, body
+
+
+def test_no_secret_reaches_the_logs_or_the_trace(admin_srv):
+    secrets = ["U2VjcmV0U2lnbmF0dXJl", "c2VjcmV0LWF1dGg", "Y29va2llLXNlY3JldA"]
+    # SAS signatures under every spelling of the name (refused: they sign nothing).
+    for name in ("sig", "%73ig", "si%67", "SIG"):
+        table_call(admin_srv, "GET", ACCT1, KEY1, "/Tables?sv=2019-02-02&%s=%s&se=2030" % (name, SECRET_SIG))
+    # A batch whose parts carry an Authorization header, an Atom-style &amp;sig= and a sig= mid-line.
+    body = ("--batch_x\r\nContent-Type: multipart/mixed; boundary=changeset_y\r\n\r\n--changeset_y\r\n"
+            "Content-Type: application/http\r\n\r\nPOST http://127.0.0.1/acct1/t?sig=%s HTTP/1.1\r\n"
+            "Authorization: SharedKey acct1:c2VjcmV0LWF1dGg=\r\nCookie: Y29va2llLXNlY3JldA\r\n\r\n"
+            "{\"href\":\"t()?sv=1&amp;sig=%s&amp;se=1\"}\r\n--changeset_y--\r\n--batch_x--\r\n"
+            % (SECRET_SIG, SECRET_SIG)).encode()
+    import http.client
+    full = "/%s/$batch" % ACCT1
+    hdrs = {"Host": "127.0.0.1:%d" % admin_srv.port, "x-ms-date": formatdate(usegmt=True),
+            "x-ms-version": tsclient.API_VERSION, "Content-Type": "multipart/mixed; boundary=batch_x",
+            "DataServiceVersion": "3.0"}
+    hdrs["Authorization"] = tsclient.sign("POST", full, hdrs, account=ACCT1, key=KEY1)
+    hdrs["Proxy-Authorization"] = "Basic c2VjcmV0LWF1dGg="
+    c = http.client.HTTPConnection("127.0.0.1", admin_srv.port, timeout=10)
+    c.request("POST", full, body=body, headers=hdrs)
+    c.getresponse().read()
+    c.close()
+    # A bad MAC: the 403 body echoes it.
+    hdrs = {"x-ms-date": formatdate(usegmt=True), "x-ms-version": tsclient.API_VERSION,
+            "Authorization": "SharedKey %s:U2VjcmV0U2lnbmF0dXJlT2ZUaGVNYWM=" % ACCT1}
+    c = http.client.HTTPConnection("127.0.0.1", admin_srv.port, timeout=10)
+    c.request("GET", "/%s/Tables" % ACCT1, headers=hdrs)
+    assert c.getresponse().read()
+    c.close()
+    time.sleep(0.3)  # the trace writer flushes every 10 ms
+    with open(admin_srv.log_path, errors="replace") as f:
+        log = f.read()
+    with open(os.path.join(admin_srv.trace_dir, "start.jsonl"), errors="replace") as f:
+        trace = f.read()
+    assert "%73ig=REDACTED" in log and "sig=REDACTED" in trace
+    for secret in secrets:
+        assert secret not in log, secret
+        assert secret not in trace, secret

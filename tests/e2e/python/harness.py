@@ -274,6 +274,25 @@ class RawResponse:
         return "<RawResponse %d %r %s>" % (self.status, self.headers, self.body[:500])
 
 
+def admin_authorization(method, path, headers, body, account, key):
+    """The admin routes' Shared Key (docs/admin-api.md, "Authentication"): the query and the
+    body's SHA-256 are signed. Sets x-ms-content-sha256 in `headers`; returns the Authorization value."""
+    split = urllib.parse.urlsplit(path)
+    digest = base64.b64encode(hashlib.sha256(body or b"").digest()).decode()
+    headers["x-ms-content-sha256"] = digest
+    lower = {k.lower(): v for k, v in headers.items()}
+    params = sorted((k.lower(), v) for k, v in urllib.parse.parse_qsl(split.query, keep_blank_values=True))
+    resource = "/" + account + split.path
+    last = None
+    for name, value in params:
+        resource += ("," if name == last else "\n" + name + ":") + value
+        last = name
+    to_sign = "\n".join([method, lower.get("content-type", ""), lower.get("x-ms-date", lower.get("date", "")),
+                         digest, resource])
+    sig = base64.b64encode(hmac.new(base64.b64decode(key), to_sign.encode("utf-8"), hashlib.sha256).digest())
+    return "SharedKey %s:%s" % (account, sig.decode())
+
+
 class RawClient:
     """Sends arbitrary HTTP requests to the target, signed with SharedKey (Table flavour):
 
@@ -287,7 +306,9 @@ class RawClient:
         """Resource path (e.g. "/Tables") -> request path including the account segment."""
         return self.target.base_path + path
 
-    def sign(self, method, path, headers):
+    def sign(self, method, path, headers, body=b""):
+        if urllib.parse.urlsplit(path).path.startswith("/_tablestone/"):
+            return admin_authorization(method, path, headers, body, self.target.account, self.target.key)
         key = base64.b64decode(self.target.key)
         split = urllib.parse.urlsplit(path)
         resource = "/" + self.target.account + split.path
@@ -330,7 +351,7 @@ class RawClient:
             hdrs.update(headers)
         hdrs = {k: v for k, v in hdrs.items() if v is not None}
         if sign:
-            hdrs["Authorization"] = self.sign(method, full, hdrs)
+            hdrs["Authorization"] = self.sign(method, full, hdrs, body or b"")
         conn = http.client.HTTPConnection(self.target.host, self.target.port, timeout=60)
         try:
             conn.putrequest(method, full, skip_accept_encoding=True)

@@ -521,18 +521,14 @@ def test_copy_retries_busy_timeouts_and_dropped_connections(servers, workdir):
 
 def admin_request(server, op, query="", key=None, account="devstoreaccount1", method="POST"):
     """A Shared Key signed admin request; returns (status, parsed JSON body or None)."""
-    import hashlib
-    import hmac
     import http.client
     from email.utils import formatdate
-    path = "/_tablestone/" + op
-    date = formatdate(usegmt=True)
-    to_sign = "\n".join([method, "", "", date, "/" + account + path])
-    sig = base64.b64encode(hmac.new(base64.b64decode(key or harness.ACCOUNT_KEY), to_sign.encode(),
-                                    hashlib.sha256).digest()).decode()
+    path = "/_tablestone/" + op + ("?" + query if query else "")
+    headers = {"x-ms-date": formatdate(usegmt=True), "Content-Length": "0"}
+    headers["Authorization"] = harness.admin_authorization(method, path, headers, b"", account,
+                                                           key or harness.ACCOUNT_KEY)
     c = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
-    c.request(method, path + ("?" + query if query else ""), headers={
-        "x-ms-date": date, "Authorization": "SharedKey %s:%s" % (account, sig), "Content-Length": "0"})
+    c.request(method, path, headers=headers)
     r = c.getresponse()
     data = r.read()
     c.close()
@@ -564,7 +560,7 @@ def test_snapshot_offline_and_admin_route_then_restore(servers, workdir):
     try:
         ref = os.path.join(workdir, "ref.jsonl")
         write(ref, reference_file("snap"))
-        a = admin_server(workdir, started, "--adminApi")
+        a = admin_server(workdir, started, "--adminApi", "--snapshotDir", workdir)
         ok(tool("import", "--to", conn(a), "--in", ref))
 
         # Admin route: refused without a valid signature, then a snapshot while running.

@@ -6,9 +6,6 @@ many requests the server saw. Runs its own server: --adminApi, a fixed fault see
 TableBeingDeleted window.
 """
 
-import base64
-import hashlib
-import hmac
 import http.client
 import json
 import os
@@ -61,18 +58,15 @@ def svc(server):
 
 def faults(server, method, body=None, query="", op="faults"):
     """A Shared Key signed request to /_tablestone/<op>; returns (status, JSON body)."""
-    path = "/_tablestone/" + op
-    date = formatdate(usegmt=True)
+    path = "/_tablestone/" + op + ("?" + query if query else "")
     data = json.dumps(body).encode() if body is not None else b""
-    ctype = "application/json" if body is not None else ""
-    to_sign = "\n".join([method, "", ctype, date, "/" + harness.ACCOUNT + path])
-    sig = base64.b64encode(hmac.new(base64.b64decode(harness.ACCOUNT_KEY), to_sign.encode(),
-                                    hashlib.sha256).digest()).decode()
-    headers = {"x-ms-date": date, "Authorization": "SharedKey %s:%s" % (harness.ACCOUNT, sig)}
-    if ctype:
-        headers["Content-Type"] = ctype
+    headers = {"x-ms-date": formatdate(usegmt=True)}
+    if body is not None:
+        headers["Content-Type"] = "application/json"
+    headers["Authorization"] = harness.admin_authorization(method, path, headers, data, harness.ACCOUNT,
+                                                           harness.ACCOUNT_KEY)
     c = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
-    c.request(method, path + ("?" + query if query else ""), body=data, headers=headers)
+    c.request(method, path, body=data, headers=headers)
     r = c.getresponse()
     payload = r.read()
     c.close()

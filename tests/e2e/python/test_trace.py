@@ -26,7 +26,7 @@ def traced(target):
     tmp = tempfile.mkdtemp(prefix="tablestone-e2e-trace.")
     trace = os.path.join(tmp, "trace.jsonl")
     for server in harness.own_server(target, "tablestone-e2e-trace.",
-                                     ["--adminApi", "--trace", trace, "--traceBodies"]):
+                                     ["--adminApi", "--trace", trace, "--traceBodies", "--traceDir", tmp]):
         endpoint = types.SimpleNamespace(host="127.0.0.1", port=server.port, account=harness.ACCOUNT,
                                          key=harness.ACCOUNT_KEY, base_path="/" + harness.ACCOUNT)
         yield types.SimpleNamespace(server=server, trace=trace, tmp=tmp, raw=harness.RawClient(endpoint),
@@ -74,6 +74,9 @@ def test_trace_bodies_are_redacted_and_the_admin_switch_works(traced):
     table.get_entity("p", "1")                       # not traced
     assert read_lines(traced.trace) == lines
     assert switch(traced.raw, sign=False, enabled=True, file="/tmp/x")[0] == 403
+    # Only plain names in --traceDir (docs/admin-api.md, "Files").
+    for outside in ("/tmp/x", "../x", os.path.join(traced.tmp, "sub", "x"), ".profile"):
+        assert switch(traced.raw, enabled=True, file=outside)[0] == 400, outside
     second = os.path.join(traced.tmp, "second.jsonl")
     status, state = switch(traced.raw, enabled=True, file=second)
     assert status == 200 and state == {"enabled": True, "file": second, "bodies": False,

@@ -27,9 +27,15 @@ function faults(method, body, { query = "", op = "faults" } = {}) {
   const date = new Date().toUTCString();
   const data = body === undefined ? "" : JSON.stringify(body);
   const ctype = body === undefined ? "" : "application/json";
-  const toSign = [method, "", ctype, date, `/${ACCOUNT}${path}`].join("\n");
+  // The admin signature covers the query and the body's SHA-256 (docs/admin-api.md, "Authentication").
+  const hash = crypto.createHash("sha256").update(data).digest("base64");
+  const params = [...new URLSearchParams(query)].map(([k, v]) => [k.toLowerCase(), v]).sort();
+  let resource = `/${ACCOUNT}${path}`;
+  params.forEach(([k, v], i) => { resource += i > 0 && params[i - 1][0] === k ? `,${v}` : `\n${k}:${v}`; });
+  const toSign = [method, ctype, date, hash, resource].join("\n");
   const sig = crypto.createHmac("sha256", Buffer.from(ACCOUNT_KEY, "base64")).update(toSign).digest("base64");
-  const headers = { "x-ms-date": date, Authorization: `SharedKey ${ACCOUNT}:${sig}`, "Content-Length": Buffer.byteLength(data) };
+  const headers = { "x-ms-date": date, "x-ms-content-sha256": hash, Authorization: `SharedKey ${ACCOUNT}:${sig}`,
+    "Content-Length": Buffer.byteLength(data) };
   if (ctype) headers["Content-Type"] = ctype;
   return new Promise((resolve, reject) => {
     const req = http.request({ host: "127.0.0.1", port: target.t.port, method, path: path + (query ? `?${query}` : ""), headers },

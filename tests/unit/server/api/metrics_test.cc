@@ -16,6 +16,10 @@
 
 #include "server/api/api_handler.h"
 #include "storage/engine.h"
+#include "protocol/auth/admin_signature.h"
+#include "protocol/auth/hmac.h"
+#include "protocol/base64.h"
+#include "storage/model/datetime.h"
 #include "tests/unit/server/api/api_test_util.h"
 
 namespace tablestone::api {
@@ -263,12 +267,16 @@ class DispatcherMetricsTest : public testing::ApiTest {
     metrics_ = std::make_unique<Metrics>(std::vector<std::string>{testing::kAccount});
     handler_ = MakeApiHandler(*engine_, options, metrics_.get());
   }
-  http::Response Admin(std::string_view target) {
+  http::Response Admin(std::string_view target, std::string remote_ip = "127.0.0.1",
+                       std::string host = "127.0.0.1:10002") {
     http::Request req;
     req.method(boost::beast::http::verb::get);
     req.target(boost::beast::string_view(target.data(), target.size()));
     req.version(11);
-    return http::HandleAndWait(*handler_, req, http::RequestContext{});
+    if (!host.empty()) req.set(boost::beast::http::field::host, host);
+    http::RequestContext context;
+    context.remote_ip = std::move(remote_ip);
+    return http::HandleAndWait(*handler_, req, context);
   }
   std::unique_ptr<Metrics> metrics_;
 };
@@ -334,6 +342,42 @@ TEST_F(DispatcherMetricsTest, HealthDetailReportsFactsAndTableCounts) {
   ASSERT_EQ(j["accounts"].size(), 1u);
   EXPECT_EQ(j["accounts"][0]["name"], testing::kAccount);
   EXPECT_EQ(j["accounts"][0]["tables"], 2);
+}
+
+// Issue 30 item 8: the data path, account names and per-account counts only
+// to loopback peers or admin-signed requests, and never to a rebound Host.
+TEST_F(DispatcherMetricsTest, ServerDetailsOnlyToLoopbackOrTheAdmin) {
+  CreateTable("haaa");
+  // Any peer: the plain probe.
+  EXPECT_EQ(Admin("/_tablestone/health", "10.0.0.9", "10.0.0.1:10002").body(), "{\"status\":\"ok\"}");
+  for (const char* target : {"/_tablestone/health?detail=1", "/_tablestone/metrics"}) {
+    const auto remote = Admin(target, "10.0.0.9", "10.0.0.1:10002");
+    EXPECT_EQ(remote.result_int(), 403) << target;
+    EXPECT_EQ(remote.body().find("/data"), std::string::npos) << target;
+    EXPECT_EQ(remote.body().find(testing::kAccount), std::string::npos) << target;
+    // A DNS-rebinding page reaches the loopback address under its own name.
+    EXPECT_EQ(Admin(target, "127.0.0.1", "rebind.example:10002").result_int(), 403) << target;
+    EXPECT_EQ(Admin(target, "::1", "localhost:10002").result_int(), 200) << target;
+  }
+  // Signed by the admin (the only account here), a remote peer gets them.
+  http::Request req{boost::beast::http::verb::get, "/_tablestone/health?detail=1", 11};
+  req.set(boost::beast::http::field::host, "10.0.0.1:10002");
+  const std::string date = model::FormatRfc1123(model::NowTicks());
+  req.set("x-ms-date", date);
+  const std::string hash = protocol::auth::ContentSha256Base64("");
+  req.set(protocol::auth::kContentSha256Header, hash);
+  const std::string to_sign = protocol::auth::AdminStringToSign(
+      "GET", "", date, hash,
+      protocol::auth::AdminCanonicalizedResource(testing::kAccount, "/_tablestone/health",
+                                                 protocol::QueryParams{{"detail", "1"}}));
+  req.set(boost::beast::http::field::authorization,
+          std::string("SharedKey ") + testing::kAccount + ":" +
+              protocol::auth::SignBase64(*protocol::Base64Decode(testing::kKey), to_sign));
+  http::RequestContext context;
+  context.remote_ip = "10.0.0.9";
+  const auto signed_detail = http::HandleAndWait(*handler_, req, context);
+  ASSERT_EQ(signed_detail.result_int(), 200) << signed_detail.body();
+  EXPECT_EQ(nlohmann::json::parse(signed_detail.body())["dataDirectory"], "/data \"dir\"");
 }
 
 }  // namespace

@@ -41,16 +41,6 @@ class TempFile {
   fs::path dir_;
 };
 
-TEST(TraceRedactionTest, ReplacesEverySigValueAndNothingElse) {
-  EXPECT_EQ(RedactSig("/acct/t()?sv=2019-02-02&sig=abc%2Bdef%3D&se=2030"),
-            "/acct/t()?sv=2019-02-02&sig=REDACTED&se=2030");
-  EXPECT_EQ(RedactSig("sig=first&x=1&SIG=second"), "sig=REDACTED&x=1&SIG=REDACTED");
-  EXPECT_EQ(RedactSig("/t?sig="), "/t?sig=REDACTED");
-  EXPECT_EQ(RedactSig("/t?xsig=1&signature=2&sigx=3"), "/t?xsig=1&signature=2&sigx=3");
-  EXPECT_EQ(RedactSig("no query"), "no query");
-  EXPECT_EQ(RedactSig(""), "");
-}
-
 TEST(TraceJsonTest, EscapesControlsAndReplacesInvalidUtf8) {
   std::string out;
   AppendJsonString(std::string("a\"b\\c\n\x01") + "\xC3\xA9" + "\xFF" + "\xE2\x82", &out);
@@ -133,6 +123,23 @@ TEST(TraceLineTest, BodiesAreCappedAndSecretsRedacted) {
   EXPECT_EQ(line["responseHeaders"]["x-ms-request-id"], "id-3");
   EXPECT_EQ(line["responseBody"], "{\"ok\":true}");
   EXPECT_EQ(line["responseBodyTruncated"], false);
+}
+
+// Issue 30 item 6: each encoding of a secret the security run found in the trace.
+TEST(TraceLineTest, SecretsInEveryEncodingAreRedacted) {
+  http::Request request{boost::beast::http::verb::post, "/devstoreaccount1/$batch?sv=1&%73ig=SECRETA&si%67=SECRETB", 11};
+  request.set("Cookie", "SECRETC");
+  request.set("Proxy-Authorization", "SECRETD");
+  request.set("x-ms-copy-source-authorization", "Bearer SECRETE");
+  request.body() =
+      "--batch_1\r\nPOST http://h/devstoreaccount1/t?sig=SECRETF HTTP/1.1\r\nAuthorization: SharedKey a:SECRETG\r\n"
+      "\r\n<link href=\"t()?sv=1&amp;sig=SECRETH&amp;se=1\"/>\r\n";
+  http::Response response(boost::beast::http::status::forbidden, 11);
+  response.body() = "The MAC signature found in the HTTP request 'SECRETI' is not the same as any computed signature.";
+  const auto start = std::chrono::steady_clock::now();
+  const std::string text = FormatTraceLine(nullptr, request, response, "id-4", start, start, true);
+  EXPECT_EQ(text.find("SECRET"), std::string::npos) << text;
+  EXPECT_NE(text.find(" HTTP/1.1"), std::string::npos) << text;  // the rest of the line stays
 }
 
 TEST(TraceWriterTest, WritesLinesInOrderAndSwitchesFiles) {

@@ -184,5 +184,27 @@ TEST_F(UiRoutesTest, NoUiTurnsEveryRouteOff) {
   EXPECT_GE(refusal.result_int(), 400);
 }
 
+// Issue 30 item 8: the page (which may hand out the development key) answers
+// only to a Host a DNS-rebinding page cannot send.
+TEST_F(UiRoutesTest, ARebindingHostIsRefused) {
+  handler_ = MakeApiHandler(*engine_, options_);
+  for (const char* host : {"rebind.example:10002", "localhost.rebind.example", ""}) {
+    http::Request req{bhttp::verb::get, "/_tablestone/ui/config.json", 11};
+    if (*host != 0) req.set(bhttp::field::host, host);
+    http::RequestContext ctx;
+    ctx.remote_ip = "127.0.0.1";
+    const auto r = http::HandleAndWait(*handler_, req, ctx);
+    EXPECT_EQ(r.result_int(), 403u) << host;
+    EXPECT_EQ(r.body().find("devKey"), std::string::npos) << host;
+  }
+  for (const char* host : {"localhost:10002", "[::1]:10002", "192.168.1.20:10002"}) {
+    http::Request req{bhttp::verb::get, "/_tablestone/ui/config.json", 11};
+    req.set(bhttp::field::host, host);
+    http::RequestContext ctx;
+    ctx.remote_ip = "127.0.0.1";
+    EXPECT_EQ(http::HandleAndWait(*handler_, req, ctx).result_int(), 200u) << host;
+  }
+}
+
 }  // namespace
 }  // namespace tablestone::api

@@ -494,4 +494,20 @@ TEST(ConfigFilesTest, ReadmeDocumentsEveryKeyVariableAndFlag) {
 }
 
 }  // namespace
+// Issue 30 item 2: no admin file may land inside the data directory.
+TEST(ConfigTest, AdminDirectoriesStayOutsideTheDataDirectory) {
+  ExpectRefused(Load({"-l", "/srv/ts-data", "--snapshotDir", "/srv/ts-data/snaps"}), "api.snapshotDir");
+  ExpectRefused(Load({"-l", "/srv/ts-data", "--traceDir", "/srv/ts-data"}), "api.traceDir");
+  ExpectRefused(Load({"-l", "/srv/ts-data", "--trace", "/srv/ts-data/CURRENT"}), "logging.trace");
+  ExpectRefused(Load({"--snapshotDir", "/srv/x", "--traceDir", "/srv/x/"}), "different");
+  ExpectRefused(Load({"--adminKey", "not base64!"}), "api.adminKey");
+  ExpectRefused(Load({"--adminAccount", "nosuch"}), "api.adminAccount");
+  const LoadResult r = Load({"-l", "/srv/ts-data", "--adminAccount", "devstoreaccount1"});
+  ASSERT_EQ(r.action, LoadResult::Action::kRun) << r.output;
+  const api::ApiOptions o = r.config.ToApiOptions();
+  EXPECT_EQ(o.snapshot_dir, "/srv/ts-data.snapshots");
+  EXPECT_EQ(o.trace_dir, "/srv/ts-data.traces");
+  EXPECT_EQ(o.admin_account, "devstoreaccount1");
+}
+
 }  // namespace tablestone::app
