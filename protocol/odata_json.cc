@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -551,14 +552,40 @@ ApiResult<ParsedEntity> EntityFromMembers(std::vector<JsonMember>&& members) {
   std::vector<JsonMember>* raw = &members;
   // First pass: annotations by base name.
   std::vector<std::pair<std::string_view, std::string_view>> annotations;  // base -> type name
+  size_t named = 0;  // members that name a property, null ones and the system ones included
   for (const JsonMember& p : *raw) {
-    if (!EndsWith(p.name, kTypeSuffix)) continue;
+    if (!EndsWith(p.name, kTypeSuffix)) {
+      named += !StartsWith(p.name, "odata.") && p.name.find("@odata.") == std::string::npos;
+      continue;
+    }
     if (p.value.kind == JsonScalar::Kind::kNull) continue;
     if (p.value.kind != JsonScalar::Kind::kString) return ApiError::InvalidInput();
     annotations.emplace_back(std::string_view(p.name).substr(0, p.name.size() - kTypeSuffix.size()),
                              p.value.s);
   }
+  // A body naming more properties, or typing more, than an entity holds
+  // (255 with PartitionKey, RowKey and Timestamp; Learn:
+  // understanding-the-table-service-data-model) cannot be one: refused
+  // before any value is converted. Null properties count: the body names
+  // them (issue 30, item 5: 40k orphan annotations and 40k nulls were stored
+  // as an empty entity).
+  if (named > model::kMaxProperties || annotations.size() > model::kMaxProperties) {
+    return ApiError::TooManyProperties();
+  }
+  // A scan for the few annotations of a typical entity; an index once there
+  // are many, so that any body costs time linear in its size (issue 30, item
+  // 5: 40k orphan annotations and 40k nulls cost seconds with a scan each).
+  constexpr size_t kScanMax = 16;
+  std::unordered_map<std::string_view, std::string_view> annotation_index;
+  if (annotations.size() > kScanMax) {
+    annotation_index.reserve(annotations.size());
+    for (const auto& a : annotations) annotation_index.emplace(a.first, a.second);
+  }
   auto annotation_of = [&](std::string_view base) -> const std::string_view* {
+    if (annotations.size() > kScanMax) {
+      auto it = annotation_index.find(base);
+      return it == annotation_index.end() ? nullptr : &it->second;
+    }
     for (const auto& a : annotations) {
       if (a.first == base) return &a.second;
     }
@@ -604,6 +631,8 @@ ApiResult<ParsedEntity> EntityFromMembers(std::vector<JsonMember>&& members) {
     auto value = ConvertValue(name, p.value, type);
     if (!value.ok()) return value.error();
     out.entity.properties.push_back({std::move(name), std::move(value).value()});
+    // Refused as soon as it cannot be an entity: the rest is not converted.
+    if (out.entity.properties.size() > model::kMaxCustomProperties) return ApiError::TooManyProperties();
   }
   if (out.entity.properties.size() > model::kMaxCustomProperties) return ApiError::TooManyProperties();
   if (model::EntitySizeForLimit(out.entity) > model::kMaxEntityBytes) return ApiError::EntityTooLarge();

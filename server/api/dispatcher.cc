@@ -30,6 +30,11 @@ using protocol::Operation;
 
 constexpr std::string_view kHealthPath = "/_tablestone/health";
 constexpr std::string_view kMetricsPath = "/_tablestone/metrics";
+// The most body bytes read for an admin request before HandleAdmin has
+// authenticated it: its JSON bodies (a trace switch, fault rules) are small,
+// and 300 unauthenticated connections must not cost more than a few MiB each
+// (issue 30, item 4; tests/reliability/hostile_test.py).
+constexpr uint64_t kUnauthenticatedAdminBodyLimit = 64 * 1024;
 
 // True when the query string of `target` has detail=1 (or detail=true).
 bool WantsDetail(std::string_view target) {
@@ -523,11 +528,28 @@ bool Dispatcher::PrepareTimed(const http::Request& request, const http::RequestC
 
 bool Dispatcher::AdmitHeaders(const http::Request& header, const http::RequestContext& context,
                               http::Response& refusal) {
+  http::BodyAdmission body;
+  return AdmitHeaders(header, context, refusal, body);
+}
+
+bool Dispatcher::AdmitHeaders(const http::Request& header, const http::RequestContext& context,
+                              http::Response& refusal, http::BodyAdmission& body) {
   const std::string_view target = ToView(header.target());
   const std::string_view path = target.substr(0, target.find('?'));
-  if (path == kHealthPath || path == kMetricsPath) return true;
-  if (options_.ui && IsUiPath(path)) return true;  // ServeUi answers it; no account, no signature
-  if (options_.admin_api && IsAdminTarget(target)) return true;  // HandleAdmin authenticates
+  if (path == kHealthPath || path == kMetricsPath || (options_.ui && IsUiPath(path))) {
+    // Routes without a body and without a signature: a body still to come is
+    // refused unread (413 and a lingering close that drops it), so that
+    // unauthenticated clients cannot park bodies here.
+    RenderTransportError(http::TransportError::kBodyTooLarge, header, refusal);
+    return false;
+  }
+  if (options_.admin_api && IsAdminTarget(target)) {
+    // HandleAdmin authenticates, after the body: read little, and do not
+    // invite the body with "100 Continue".
+    body.limit = kUnauthenticatedAdminBodyLimit;
+    body.send_continue = false;
+    return true;
+  }
   const std::string request_id = protocol::NewGuid();
   std::optional<std::string> cors_account;
   Tally tally;
@@ -536,9 +558,21 @@ bool Dispatcher::AdmitHeaders(const http::Request& header, const http::RequestCo
   if (trace_ != nullptr && trace_->enabled()) tally.trace = NewTrace(context);
   try {
     std::optional<RequestInfo> info;
-    if (PrepareTimed(header, context, request_id, refusal, &cors_account, &tally, &info)) return true;
+    if (PrepareTimed(header, context, request_id, refusal, &cors_account, &tally, &info)) {
+      if (info && info->route.operation == Operation::kPreflight) {
+        // A preflight is not authenticated and has no body (Fetch standard,
+        // CORS-preflight request): none is read.
+        body.limit = 0;
+        body.send_continue = false;
+      }
+      return true;
+    }
   } catch (const std::exception&) {
-    return true;  // Handle() will meet the same problem and answer it
+    // Handle() will meet the same problem and answer it; nobody is
+    // authenticated, so the body is read as for an admin route.
+    body.limit = kUnauthenticatedAdminBodyLimit;
+    body.send_continue = false;
+    return true;
   }
   Decorate(header, request_id, cors_account, refusal);
   Record(tally, header, request_id, refusal);

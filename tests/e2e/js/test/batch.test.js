@@ -3,7 +3,7 @@
 const { test } = require("node:test");
 const assert = require("node:assert/strict");
 const { TableTransaction } = require("@azure/data-tables");
-const { useTarget, withTable, uniqueTableName } = require("../harness.js");
+const { useTarget, withTable, uniqueTableName, rejectsWith } = require("../harness.js");
 
 const target = useTarget();
 
@@ -151,5 +151,18 @@ test("purge pattern: list a partition and delete it in chunks of 100", async () 
       await client.submitTransaction(victims.slice(i, i + 100).map((e) => ["delete", e]));
     }
     assert.deepEqual(await rowKeys(client), ["stay"]);
+  });
+});
+
+// Issue 36, item 1: the transport refuses a body over its limit from the headers; the SDK goes on
+// writing the transaction and, before the server's lingering close, met EPIPE (retried, then
+// thrown as a socket error) instead of reading the 413.
+test("a transaction over 4 MiB gets 413 RequestBodyTooLarge, not a socket error", async () => {
+  await withTable(target.t, async (client) => {
+    const big = "x".repeat(32000);
+    const actions = Array.from({ length: 80 }, (_, i) => ["create", { partitionKey: "p", rowKey: rk(i), a: big, b: big }]);
+    const err = await rejectsWith(client.submitTransaction(actions), 413, "RequestBodyTooLarge");
+    assert.equal(err.name, "RestError", err.message);
+    assert.deepEqual(await rowKeys(client), []);
   });
 });
