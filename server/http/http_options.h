@@ -64,10 +64,11 @@ struct HttpOptions {
   // writing its body, reads the answer instead of meeting a reset (nginx's
   // "lingering close"). It stops at the first of: the client closes, no byte
   // for linger_gap, linger_time in all (and never past read_timeout), or
-  // linger_max_bytes dropped. Nothing of it is buffered.
+  // linger_max_bytes dropped (1 MiB after a 400 for malformed HTTP). Nothing
+  // of it is buffered. 8 MiB covers a body of twice the service's 4 MiB.
   std::chrono::milliseconds linger_time{10'000};
   std::chrono::milliseconds linger_gap{2'000};
-  uint64_t linger_max_bytes = 16 * 1024 * 1024;
+  uint64_t linger_max_bytes = 8 * 1024 * 1024;
   // Graceful stop: how long in-flight requests may take to finish before the
   // remaining connections are force-closed.
   std::chrono::milliseconds drain_timeout{5'000};

@@ -62,6 +62,9 @@ constexpr size_t kReadBufferSlack = 8 * 1024;
 // A buffer or body that grew past this for one large request is given back
 // before the connection goes idle, so 10k idle connections stay small.
 constexpr size_t kKeepCapacity = 64 * 1024;
+// What a lingering close drops at most after a 400 for malformed HTTP (the
+// endless chunk-size line of tests/reliability/hostile_test.py).
+constexpr uint64_t kShortLingerBytes = 1024 * 1024;
 
 // Status used when the handler did not render a transport error itself.
 bhttp::status DefaultStatus(TransportError error) {
@@ -604,6 +607,7 @@ template <class Stream>
 void BasicSession<Stream>::FailRequest(TransportError error) {
   state_ = State::kHandling;
   close_after_write_ = true;
+  linger_short_ = error == TransportError::kBadRequest;
   // The partial request (whatever was parsed) is what the handler and the
   // access log see.
   if (parser_) {
@@ -748,6 +752,10 @@ void BasicSession<Stream>::DoLingeringClose() {
   if (ec) return CloseNow();
   buffer_.clear();
   lingered_bytes_ = 0;
+  // After malformed framing the client is no SDK still sending a body it
+  // believes valid: a short linger, enough for the answer to get through.
+  linger_max_bytes_ = linger_short_ ? std::min<uint64_t>(kShortLingerBytes, env_.options->linger_max_bytes)
+                                    : env_.options->linger_max_bytes;
   linger_deadline_ = std::chrono::steady_clock::now() +
                      std::min<std::chrono::milliseconds>(env_.options->linger_time, env_.options->read_timeout);
   OnLinger({}, 0);
@@ -756,7 +764,7 @@ void BasicSession<Stream>::DoLingeringClose() {
 template <class Stream>
 void BasicSession<Stream>::OnLinger(beast::error_code ec, size_t bytes) {
   lingered_bytes_ += bytes;
-  if (ec || lingered_bytes_ >= env_.options->linger_max_bytes) return CloseNow();
+  if (ec || lingered_bytes_ >= linger_max_bytes_) return CloseNow();
   const auto now = std::chrono::steady_clock::now();
   if (now >= linger_deadline_) return CloseNow();
   Tcp().expires_at(std::min(linger_deadline_, now + env_.options->linger_gap));

@@ -191,6 +191,8 @@ class BasicSession : public Closable,
   bool shutting_down_ = false;     // a stop was requested: close after this request
   bool close_after_write_ = false; // transport error: the stream state is unknown
   uint64_t lingered_bytes_ = 0;
+  uint64_t linger_max_bytes_ = 0;  // of this lingering close
+  bool linger_short_ = false;      // the close follows a 400 for malformed HTTP
   std::chrono::steady_clock::time_point linger_deadline_;
   uint64_t request_seq_ = 0;      // numbers the requests of this connection
   bool handled_ = false;          // the request in flight has its response
