@@ -2,12 +2,11 @@
 
 #include <gtest/gtest.h>
 
-#include <time.h>
-
 #include <cmath>
 #include <string>
 
 #include "storage/model/datetime.h"
+#include "tests/unit/protocol/cpu_time.h"
 
 namespace tablestone::protocol::atom {
 namespace {
@@ -151,22 +150,13 @@ TEST(AtomReader, TableNameOfACreateTableEntry) {
   EXPECT_EQ(ParseTableNameAtom("<entry").error().code, "InvalidInput");
 }
 
-// CPU seconds of this thread (not wall time: the machine may be busy).
-double ThreadCpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-}
-
 // Issue 30, item 5: every property was compared with every earlier one
 // (80k properties: 16.7 s of CPU on the I/O thread).
 TEST(AtomReader, HundredThousandPropertiesAreRefusedInLinearTime) {
   std::string props;
   for (int i = 0; i < 100'000; ++i) props += "<d:p" + std::to_string(i) + ">v</d:p" + std::to_string(i) + ">";
   const std::string body = Entry(props);
-  const double start = ThreadCpuSeconds();
-  auto parsed = ParseEntityAtom(body);
-  const double took = ThreadCpuSeconds() - start;
+  auto [parsed, took] = test_timing::WithThreadCpuSeconds([&] { return ParseEntityAtom(body); });
   ASSERT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.error().code, "TooManyProperties");
   EXPECT_LT(took, 0.25) << body.size() << " bytes";
@@ -176,18 +166,14 @@ TEST(AtomReader, NullPropertiesCountAndManyNamesStayLinear) {
   // Null properties are named by the body: they count towards the 255.
   std::string props;
   for (int i = 0; i < 100'000; ++i) props += "<d:n" + std::to_string(i) + " m:null=\"true\"/>";
-  const double start = ThreadCpuSeconds();
-  auto parsed = ParseEntityAtom(Entry(props));
-  const double took = ThreadCpuSeconds() - start;
+  auto [parsed, took] = test_timing::WithThreadCpuSeconds([&] { return ParseEntityAtom(Entry(props)); });
   ASSERT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.error().code, "TooManyProperties");
   EXPECT_LT(took, 0.25);
   // Without the limit (Create Table's entry) the whole body is read, in
   // linear time, and a repeated name among many is still found.
   const std::string repeated = Entry(props + "<d:n99999 m:null=\"true\"/>");
-  const double again = ThreadCpuSeconds();
-  auto members = ReadEntryProperties(repeated);
-  const double took_all = ThreadCpuSeconds() - again;
+  auto [members, took_all] = test_timing::WithThreadCpuSeconds([&] { return ReadEntryProperties(repeated); });
   ASSERT_FALSE(members.ok());
   EXPECT_EQ(members.error().code, "DuplicatePropertiesSpecified");
   EXPECT_LT(took_all, 0.5) << repeated.size() << " bytes";

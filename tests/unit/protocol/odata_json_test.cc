@@ -2,8 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <time.h>
-
 #include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -13,6 +11,7 @@
 #include <vector>
 
 #include "storage/model/datetime.h"
+#include "tests/unit/protocol/cpu_time.h"
 
 namespace tablestone::protocol {
 namespace {
@@ -432,13 +431,6 @@ TEST(FlatJsonTest, DecodesMembersInOrder) {
   EXPECT_EQ((*r)[5].value.kind, JsonScalar::Kind::kNull);
 }
 
-// CPU seconds of this thread (not wall time: the machine may be busy).
-double ThreadCpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-}
-
 // Issue 30, item 5: each property looked its annotation up in a list of all
 // of them (40k orphan annotations + 40k nulls: 7-9 s, and answered 201).
 TEST(EntityJson, OrphanAnnotationsAndNullsCostLinearTime) {
@@ -446,9 +438,7 @@ TEST(EntityJson, OrphanAnnotationsAndNullsCostLinearTime) {
   for (int i = 0; i < 40'000; ++i) body += ",\"a" + std::to_string(i) + "@odata.type\":\"Edm.String\"";
   for (int i = 0; i < 40'000; ++i) body += ",\"n" + std::to_string(i) + "\":null";
   body += "}";
-  const double start = ThreadCpuSeconds();
-  auto parsed = ParseEntityJson(body);
-  const double took = ThreadCpuSeconds() - start;
+  auto [parsed, took] = test_timing::WithThreadCpuSeconds([&] { return ParseEntityJson(body); });
   // More annotations and more named properties than an entity holds.
   ASSERT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.error().code, "TooManyProperties");
@@ -474,9 +464,7 @@ TEST(EntityJson, HundredThousandPropertiesAreRefusedInLinearTime) {
             std::to_string(i) + "\",";
   }
   body.back() = '}';
-  const double start = ThreadCpuSeconds();
-  auto parsed = ParseEntityJson(body);
-  const double took = ThreadCpuSeconds() - start;
+  auto [parsed, took] = test_timing::WithThreadCpuSeconds([&] { return ParseEntityJson(body); });
   ASSERT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.error().code, "TooManyProperties");
   EXPECT_LT(took, 0.5) << body.size() << " bytes";
