@@ -540,6 +540,8 @@ bool Dispatcher::AdmitHeaders(const http::Request& header, const http::RequestCo
     // Routes without a body and without a signature: a body still to come is
     // refused unread (413 and a lingering close that drops it), so that
     // unauthenticated clients cannot park bodies here.
+    const auto length = header[boost::beast::http::field::content_length];
+    if (!header.chunked() && (length.empty() || length == "0")) return true;
     RenderTransportError(http::TransportError::kBodyTooLarge, header, refusal);
     return false;
   }
