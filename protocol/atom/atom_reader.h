@@ -33,8 +33,11 @@ inline constexpr size_t kMaxAtomDepth = 32;
 // therefore Edm.String), trimmed of XML white space unless it is a string.
 // Errors: InvalidInput (malformed XML, a document type declaration, too
 // deep, no m:properties, an element inside a property),
-// DuplicatePropertiesSpecified.
-ApiResult<std::vector<JsonMember>> ReadEntryProperties(std::string_view body);
+// DuplicatePropertiesSpecified, TooManyProperties (more than
+// `max_properties` properties, null ones included: the parse stops there).
+// Time linear in the body's size.
+ApiResult<std::vector<JsonMember>> ReadEntryProperties(std::string_view body,
+                                                       size_t max_properties = static_cast<size_t>(-1));
 
 // An entity entry (Insert/Update/Merge/upserts): ReadEntryProperties then
 // EntityFromMembers; errors of both.

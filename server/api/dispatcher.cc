@@ -32,6 +32,14 @@ using protocol::Operation;
 
 constexpr std::string_view kHealthPath = "/_tablestone/health";
 constexpr std::string_view kMetricsPath = "/_tablestone/metrics";
+// The most body bytes read for an admin request before HandleAdmin has
+// authenticated it: its JSON bodies (a trace switch, fault rules) are small,
+// and 300 unauthenticated connections must not cost more than a few MiB each
+// (issue 30, item 4; tests/reliability/hostile_test.py).
+constexpr uint64_t kUnauthenticatedAdminBodyLimit = 64 * 1024;
+// The most body bytes of an admin request admitted on its signed headers:
+// room for a server's whole set of fault rules (faults::FaultSet::kMaxRules).
+constexpr uint64_t kAdminBodyLimit = 1024 * 1024;
 
 // True when the query string of `target` has detail=1 (or detail=true).
 bool WantsDetail(std::string_view target) {
@@ -566,15 +574,33 @@ bool Dispatcher::PrepareTimed(const http::Request& request, const http::RequestC
 
 bool Dispatcher::AdmitHeaders(const http::Request& header, const http::RequestContext& context,
                               http::Response& refusal) {
+  http::BodyAdmission body;
+  return AdmitHeaders(header, context, refusal, body);
+}
+
+bool Dispatcher::AdmitHeaders(const http::Request& header, const http::RequestContext& context,
+                              http::Response& refusal, http::BodyAdmission& body) {
   const std::string_view target = ToView(header.target());
   const std::string_view path = target.substr(0, target.find('?'));
-  if (path == kHealthPath || path == kMetricsPath) return true;
-  if (options_.ui && IsUiPath(path)) return true;  // ServeUi answers it; no account, no signature
+  if (path == kHealthPath || path == kMetricsPath || (options_.ui && IsUiPath(path))) {
+    // Routes without a body and without a signature: a body still to come is
+    // refused unread (413 and a lingering close that drops it), so that
+    // unauthenticated clients cannot park bodies here.
+    const auto length = header[boost::beast::http::field::content_length];
+    if (!header.chunked() && (length.empty() || length == "0")) return true;
+    RenderTransportError(http::TransportError::kBodyTooLarge, header, refusal);
+    return false;
+  }
   if (options_.admin_api && IsAdminTarget(target)) {
-    // Signed on the headers (the body's hash among them): a refusal needs no body.
+    // Signed on the headers (the body's hash among them): a refusal needs no
+    // body, and an admitted one is small (rules, a trace setting).
     auto refused = AdmitAdmin(header, options_, authenticator_);
-    if (refused) refusal = std::move(*refused);
-    return !refused.has_value();
+    if (refused) {
+      refusal = std::move(*refused);
+      return false;
+    }
+    body.limit = kAdminBodyLimit;
+    return true;
   }
   const std::string request_id = protocol::NewGuid();
   std::optional<std::string> cors_account;
@@ -584,9 +610,21 @@ bool Dispatcher::AdmitHeaders(const http::Request& header, const http::RequestCo
   if (trace_ != nullptr && trace_->enabled()) tally.trace = NewTrace(context);
   try {
     std::optional<RequestInfo> info;
-    if (PrepareTimed(header, context, request_id, refusal, &cors_account, &tally, &info)) return true;
+    if (PrepareTimed(header, context, request_id, refusal, &cors_account, &tally, &info)) {
+      if (info && info->route.operation == Operation::kPreflight) {
+        // A preflight is not authenticated and has no body (Fetch standard,
+        // CORS-preflight request): none is read.
+        body.limit = 0;
+        body.send_continue = false;
+      }
+      return true;
+    }
   } catch (const std::exception&) {
-    return true;  // Handle() will meet the same problem and answer it
+    // Handle() will meet the same problem and answer it; nobody is
+    // authenticated, so the body is read as for an admin route.
+    body.limit = kUnauthenticatedAdminBodyLimit;
+    body.send_continue = false;
+    return true;
   }
   Decorate(header, request_id, cors_account, refusal);
   Record(tally, header, request_id, refusal);

@@ -112,6 +112,11 @@ class Dispatcher : public http::RequestHandler {
   // unauthenticated body is never read (Shared Key and SAS sign no body).
   bool AdmitHeaders(const http::Request& header, const http::RequestContext& context,
                     http::Response& refusal) override;
+  // The same; also bounds the body of what it admits unauthenticated (admin
+  // routes: 64 KiB, no "100 Continue"; a preflight: none), and refuses any
+  // body still to come on health, metrics and the UI (413).
+  bool AdmitHeaders(const http::Request& header, const http::RequestContext& context, http::Response& refusal,
+                    http::BodyAdmission& body) override;
   void RenderTransportError(http::TransportError error, const http::Request& partial_request,
                             http::Response& response) override;
   // protocol::RedactSecrets: no SAS signature reaches the access log.

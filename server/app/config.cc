@@ -150,6 +150,21 @@ std::vector<Setting> BuildSettings() {
        .help = "Live connections above which new ones are closed at once.", .min = 1, .max = 1'000'000,
        .set = [](Config& c, const Value& v) { c.max_connections = Uint(v); },
        .show = [](const Config& c) { return std::to_string(c.max_connections); }});
+  add({.path = "limits.maxConnectionsPerAddress", .env = "TABLESTONE_MAX_CONNECTIONS_PER_ADDRESS", .kind = Kind::kUint,
+       .help = "Live connections from one client address above which its new ones are closed at once (0 = no cap).",
+       .min = 0, .max = 1'000'000,
+       .set = [](Config& c, const Value& v) { c.max_connections_per_address = Uint(v); },
+       .show = [](const Config& c) { return std::to_string(c.max_connections_per_address); }});
+  add({.path = "timeouts.firstByteMs", .env = "TABLESTONE_FIRST_BYTE_TIMEOUT_MS", .kind = Kind::kUint,
+       .help = "How long a new connection may wait before the first byte of its first request.",
+       .min = 1, .max = kDay,
+       .set = [](Config& c, const Value& v) { c.first_byte_timeout_ms = Uint(v); },
+       .show = [](const Config& c) { return std::to_string(c.first_byte_timeout_ms); }});
+  add({.path = "timeouts.handshakeMs", .env = "TABLESTONE_HANDSHAKE_TIMEOUT_MS", .kind = Kind::kUint,
+       .help = "HTTPS: how long a new connection may take to complete its TLS handshake.",
+       .min = 1, .max = kDay,
+       .set = [](Config& c, const Value& v) { c.handshake_timeout_ms = Uint(v); },
+       .show = [](const Config& c) { return std::to_string(c.handshake_timeout_ms); }});
   add({.path = "timeouts.idleMs", .env = "TABLESTONE_IDLE_TIMEOUT_MS", .kind = Kind::kUint,
        .help = "How long a keep-alive connection may wait for its next request.", .min = 1, .max = kDay,
        .set = [](Config& c, const Value& v) { c.idle_timeout_ms = Uint(v); },
@@ -624,6 +639,9 @@ http::HttpOptions Config::ToHttpOptions() const {
   o.read_timeout = std::chrono::milliseconds(read_timeout_ms);
   o.drain_timeout = std::chrono::milliseconds(drain_timeout_ms);
   o.max_connections = static_cast<size_t>(max_connections);
+  o.max_connections_per_address = static_cast<size_t>(max_connections_per_address);
+  o.first_byte_timeout = std::chrono::milliseconds(first_byte_timeout_ms);
+  o.handshake_timeout = std::chrono::milliseconds(handshake_timeout_ms);
   o.access_log = logging.access_log;
   return o;
 }

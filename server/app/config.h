@@ -72,8 +72,11 @@ struct Config {
   uint64_t max_body_bytes = 4 * 1024 * 1024 + 64 * 1024;
   uint64_t max_header_bytes = 16 * 1024;
   uint64_t max_connections = 10'000;
+  uint64_t max_connections_per_address = 1'024;  // 0 = no cap
   // timeouts, milliseconds
   uint64_t idle_timeout_ms = 120'000;
+  uint64_t first_byte_timeout_ms = 10'000;
+  uint64_t handshake_timeout_ms = 10'000;
   uint64_t read_timeout_ms = 30'000;
   uint64_t drain_timeout_ms = 5'000;
   uint64_t query_page_ms = 5'000;

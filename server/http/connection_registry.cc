@@ -5,16 +5,40 @@
 namespace tablestone::http {
 
 ConnectionRegistry::Id ConnectionRegistry::Add(std::weak_ptr<Closable> connection, size_t max_connections) {
+  return Add(std::move(connection), max_connections, std::string(), 0);
+}
+
+ConnectionRegistry::Id ConnectionRegistry::Add(std::weak_ptr<Closable> connection, size_t max_connections,
+                                               const std::string& address, size_t max_per_address) {
   std::lock_guard<std::mutex> lock(mu_);
   if (closed_ || live_.size() >= max_connections) return 0;
+  const bool counted = !address.empty() && max_per_address > 0;
+  if (counted) {
+    size_t& from = per_address_[address];
+    if (from >= max_per_address) return 0;
+    ++from;
+  }
   Id id = next_id_++;
-  live_.emplace(id, std::move(connection));
+  live_.emplace(id, Entry{std::move(connection), counted ? address : std::string()});
   return id;
+}
+
+size_t ConnectionRegistry::CountFrom(const std::string& address) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = per_address_.find(address);
+  return it == per_address_.end() ? 0 : it->second;
 }
 
 void ConnectionRegistry::Remove(Id id) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (live_.erase(id) > 0 && live_.empty()) empty_cv_.notify_all();
+  auto it = live_.find(id);
+  if (it == live_.end()) return;
+  if (!it->second.address.empty()) {
+    auto from = per_address_.find(it->second.address);
+    if (from != per_address_.end() && --from->second == 0) per_address_.erase(from);
+  }
+  live_.erase(it);
+  if (live_.empty()) empty_cv_.notify_all();
 }
 
 void ConnectionRegistry::CloseAll(CloseMode mode) {
@@ -26,8 +50,8 @@ void ConnectionRegistry::CloseAll(CloseMode mode) {
     std::lock_guard<std::mutex> lock(mu_);
     closed_ = true;
     targets.reserve(live_.size());
-    for (auto& [id, weak] : live_) {
-      if (auto strong = weak.lock()) targets.push_back(std::move(strong));
+    for (auto& [id, entry] : live_) {
+      if (auto strong = entry.connection.lock()) targets.push_back(std::move(strong));
     }
   }
   for (auto& target : targets) target->RequestClose(mode);

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 
 namespace tablestone::http {
@@ -48,6 +49,13 @@ class ConnectionRegistry {
   // been closed (CloseAll was called) or holds `max_connections` already: the
   // caller must then drop the connection. Only a weak reference is kept.
   Id Add(std::weak_ptr<Closable> connection, size_t max_connections);
+  // The same, and also 0 when `address` (the client's) holds
+  // `max_per_address` connections already (0 = no per-address cap). The
+  // counts are per registry and drop with Remove().
+  Id Add(std::weak_ptr<Closable> connection, size_t max_connections, const std::string& address,
+         size_t max_per_address);
+  // Live connections from `address`.
+  size_t CountFrom(const std::string& address) const;
   // Unregisters; called by the connection when it ends. Unknown ids are ignored.
   void Remove(Id id);
 
@@ -65,7 +73,12 @@ class ConnectionRegistry {
  private:
   mutable std::mutex mu_;
   std::condition_variable empty_cv_;
-  std::unordered_map<Id, std::weak_ptr<Closable>> live_;
+  struct Entry {
+    std::weak_ptr<Closable> connection;
+    std::string address;  // empty: not counted per address
+  };
+  std::unordered_map<Id, Entry> live_;
+  std::unordered_map<std::string, size_t> per_address_;
   Id next_id_ = 1;
   bool closed_ = false;
 };

@@ -134,6 +134,9 @@ void FramingCheck::Add(std::string_view name, std::string_view value) {
 }
 
 FramingError FramingCheck::Result(unsigned version) const {
+  // RFC 9112 section 6.1: a server that receives an HTTP/1.0 message with
+  // Transfer-Encoding must treat its framing as faulty and close.
+  if (version < 11 && has_transfer_encoding_) return FramingError::kTransferEncodingInHttp10;
   // RFC 9112 section 6.1: a request whose final coding is not chunked cannot
   // be framed; chunked twice is an error too, and no other coding is decoded
   // here, so anything but a single "chunked" is refused.
@@ -175,6 +178,7 @@ std::string_view FramingErrorText(FramingError error) {
     case FramingError::kBadContentLength: return "repeated or malformed Content-Length";
     case FramingError::kHostCount: return "HTTP/1.1 request without exactly one Host";
     case FramingError::kBadHost: return "Host is not host[:port]";
+    case FramingError::kTransferEncodingInHttp10: return "Transfer-Encoding on an HTTP/1.0 request";
   }
   return "unknown";
 }

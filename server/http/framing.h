@@ -30,6 +30,10 @@ enum class FramingError {
   // A Host value that is not host[:port] (it is reflected into URLs of
   // response bodies, odata.metadata).
   kBadHost,
+  // Transfer-Encoding on an HTTP/1.0 request: RFC 9112 section 6.1 makes its
+  // framing faulty (an HTTP/1.0 hop in between would not decode chunks), even
+  // with a Content-Length.
+  kTransferEncodingInHttp10,
 };
 
 // One header field as received.

@@ -6,6 +6,7 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -118,6 +119,19 @@ class Completion {
   std::shared_ptr<ResponseSink> sink_;
 };
 
+// How the transport reads the body of a request AdmitHeaders admitted.
+struct BodyAdmission {
+  // The most body bytes read for this request; more is answered as
+  // TransportError::kBodyTooLarge (413) and the connection closes (after a
+  // lingering close). Never above HttpOptions::body_limit.
+  uint64_t limit = UINT64_MAX;
+  // Whether "Expect: 100-continue" is answered with "100 Continue". False for
+  // a request nobody has authenticated yet: the interim response invites the
+  // body, and RFC 9110 section 10.1.1 lets a server omit it (the client then
+  // sends the body after a wait of its own).
+  bool send_continue = true;
+};
+
 class RequestHandler {
  public:
   virtual ~RequestHandler() = default;
@@ -141,6 +155,15 @@ class RequestHandler {
   // The request target as the access log may show it: the handler knows
   // which parts are secrets (a SAS signature) and replaces them. Any thread.
   virtual std::string LogSafeTarget(std::string_view target) const { return std::string(target); }
+  // The same, for a handler that admits a request it has NOT authenticated
+  // on its headers (a route that authenticates in Handle()): it narrows
+  // `body` so that the transport reads little for it and sends no "100
+  // Continue" (docs/reliability.md, "Memory bounds"). The default calls the
+  // three-argument form and leaves `body` as it is.
+  virtual bool AdmitHeaders(const Request& header, const RequestContext& context, Response& refusal,
+                            BodyAdmission& body) {
+    return AdmitHeaders(header, context, refusal);
+  }
   // Builds the response for a transport-level failure. Synchronous.
   virtual void RenderTransportError(TransportError error, const Request& partial_request,
                                     Response& response) = 0;

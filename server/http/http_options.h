@@ -48,6 +48,27 @@ struct HttpOptions {
   // arrived, and separately for writing the response. This is the slowloris
   // protection: a client trickling bytes cannot hold a connection longer.
   std::chrono::milliseconds read_timeout{30'000};
+  // How long a NEW connection may take to send the first byte of its first
+  // request (after the TLS handshake, on HTTPS): shorter than idle_timeout,
+  // so that connections opened and left silent (connection exhaustion, issue
+  // 30) go soon, while a client's pooled connections keep the long idle
+  // timeout. nginx (client_header_timeout) and Envoy
+  // (request_headers_timeout) bound the same wait.
+  std::chrono::milliseconds first_byte_timeout{10'000};
+  // HTTPS: how long the TLS handshake may take from the accept (the client's
+  // first bytes included). nginx's ssl_handshake_timeout.
+  std::chrono::milliseconds handshake_timeout{10'000};
+  // After an early final response that closes the connection (413, 431, 400,
+  // or a refusal on the headers) the session keeps reading and dropping what
+  // the client still sends, so that the client, which is usually still
+  // writing its body, reads the answer instead of meeting a reset (nginx's
+  // "lingering close"). It stops at the first of: the client closes, no byte
+  // for linger_gap, linger_time in all (and never past read_timeout), or
+  // linger_max_bytes dropped (1 MiB after a 400 for malformed HTTP). Nothing
+  // of it is buffered. 8 MiB covers a body of twice the service's 4 MiB.
+  std::chrono::milliseconds linger_time{10'000};
+  std::chrono::milliseconds linger_gap{2'000};
+  uint64_t linger_max_bytes = 8 * 1024 * 1024;
   // Graceful stop: how long in-flight requests may take to finish before the
   // remaining connections are force-closed.
   std::chrono::milliseconds drain_timeout{5'000};
@@ -55,6 +76,11 @@ struct HttpOptions {
   // Live connections above which new ones are accepted and closed at once
   // (a closed connection fails fast; a full backlog would hang clients).
   size_t max_connections = 10'000;
+  // Live connections from one client address (IPv4 address, or IPv6 address)
+  // above which a new one from it is accepted and closed at once, so that one
+  // client cannot take every slot of max_connections. 0 = no cap. Behind a
+  // NAT or Docker's port forwarding every client shares one address.
+  size_t max_connections_per_address = 1'024;
 
   // One line per request on the spdlog logger named "access" (if registered;
   // otherwise nothing is logged). false = no formatting work at all.

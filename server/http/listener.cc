@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -188,27 +189,32 @@ class Listener::Impl {
     if (!stopping_.load()) {
       error_code ignored;
       socket.set_option(tcp::no_delay(true), ignored);
+      const tcp::endpoint remote = socket.remote_endpoint(ignored);
+      const std::string address = ignored ? std::string() : remote.address().to_string();
       if (options_.tls) {
         Admit(std::make_shared<TlsSession>(
-            boost::beast::ssl_stream<boost::beast::tcp_stream>(boost::beast::tcp_stream(std::move(socket)),
-                                                               *options_.tls),
-            env_));
+                  boost::beast::ssl_stream<boost::beast::tcp_stream>(boost::beast::tcp_stream(std::move(socket)),
+                                                                     *options_.tls),
+                  env_),
+              address);
       } else {
-        Admit(std::make_shared<Session>(boost::beast::tcp_stream(std::move(socket)), env_));
+        Admit(std::make_shared<Session>(boost::beast::tcp_stream(std::move(socket)), env_), address);
       }
     }
     DoAccept();
   }
 
   template <class S>
-  void Admit(std::shared_ptr<S> session) {
-    auto id = registry_.Add(session, options_.max_connections);
+  void Admit(std::shared_ptr<S> session, const std::string& address) {
+    auto id = registry_.Add(session, options_.max_connections, address, options_.max_connections_per_address);
     if (id != 0) {
       session->Start(id);
     } else {
-      // Over max_connections (or stopping): the session is dropped here and
-      // its socket closes with it, which the client sees at once.
-      env_.log->debug("connection refused: {} live connections", registry_.Size());
+      // Over max_connections or the per-address cap (or stopping): the
+      // session is dropped here and its socket closes with it, which the
+      // client sees at once.
+      env_.log->debug("connection from {} refused: {} live connections, {} from it", address, registry_.Size(),
+                      registry_.CountFrom(address));
     }
   }
 

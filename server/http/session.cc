@@ -62,12 +62,9 @@ constexpr size_t kReadBufferSlack = 8 * 1024;
 // A buffer or body that grew past this for one large request is given back
 // before the connection goes idle, so 10k idle connections stay small.
 constexpr size_t kKeepCapacity = 64 * 1024;
-// After a response that closes the connection we stop sending and read (and
-// drop) what the peer still sends, for a short while, before closing. Closing
-// with unread bytes makes the kernel send RST, which can destroy the response
-// (typically a 413) before the client has read it.
-constexpr std::chrono::milliseconds kLingerTime{2000};
-constexpr size_t kLingerMaxBytes = 1024 * 1024;
+// What a lingering close drops at most after a 400 for malformed HTTP (the
+// endless chunk-size line of tests/reliability/hostile_test.py).
+constexpr uint64_t kShortLingerBytes = 1024 * 1024;
 
 // Status used when the handler did not render a transport error itself.
 bhttp::status DefaultStatus(TransportError error) {
@@ -234,8 +231,10 @@ void BasicSession<Stream>::Start(ConnectionRegistry::Id id) {
   if constexpr (kIsTls) {
     // The first bytes decide: a TLS record starts the handshake with them, anything else is
     // plain HTTP sent to the HTTPS port and gets a plain 400 (OnFirstBytes).
+    // The first bytes and the handshake share one deadline, short, so that
+    // connections that never handshake do not pile up (issue 30, item 12).
     state_ = State::kReading;
-    Tcp().expires_after(env_.options->read_timeout);
+    Tcp().expires_after(env_.options->handshake_timeout);
     Tcp().async_read_some(buffer_.prepare(kIdleReadBytes),
                           beast::bind_front_handler(&BasicSession::OnFirstBytes, this->shared_from_this()));
   } else {
@@ -300,9 +299,10 @@ void BasicSession<Stream>::OnCloseRequested(CloseMode mode) {
     Tcp().socket().shutdown(net::ip::tcp::socket::shutdown_both, ec);
     return;
   }
-  // Graceful: a connection between requests goes now; one with a request in
-  // flight answers it with "Connection: close" (see HandleRequest/OnWrite).
-  if (state_ == State::kIdle) {
+  // Graceful: a connection between requests goes now, as does one lingering
+  // after its last answer; one with a request in flight answers it with
+  // "Connection: close" (see HandleRequest/OnWrite).
+  if (state_ == State::kIdle || state_ == State::kClosing) {
     beast::error_code ec;
     Tcp().socket().cancel(ec);
   }
@@ -314,7 +314,10 @@ void BasicSession<Stream>::DoReadIdle() {
   if (buffer_.size() > 0) return DoReadHeader();  // pipelined request already here
   if (buffer_.capacity() > kKeepCapacity) buffer_.shrink_to_fit();
   state_ = State::kIdle;
-  Tcp().expires_after(env_.options->idle_timeout);
+  // A new connection gets the short first-byte deadline; one that has been
+  // answered before is a client's pooled connection and waits idle_timeout.
+  Tcp().expires_after(request_seq_ == 0 ? std::min(env_.options->first_byte_timeout, env_.options->idle_timeout)
+                                        : env_.options->idle_timeout);
   stream_.async_read_some(buffer_.prepare(kIdleReadBytes),
                           beast::bind_front_handler(&BasicSession::OnIdleRead, this->shared_from_this()));
 }
@@ -377,19 +380,25 @@ void BasicSession<Stream>::OnHeader(beast::error_code ec, size_t bytes) {
   // every write twice (~4% of an insert).
   const auto length = parser_->content_length();
   const bool body_buffered = length.has_value() && buffer_.size() >= *length;
+  BodyAdmission admission;
   if (!parser_->is_done() && !body_buffered) {
     // The body is still to come: is the request worth reading it for?
     Response refusal;
     refusal.version(req.version());
     bool admitted = true;
     try {
-      admitted = env_.handler->AdmitHeaders(req, context_, refusal);
+      admitted = env_.handler->AdmitHeaders(req, context_, refusal, admission);
     } catch (const std::exception& e) {
       env_.log->error("AdmitHeaders threw: {}", e.what());
     }
     if (!admitted) return RefuseBeforeBody(std::move(refusal));
+    if (admission.limit < env_.options->body_limit) {
+      // A declared length over it fails at once; a chunked body when it passes the limit.
+      if (length.has_value() && *length > admission.limit) return FailRequest(TransportError::kBodyTooLarge);
+      parser_->body_limit(admission.limit);
+    }
   }
-  if (!parser_->is_done() && req.version() >= 11) {
+  if (!parser_->is_done() && req.version() >= 11 && admission.send_continue) {
     auto expect = req[bhttp::field::expect];
     if (!expect.empty() && EqualsIgnoreCaseAscii(std::string_view(expect.data(), expect.size()), "100-continue")) {
       net::async_write(stream_, net::buffer(kContinue, sizeof(kContinue) - 1),
@@ -598,6 +607,7 @@ template <class Stream>
 void BasicSession<Stream>::FailRequest(TransportError error) {
   state_ = State::kHandling;
   close_after_write_ = true;
+  linger_short_ = error == TransportError::kBadRequest;
   // The partial request (whatever was parsed) is what the handler and the
   // access log see.
   if (parser_) {
@@ -731,23 +741,36 @@ void BasicSession<Stream>::OnWrite(beast::error_code ec, size_t bytes) {
 
 template <class Stream>
 void BasicSession<Stream>::DoLingeringClose() {
+  // After a response that closes the connection we stop sending and read
+  // (and drop) what the peer still sends before closing (HttpOptions::
+  // linger_time): closing with unread bytes makes the kernel send RST, which
+  // destroys the response (typically a 413) before the client has read it,
+  // and a client still writing its body meets EPIPE instead of the status.
   state_ = State::kClosing;
   beast::error_code ec;
   Tcp().socket().shutdown(net::ip::tcp::socket::shutdown_send, ec);
   if (ec) return CloseNow();
   buffer_.clear();
   lingered_bytes_ = 0;
-  Tcp().expires_after(std::min<std::chrono::milliseconds>(kLingerTime, env_.options->read_timeout));
-  // The raw TCP stream: lingering only drops bytes (for TLS, records never decrypted, or the rest
-  // of a plain request sent to the HTTPS port).
-  Tcp().async_read_some(buffer_.prepare(kIdleReadBytes),
-                        beast::bind_front_handler(&BasicSession::OnLinger, this->shared_from_this()));
+  // After malformed framing the client is no SDK still sending a body it
+  // believes valid: a short linger, enough for the answer to get through.
+  linger_max_bytes_ = linger_short_ ? std::min<uint64_t>(kShortLingerBytes, env_.options->linger_max_bytes)
+                                    : env_.options->linger_max_bytes;
+  linger_deadline_ = std::chrono::steady_clock::now() +
+                     std::min<std::chrono::milliseconds>(env_.options->linger_time, env_.options->read_timeout);
+  OnLinger({}, 0);
 }
 
 template <class Stream>
 void BasicSession<Stream>::OnLinger(beast::error_code ec, size_t bytes) {
   lingered_bytes_ += bytes;
-  if (ec || lingered_bytes_ >= kLingerMaxBytes) return CloseNow();
+  if (ec || lingered_bytes_ >= linger_max_bytes_) return CloseNow();
+  const auto now = std::chrono::steady_clock::now();
+  if (now >= linger_deadline_) return CloseNow();
+  Tcp().expires_at(std::min(linger_deadline_, now + env_.options->linger_gap));
+  // The raw TCP stream, into the same scratch space each time (prepare()
+  // without commit): lingering only drops bytes (for TLS, records never
+  // decrypted, or the rest of a plain request sent to the HTTPS port).
   Tcp().async_read_some(buffer_.prepare(kIdleReadBytes),
                         beast::bind_front_handler(&BasicSession::OnLinger, this->shared_from_this()));
 }

@@ -2,11 +2,13 @@
 //
 // Per request (on the connection's executor; only the handler's work may run
 // elsewhere):
-//   wait for the first byte (idle timeout) -> read headers and body with a
-//   FRESH parser (header/body limits; one deadline for the whole request) ->
-//   if the body has not arrived with the headers, RequestHandler::AdmitHeaders
-//   (authentication) decides whether to read it at all -> "100 Continue" if
-//   the client asked -> read the body -> RequestHandler::Handle, which
+//   wait for the first byte (idle timeout; on a new connection the shorter
+//   first-byte timeout, after the TLS handshake's own deadline) -> read
+//   headers and body with a FRESH parser (header/body limits; one deadline
+//   for the whole request) -> if the body has not arrived with the headers,
+//   RequestHandler::AdmitHeaders (authentication) decides whether to read it
+//   at all, and may narrow its limit and withhold "100 Continue"
+//   (BodyAdmission) -> "100 Continue" if the client asked -> read the body -> RequestHandler::Handle, which
 //   answers through a Completion now or later from any thread (the session
 //   comes back to its executor) -> settle Content-Length and keep-alive ->
 //   write (write deadline) -> access-log line -> next request or close.
@@ -19,7 +21,9 @@
 //
 // Errors: malformed HTTP -> the handler's RenderTransportError(kBadRequest)
 // (400), headers over the limit -> kHeaderTooLarge, body over the limit ->
-// kBodyTooLarge (413); each closes the connection after the response. A
+// kBodyTooLarge (413); each closes the connection after the response, with a
+// lingering close (HttpOptions::linger_*) so that a client still sending its
+// body reads the answer instead of a reset. A
 // handler that throws gets kInternalError (500). A peer that closes, resets or
 // misses a deadline is closed quietly.
 //
@@ -186,7 +190,10 @@ class BasicSession : public Closable,
   State state_ = State::kStarting;
   bool shutting_down_ = false;     // a stop was requested: close after this request
   bool close_after_write_ = false; // transport error: the stream state is unknown
-  size_t lingered_bytes_ = 0;
+  uint64_t lingered_bytes_ = 0;
+  uint64_t linger_max_bytes_ = 0;  // of this lingering close
+  bool linger_short_ = false;      // the close follows a 400 for malformed HTTP
+  std::chrono::steady_clock::time_point linger_deadline_;
   uint64_t request_seq_ = 0;      // numbers the requests of this connection
   bool handled_ = false;          // the request in flight has its response
   bool watching_ = false;         // a cancel watch is pending for request_seq_

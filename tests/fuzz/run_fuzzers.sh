@@ -44,6 +44,7 @@ for t in "${TARGETS[@]}"; do
   max_len=8192
   [[ "$t" == fuzz_http_request || "$t" == fuzz_batch_multipart ]] && max_len=65536
   [[ "$t" == fuzz_http_framing ]] && max_len=20000
+  [[ "$t" == fuzz_entity_scaling ]] && max_len=200  # a fragment, repeated thousands of times
   start=$SECONDS
   "$bin" -max_total_time="$SECONDS_PER" -timeout=10 -rss_limit_mb=2560 -malloc_limit_mb=2560 \
     -max_len="$max_len" -print_final_stats=1 -artifact_prefix="$ARTIFACTS/$t-" \

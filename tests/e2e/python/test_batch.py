@@ -250,6 +250,18 @@ def test_batch_body_over_4mib_413(raw, table):
     assert _rows(table) == []
 
 
+def test_sdk_transaction_over_4mib_reads_the_413(table):
+    """Issue 36, item 1: the transport refuses the body from its headers; the SDK, still writing
+    it, must read the 413 (an HttpResponseError), not a connection error from a reset."""
+    big = "x" * 32000
+    ops = [("create", {"PartitionKey": "p", "RowKey": "r%03d" % i, "a": big, "b": big}) for i in range(80)]
+    with pytest.raises(HttpResponseError) as raised:  # a reset would be ServiceRequestError
+        table.submit_transaction(ops)
+    assert raised.value.status_code == 413, raised.value
+    assert sdk_error_code(raised.value) == "RequestBodyTooLarge", raised.value
+    assert _rows(table) == []
+
+
 def test_entities_readable_with_nometadata_after_batch(raw, table):
     table.submit_transaction([("create", {"PartitionKey": "p", "RowKey": "a", "x": 1.5})])
     body = raw.get_entity(table.table_name, "p", "a", accept=NOMETA).json()

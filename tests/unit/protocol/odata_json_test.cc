@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "storage/model/datetime.h"
+#include "tests/unit/protocol/cpu_time.h"
 
 namespace tablestone::protocol {
 namespace {
@@ -458,6 +459,63 @@ TEST(FlatJsonTest, DecodesMembersInOrder) {
   EXPECT_EQ((*r)[3].value.d, 2.5);
   EXPECT_TRUE((*r)[4].value.b);
   EXPECT_EQ((*r)[5].value.kind, JsonScalar::Kind::kNull);
+}
+
+// Issue 30, item 5: each property looked its annotation up in a list of all
+// of them (40k orphan annotations + 40k nulls: 7-9 s, and answered 201).
+TEST(EntityJson, OrphanAnnotationsAndNullsCostLinearTime) {
+  std::string body = "{\"PartitionKey\":\"p\",\"RowKey\":\"r\"";
+  for (int i = 0; i < 40'000; ++i) body += ",\"a" + std::to_string(i) + "@odata.type\":\"Edm.String\"";
+  for (int i = 0; i < 40'000; ++i) body += ",\"n" + std::to_string(i) + "\":null";
+  body += "}";
+  auto [parsed, took] = test_timing::WithThreadCpuSeconds([&] { return ParseEntityJson(body); });
+  // More annotations and more named properties than an entity holds.
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.error().code, "TooManyProperties");
+  EXPECT_LT(took, 0.5) << body.size() << " bytes";
+}
+
+TEST(EntityJson, NamedPropertiesCountNullsAndTheSystemOnes) {
+  std::string body = "{\"PartitionKey\":\"p\",\"RowKey\":\"r\",\"Timestamp\":null";
+  for (int i = 0; i < 252; ++i) body += ",\"n" + std::to_string(i) + "\":" + (i % 2 == 0 ? "null" : "1");
+  EXPECT_EQ(ErrorCode(body + "}"), "OK");
+  EXPECT_EQ(ErrorCode(body + ",\"odata.type\":\"x.y\",\"n0@odata.type\":\"Edm.Int32\"}"), "OK");  // not properties
+  EXPECT_EQ(ErrorCode(body + ",\"one\":null}"), "TooManyProperties");
+  std::string typed = "{";
+  for (int i = 0; i < 256; ++i) typed += "\"o" + std::to_string(i) + "@odata.type\":\"Edm.String\",";
+  typed.back() = '}';
+  EXPECT_EQ(ErrorCode(typed), "TooManyProperties");
+}
+
+TEST(EntityJson, HundredThousandPropertiesAreRefusedInLinearTime) {
+  std::string body = "{";
+  for (int i = 0; i < 100'000; ++i) {
+    body += "\"p" + std::to_string(i) + "@odata.type\":\"Edm.Int64\",\"p" + std::to_string(i) + "\":\"" +
+            std::to_string(i) + "\",";
+  }
+  body.back() = '}';
+  auto [parsed, took] = test_timing::WithThreadCpuSeconds([&] { return ParseEntityJson(body); });
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.error().code, "TooManyProperties");
+  EXPECT_LT(took, 0.5) << body.size() << " bytes";
+}
+
+TEST(EntityJson, ManyAnnotationsStillTypeTheirProperties) {
+  // Past the scan's size the annotations are looked up by name: same answers.
+  std::string body = "{";
+  for (int i = 0; i < 200; ++i) {
+    body += "\"p" + std::to_string(i) + "@odata.type\":\"Edm.Int64\",\"p" + std::to_string(i) + "\":\"" +
+            std::to_string(i) + "\",";
+  }
+  body += "\"bad@odata.type\":\"Edm.Int32\",\"bad\":\"x\"}";
+  EXPECT_EQ(ErrorCode(body), "InvalidInput");
+  body.resize(body.rfind(",\"bad@"));
+  body += "}";
+  model::Entity e = Parse(body);
+  ASSERT_EQ(e.properties.size(), 200u);
+  const model::Property* p = e.Find("p199");
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->value.type, EdmType::kInt64);
 }
 
 }  // namespace

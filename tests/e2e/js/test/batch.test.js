@@ -153,3 +153,19 @@ test("purge pattern: list a partition and delete it in chunks of 100", async () 
     assert.deepEqual(await rowKeys(client), ["stay"]);
   });
 });
+
+// Issue 36, item 1: the transport refuses a body over its limit from the headers; the SDK goes on
+// writing the transaction and, before the server's lingering close, met EPIPE (retried, then
+// thrown as a socket error) instead of reading the 413.
+test("a transaction over 4 MiB gets 413 RequestBodyTooLarge, not a socket error", async () => {
+  await withTable(target.t, async (client) => {
+    const big = "x".repeat(32000);
+    const actions = Array.from({ length: 80 }, (_, i) => ["create", { partitionKey: "p", rowKey: rk(i), a: big, b: big }]);
+    const err = await txFails(client.submitTransaction(actions));
+    // A RestError with the service's status and message; a socket error has neither.
+    assert.equal(err.name, "RestError", err.message);
+    assert.equal(err.statusCode, 413, err.message);
+    assert.match(err.message, /request body is too large/i);
+    assert.deepEqual(await rowKeys(client), []);
+  });
+});

@@ -330,7 +330,8 @@ TEST(ConfigTest, HelpListsEveryFlagDefaultAndVariable) {
        {"--tableHost", "--tablePort", "-l, --location", "--inMemoryPersistence", "-s, --silent", "-d, --debug",
         "-L, --loose", "--skipApiVersionCheck", "--disableProductStyleUrl", "--config", "--durability", "--threads",
         "--logLevel", "--logFormat", "--help", "--version", "--allowAnonymous", "--maxBodyBytes",
-        "--maxHeaderBytes", "--maxConnections", "--idleTimeoutMs", "--readTimeoutMs", "--drainTimeoutMs",
+        "--maxHeaderBytes", "--maxConnections", "--maxConnectionsPerAddress", "--firstByteTimeoutMs",
+        "--handshakeTimeoutMs", "--idleTimeoutMs", "--readTimeoutMs", "--drainTimeoutMs",
         "--queryPageMs", "--accessLog", "--tableKeepAliveTimeout", "AZURITE_ACCOUNTS", "TABLESTONE_CONFIG",
         "--blockCacheMB", "--scanCacheMB", "--entityCacheMB", "--writeThreads", "--scanThreads", "--scanNice",
         "--scanBurstUs", "--queuedRequests",
@@ -351,7 +352,8 @@ TEST(ConfigTest, HelpListsEveryFlagDefaultAndVariable) {
 
 TEST(ConfigTest, ProjectionsCarryEveryValue) {
   LoadResult r = Load({"--tableHost", "0.0.0.0", "--tablePort", "0", "--threads", "4", "--maxBodyBytes", "2048",
-                       "--maxHeaderBytes", "4096", "--maxConnections", "7", "--idleTimeoutMs", "11",
+                       "--maxHeaderBytes", "4096", "--maxConnections", "7", "--maxConnectionsPerAddress", "6",
+                       "--firstByteTimeoutMs", "15", "--handshakeTimeoutMs", "16", "--idleTimeoutMs", "11",
                        "--readTimeoutMs", "12", "--drainTimeoutMs", "13", "--queryPageMs", "14", "-s",
                        "--durability", "fsync", "-l", "/d", "--inMemoryPersistence", "-L", "--allowAnonymous",
                        "--blockCacheMB", "5", "--scanCacheMB", "0", "--entityCacheMB", "3", "--writeThreads", "3",
@@ -365,6 +367,9 @@ TEST(ConfigTest, ProjectionsCarryEveryValue) {
   EXPECT_EQ(h.body_limit, 2048u);
   EXPECT_EQ(h.header_limit, 4096u);
   EXPECT_EQ(h.max_connections, 7u);
+  EXPECT_EQ(h.max_connections_per_address, 6u);
+  EXPECT_EQ(h.first_byte_timeout.count(), 15);
+  EXPECT_EQ(h.handshake_timeout.count(), 16);
   EXPECT_EQ(h.idle_timeout.count(), 11);
   EXPECT_EQ(h.read_timeout.count(), 12);
   EXPECT_EQ(h.drain_timeout.count(), 13);

@@ -85,5 +85,23 @@ TEST(ConnectionRegistryTest, GuardUnregistersOnDestruction) {
   EXPECT_EQ(registry.Size(), 0u);
 }
 
+TEST(ConnectionRegistryTest, PerAddressCapCountsEachAddressAndFreesSlotsOnRemove) {
+  ConnectionRegistry registry;
+  auto a = std::make_shared<FakeConnection>();
+  auto id1 = registry.Add(a, 10, "127.0.0.2", 2);
+  auto id2 = registry.Add(a, 10, "127.0.0.2", 2);
+  EXPECT_NE(id1, 0u);
+  EXPECT_NE(id2, 0u);
+  EXPECT_EQ(registry.Add(a, 10, "127.0.0.2", 2), 0u);  // third from the same address
+  EXPECT_NE(registry.Add(a, 10, "127.0.0.1", 2), 0u);  // another address still gets in
+  EXPECT_EQ(registry.CountFrom("127.0.0.2"), 2u);
+  registry.Remove(id1);
+  EXPECT_EQ(registry.CountFrom("127.0.0.2"), 1u);
+  EXPECT_NE(registry.Add(a, 10, "127.0.0.2", 2), 0u);
+  // 0 = no per-address cap; the global cap still holds.
+  EXPECT_NE(registry.Add(a, 10, "127.0.0.3", 0), 0u);
+  EXPECT_EQ(registry.Add(a, 4, "127.0.0.4", 0), 0u);
+}
+
 }  // namespace
 }  // namespace tablestone::http

@@ -40,6 +40,18 @@ TEST(FramingTest, TransferEncodingMustBeExactlyChunked) {
             FramingError::kBadTransferEncoding);
 }
 
+// RFC 9112 section 6.1: Transfer-Encoding in an HTTP/1.0 message is faulty
+// framing, with or without Content-Length (issue 30, item 9).
+TEST(FramingTest, TransferEncodingInHttp10IsFaulty) {
+  EXPECT_EQ(Check({{"Transfer-Encoding", "chunked"}}, 10), FramingError::kTransferEncodingInHttp10);
+  EXPECT_EQ(Check({{"Host", "x"}, {"Transfer-Encoding", "chunked"}}, 10), FramingError::kTransferEncodingInHttp10);
+  EXPECT_EQ(Check({{"Transfer-Encoding", "chunked"}, {"Content-Length", "5"}}, 10),
+            FramingError::kTransferEncodingInHttp10);
+  EXPECT_EQ(Check({{"Content-Length", "5"}}, 10), FramingError::kNone);
+  EXPECT_EQ(Check({{"Host", "x"}, {"Transfer-Encoding", "chunked"}}, 11), FramingError::kNone);
+  EXPECT_NE(FramingErrorText(FramingError::kTransferEncodingInHttp10), "unknown");
+}
+
 TEST(FramingTest, TransferEncodingWithContentLengthIsRefused) {
   EXPECT_EQ(Check({{"Host", "x"}, {"Transfer-Encoding", "chunked"}, {"Content-Length", "5"}}),
             FramingError::kTransferEncodingWithContentLength);

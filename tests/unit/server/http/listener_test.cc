@@ -90,6 +90,16 @@ class TestHandler : public SyncHandler {
                       std::to_string(request.body().size());
   }
 
+  // Targets under /unauth play a route that authenticates only in Handle():
+  // a body of at most 10 bytes, and no "100 Continue".
+  bool AdmitHeaders(const Request& header, const RequestContext&, Response&, BodyAdmission& body) override {
+    if (std::string_view(header.target()).rfind("/unauth", 0) == 0) {
+      body.limit = 10;
+      body.send_continue = false;
+    }
+    return true;
+  }
+
   void RenderTransportError(TransportError error, const Request&, Response& response) override {
     ++transport_errors_;
     switch (error) {
@@ -241,9 +251,8 @@ class TestCertificate {
 
 class TlsListenerTest : public ListenerTest {
  protected:
-  void StartTls() {
+  void StartTls(HttpOptions options = {}) {
     std::string error;
-    HttpOptions options;
     options.tls = MakeTlsContext(cert_.files(), &error);
     ASSERT_TRUE(options.tls) << error;
     StartServer(options);
@@ -265,6 +274,24 @@ TEST_F(TlsListenerTest, PlainHttpGetsA400ThatSaysWhyAndTheConnectionCloses) {
   EXPECT_EQ(r.body.rfind("The plain HTTP request was sent to HTTPS port", 0), 0u) << r.body;
   EXPECT_TRUE(client.WaitClosed(3s));
   EXPECT_TRUE(handler_.methods().empty());
+}
+
+// Issue 30, item 12: a TLS connection that never completes its handshake
+// (silent, or stalled after its first record byte) is closed at the
+// handshake deadline, not after the 30 s read timeout.
+TEST_F(TlsListenerTest, ConnectionThatNeverHandshakesIsClosedAtTheHandshakeDeadline) {
+  HttpOptions options;
+  options.handshake_timeout = 200ms;
+  StartTls(options);
+  RawClient silent;
+  ASSERT_TRUE(silent.Connect(listener_->port()));
+  RawClient stalled;
+  ASSERT_TRUE(stalled.Connect(listener_->port()));
+  ASSERT_TRUE(stalled.Send(std::string("\x16\x03\x01\x02\x00", 5)));  // a ClientHello record's header only
+  const auto begin = std::chrono::steady_clock::now();
+  EXPECT_TRUE(silent.WaitClosed(3s));
+  EXPECT_TRUE(stalled.WaitClosed(3s));
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, 2500ms);
 }
 
 // Bodies far beyond one TLS record both ways, on one kept-alive connection: an 8 MiB response (a
@@ -535,6 +562,158 @@ TEST_F(ListenerTest, Http10WithoutKeepAliveClosesAfterResponse) {
   ASSERT_TRUE(r.ok);
   EXPECT_EQ(r.body, "GET /old 0");
   EXPECT_TRUE(client.WaitClosed(2s));
+}
+
+// RFC 9112 section 6.1: Transfer-Encoding in an HTTP/1.0 request is faulty
+// framing (it was decoded and the connection kept alive, issue 30 item 9).
+TEST_F(ListenerTest, Http10WithTransferEncodingIsRefusedAndClosed) {
+  StartServer();
+  RawClient client;
+  ASSERT_TRUE(client.Connect(listener_->port()));
+  ASSERT_TRUE(client.Send("POST /old HTTP/1.0\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n"
+                          "3\r\nabc\r\n0\r\n\r\n"));
+  RawResponse r = client.ReadResponse();
+  ASSERT_TRUE(r.ok);
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.body, "BadRequest");
+  EXPECT_TRUE(client.WaitClosed(3s));
+  EXPECT_TRUE(handler_.methods().empty());
+}
+
+// Issue 36, item 1: after an early 413 the session reads and drops the rest of
+// the body, so a client that goes on writing it (as every SDK does) reads the
+// 413 instead of meeting EPIPE or a reset. Before, lingering stopped after
+// 1 MiB and the close reset the connection.
+TEST_F(ListenerTest, EarlyRefusalLingersUntilTheClientHasSentItsBody) {
+  HttpOptions options;
+  options.body_limit = 1024;
+  StartServer(options);
+  RawClient client;
+  ASSERT_TRUE(client.Connect(listener_->port()));
+  constexpr size_t kBody = 5 << 20;
+  ASSERT_TRUE(client.Send("PUT /t HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(kBody) + "\r\n\r\n"));
+  const std::string chunk(64 << 10, 'x');
+  for (size_t sent = 0; sent < kBody; sent += chunk.size()) {
+    ASSERT_TRUE(client.Send(chunk)) << "the server reset the connection after " << sent << " bytes";
+    if (sent % (1 << 20) == 0) std::this_thread::sleep_for(20ms);  // slowly-ish
+  }
+  RawResponse r = client.ReadResponse();
+  ASSERT_TRUE(r.ok);
+  EXPECT_EQ(r.status, 413);
+  EXPECT_EQ(r.Header("connection"), "close");
+  EXPECT_TRUE(client.WaitClosed(3s));
+  EXPECT_TRUE(handler_.methods().empty());
+}
+
+// ...but for a bounded number of bytes: then the connection closes.
+TEST_F(ListenerTest, LingeringStopsAfterItsByteLimit) {
+  HttpOptions options;
+  options.body_limit = 1024;
+  options.linger_max_bytes = 256 << 10;
+  StartServer(options);
+  RawClient client;
+  ASSERT_TRUE(client.Connect(listener_->port()));
+  ASSERT_TRUE(client.Send("PUT /t HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000000\r\n\r\n"));
+  const std::string chunk(64 << 10, 'x');
+  bool cut = false;
+  for (int i = 0; i < 2000 && !cut; ++i) cut = !client.Send(chunk);  // at most 128 MiB
+  EXPECT_TRUE(cut);
+}
+
+// A route that authenticates only in Handle() (AdmitHeaders narrows the body):
+// no "100 Continue", and a body over its limit is refused, declared or chunked.
+TEST_F(ListenerTest, UnauthenticatedAdmissionReadsLittleAndSendsNoContinue) {
+  StartServer();
+  {
+    RawClient client;
+    ASSERT_TRUE(client.Connect(listener_->port()));
+    ASSERT_TRUE(client.Send("PUT /unauth HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n"));
+    RawResponse early = client.ReadResponse(300ms);
+    EXPECT_FALSE(early.ok) << early.status;  // nothing: no interim response
+    ASSERT_TRUE(client.Send("hello"));
+    RawResponse r = client.ReadResponse();
+    ASSERT_TRUE(r.ok);
+    EXPECT_EQ(r.body, "PUT /unauth 5");
+  }
+  {
+    RawClient client;
+    ASSERT_TRUE(client.Connect(listener_->port()));
+    ASSERT_TRUE(client.Send("PUT /unauth HTTP/1.1\r\nHost: x\r\nContent-Length: 4194304\r\n\r\nabc"));
+    RawResponse r = client.ReadResponse();
+    ASSERT_TRUE(r.ok);
+    EXPECT_EQ(r.status, 413);
+    EXPECT_TRUE(client.WaitClosed(3s));
+  }
+  {
+    RawClient client;
+    ASSERT_TRUE(client.Connect(listener_->port()));
+    ASSERT_TRUE(client.Send("PUT /unauth HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"));
+    // After the headers have been read alone (a body that comes with them is parsed at once).
+    std::this_thread::sleep_for(100ms);
+    ASSERT_TRUE(client.Send("8\r\n12345678\r\n8\r\n12345678\r\n0\r\n\r\n"));
+    RawResponse r = client.ReadResponse();
+    ASSERT_TRUE(r.ok);
+    EXPECT_EQ(r.status, 413);
+  }
+  // Other targets keep the listener's limit and the interim response.
+  RawClient client;
+  ASSERT_TRUE(client.Connect(listener_->port()));
+  ASSERT_TRUE(client.Send("PUT /x HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 50\r\n\r\n"));
+  EXPECT_EQ(client.ReadResponse().status, 100);
+  ASSERT_TRUE(client.Send(std::string(50, 'y')));
+  EXPECT_EQ(client.ReadResponse().body, "PUT /x 50");
+}
+
+// Issue 30, item 12: one client address cannot hold every connection slot.
+TEST_F(ListenerTest, ConnectionsFromOneAddressAreCappedAndOthersStillGetIn) {
+  HttpOptions options;
+  options.max_connections_per_address = 3;
+  StartServer(options);
+  std::vector<std::unique_ptr<RawClient>> hog;
+  for (int i = 0; i < 3; ++i) {
+    hog.push_back(std::make_unique<RawClient>());
+    ASSERT_TRUE(hog.back()->Connect(listener_->port(), "127.0.0.2"));
+    ASSERT_TRUE(hog.back()->Send(Get("/h")));
+    ASSERT_TRUE(hog.back()->ReadResponse().ok);
+  }
+  RawClient fourth;
+  ASSERT_TRUE(fourth.Connect(listener_->port(), "127.0.0.2"));
+  EXPECT_TRUE(fourth.WaitClosed(2s));
+  RawClient other;  // another address
+  ASSERT_TRUE(other.Connect(listener_->port(), "127.0.0.1"));
+  ASSERT_TRUE(other.Send(Get("/o")));
+  EXPECT_EQ(other.ReadResponse().body, "GET /o 0");
+  // A slot given back can be taken again.
+  hog.pop_back();
+  bool served = false;
+  for (int i = 0; i < 50 && !served; ++i) {
+    RawClient again;
+    ASSERT_TRUE(again.Connect(listener_->port(), "127.0.0.2"));
+    served = again.Send(Get("/again")) && again.ReadResponse(200ms).ok;
+    if (!served) std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_TRUE(served);
+}
+
+// A new connection that sends nothing is closed after first_byte_timeout;
+// once it has been answered it waits the (longer) idle timeout.
+TEST_F(ListenerTest, SilentNewConnectionIsClosedAtTheFirstByteDeadline) {
+  HttpOptions options;
+  options.first_byte_timeout = 200ms;
+  options.idle_timeout = 5s;
+  StartServer(options);
+  RawClient silent;
+  ASSERT_TRUE(silent.Connect(listener_->port()));
+  const auto begin = std::chrono::steady_clock::now();
+  EXPECT_TRUE(silent.WaitClosed(3s));
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, 2s);
+  RawClient pooled;
+  ASSERT_TRUE(pooled.Connect(listener_->port()));
+  ASSERT_TRUE(pooled.Send(Get("/a")));
+  ASSERT_TRUE(pooled.ReadResponse().ok);
+  EXPECT_FALSE(pooled.WaitClosed(600ms));  // still open past the first-byte deadline
+  ASSERT_TRUE(pooled.Send(Get("/b")));
+  EXPECT_EQ(pooled.ReadResponse().body, "GET /b 0");
 }
 
 TEST_F(ListenerTest, ConnectionsOverTheLimitAreClosed) {

@@ -39,9 +39,17 @@ class RawClient {
   RawClient& operator=(const RawClient&) = delete;
   ~RawClient() { Close(); }
 
-  bool Connect(uint16_t port) {
+  // `from`: the local IPv4 address to connect from (any of 127.0.0.0/8 on
+  // Linux), so that tests can play clients at different addresses.
+  bool Connect(uint16_t port, const char* from = nullptr) {
     fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
     if (fd_ < 0) return false;
+    if (from != nullptr) {
+      sockaddr_in local{};
+      local.sin_family = AF_INET;
+      if (::inet_pton(AF_INET, from, &local.sin_addr) != 1) return false;
+      if (::bind(fd_, reinterpret_cast<sockaddr*>(&local), sizeof(local)) != 0) return false;
+    }
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(port);
