@@ -114,6 +114,7 @@ if [ "$prepare" = 1 ]; then
   cert_use=$tls_out
   tls_path "$key"
   key_use=$tls_out
+  [ -n "$tls_dir" ] && rmdir -- "$tls_dir" 2>/dev/null  # only when nothing was copied into it
   # Rewrites the command line (and the variables) to name the copies.
   n=$#
   want=""
