@@ -64,7 +64,7 @@ readable_by_user() {
 
 # ---- the data directory ---------------------------------------------------------------------------
 prepare_location() {
-  dir=$(readlink -f -- "$1" 2>/dev/null) || dir=""
+  dir=$(readlink -m -- "$1" 2>/dev/null) || dir=""  # every link resolved; missing parts allowed
   if [ -z "$dir" ]; then warn "data directory '$1': cannot resolve it; left as it is"; return; fi
   if [ ! -e "$dir" ]; then
     mkdir -p -- "$dir" 2>/dev/null || { warn "cannot create data directory $dir"; return; }
@@ -91,7 +91,8 @@ tls_dir=""
 tls_path() {
   src=$1
   tls_out=$src
-  if [ -z "$src" ] || readable_by_user "$src" || [ ! -f "$src" ] || [ ! -s "$src" ]; then return; fi
+  # -f first: reading a FIFO or a device to test it could block or never end.
+  if [ -z "$src" ] || [ ! -f "$src" ] || [ ! -s "$src" ] || readable_by_user "$src"; then return; fi
   if [ -z "$tls_dir" ]; then
     tls_dir=$(mktemp -d /run/tablestone-tls.XXXXXX 2>/dev/null || mktemp -d /tmp/tablestone-tls.XXXXXX) || return
     chown "$RUN_USER:$RUN_USER" -- "$tls_dir"

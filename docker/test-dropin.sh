@@ -272,21 +272,24 @@ PYEOF
   else echo "${out:-}"; "$CLI" logs "$c" 2>&1 | tail -10; fail "root-owned 0600 --cert/--key"; fi
   "$CLI" rm -f "$c" >/dev/null 2>&1
 
-  # Hostile paths: each server start fails (it cannot use them) and nothing may change hands or be
-  # copied. /tmp/fake looks like a data directory and holds a hard link to /etc/passwd and a symbolic
-  # link to /etc/group: the directory is given away, the files they name are not.
+  # Hostile paths: each server start fails (port 1 is privileged, or it cannot use the paths) and
+  # nothing may change hands or be copied. /tmp/fake looks like a data directory and holds a hard link
+  # to /etc/passwd and a symbolic link to /etc/group: the directory is given away, the files they name
+  # are not. A missing data directory is created and only its last component given away.
   out="$("$CLI" run --rm --network none --entrypoint /bin/sh "$TAG" -c '
     ln -s /etc /tmp/etclink; ln -s /etc/shadow /tmp/shadowlink
     mkdir /tmp/fake && touch /tmp/fake/CURRENT /tmp/fake/IDENTITY
     ln /etc/passwd /tmp/fake/hard && ln -s /etc/group /tmp/fake/sym
     for args in "--location /etc" "--location /tmp/etclink" "--location=/" "-l /usr/local/bin" \
         "--inMemoryPersistence --cert /etc/shadow --key /etc/shadow" \
-        "--inMemoryPersistence --cert=/tmp/shadowlink --key /proc/1/environ" "--location /tmp/fake"; do
+        "--inMemoryPersistence --cert=/tmp/shadowlink --key /proc/1/environ" "--location /tmp/fake" \
+        "-l /tmp/new/data"; do
       timeout 10 tablestone-entrypoint $args --tablePort 1 >/dev/null 2>&1
     done
-    stat -c "%u %n" /etc / /usr/local/bin /etc/passwd /etc/group /etc/shadow /tmp/fake /tmp/fake/CURRENT
+    stat -c "%u %n" /etc / /usr/local/bin /etc/passwd /etc/group /etc/shadow /tmp/fake /tmp/fake/CURRENT \
+      /tmp/new /tmp/new/data
     find /run /tmp -path "*tablestone-tls*" -type f' 2>"$WORK/hostile.err")"
-  if [[ "$out" == $'0 /etc\n0 /\n0 /usr/local/bin\n0 /etc/passwd\n0 /etc/group\n0 /etc/shadow\n10002 /tmp/fake\n10002 /tmp/fake/CURRENT' ]]; then
+  if [[ "$out" == $'0 /etc\n0 /\n0 /usr/local/bin\n0 /etc/passwd\n0 /etc/group\n0 /etc/shadow\n10002 /tmp/fake\n10002 /tmp/fake/CURRENT\n0 /tmp/new\n10002 /tmp/new/data' ]]; then
     pass "hostile --location/--cert paths: nothing but an empty or tablestone data directory changes owner, nothing copied"
   else echo "$out"; cat "$WORK/hostile.err"; fail "hostile --location/--cert paths"; fi
 }
