@@ -15,7 +15,8 @@
 #     regular, non-empty file of at most 1 MiB that looks like PEM or DER, so `--key /etc/shadow` is
 #     not copied) goes into a fresh 0700 directory under /run (or /tmp) owned by `tablestone`, and the
 #     server is given the copy's path.
-# Nothing else is changed, and nothing at all when the container is started as another user
+# A location or TLS file named only inside a --config file is not seen here: name it with the flag or
+# the variable. Nothing else is changed, and nothing at all when the container is started as another user
 # (`--user 10002`, where the server runs exactly as started) or with TABLESTONE_RUN_AS_ROOT=1 (the
 # server then runs as root). The first argument `azurite`/`azurite-table`/`tablestone`, or the name
 # this script is started under, is passed on: tablestone acts on it (server/app/flags.cc).
