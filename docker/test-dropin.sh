@@ -2,11 +2,14 @@
 # log). The image where Azurite's runs, with only the image name changed (issue 33,
 # docs/migrating-from-azurite.md):
 #   - its tools: /bin/sh, nc, azurite and azurite-table on the PATH; azurite-blob refused plainly;
+#   - started as root (as Azurite's image is) the server runs as uid 10002 and a root-owned tmpfs
+#     /data and root-owned 0600 TLS files work; `--user 10002:10002` works; hostile paths give nothing
+#     away (docker/entrypoint.sh);
 #   - the GitHub Actions shape: no command at all, ports published, the Python and JS SDKs through
 #     localhost:<mapped port> (the Python SDK then takes its Cosmos path), the Blob and Queue ports'
 #     listings and refusal, Azurite's readiness lines, and SIGTERM to exit within a second;
 #   - a compose file written for Azurite (docker/compose/azurite-style.yml: Azurite's command line,
-#     tmpfs /data, an `nc -z` healthcheck) run by podman-compose (Debian's);
+#     root-owned tmpfs /data, an `nc -z` healthcheck) run by podman-compose (Debian's);
 #   - @testcontainers/azurite 11.7.1 from npm through Podman's Docker-compatible API
 #     (tests/e2e/containers/testcontainers.test.js).
 # Published ports need Podman's bridge network: these containers run with a copy of its
@@ -210,9 +213,91 @@ dropin_testcontainers() {
   DROPIN_API_PID=""
 }
 
+# Started as root, as Azurite's image is, the server still runs as uid 10002 (docker/entrypoint.sh):
+# a root-owned tmpfs /data and root-owned 0600 TLS files work; `--user 10002:10002` works as before;
+# the entrypoint gives nothing else away (a data directory that is neither empty nor tablestone's, a
+# link to one, a hard link inside one, a TLS path that is not a PEM/DER file).
+dropin_root_start() {
+  local c="tablestone-root-$RUN_ID" out tport
+  DROPIN_CONTAINERS+=("$c")
+  # Root-owned 0755 tmpfs at /data (what Podman makes of compose's `tmpfs: - /data`).
+  "$CLI" run -d --name "$c" --network none --tmpfs /data:rw,mode=0755 "$TAG" >/dev/null 2>"$WORK/root.err" ||
+    cat "$WORK/root.err"
+  out=""
+  for _ in $(seq 1 50); do
+    out="$("$CLI" exec "$c" sh -c 'tablestone-healthcheck >/dev/null && grep "^Uid:" /proc/1/status &&
+      stat -c "%U %a" /data' 2>/dev/null)" && break
+    sleep 0.2
+  done
+  if grep -qP '^Uid:\t10002\t10002\t10002\t10002$' <<<"$out" && grep -qx 'tablestone 755' <<<"$out"; then
+    pass "root start on a root-owned tmpfs /data: healthy, server uid 10002, /data given to tablestone"
+  else echo "$out"; "$CLI" logs "$c" 2>&1 | tail -10; fail "root start on a root-owned tmpfs /data"; fi
+  "$CLI" rm -f "$c" >/dev/null 2>&1
+
+  # --user 10002:10002: no entrypoint work, the server runs as started.
+  "$CLI" run -d --name "$c" --network none --user 10002:10002 "$TAG" >/dev/null 2>"$WORK/root.err" ||
+    cat "$WORK/root.err"
+  out=""
+  for _ in $(seq 1 50); do
+    out="$("$CLI" exec "$c" sh -c 'tablestone-healthcheck >/dev/null && grep "^Uid:" /proc/1/status' 2>/dev/null)" &&
+      break
+    sleep 0.2
+  done
+  if grep -qP '^Uid:\t10002\t' <<<"$out"; then pass "--user 10002:10002 still works"
+  else echo "$out"; "$CLI" logs "$c" 2>&1 | tail -10; fail "--user 10002:10002"; fi
+  "$CLI" rm -f "$c" >/dev/null 2>&1
+
+  # Root-owned 0600 cert and key written inside the container (as a harness copies them), HTTPS
+  # answered, the server as uid 10002 with copies under /run.
+  openssl req -x509 -newkey rsa:2048 -nodes -keyout "$WORK/root-key.pem" -out "$WORK/root-cert.pem" -days 2 \
+    -subj /CN=127.0.0.1 >/dev/null 2>&1
+  tport="$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+  "$CLI" run -d --name "$c" --network host -e "C=$(cat "$WORK/root-cert.pem")" -e "K=$(cat "$WORK/root-key.pem")" \
+    --entrypoint /bin/sh "$TAG" -c 'umask 077 && printf "%s\n" "$C" >/c.pem && printf "%s\n" "$K" >/k.pem &&
+      unset C K && exec azurite --tableHost 127.0.0.1 --tablePort "$0" --cert /c.pem --key=/k.pem --inMemoryPersistence' \
+    "$tport" >/dev/null 2>"$WORK/root.err" || cat "$WORK/root.err"
+  if "$PY" - "$tport" <<'PYEOF' && out="$("$CLI" exec "$c" sh -c 'grep "^Uid:" /proc/1/status; stat -c "%U %a" /c.pem /k.pem')" &&
+import http.client, ssl, sys, time
+for _ in range(100):
+    try:
+        c = http.client.HTTPSConnection("127.0.0.1", int(sys.argv[1]), timeout=2, context=ssl._create_unverified_context())
+        c.request("GET", "/_tablestone/health")
+        sys.exit(0 if c.getresponse().status == 200 else 1)
+    except OSError:
+        time.sleep(0.2)
+sys.exit(1)
+PYEOF
+     grep -qP '^Uid:\t10002\t' <<<"$out" && grep -qx 'root 600' <<<"$out"; then
+    pass "root-owned 0600 --cert/--key: HTTPS answers, server uid 10002"
+  else echo "${out:-}"; "$CLI" logs "$c" 2>&1 | tail -10; fail "root-owned 0600 --cert/--key"; fi
+  "$CLI" rm -f "$c" >/dev/null 2>&1
+
+  # Hostile paths: each server start fails (port 1 is privileged, or it cannot use the paths) and
+  # nothing may change hands or be copied. /tmp/fake looks like a data directory and holds a hard link
+  # to /etc/passwd and a symbolic link to /etc/group: the directory is given away, the files they name
+  # are not. A missing data directory is created and only its last component given away.
+  out="$("$CLI" run --rm --network none --entrypoint /bin/sh "$TAG" -c '
+    ln -s /etc /tmp/etclink; ln -s /etc/shadow /tmp/shadowlink
+    mkdir /tmp/fake && touch /tmp/fake/CURRENT /tmp/fake/IDENTITY
+    ln /etc/passwd /tmp/fake/hard && ln -s /etc/group /tmp/fake/sym
+    for args in "--location /etc" "--location /tmp/etclink" "--location=/" "-l /usr/local/bin" \
+        "--inMemoryPersistence --cert /etc/shadow --key /etc/shadow" \
+        "--inMemoryPersistence --cert=/tmp/shadowlink --key /proc/1/environ" "--location /tmp/fake" \
+        "-l /tmp/new/data"; do
+      timeout 10 tablestone-entrypoint $args --tablePort 1 >/dev/null 2>&1
+    done
+    stat -c "%u %n" /etc / /usr/local/bin /etc/passwd /etc/group /etc/shadow /tmp/fake /tmp/fake/CURRENT \
+      /tmp/new /tmp/new/data
+    find /run /tmp -path "*tablestone-tls*" -type f' 2>"$WORK/hostile.err")"
+  if [[ "$out" == $'0 /etc\n0 /\n0 /usr/local/bin\n0 /etc/passwd\n0 /etc/group\n0 /etc/shadow\n10002 /tmp/fake\n10002 /tmp/fake/CURRENT\n0 /tmp/new\n10002 /tmp/new/data' ]]; then
+    pass "hostile --location/--cert paths: nothing but an empty or tablestone data directory changes owner, nothing copied"
+  else echo "$out"; cat "$WORK/hostile.err"; fail "hostile --location/--cert paths"; fi
+}
+
 dropin_checks() {
   local t_all=$SECONDS bridge_conf="$WORK/containers-bridge.conf"
   dropin_tools
+  dropin_root_start
   if (( ! IS_PODMAN )); then log "drop-in: the published-port checks are written for podman; skipped"; return 0; fi
   if [[ -n "${CONTAINERS_CONF:-}" ]]; then
     sed -E 's/^netns *= *"host"/netns = "bridge"/' "$CONTAINERS_CONF" >"$bridge_conf"

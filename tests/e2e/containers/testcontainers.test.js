@@ -178,13 +178,12 @@ test("a second account through AZURITE_ACCOUNTS (withAccountName/withAccountKey)
 // Version 12.x of the module (Node 22) adds withSsl(cert, key) and withOAuth(); 11.7.1 has neither.
 // This reproduces what 12.x does: the PEM files copied to /azurite-cert.pem (0644) and
 // /azurite-key.pem (0600) and "--cert /azurite-cert.pem --key /azurite-key.pem --oauth basic" added
-// to the command line. One difference, withUser("0:0"): the engine writes copied files as root, and a
-// root-owned 0600 key is unreadable by the image's unprivileged user (uid 10002), where Azurite's
-// image runs as root (docs/migrating-from-azurite.md, "HTTPS through a harness").
+// to the command line. The engine writes the copied files as root, so the key is a root-owned 0600
+// file: the image's entrypoint hands the server (uid 10002) a readable copy of it (docker/entrypoint.sh),
+// with no user setting here, as with Azurite's root image.
 class AzuriteContainerWithSslAndOAuth extends AzuriteContainer {
   constructor(image, cert, key) {
     super(image);
-    this.withUser("0:0");
     this.withCopyContentToContainer([
       { content: cert, target: "/azurite-cert.pem", mode: 0o644 },
       { content: key, target: "/azurite-key.pem", mode: 0o600 },
