@@ -225,20 +225,40 @@ public sealed class TablestoneServer : IDisposable
         if (p.ExitCode != 0) throw new InvalidOperationException("openssl failed: " + err);
     }
 
-    /// <summary>A Shared Key signed request to /_tablestone/{op} (the admin routes: needs --adminApi);
-    /// string-to-sign as docs/testing-with-faults.md gives it. Returns (status, body).</summary>
+    /// <summary>A signed request to /_tablestone/{op} (the admin routes: needs --adminApi). The
+    /// admin signature (docs/admin-api.md, "Authentication") covers the query and the body's SHA-256:
+    /// VERB, Content-Type, x-ms-date, x-ms-content-sha256 and the resource with one line per query
+    /// parameter, lower-cased names in order. Returns (status, body).</summary>
     public async Task<(HttpStatusCode Status, string Body)> AdminAsync(HttpMethod method, string op, string? json = null)
     {
         var path = "/_tablestone/" + op;
         var date = DateTime.UtcNow.ToString("R");
         var ctype = json != null ? "application/json" : "";
-        var toSign = $"{method.Method}\n\n{ctype}\n{date}\n/{Account}{path.Split('?')[0]}";
+        var digest = Convert.ToBase64String(SHA256.HashData(Encoding.UTF8.GetBytes(json ?? "")));
+        var parts = path.Split('?', 2);
+        var resource = new StringBuilder($"/{Account}{parts[0]}");
+        if (parts.Length > 1)
+        {
+            var pairs = parts[1].Split('&', StringSplitOptions.RemoveEmptyEntries)
+                .Select(p => p.Split('=', 2))
+                .Select(kv => (Name: Uri.UnescapeDataString(kv[0]).ToLowerInvariant(),
+                               Value: kv.Length > 1 ? Uri.UnescapeDataString(kv[1]) : ""))
+                .OrderBy(p => p.Name, StringComparer.Ordinal).ThenBy(p => p.Value, StringComparer.Ordinal);
+            string? last = null;
+            foreach (var (name, value) in pairs)
+            {
+                resource.Append(name == last ? "," : "\n" + name + ":").Append(value);
+                last = name;
+            }
+        }
+        var toSign = $"{method.Method}\n{ctype}\n{date}\n{digest}\n{resource}";
         using var hmac = new HMACSHA256(Convert.FromBase64String(Key));
         var sig = Convert.ToBase64String(hmac.ComputeHash(Encoding.UTF8.GetBytes(toSign)));
         using var handler = new HttpClientHandler { ServerCertificateCustomValidationCallback = (_, _, _, _) => true };
         using var http = new HttpClient(handler) { Timeout = TimeSpan.FromSeconds(30) };
         var req = new HttpRequestMessage(method, $"{Scheme}://127.0.0.1:{Port}{path}");
         req.Headers.TryAddWithoutValidation("x-ms-date", date);
+        req.Headers.TryAddWithoutValidation("x-ms-content-sha256", digest);
         req.Headers.TryAddWithoutValidation("Authorization", $"SharedKey {Account}:{sig}");
         if (json != null) req.Content = new StringContent(json, Encoding.UTF8, "application/json");
         if (json != null) req.Content!.Headers.ContentType = new System.Net.Http.Headers.MediaTypeHeaderValue("application/json");

@@ -14,8 +14,11 @@ const { useTarget, uniqueTableName, rejectsWith, ACCOUNT, ACCOUNT_KEY, sleep } =
 
 const BEING_DELETED_MS = 1500;
 const managed = !process.env.TABLESTONE_E2E_CONNECTION_STRING;
+// devstoreaccount1 signs the admin calls; it is named the admin account because in the localhost
+// shape the server has a second account, and then no account is the admin by default (docs/admin-api.md).
 const target = useTarget({
-  extraArgs: ["--adminApi", "--faultSeed", "42", "--tableBeingDeletedMs", String(BEING_DELETED_MS)],
+  extraArgs: ["--adminApi", "--adminAccount", ACCOUNT, "--faultSeed", "42", "--tableBeingDeletedMs",
+    String(BEING_DELETED_MS)],
 });
 // Tiny retry delays: a retry costs milliseconds.
 const OPTIONS = { allowInsecureConnection: true, retryOptions: { maxRetries: 5, retryDelayInMs: 5, maxRetryDelayInMs: 20 } };
