@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "protocol/url.h"
+
 namespace tablestone::protocol {
 namespace {
 
@@ -20,13 +22,6 @@ bool EqualsLower(std::string_view a, std::string_view lower) {
     if (Lower(a[i]) != lower[i]) return false;
   }
   return true;
-}
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  c = Lower(c);
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  return -1;
 }
 
 // A byte that may appear in a query parameter name as clients send it
@@ -51,18 +46,11 @@ bool NameIsSig(std::string_view name) {
   for (int round = 0; round < 3; ++round) {
     if (EqualsLower(decoded, "sig")) return true;
     if (decoded.find('%') == std::string::npos) return false;
-    std::string next;
-    for (size_t i = 0; i < decoded.size(); ++i) {
-      if (decoded[i] == '%' && i + 2 < decoded.size() && HexValue(decoded[i + 1]) >= 0 &&
-          HexValue(decoded[i + 2]) >= 0) {
-        next.push_back(static_cast<char>(HexValue(decoded[i + 1]) * 16 + HexValue(decoded[i + 2])));
-        i += 2;
-      } else {
-        next.push_back(decoded[i]);
-      }
-    }
-    if (next == decoded) return false;
-    decoded = std::move(next);
+    // A malformed escape stays in the name whatever is done with it, so such
+    // a name can never read "sig": not a signature.
+    std::optional<std::string> next = PercentDecodePath(decoded);
+    if (!next || *next == decoded) return false;
+    decoded = std::move(*next);
   }
   return EqualsLower(decoded, "sig");
 }
