@@ -267,7 +267,7 @@ stage_e2e_localhost() {
 # (WindowsAzure.Storage 9.3.3, Microsoft.Azure.Cosmos.Table 1.0.8) and tests/e2e/orleans (an Orleans
 # 10.4.2 cluster keeping its membership, grain state and reminders in tablestone). Each project is
 # restored (from nuget.org, tests/e2e/*/nuget.config) and built once, then run in two shapes: the
-# clients on 127.0.0.1, then on localhost (TABLESTONE_E2E_HOST=localhost) on a port other than 10002,
+# clients on 127.0.0.1, then on localhost (TABLESTONE_E2E_LOCALHOST=1, as for the other harnesses) on a port other than 10002,
 # where the Azure SDK takes the endpoint for a Cosmos DB Table endpoint. Every test starts its own
 # servers from TABLESTONE_BIN. No dotnet on the machine: skipped with one line, a failure under CI=true.
 dotnet_summary() {  # dotnet_summary LOG -> "PASSED FAILED SKIPPED" from VSTest's closing line, or nothing
@@ -292,7 +292,7 @@ stage_e2e_dotnet() {
     fi
     for shape in 127.0.0.1 localhost; do
       log="$WORK/$name-$shape.log"
-      TABLESTONE_E2E_HOST="$shape" timeout 900 dotnet test "$ROOT/tests/e2e/$proj" --no-build -nologo 2>&1 | tee "$log" | grep -E '^\s+(Failed|Skipped) |Passed!|Failed!|error' || true
+      TABLESTONE_E2E_LOCALHOST="$([[ $shape == localhost ]] && echo 1 || echo 0)" timeout 900 dotnet test "$ROOT/tests/e2e/$proj" --no-build -nologo 2>&1 | tee "$log" | grep -E '^\s+(Failed|Skipped) |Passed!|Failed!|error' || true
       counts="$(dotnet_summary "$log")"
       if [[ -z "$counts" ]]; then record_failure "e2e-dotnet: $proj ($shape) produced no summary"; rc=1; continue; fi
       read -r p f s <<<"$counts"
