@@ -92,6 +92,7 @@ Status RocksEngine::OpenDb() {
   }
   RemoveAbandonedSnapshot();
   executor_ = std::make_unique<WorkExecutor>(options_.executor);
+  group_commit_ = std::make_unique<GroupCommit>([this] { return SyncWal(); }, options_.sync_points.get());
   // Before the gate opens, so the snapshot holds no write made after it.
   std::vector<std::pair<uint64_t, std::shared_ptr<TableState>>> tables(live_tables_.begin(), live_tables_.end());
   stop_counting_.store(false);
@@ -503,9 +504,10 @@ Status RocksEngine::Close() {
     warmer_.join();
   }
   // First the executor: tasks running finish against an open database, queued
-  // ones are dropped (their callers answer 503), and the log syncs they queued
-  // run before its threads are joined.
+  // ones are dropped (their callers answer 503). Then the group commit, which
+  // writes the log for the waiters those tasks (and everyone else) queued.
   if (executor_ != nullptr) executor_->Shutdown();
+  if (group_commit_ != nullptr) group_commit_->Stop();
   gate_.CloseAndDrain();
   if (db_ == nullptr) return Status::Ok();
   SaveCachedPartitionKeys();
@@ -647,19 +649,9 @@ Status RocksEngine::Submit(WorkLane lane, WorkExecutor::Task task) {
 
 void RocksEngine::AwaitDurable(std::function<void(Status)> done) {
   if (VisibleMark() <= DurableMark()) return done(Status::Ok());
-  {
-    std::lock_guard lock(waiters_mu_);
-    durability_waiters_.push_back(std::move(done));
-    if (durability_flush_queued_) return;  // the queued flush will cover this one
-    durability_flush_queued_ = true;
-  }
-  // Behind the work already queued on the short lane: the writes that finish
-  // meanwhile join this flush.
-  Status s = executor_ == nullptr ? Status(StatusCode::kShuttingDown, "not open")
-                                  : executor_->SubmitInternal(WorkLane::kShort,
-                                                              [this](bool) { FlushDurabilityWaiters(); });
-  // Shutting down (this runs on an executor thread, or after Close): flush here.
-  if (!s.ok()) FlushDurabilityWaiters();
+  // Not open (or closed): nothing is pending, or Close wrote it already.
+  if (group_commit_ == nullptr) return done(SyncWal());
+  group_commit_->Await(std::move(done));
 }
 
 // Why a read that saw a write W finds it here: W's writer raised its mark's
@@ -709,19 +701,6 @@ RocksEngine::MarkedWrite::~MarkedWrite() {
   while (last < seq && !mark_.last_seq.compare_exchange_weak(last, seq, std::memory_order_seq_cst)) {
   }
   mark_.in_flight.fetch_sub(1, std::memory_order_seq_cst);
-}
-
-void RocksEngine::FlushDurabilityWaiters() {
-  std::vector<std::function<void(Status)>> batch;
-  {
-    std::lock_guard lock(waiters_mu_);
-    batch.swap(durability_waiters_);
-    durability_flush_queued_ = false;
-  }
-  if (batch.empty()) return;
-  // Every waiter's write is visible already, so the mark SyncWal reads covers it.
-  const Status s = SyncWal();
-  for (auto& done : batch) done(s);
 }
 
 // Why the mark read BEFORE FlushWAL covers the right writes: RocksDB publishes

@@ -34,6 +34,7 @@
 
 #include "storage/engine.h"
 #include "storage/entity_cache.h"
+#include "storage/group_commit.h"
 #include "storage/op_gate.h"
 #include "storage/partition_cache.h"
 #include "storage/warm_candidates.h"
@@ -246,9 +247,6 @@ class RocksEngine final : public Engine {
     RocksEngine& engine_;
     WriteMark& mark_;
   };
-  // Writes the log once for every AwaitDurable() callback queued so far and
-  // runs them (the group commit's leader).
-  void FlushDurabilityWaiters();
   // The stored value of an entity key: from the entity cache, else from
   // RocksDB (then offered to the cache, entity_cache.h). On ok, *bytes views
   // *cached or *value, whichever served it. kNotFound when the key has no
@@ -352,14 +350,11 @@ class RocksEngine final : public Engine {
   // write's log append or a memtable switch failed; cleared by a recovery.
   std::shared_ptr<std::atomic<int>> log_writer_error_ = std::make_shared<std::atomic<int>>(kLogOk);
   std::mutex snapshot_mu_;  // one CreateCheckpoint at a time (its marker file)
-  // AwaitDurable() callbacks waiting for the next log write, and whether that
-  // write is already queued on the executor.
-  std::mutex waiters_mu_;
-  std::vector<std::function<void(Status)>> durability_waiters_;  // guarded by waiters_mu_
-  bool durability_flush_queued_ = false;                        // guarded by waiters_mu_
-
   // Created by OpenDb; shut down first thing in Close().
   std::unique_ptr<WorkExecutor> executor_;
+  // Created by OpenDb; stopped by Close() after the executor (its tasks'
+  // waiters are answered by its last log write).
+  std::unique_ptr<GroupCommit> group_commit_;
 
   std::atomic<int64_t> last_timestamp_{0};
   std::atomic<int64_t> last_resume_ns_{0};  // steady clock of CommitBatch's last DB::Resume() attempt
