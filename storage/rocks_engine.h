@@ -37,6 +37,7 @@
 #include "storage/group_commit.h"
 #include "storage/op_gate.h"
 #include "storage/partition_cache.h"
+#include "storage/rocks_listeners.h"
 #include "storage/scan_cache_builder.h"
 #include "storage/work_executor.h"
 
@@ -95,10 +96,6 @@ class RocksEngine final : public Engine {
   }
   Status SyncWal() override;
 
-  // What RocksDB last reported of its log writer (log_writer_error_).
-  static constexpr int kLogOk = 0;
-  static constexpr int kLogNoSpace = 1;
-  static constexpr int kLogIoError = 2;
 
   Stats GetStats() override;
   Status CreateCheckpoint(const std::string& dir) override;
@@ -272,7 +269,7 @@ class RocksEngine final : public Engine {
   // The error of the log write that failed, until RecoverFromLogFailure
   // succeeds; OK otherwise. Guarded by sync_mu_.
   Status log_failure_;
-  // Set by a RocksDB listener (rocks_engine.cc, ManualErrorRecovery) when a
+  // Set by a RocksDB listener (rocks_listeners.h, ManualErrorRecovery) when a
   // write's log append or a memtable switch failed; cleared by a recovery.
   std::shared_ptr<std::atomic<int>> log_writer_error_ = std::make_shared<std::atomic<int>>(kLogOk);
   std::mutex snapshot_mu_;  // one CreateCheckpoint at a time (its marker file)
