@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "protocol/atom/atom_writer.h"
+#include "server/api/response_writer.h"
 #include "protocol/batch/multipart.h"
 #include "server/api/leniency.h"
 #include "protocol/error_body.h"
@@ -226,9 +226,7 @@ void HandleBatch(const ApiContext& ctx, const RequestInfo& info, http::Response&
     AddFramingHeaders(&part);
     for (auto& header : out.headers) part.headers.push_back(std::move(header));
     if (!out.body.empty()) {
-      part.headers.emplace_back("Content-Type", p.level == protocol::MetadataLevel::kAtom
-                                                    ? std::string(protocol::atom::kEntryContentType)
-                                                    : protocol::JsonContentType(p.level));
+      part.headers.emplace_back("Content-Type", WriterFor(p.level).EntityContentType());
       part.body = std::move(out.body);
     }
     parts.push_back(std::move(part));

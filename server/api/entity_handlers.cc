@@ -4,13 +4,12 @@
 #include <string>
 #include <vector>
 
-#include "protocol/atom/atom_writer.h"
-#include "protocol/odata_writer.h"
 #include "protocol/request_options.h"
 #include "server/api/entity_ops.h"
 #include "server/api/handlers.h"
 #include "server/api/query_ops.h"
 #include "server/api/response.h"
+#include "server/api/response_writer.h"
 #include "storage/model/etag.h"
 
 namespace tablestone::api {
@@ -66,11 +65,7 @@ std::optional<ApiError> RunGetEntity(const ApiContext& ctx, const GetEntityReque
   if (GaveUpForTheDisk(scope.inline_slice, entity.status())) return std::nullopt;
   if (!entity.ok()) return protocol::FromStatus(entity.status());
   protocol::EntityWriteContext wctx{scope.base_url, req.account, req.table, req.level, &req.select};
-  if (req.level == protocol::MetadataLevel::kAtom) {
-    WriteAtom(response, 200, protocol::atom::kEntryContentType, protocol::atom::WriteEntityEntry(*entity, wctx));
-  } else {
-    WriteJson(response, 200, req.level, protocol::WriteEntity(*entity, wctx));
-  }
+  WriterFor(req.level).Entity(response, 200, *entity, wctx);
   response.set("ETag", model::FormatETag(entity->timestamp));
   return std::nullopt;
 }
@@ -135,10 +130,8 @@ void HandleEntityWrite(const ApiContext& ctx, const RequestInfo& info, http::Res
   EntityOpResponse out = RenderWriteSuccess(*op, result.timestamp, wctx);
   if (out.status == 204) {
     WriteNoContent(response);
-  } else if (level == protocol::MetadataLevel::kAtom) {
-    WriteAtom(response, out.status, protocol::atom::kEntryContentType, std::move(out.body));
   } else {
-    WriteJson(response, out.status, level, std::move(out.body));
+    WriterFor(level).RenderedEntity(response, out.status, std::move(out.body));
   }
   for (auto& [name, value] : out.headers) response.set(name, value);
 }

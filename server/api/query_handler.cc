@@ -8,13 +8,13 @@
 #include <utility>
 #include <vector>
 
-#include "protocol/atom/atom_writer.h"
 #include "protocol/continuation.h"
 #include "protocol/filter/filter.h"
 #include "protocol/odata_writer.h"
 #include "server/api/handlers.h"
 #include "server/api/query_ops.h"
 #include "server/api/response.h"
+#include "server/api/response_writer.h"
 #include "server/faults/fault_rules.h"
 #include "storage/model/datetime.h"
 
@@ -89,7 +89,8 @@ class JsonRowSizer final : public model::RowSizer {
 // A kept row's JSON object, which the scan cache keeps for the next query of
 // the same metadata level without $select (model::RowRenderer): a warm
 // query then copies its rows' JSON instead of decoding and writing them.
-// Full metadata names the request's host (odata.id): never kept.
+// Full metadata names the request's host (odata.id) and Atom is no JSON:
+// neither is kept (IdOf 0).
 class JsonRowRenderer final : public model::RowRenderer {
  public:
   explicit JsonRowRenderer(const protocol::EntityWriteContext& ctx) : ctx_(ctx), sizer_(ctx) {}
@@ -159,7 +160,7 @@ std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesReq
     if (cut != nullptr) spec.max_results = std::max<size_t>(1, std::min(spec.max_results, cut->max_rows));
     spec.max_bytes = model::kMaxPageBytes;
     spec.row_sizer = std::make_shared<JsonRowSizer>(wctx);
-    if (req.level != protocol::MetadataLevel::kAtom && JsonRowRenderer::IdOf(wctx) != 0) {
+    if (JsonRowRenderer::IdOf(wctx) != 0) {
       spec.renderer = std::make_shared<JsonRowRenderer>(wctx);
     }
     spec.deadline = std::chrono::steady_clock::now() + ctx.options.query_time_budget;
@@ -223,12 +224,7 @@ std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesReq
       response.set("x-ms-continuation-NextRowKey", protocol::EncodeContinuation(next->row_key));
     }
   }
-  if (req.level == protocol::MetadataLevel::kAtom) {
-    WriteAtom(response, 200, protocol::atom::kFeedContentType,
-              protocol::atom::WriteEntityFeed(entities, wctx, model::NowTicks()));
-  } else {
-    WriteJson(response, 200, req.level, protocol::WriteEntityFeed(entities, rendered, wctx));
-  }
+  WriterFor(req.level).EntityFeed(response, entities, rendered, wctx);
   return std::nullopt;
 }
 

@@ -6,11 +6,10 @@
 #include <utility>
 #include <vector>
 
-#include "protocol/atom/atom_writer.h"
 #include "protocol/continuation.h"
-#include "protocol/odata_writer.h"
 #include "server/api/handlers.h"
 #include "server/api/response.h"
+#include "server/api/response_writer.h"
 #include "server/api/table_ops.h"
 #include "server/faults/fault_rules.h"
 #include "storage/model/ascii.h"
@@ -21,17 +20,6 @@ namespace tablestone::api {
 using protocol::ApiError;
 
 namespace {
-
-// Create Table's echo and Get Table: one table as JSON or as an Atom entry.
-void WriteTableEntryResponse(http::Response& response, unsigned status, std::string_view table,
-                             std::string_view base_url, std::string_view account, protocol::MetadataLevel level) {
-  if (level == protocol::MetadataLevel::kAtom) {
-    WriteAtom(response, status, protocol::atom::kEntryContentType,
-              protocol::atom::WriteTableEntry(table, base_url, account, model::NowTicks()));
-  } else {
-    WriteJson(response, status, level, protocol::WriteTableEntry(table, base_url, account, level));
-  }
-}
 
 void RunQueryTables(const ApiContext& ctx, const RequestInfo& info, QueryTablesRequest&& req,
                     http::Response& response) {
@@ -63,12 +51,7 @@ void RunQueryTables(const ApiContext& ctx, const RequestInfo& info, QueryTablesR
     for (const auto& t : result->tables) names.push_back(t.name);
   }
   if (next) response.set("x-ms-continuation-NextTableName", protocol::EncodeContinuation(*next));
-  if (req.level == protocol::MetadataLevel::kAtom) {
-    WriteAtom(response, 200, protocol::atom::kFeedContentType,
-              protocol::atom::WriteTableFeed(names, info.base_url, req.account, model::NowTicks()));
-  } else {
-    WriteJson(response, 200, req.level, protocol::WriteTableFeed(names, info.base_url, req.account, req.level));
-  }
+  WriterFor(req.level).TableFeed(response, names, info.base_url, req.account);
 }
 
 void RunCreateTable(const ApiContext& ctx, const RequestInfo& info, const CreateTableRequest& req,
@@ -85,7 +68,7 @@ void RunCreateTable(const ApiContext& ctx, const RequestInfo& info, const Create
     WriteNoContent(response, "3.0;");
     response.set("Preference-Applied", "return-no-content");
   } else {
-    WriteTableEntryResponse(response, 201, created->name, info.base_url, req.account, req.level);
+    WriterFor(req.level).TableEntry(response, 201, created->name, info.base_url, req.account);
     // Learn: setting-the-prefer-header-to-manage-response-echo-on-insert-operations: Preference-Applied only when the
     // request had Prefer.
     if (req.prefer_sent && req.prefer == protocol::PreferReturn::kReturnContent) {
@@ -121,7 +104,7 @@ void RunGetTable(const ApiContext& ctx, const RequestInfo& info, const TableRequ
     }
     return WriteError(info, protocol::FromStatus(table.status()), response);
   }
-  WriteTableEntryResponse(response, 200, table->name, info.base_url, req.account, req.level);
+  WriterFor(req.level).TableEntry(response, 200, table->name, info.base_url, req.account);
 }
 
 }  // namespace
