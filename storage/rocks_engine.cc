@@ -412,6 +412,9 @@ Status RocksEngine::Close() {
   if (executor_ != nullptr) executor_->Shutdown();
   if (group_commit_ != nullptr) group_commit_->Stop();
   gate_.CloseAndDrain();
+  // No scan runs now (the gate is drained); the suspended ones release their
+  // snapshots and iterators here, and answer a later Resume with kShuttingDown.
+  scans_->CloseAll();
   if (db_ == nullptr) return Status::Ok();
   SaveCachedPartitionKeys();
   SaveEntityCounts();  // last: it records the sequence number

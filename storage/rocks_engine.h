@@ -20,6 +20,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <thread>
@@ -44,6 +45,30 @@
 namespace tablestone::storage {
 
 class ScanState;  // one scan's state, rocks_engine_scan.cc
+
+// The scans of an engine whose state is alive (running, or suspended and held
+// by the caller: model::SuspendedScan), shared by the engine and each state
+// so that either may go first. Close() invalidates every one still alive:
+// their iterators and snapshots are released while the database is open, and
+// a later Resume is refused by the closed gate. A state unregisters itself
+// when destroyed. The handle check of a resumed scan (Contains) replaces a
+// dynamic_cast: only a live state of this engine is continued.
+class ScanRegistry {
+ public:
+  // Adds `state`; false once Close began (the state then holds nothing to release).
+  bool Add(ScanState* state);
+  // Removes `state` and invalidates it under the registry's lock when it was
+  // still registered (so Close cannot close the database meanwhile).
+  void Remove(ScanState* state);
+  bool Contains(const model::SuspendedScan* scan);
+  // Close(): invalidates every live state and refuses new ones.
+  void CloseAll();
+
+ private:
+  std::mutex mu_;
+  std::set<ScanState*> live_;  // guarded by mu_
+  bool closed_ = false;        // guarded by mu_
+};
 
 // The lock stripe of a partition among `stripe_count` (RocksEngine::StripeIndex).
 inline size_t LockStripe(uint64_t table_id, std::string_view partition_key, size_t stripe_count) {
@@ -262,6 +287,8 @@ class RocksEngine final : public Engine {
   // Stats::scan_cache_hits/misses: each scan counts locally and adds once.
   std::atomic<uint64_t> scan_cache_hits_{0};
   std::atomic<uint64_t> scan_cache_misses_{0};
+  // Every live scan state (see ScanRegistry).
+  std::shared_ptr<ScanRegistry> scans_ = std::make_shared<ScanRegistry>();
   // The scan cache's builder thread; created by OpenDb when there is a scan
   // cache, stopped by Close.
   std::unique_ptr<ScanCacheBuilder> builder_;
