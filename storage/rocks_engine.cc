@@ -92,21 +92,30 @@ Status RocksEngine::OpenDb() {
   }
   RemoveAbandonedSnapshot();
   executor_ = std::make_unique<WorkExecutor>(options_.executor);
+  group_commit_ = std::make_unique<GroupCommit>([this] { return SyncWal(); }, options_.sync_points.get());
   // Before the gate opens, so the snapshot holds no write made after it.
   std::vector<std::pair<uint64_t, std::shared_ptr<TableState>>> tables(live_tables_.begin(), live_tables_.end());
   stop_counting_.store(false);
   // A clean close saved the counts: nothing to scan (a 50M-entity directory
   // took minutes of a core and its whole page cache to count).
   const bool saved = LoadSavedEntityCounts();
-  LoadCachedPartitionKeys();
+  std::vector<ScanCacheBuilder::Restore> restore = LoadCachedPartitionKeys();
   entity_counts_complete_.store(tables.empty() || saved);
   if (!tables.empty() && !saved) {
     entity_counter_ = std::thread(&RocksEngine::CountEntities, this, db_->GetSnapshot(), std::move(tables));
   }
   if (scan_cache_) {
-    stop_builder_.store(false);
-    if (options_.warm_after_write.count() > 0) warm_stripes_ = std::make_unique<WarmStripe[]>(stripe_count_);
-    warmer_ = std::thread(&RocksEngine::RunBuilder, this);
+    ScanCacheBuilder::Options builder_options;
+    builder_options.admission_nice = options_.executor.long_nice;
+    builder_options.warm_after_write = options_.warm_after_write;
+    builder_options.stripe_count = stripe_count_;
+    builder_ = std::make_unique<ScanCacheBuilder>(
+        *scan_cache_, builder_options,
+        [this](uint64_t table_id, const PartitionToBuild& build, uint64_t use_clock, size_t* rows) {
+          return BuildCachedPartition(table_id, build, use_clock, rows);
+        },
+        options_.sync_points.get());
+    builder_->Start(std::move(restore));
   }
   gate_.Reopen();
   return s;
@@ -494,18 +503,12 @@ Status RocksEngine::Close() {
   std::lock_guard lock(close_mu_);
   stop_counting_.store(true);
   if (entity_counter_.joinable()) entity_counter_.join();
-  if (warmer_.joinable()) {
-    {
-      std::lock_guard warm_lock(warm_mu_);
-      stop_builder_.store(true);
-    }
-    warm_cv_.notify_all();
-    warmer_.join();
-  }
+  if (builder_ != nullptr) builder_->Stop();
   // First the executor: tasks running finish against an open database, queued
-  // ones are dropped (their callers answer 503), and the log syncs they queued
-  // run before its threads are joined.
+  // ones are dropped (their callers answer 503). Then the group commit, which
+  // writes the log for the waiters those tasks (and everyone else) queued.
   if (executor_ != nullptr) executor_->Shutdown();
+  if (group_commit_ != nullptr) group_commit_->Stop();
   gate_.CloseAndDrain();
   if (db_ == nullptr) return Status::Ok();
   SaveCachedPartitionKeys();
@@ -559,7 +562,7 @@ void RocksEngine::SaveEntityCounts() {
 }
 
 // The partitions the scan cache held at a clean close are built again after
-// the next open, by the builder thread at nice 19 (RunBuilder): a test rig that
+// the next open, by the builder thread at nice 19 (ScanCacheBuilder): a test rig that
 // restarts on a prepared directory finds its partitions cached as before the
 // restart once the builder has had the CPU, usually before its first query
 // arrives (docs/benchmarks.md, "The scan cache after a restart"). A stale
@@ -571,14 +574,22 @@ void RocksEngine::SaveCachedPartitionKeys() {
       .PermitUncheckedError();  // best effort: without it the next open starts with an empty cache
 }
 
-void RocksEngine::LoadCachedPartitionKeys() {
-  restore_keys_.clear();
-  if (!scan_cache_) return;
+std::vector<ScanCacheBuilder::Restore> RocksEngine::LoadCachedPartitionKeys() {
+  std::vector<ScanCacheBuilder::Restore> restore;
+  if (!scan_cache_) return restore;
   std::string value;
+  std::vector<std::string> keys;
   if (!db_->Get(rocksdb::ReadOptions(), cf(kMetaCf), CachedPartitionsKey(), &value).ok() ||
-      !DecodeKeyList(value, &restore_keys_)) {
-    restore_keys_.clear();
+      !DecodeKeyList(value, &keys)) {
+    return restore;
   }
+  for (const std::string& key : keys) {
+    uint64_t table_id = 0;
+    std::string_view partition_key;
+    if (!PartitionCache::ParseCacheKey(key, &table_id, &partition_key) || !live_tables_.contains(table_id)) continue;
+    restore.push_back({table_id, std::string(partition_key), StripeIndex(table_id, partition_key)});
+  }
+  return restore;
 }
 
 bool RocksEngine::LoadSavedEntityCounts() {
@@ -608,8 +619,7 @@ std::shared_ptr<RocksEngine::TableState> RocksEngine::FindLiveTable(uint64_t tab
 }
 
 size_t RocksEngine::StripeIndex(uint64_t table_id, std::string_view partition_key) const {
-  size_t h = std::hash<std::string_view>()(partition_key) ^ (table_id * 0x9E3779B97F4A7C15ull);
-  return h % stripe_count_;
+  return LockStripe(table_id, partition_key, stripe_count_);
 }
 
 std::mutex& RocksEngine::StripeFor(uint64_t table_id, std::string_view partition_key) {
@@ -647,19 +657,9 @@ Status RocksEngine::Submit(WorkLane lane, WorkExecutor::Task task) {
 
 void RocksEngine::AwaitDurable(std::function<void(Status)> done) {
   if (VisibleMark() <= DurableMark()) return done(Status::Ok());
-  {
-    std::lock_guard lock(waiters_mu_);
-    durability_waiters_.push_back(std::move(done));
-    if (durability_flush_queued_) return;  // the queued flush will cover this one
-    durability_flush_queued_ = true;
-  }
-  // Behind the work already queued on the short lane: the writes that finish
-  // meanwhile join this flush.
-  Status s = executor_ == nullptr ? Status(StatusCode::kShuttingDown, "not open")
-                                  : executor_->SubmitInternal(WorkLane::kShort,
-                                                              [this](bool) { FlushDurabilityWaiters(); });
-  // Shutting down (this runs on an executor thread, or after Close): flush here.
-  if (!s.ok()) FlushDurabilityWaiters();
+  // Not open (or closed): nothing is pending, or Close wrote it already.
+  if (group_commit_ == nullptr) return done(SyncWal());
+  group_commit_->Await(std::move(done));
 }
 
 // Why a read that saw a write W finds it here: W's writer raised its mark's
@@ -709,19 +709,6 @@ RocksEngine::MarkedWrite::~MarkedWrite() {
   while (last < seq && !mark_.last_seq.compare_exchange_weak(last, seq, std::memory_order_seq_cst)) {
   }
   mark_.in_flight.fetch_sub(1, std::memory_order_seq_cst);
-}
-
-void RocksEngine::FlushDurabilityWaiters() {
-  std::vector<std::function<void(Status)>> batch;
-  {
-    std::lock_guard lock(waiters_mu_);
-    batch.swap(durability_waiters_);
-    durability_flush_queued_ = false;
-  }
-  if (batch.empty()) return;
-  // Every waiter's write is visible already, so the mark SyncWal reads covers it.
-  const Status s = SyncWal();
-  for (auto& done : batch) done(s);
 }
 
 // Why the mark read BEFORE FlushWAL covers the right writes: RocksDB publishes

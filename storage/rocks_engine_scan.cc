@@ -136,21 +136,18 @@ enum class SourceStep {
 // from RocksDB, admission (asked at a partition's second row, so a one-row
 // partition takes no cache lock; the admitted ones are listed in *admitted for
 // the engine to build after the scan, so that no query pays for a build).
-// `stripe_of` is RocksEngine::StripeIndex (private; passed by Scan as a
-// member pointer, which also keeps every function here out of callgrind's
-// --toggle-collect='*RocksEngine::Scan*', docs/benchmarks.md).
+// `stripe_count` is the engine's lock stripes (LockStripe); `builder` (null
+// without a cache) is asked to wait for a partition it is building.
 class PartitionSource {
  public:
-  using StripeOf = size_t (RocksEngine::*)(uint64_t table_id, std::string_view partition_key) const;
   using Deadline = std::optional<std::chrono::steady_clock::time_point>;
-  using AwaitBuild = bool (RocksEngine::*)(uint64_t table_id, std::string_view partition_key, Deadline deadline);
   PartitionSource(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, const rocksdb::Snapshot* snapshot,
                   PartitionCache* cache, const std::atomic<uint64_t>& last_write_stamp, uint64_t table_id,
-                  const ScanClocks& clocks, RocksEngine* engine, StripeOf stripe_of, AwaitBuild await_build,
+                  const ScanClocks& clocks, size_t stripe_count, ScanCacheBuilder* builder,
                   Deadline deadline, CacheLookupTally* tally, std::vector<PartitionToBuild>* admitted,
                   size_t fill_cache_bytes)
       : db_(db), cf_(cf), cache_(cache), last_write_stamp_(last_write_stamp), table_id_(table_id), clocks_(clocks),
-        engine_(engine), stripe_of_(stripe_of), await_build_(await_build), deadline_(deadline), tally_(tally),
+        stripe_count_(stripe_count), builder_(builder), deadline_(deadline), tally_(tally),
         admitted_(admitted), fill_cache_bytes_(fill_cache_bytes) {
     ro_.snapshot = snapshot;
     // The only range tombstones are those of deleted tables (DeleteTable),
@@ -205,11 +202,11 @@ class PartitionSource {
       // The previous partition was read to its end.
       if (in_partition_ && cache_ != nullptr) HandOver(key_);
       EnterPartition(table_id_, row_.partition_key,
-                     cache_ != nullptr ? (engine_->*stripe_of_)(table_id_, row_.partition_key) : 0, &part_);
+                     cache_ != nullptr ? LockStripe(table_id_, row_.partition_key, stripe_count_) : 0, &part_);
       in_partition_ = true;
       if (cache_ != nullptr) {
         cached_ = cache_->Lookup(table_id_, part_.partition_key, part_.stripe, clocks_.g0);
-        if (cached_ == nullptr && (engine_->*await_build_)(table_id_, part_.partition_key, deadline_)) {
+        if (cached_ == nullptr && builder_ != nullptr && builder_->AwaitRunning(table_id_, part_.partition_key, deadline_)) {
           cached_ = cache_->Lookup(table_id_, part_.partition_key, part_.stripe, clocks_.g0);
         }
         if (tally_->Count(cached_ != nullptr)) return SourceStep::kCached;
@@ -288,7 +285,7 @@ class PartitionSource {
           cached_ended_range_ = true;
           return false;
         }
-        const size_t next_stripe = (engine_->*stripe_of_)(table_id_, row_.partition_key);
+        const size_t next_stripe = LockStripe(table_id_, row_.partition_key, stripe_count_);
         if (auto next = cache_->Lookup(table_id_, row_.partition_key, next_stripe, clocks_.g0);
             tally_->Count(next != nullptr)) {
           EnterPartition(table_id_, row_.partition_key, next_stripe, &part_);
@@ -353,9 +350,8 @@ class PartitionSource {
   const std::atomic<uint64_t>& last_write_stamp_;
   const uint64_t table_id_;
   const ScanClocks clocks_;
-  RocksEngine* engine_;
-  StripeOf stripe_of_;
-  AwaitBuild await_build_;
+  size_t stripe_count_;
+  ScanCacheBuilder* builder_;
   Deadline deadline_;
   CacheLookupTally* tally_;
   std::vector<PartitionToBuild>* admitted_;
@@ -391,14 +387,12 @@ class PartitionSource {
 // for it to be dropped before it closes the database under the iterator.
 class ScanState final : public model::SuspendedScan {
  public:
-  using StripeOf = PartitionSource::StripeOf;
-  using AwaitBuild = PartitionSource::AwaitBuild;
-  // `db`, `cache` (may be null), `engine` and the counters outlive the scan;
+  // `db`, `cache` and `builder` (may be null) and the counters outlive the scan;
   // `table_state` keeps `last_write_stamp` alive.
   ScanState(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, PartitionCache* cache,
             std::shared_ptr<const void> table_state, const std::atomic<uint64_t>& last_write_stamp,
-            uint64_t table_id, const ScanClocks& clocks, RocksEngine* engine, StripeOf stripe_of,
-            AwaitBuild await_build, const model::ScanSpec& spec,
+            uint64_t table_id, const ScanClocks& clocks, size_t stripe_count,
+            ScanCacheBuilder* builder, const model::ScanSpec& spec,
             std::vector<std::pair<std::string, std::string>> ranges, std::string resume,
             std::atomic<uint64_t>* hits, std::atomic<uint64_t>* misses, size_t fill_cache_bytes)
       : table_state_(std::move(table_state)),
@@ -409,7 +403,7 @@ class ScanState final : public model::SuspendedScan {
         clocks_(clocks),
         snapshot_(db),
         cache_tally_(hits, misses),
-        source_(db, cf, snapshot_.get(), cache, last_write_stamp, table_id, clocks, engine, stripe_of, await_build,
+        source_(db, cf, snapshot_.get(), cache, last_write_stamp, table_id, clocks, stripe_count, builder,
                 spec.deadline, &cache_tally_, &admitted_, fill_cache_bytes),
         page_(spec_, &result_) {
     spec_.resume_scan = nullptr;
@@ -575,7 +569,9 @@ StatusOr<model::ScanResult> RocksEngine::Scan(const TableInfo& table, const mode
     result = std::move(state->result());
     // Rows kept unrendered after the last rendered one (ScanResult::rendered).
     if (!result->rendered.empty()) result->rendered.resize(result->entities.size());
-    if (!state->admitted().empty()) ScheduleBuilds(table.id, state->use_clock(), std::move(state->admitted()));
+    if (!state->admitted().empty() && builder_ != nullptr) {
+      builder_->Schedule(table.id, state->use_clock(), std::move(state->admitted()));
+    }
   }
   const std::shared_ptr<spdlog::logger>& log = StorageLog();
   if (log->should_log(spdlog::level::debug)) {
@@ -636,8 +632,7 @@ Status RocksEngine::ScanPage(const TableInfo& table, const model::ScanSpec& spec
   if (scan_cache_) clocks = {scan_cache_->Sequence(), scan_cache_->UseClock()};
   const std::atomic<uint64_t>& last_write_stamp = table_state->last_write_stamp;
   *started = std::make_shared<ScanState>(db_, cf(kEntitiesCf), scan_cache_.get(), std::move(table_state),
-                                         last_write_stamp, table.id, clocks, this, &RocksEngine::StripeIndex,
-                                         &RocksEngine::AwaitRunningBuild, spec, std::move(ranges), std::move(resume),
+                                         last_write_stamp, table.id, clocks, stripe_count_, builder_.get(), spec, std::move(ranges), std::move(resume),
                                          &scan_cache_hits_, &scan_cache_misses_, options_.scan_fill_cache_bytes);
   *state = started->get();
   return (*state)->Run(gate_);
