@@ -349,9 +349,13 @@ Status RocksEngine::OpenLocked() {
     // RocksDB reports a held LOCK file as a plain IOError ("While lock file:
     // <dir>/LOCK: Resource temporarily unavailable" or "lock hold by current
     // process"); its text is the only sign, so it is read here, once, and
-    // typed for the callers (server/app words it for operators).
+    // typed for the callers (server/app words it for operators). A LOCK file
+    // that cannot be created ("While lock file: ...: Permission denied") is
+    // an unwritable directory, not another process, and stays an I/O error.
     const std::string text = rs.ToString();
-    if (rs.IsIOError() && (text.find("lock") != std::string::npos || text.find("LOCK") != std::string::npos)) {
+    const bool held = text.find("Resource temporarily unavailable") != std::string::npos ||
+                      text.find("lock hold by current process") != std::string::npos;
+    if (rs.IsIOError() && held) {
       return Status::DataDirLocked("data directory " + path + " is in use by another tablestone process (" + text +
                                    ")");
     }

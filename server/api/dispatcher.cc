@@ -283,6 +283,19 @@ bool Dispatcher::ServeAdmin(const http::Request& request, std::string_view targe
     response.prepare_payload();
     return true;
   }
+  // A person who types the server's address into a browser gets the data
+  // browser, not 400 InvalidUri. Only a bare GET / asking for HTML and
+  // carrying neither a signature nor x-ms-version: every SDK request keeps
+  // its answer (e2e: test_start_and_health.py, test_browser_at_the_root).
+  if (options_.ui && target == "/" && RequestHeader(request, "Accept").find("text/html") != std::string_view::npos &&
+      RequestHeader(request, "Authorization").empty() && RequestHeader(request, "x-ms-version").empty()) {
+    response.result(302);
+    response.set(boost::beast::http::field::location, "/_tablestone/ui/");
+    response.set(boost::beast::http::field::content_type, "text/plain; charset=utf-8");
+    response.body() = "The tablestone data browser is at /_tablestone/ui/\n";
+    response.prepare_payload();
+    return true;
+  }
   if (path == kHealthPath) {
     response.result(200);
     response.set(boost::beast::http::field::content_type, "application/json");
