@@ -137,7 +137,7 @@ void RunQuery(const ApiContext& ctx, const RequestInfo& info, const protocol::ba
   SubRequestHeaders headers(sub);
   RequestParts parts{info.account(), info.route.account.secondary, resolved->resource, resolved->query, headers,
                      sub.body, info.api_version};
-  ReadScope scope{info.request_id, info.base_url, info.grant, nullptr, info.trace};
+  ReadScope scope{info.request_id, info.base_url, info.grant};
   http::Response sub_response;
   sub_response.version(11);
   if (op == Operation::kGetEntity) {
@@ -201,10 +201,7 @@ void HandleBatch(const ApiContext& ctx, const RequestInfo& info, http::Response&
   std::vector<model::WriteOp> ops;
   ops.reserve(plan.operations.size());
   for (PlannedOperation& p : plan.operations) ops.push_back(std::move(p.op));
-  storage::WriteResult result = [&] {
-    StorageTimer timer(info.trace);
-    return ctx.engine.Write(*table, std::span<const model::WriteOp>(ops));
-  }();
+  storage::WriteResult result = ctx.engine.Write(*table, std::span<const model::WriteOp>(ops));
   if (!result.status.ok()) {
     size_t index = result.failed_index < ops.size() ? result.failed_index : 0;
     const PlannedOperation& failed = plan.operations[index];

@@ -18,8 +18,10 @@
 #include "server/api/api_handler.h"
 #include "server/api/batch_handler.h"
 #include "server/api/handlers.h"
+#include "server/api/page_cut_engine.h"
 #include "server/api/response.h"
 #include "server/api/service_handlers.h"
+#include "server/api/trace_engine.h"
 #include "server/api/ui_routes.h"
 #include "storage/model/datetime.h"
 #include "storage/model/limits.h"
@@ -364,9 +366,7 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
       return done(std::move(response));  // not counted: a scrape does not change what it reads
     }
     if (trace_ != nullptr && trace_->enabled()) tally.trace = NewTrace(context);
-    if (PrepareTimed(request, context, request_id, response, &cors_account, &tally, &info)) {
-      info->trace = tally.trace.get();
-    }
+    PrepareTimed(request, context, request_id, response, &cors_account, &tally, &info);
   } catch (const std::exception& e) {
     ApiError error = ApiError::InternalError();
     error.cause = e.what();
@@ -387,12 +387,12 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
     placement = engine_.CanWriteWithoutWaiting() ? Placement::kInlineUnlessDisk : Placement::kShortLane;
   }
   if (placement == Placement::kInline) {
-    Run(*info, response);
+    Run(*info, tally.trace.get(), response);
     return Finish(request, request_id, cors_account, std::move(response), std::move(done), &*info, tally);
   }
   if (placement == Placement::kInlineUnlessDisk) {
     InlineSlice attempt{options_.inline_query_slice, false, nullptr};
-    if (TryInline(*info, &attempt, response)) {
+    if (TryInline(*info, tally.trace.get(), &attempt, response)) {
       return Finish(request, request_id, cors_account, std::move(response), std::move(done), &*info, tally);
     }
     // The stored entity is not in memory: run it where waiting for the disk is fine.
@@ -407,7 +407,7 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
       placement = Placement::kLongLane;
     } else {
       InlineSlice slice{options_.inline_query_slice, false, nullptr};
-      if (TryInline(*info, &slice, response)) {
+      if (TryInline(*info, tally.trace.get(), &slice, response)) {
         return Finish(request, request_id, cors_account, std::move(response), std::move(done), &*info, tally);
       }
       // The long lane continues the scan where the slice left it.
@@ -423,9 +423,9 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
             std::move(pending));
 }
 
-bool Dispatcher::TryInline(RequestInfo& info, InlineSlice* attempt, http::Response& response) {
+bool Dispatcher::TryInline(RequestInfo& info, RequestTrace* trace, InlineSlice* attempt, http::Response& response) {
   info.inline_slice = attempt;
-  Run(info, response);
+  Run(info, trace, response);
   info.inline_slice = nullptr;
   if (!attempt->gave_up) return true;
   const unsigned version = response.version();
@@ -445,7 +445,7 @@ void Dispatcher::RunOnLane(storage::WorkLane lane, std::shared_ptr<Pending> pend
       pending->response.version(pending->info.request.version());
       WriteError(pending->info, ApiError::ServerBusy(), pending->response, IsXmlOperation(pending->info.route.operation));
     } else {
-      Run(pending->info, pending->response);
+      Run(pending->info, pending->tally.trace.get(), pending->response);
       pending->info.suspended_scan.reset();  // its snapshot and the engine's gate, let go before the answer waits
     }
     Finish(pending->info.request, pending->info.request_id, pending->cors_account, std::move(pending->response),
@@ -549,10 +549,22 @@ bool Dispatcher::InjectFaults(const http::Request& request, const std::string& r
   return true;
 }
 
-void Dispatcher::Run(const RequestInfo& info, http::Response& response) {
-  const auto begin = info.trace != nullptr ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+void Dispatcher::Run(const RequestInfo& info, RequestTrace* trace, http::Response& response) {
+  const auto begin = trace != nullptr ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
   try {
-    Dispatch(context_, info, response);
+    // The handler's engine: the engine itself, or it wrapped by realistic
+    // mode's page cut and, outside that (so it sees the cut page), the trace.
+    storage::Engine* engine = &engine_;
+    std::optional<PageCutEngine> cut;
+    std::optional<TracingEngine> traced;
+    if (info.page_cut) engine = &cut.emplace(*engine, *info.page_cut);
+    if (trace != nullptr) engine = &traced.emplace(*engine, *trace, info.route.operation);
+    if (engine == &engine_) {
+      Dispatch(context_, info, response);
+    } else {
+      Dispatch(ApiContext{*engine, options_, authenticator_, metrics_}, info, response);
+    }
+    if (cut && cut->drop_next_row_key()) response.erase("x-ms-continuation-NextRowKey");
     if (info.route.operation == Operation::kDeleteTable && faults_ != nullptr && faults_->active() &&
         response.result_int() == 204) {
       faults_->NoteTableDeleted(info.account(), info.route.resource.table);  // realistic mode's TableBeingDeleted
@@ -564,8 +576,16 @@ void Dispatcher::Run(const RequestInfo& info, http::Response& response) {
     response.version(info.request.version());
     WriteError(info, error, response, IsXmlOperation(info.route.operation));  // logs it once
   }
-  // Added, not set: a query given up on the I/O thread runs a second time.
-  if (info.trace != nullptr) info.trace->handler += std::chrono::steady_clock::now() - begin;
+  if (trace != nullptr) {
+    // Added, not set: a query given up on the I/O thread runs a second time.
+    trace->handler += std::chrono::steady_clock::now() - begin;
+    // A query page answered without a scan ($top=0, a filter no row can
+    // match) read and returned no row (docs/observability.md, "Request trace").
+    if (info.route.operation == Operation::kQueryEntities && response.result_int() == 200 && !trace->rows_scanned) {
+      trace->rows_scanned = 0;
+      trace->rows_returned = 0;
+    }
+  }
 }
 
 std::shared_ptr<RequestTrace> Dispatcher::NewTrace(const http::RequestContext& context) {

@@ -11,7 +11,6 @@
 #include "server/api/response.h"
 #include "server/api/response_writer.h"
 #include "server/api/table_ops.h"
-#include "server/faults/fault_rules.h"
 #include "storage/model/ascii.h"
 #include "storage/model/datetime.h"
 
@@ -34,19 +33,9 @@ void RunQueryTables(const ApiContext& ctx, const RequestInfo& info, QueryTablesR
   std::optional<std::string> next;
   if (!req.top.has_value() || *req.top > 0) {
     spec.max_results = req.top.has_value() ? static_cast<size_t>(*req.top) : 1000;
-    // Realistic mode (server/faults): a shorter page, or none with a token.
-    const faults::PageCut* cut = info.page_cut ? &*info.page_cut : nullptr;
-    if (cut != nullptr) spec.max_results = std::max<size_t>(1, std::min(spec.max_results, cut->max_rows));
-    auto result = [&] {
-      StorageTimer timer(info.trace);
-      return ctx.engine.ListTables(req.account, spec);
-    }();
+    auto result = ctx.engine.ListTables(req.account, spec);
     if (!result.ok()) return WriteError(info, protocol::FromStatus(result.status()), response);
     next = result->next;
-    if (cut != nullptr && cut->max_rows == 0 && !result->tables.empty()) {
-      next = model::ToAsciiLower(result->tables.front().name);  // names resume lower-cased
-      result->tables.clear();
-    }
     names.reserve(result->tables.size());
     for (const auto& t : result->tables) names.push_back(t.name);
   }
@@ -56,11 +45,7 @@ void RunQueryTables(const ApiContext& ctx, const RequestInfo& info, QueryTablesR
 
 void RunCreateTable(const ApiContext& ctx, const RequestInfo& info, const CreateTableRequest& req,
                     http::Response& response) {
-  if (info.trace != nullptr) info.trace->table = req.name;  // in the body, not the URL
-  auto created = [&] {
-    StorageTimer timer(info.trace);
-    return ctx.engine.CreateTable(req.account, req.name);
-  }();
+  auto created = ctx.engine.CreateTable(req.account, req.name);
   if (!created.ok()) return WriteError(info, protocol::FromStatus(created.status()), response);
 
   std::string location = info.base_url + "Tables('" + created->name + "')";
@@ -81,10 +66,7 @@ void RunCreateTable(const ApiContext& ctx, const RequestInfo& info, const Create
 
 void RunDeleteTable(const ApiContext& ctx, const RequestInfo& info, const TableRequest& req,
                     http::Response& response) {
-  Status st = [&] {
-    StorageTimer timer(info.trace);
-    return ctx.engine.DeleteTable(req.account, req.table);
-  }();
+  Status st = ctx.engine.DeleteTable(req.account, req.table);
   if (!st.ok()) {
     // Learn: delete-table: a missing table answers ResourceNotFound (not TableNotFound).
     if (st.code() == StatusCode::kTableNotFound || st.code() == StatusCode::kNotFound) {
