@@ -739,6 +739,7 @@ bool Dispatcher::Prepare(const http::Request& request, const http::RequestContex
   in.has_if_match = FindRequestHeader(request, "If-Match").has_value();
   in.is_known_account = [this](std::string_view name) { return authenticator_.IsKnownAccount(name); };
   in.disable_product_style = options_.disable_product_style_url;
+  in.query_memo = &query_memo_;
   auto route = protocol::ResolveRoute(in);
   if (!route.ok()) {
     WriteErrorRaw(request_id, accept, route.error(), response, LooksLikeXmlRequest(target));
