@@ -32,6 +32,7 @@
 #include "storage/model/ascii.h"
 #include "storage/model/datetime.h"
 #include "storage/nowait_file_system.h"
+#include "storage/rocks_listeners.h"
 #include "storage/rocks_status.h"
 #include "storage/write_stall_counter.h"
 
@@ -96,8 +97,7 @@ Status RocksEngine::OpenDb() {
   // Before the gate opens, so the snapshot holds no write made after it.
   std::vector<std::pair<uint64_t, std::shared_ptr<TableState>>> tables(live_tables_.begin(), live_tables_.end());
   stop_counting_.store(false);
-  // A clean close saved the counts: nothing to scan (a 50M-entity directory
-  // took minutes of a core and its whole page cache to count).
+  // A clean close saved the counts: nothing to scan (counting reads every row).
   const bool saved = LoadSavedEntityCounts();
   std::vector<ScanCacheBuilder::Restore> restore = LoadCachedPartitionKeys();
   entity_counts_complete_.store(tables.empty() || saved);
@@ -133,11 +133,9 @@ std::shared_ptr<RocksEngine::TableState> RocksEngine::NewTableState(std::string_
 
 void RocksEngine::CountEntities(const rocksdb::Snapshot* snapshot,
                                 std::vector<std::pair<uint64_t, std::shared_ptr<TableState>>> tables) {
-  // Only when nothing else wants the CPU: this pass reads every row, and on a
-  // busy or one-core server it ran beside the first queries after a restart,
-  // a third of the first cold scan's instructions (docs/benchmarks.md, "Cold
-  // scans", issue 20). The counts say when they are complete. Failure (no
-  // SCHED_IDLE) leaves the thread as it was.
+  // Only when nothing else wants the CPU: this pass reads every row, and must
+  // not compete with the first queries after a restart. The counts say when
+  // they are complete. Failure (no SCHED_IDLE) leaves the thread as it was.
   sched_param idle{};
   (void)sched_setscheduler(static_cast<pid_t>(syscall(SYS_gettid)), SCHED_IDLE, &idle);
   const auto begin = std::chrono::steady_clock::now();
@@ -174,88 +172,6 @@ void RocksEngine::CountEntities(const rocksdb::Snapshot* snapshot,
                                std::chrono::steady_clock::now() - begin).count());
 }
 
-namespace {
-
-// RocksDB's own diagnostic LOG, written with stdio and with write errors ignored. RocksDB's
-// default logger appends through a WritableFileWriter that, after one failed append (a full
-// disk), aborts the process on the next log line: an assertion that Debian's librocksdb 7.8
-// keeps enabled (found by tests/reliability/disk_test.py). A diagnostic log must never take
-// the server down. Rotates to LOG.old once it passes max_bytes.
-class TolerantInfoLog final : public rocksdb::Logger {
- public:
-  TolerantInfoLog(std::string path, size_t max_bytes, rocksdb::InfoLogLevel level)
-      : rocksdb::Logger(level), path_(std::move(path)), max_bytes_(max_bytes) {
-    file_ = std::fopen(path_.c_str(), "a");
-  }
-  ~TolerantInfoLog() override {
-    if (file_ != nullptr) std::fclose(file_);
-  }
-  using rocksdb::Logger::Logv;
-  void Logv(const char* format, va_list ap) override {
-    std::lock_guard lock(mu_);
-    if (file_ == nullptr) return;
-    const auto now = std::chrono::system_clock::now();
-    const std::time_t secs = std::chrono::system_clock::to_time_t(now);
-    const auto micros =
-        std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() % 1000000;
-    std::tm tm{};
-    localtime_r(&secs, &tm);
-    std::fprintf(file_, "%04d/%02d/%02d-%02d:%02d:%02d.%06lld ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                 tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<long long>(micros));
-    std::vfprintf(file_, format, ap);
-    std::fputc('\n', file_);
-    std::fflush(file_);
-    std::clearerr(file_);  // a full disk loses log lines, nothing else
-    long size = std::ftell(file_);
-    if (size > 0 && static_cast<size_t>(size) > max_bytes_) {
-      std::fclose(file_);
-      std::rename(path_.c_str(), (path_ + ".old").c_str());
-      file_ = std::fopen(path_.c_str(), "a");
-    }
-  }
-
- private:
-  std::mutex mu_;
-  const std::string path_;
-  const size_t max_bytes_;
-  std::FILE* file_ = nullptr;
-};
-
-// RocksDB recovers from a full disk by itself (its SstFileManager polls the
-// free space every 5 s) and meanwhile refuses DB::Resume() with Busy. The
-// engine resumes instead, from the requests that meet the error (CommitBatch,
-// RecoverFromLogFailure: at most every 500 ms each), so that writes and the
-// reads held behind a failed log write come back within a request of space
-// returning, and Close() can flush what it holds without waiting for a poll.
-//
-// It also notes the errors that leave the log writer failed (a log write or a
-// memtable switch): the writer then refuses every later write, and in
-// Debian's librocksdb 7.8 with an assertion that aborts the process
-// (WritableFileWriter's "previous error"), so SyncWal must not call
-// FlushWAL again until a recovery has replaced the writer.
-class ManualErrorRecovery final : public rocksdb::EventListener {
- public:
-  explicit ManualErrorRecovery(std::shared_ptr<std::atomic<int>> log_writer_error)
-      : log_writer_error_(std::move(log_writer_error)) {}
-
-  void OnBackgroundError(rocksdb::BackgroundErrorReason reason, rocksdb::Status* bg_error) override {
-    if (bg_error == nullptr || bg_error->ok()) return;
-    if (reason == rocksdb::BackgroundErrorReason::kWriteCallback ||
-        reason == rocksdb::BackgroundErrorReason::kMemTable) {
-      log_writer_error_->store(bg_error->IsNoSpace() ? RocksEngine::kLogNoSpace : RocksEngine::kLogIoError);
-    }
-  }
-  void OnErrorRecoveryBegin(rocksdb::BackgroundErrorReason /*reason*/, rocksdb::Status bg_error,
-                            bool* auto_recovery) override {
-    bg_error.PermitUncheckedError();
-    *auto_recovery = false;
-  }
-
- private:
-  std::shared_ptr<std::atomic<int>> log_writer_error_;
-};
-
-}  // namespace
 
 Status RocksEngine::OpenLocked() {
   std::string path = options_.path;
@@ -282,11 +198,9 @@ Status RocksEngine::OpenLocked() {
   // Bounds the memtables of all column families together.
   db_options.db_write_buffer_size = options_.write_buffer_bytes;
   db_options.max_background_jobs = 2;
-  // Compactions run at the lowest CPU priority (nice 19). They share the
-  // cores that serve requests, and one that started during a burst of inserts
-  // took a fifth of the core, cutting that burst's throughput by ~30%
-  // (docs/benchmarks.md, round 4); at low priority they use the idle time
-  // between bursts instead. Under writes that never pause, RocksDB's L0
+  // Compactions run at the lowest CPU priority (nice 19): they share the
+  // cores that serve requests, and at low priority use the idle time between
+  // bursts of writes instead. Under writes that never pause, RocksDB's L0
   // slowdown/stop triggers (below) slow the writers until compaction catches
   // up, so the backlog stays bounded. Flushes keep normal priority: a full
   // memtable blocks writes at once. The setting belongs to the process-wide
@@ -296,21 +210,19 @@ Status RocksEngine::OpenLocked() {
       .PermitUncheckedError();
   db_options.max_open_files = options_.max_open_files;
   // Open reads no SST file to refresh compaction statistics (RocksDB's
-  // default opens up to a few hundred files for it): startup then costs the
-  // same with 2M or 50M entities (docs/benchmarks.md, "Scale"). The
-  // statistics only steer deletion-heavy compactions and refill as files
-  // are compacted.
+  // default opens up to a few hundred files for it), so startup does not
+  // grow with the data. The statistics only steer deletion-heavy compactions
+  // and refill as files are compacted.
   db_options.skip_stats_update_on_db_open = true;
   // The write-ahead log is kept until every column family has flushed what
   // it holds. The catalog and meta column families take a few writes (one
-  // Create Table) and would never fill their memtables, so they pinned the
-  // first log file until RocksDB's default limit (4 x the memtable budget,
-  // 384 MiB here) made it flush them: a disk filled with log at a fraction
-  // of its size, and a restart after kill -9 replayed all of it (2 s for
-  // 376 MB). Past this total RocksDB flushes the column families that hold
-  // the oldest log, so the log stays near the entity memtables' own budget
-  // (db_write_buffer_size) plus this margin. Figures: docs/reliability.md,
-  // "Log size".
+  // Create Table) and would never fill their memtables, so without a limit
+  // they pin the first log file up to RocksDB's default (4 x the memtable
+  // budget), all of it replayed after a kill -9. Past this total RocksDB
+  // flushes the column families that hold the oldest log, so the log stays
+  // near the entity memtables' own budget (db_write_buffer_size) plus this
+  // margin (docs/reliability.md, "Log size";
+  // DiskFailureTest.TheLogStaysBoundedAfterOneCreateTable).
   db_options.max_total_wal_size = kMaxTotalWalBytes;
   db_options.keep_log_file_num = 3;
   db_options.max_log_file_size = 1u << 20;
@@ -319,14 +231,13 @@ Status RocksEngine::OpenLocked() {
   db_options.info_log_level = rocksdb::InfoLogLevel::INFO_LEVEL;
   if (!options_.in_memory) {
     db_options.info_log =
-        std::make_shared<TolerantInfoLog>(path + "/LOG", db_options.max_log_file_size, db_options.info_log_level);
+        NewTolerantInfoLog(path + "/LOG", db_options.max_log_file_size, db_options.info_log_level);
   }
   db_options.avoid_unnecessary_blocking_io = true;
   db_options.listeners.push_back(std::make_shared<WriteStallCounter>(stalled_column_families_, write_stalls_));
-  db_options.listeners.push_back(std::make_shared<ManualErrorRecovery>(log_writer_error_));
+  db_options.listeners.push_back(NewManualErrorRecovery(log_writer_error_));
   // Group commit: DB::Write only appends to the log's buffer; SyncWal() writes
-  // it once per batch of requests (Engine's "Durability"). One write(2) per
-  // request was ~10% of an insert's CPU time.
+  // it once per group of requests (Engine's "Durability", group_commit.h).
   db_options.manual_wal_flush = options_.group_commit == EngineOptions::GroupCommit::kEngine;
   // No RocksDB row cache: the engine's EntityCache (entity_cache.h) serves
   // repeated point reads, also of entities still in the memtable.
@@ -354,10 +265,9 @@ Status RocksEngine::OpenLocked() {
   table_options.block_size = 16u << 10;  // scans dominate; point reads use the bloom filter
   table_options.format_version = 5;
   // Index entries share long prefixes (table id, PartitionKey, most of the
-  // RowKey), so prefix-compressing them in runs of 16 makes the index ~4x
-  // smaller than RocksDB's default of a full key per entry (6.7 MB for 11M
-  // entities before, 7.7 MB for 55M after: docs/benchmarks.md, "Scale"); a
-  // point read then decodes up to 15 more entries of one 4 KiB partition.
+  // RowKey), so prefix-compressing them in runs of 16 makes the index several
+  // times smaller than RocksDB's default of a full key per entry; a point
+  // read then decodes up to 15 more entries of one 4 KiB partition.
   table_options.index_block_restart_interval = 16;
 
   rocksdb::ColumnFamilyOptions base;
@@ -372,25 +282,22 @@ Status RocksEngine::OpenLocked() {
   // L0 (memtable flushes) uncompressed, every other level as `base`. An L0
   // file lives only until the next L0 compaction, but it is what the first
   // scan after a load or a restart (a clean stop flushes the memtable) reads,
-  // and LZ4 was ~15% of such a scan's instructions (docs/benchmarks.md,
-  // issue 20); flushes also skip compressing. The price is disk: L0 holds at
-  // most level0_file_num_compaction_trigger flushed memtables, and a table
-  // small enough to live in L0 alone stays ~3.4x larger on disk.
+  // so that scan does not decompress; flushes also skip compressing. The
+  // price is disk: L0 holds at most level0_file_num_compaction_trigger
+  // flushed memtables, and a table small enough to live in L0 alone stays
+  // uncompressed.
   // With dynamic level bytes, entry 0 is L0 and the next ones apply from the
   // base level down.
   entities_options.compression_per_level.assign(7, base.compression);
   entities_options.compression_per_level[0] = rocksdb::kNoCompression;
-  // Up to three full memtables may wait for the one flush thread. With two, a
-  // sustained bulk load (50M entities, docs/benchmarks.md "Scale") stopped
-  // writes 8 times ("2 immutable memtables (waiting for flush)") whenever the
-  // shared cores delayed a flush. db_write_buffer_size still decides when
+  // Up to three full memtables may wait for the one flush thread: with two, a
+  // sustained bulk load stopped writes ("2 immutable memtables (waiting for
+  // flush)") whenever the shared cores delayed a flush. db_write_buffer_size still decides when
   // memtables are switched; this only bounds the backlog (4 x 16 MiB).
   entities_options.max_write_buffer_number = 4;
   // Compact L0 after 8 files rather than 4: every L0 compaction rewrites the
-  // overlapping bottom-level data on the same core that serves requests, and
-  // halving how often that happens gave writes ~5-15% more throughput under
-  // sustained load (bench/run.sh quick runs, docs/benchmarks.md round 3) while
-  // point reads, which test one bloom filter per L0 file, did not get slower.
+  // overlapping bottom-level data on the same core that serves requests;
+  // point reads test one bloom filter per L0 file, and 8 of them cost little.
   // The stall triggers keep their default distance from it.
   entities_options.level0_file_num_compaction_trigger = 8;
   entities_options.level0_slowdown_writes_trigger = 40;
@@ -400,26 +307,21 @@ Status RocksEngine::OpenLocked() {
   // without walking the memtable's skip list.
   entities_options.memtable_prefix_bloom_size_ratio = 0.02;
   entities_options.memtable_whole_key_filtering = true;
-  // No Bloom filters in the last level, which holds ~90% of the keys once a
-  // table is large: at 10 bits per key the filters of 11M entities were
-  // 14.2 MB, so ~70 MB at 55M, more than the whole block cache, and a random
-  // point read usually had to read a filter partition before its data block. A read of an existing key
+  // No Bloom filters in the last level, which holds most of the keys once a
+  // table is large: at 10 bits per key its filters outgrow the block cache,
+  // and a random point read would read a filter partition before its data
+  // block. A read of an existing key
   // needs no filter at its last level (the key is there); the price is paid
   // by a read or an insert of a missing key inside the last level's key range,
   // which reads a data block instead of a filter partition (keys beyond it,
   // as in an ascending bulk load, are excluded by the files' key ranges).
-  // Measured and not kept: a filter policy that drops the filter only when a
-  // compaction writes bottommost output (reads then use level 0's filters
-  // while it is the only level, where this option ignores them). Files that
-  // reached the last level without a rewrite keep their filters, and reads
-  // used them again (docs/benchmarks.md, "The point writes against 2f279ee").
   entities_options.optimize_filters_for_hits = true;
 
   // Open with the column families that exist, then create the missing ones in
   // ONE CreateColumnFamilies call. DB::Open's create_missing_column_families
   // creates them one at a time, and each creation rewrites and re-parses the
-  // OPTIONS file (and syncs it): on a fresh data directory that was ~2/3 of
-  // the startup CPU. Column families written by a newer version are opened too.
+  // OPTIONS file (and syncs it), most of a fresh start's CPU. Column families
+  // written by a newer version are opened too.
   std::vector<std::string> existing;
   if (!rocksdb::DB::ListColumnFamilies(db_options, path, &existing).ok()) existing = {"default"};
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
@@ -447,9 +349,13 @@ Status RocksEngine::OpenLocked() {
     // RocksDB reports a held LOCK file as a plain IOError ("While lock file:
     // <dir>/LOCK: Resource temporarily unavailable" or "lock hold by current
     // process"); its text is the only sign, so it is read here, once, and
-    // typed for the callers (server/app words it for operators).
+    // typed for the callers (server/app words it for operators). A LOCK file
+    // that cannot be created ("While lock file: ...: Permission denied") is
+    // an unwritable directory, not another process, and stays an I/O error.
     const std::string text = rs.ToString();
-    if (rs.IsIOError() && (text.find("lock") != std::string::npos || text.find("LOCK") != std::string::npos)) {
+    const bool held = text.find("Resource temporarily unavailable") != std::string::npos ||
+                      text.find("lock hold by current process") != std::string::npos;
+    if (rs.IsIOError() && held) {
       return Status::DataDirLocked("data directory " + path + " is in use by another tablestone process (" + text +
                                    ")");
     }
@@ -510,6 +416,9 @@ Status RocksEngine::Close() {
   if (executor_ != nullptr) executor_->Shutdown();
   if (group_commit_ != nullptr) group_commit_->Stop();
   gate_.CloseAndDrain();
+  // No scan runs now (the gate is drained); the suspended ones release their
+  // snapshots and iterators here, and answer a later Resume with kShuttingDown.
+  scans_->CloseAll();
   if (db_ == nullptr) return Status::Ok();
   SaveCachedPartitionKeys();
   SaveEntityCounts();  // last: it records the sequence number
@@ -565,7 +474,7 @@ void RocksEngine::SaveEntityCounts() {
 // the next open, by the builder thread at nice 19 (ScanCacheBuilder): a test rig that
 // restarts on a prepared directory finds its partitions cached as before the
 // restart once the builder has had the CPU, usually before its first query
-// arrives (docs/benchmarks.md, "The scan cache after a restart"). A stale
+// arrives. A stale
 // list (writes after it, then a crash) only builds a partition from the data
 // as it is now; a deleted table's keys are skipped.
 void RocksEngine::SaveCachedPartitionKeys() {

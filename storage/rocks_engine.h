@@ -20,6 +20,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <thread>
@@ -37,12 +38,37 @@
 #include "storage/group_commit.h"
 #include "storage/op_gate.h"
 #include "storage/partition_cache.h"
+#include "storage/rocks_listeners.h"
 #include "storage/scan_cache_builder.h"
 #include "storage/work_executor.h"
 
 namespace tablestone::storage {
 
 class ScanState;  // one scan's state, rocks_engine_scan.cc
+
+// The scans of an engine whose state is alive (running, or suspended and held
+// by the caller: model::SuspendedScan), shared by the engine and each state
+// so that either may go first. Close() invalidates every one still alive:
+// their iterators and snapshots are released while the database is open, and
+// a later Resume is refused by the closed gate. A state unregisters itself
+// when destroyed. The handle check of a resumed scan (Contains) replaces a
+// dynamic_cast: only a live state of this engine is continued.
+class ScanRegistry {
+ public:
+  // Adds `state`; false once Close began (the state then holds nothing to release).
+  bool Add(ScanState* state);
+  // Removes `state` and invalidates it under the registry's lock when it was
+  // still registered (so Close cannot close the database meanwhile).
+  void Remove(ScanState* state);
+  bool Contains(const model::SuspendedScan* scan);
+  // Close(): invalidates every live state and refuses new ones.
+  void CloseAll();
+
+ private:
+  std::mutex mu_;
+  std::set<ScanState*> live_;  // guarded by mu_
+  bool closed_ = false;        // guarded by mu_
+};
 
 // The lock stripe of a partition among `stripe_count` (RocksEngine::StripeIndex).
 inline size_t LockStripe(uint64_t table_id, std::string_view partition_key, size_t stripe_count) {
@@ -95,10 +121,6 @@ class RocksEngine final : public Engine {
   }
   Status SyncWal() override;
 
-  // What RocksDB last reported of its log writer (log_writer_error_).
-  static constexpr int kLogOk = 0;
-  static constexpr int kLogNoSpace = 1;
-  static constexpr int kLogIoError = 2;
 
   Stats GetStats() override;
   Status CreateCheckpoint(const std::string& dir) override;
@@ -265,6 +287,8 @@ class RocksEngine final : public Engine {
   // Stats::scan_cache_hits/misses: each scan counts locally and adds once.
   std::atomic<uint64_t> scan_cache_hits_{0};
   std::atomic<uint64_t> scan_cache_misses_{0};
+  // Every live scan state (see ScanRegistry).
+  std::shared_ptr<ScanRegistry> scans_ = std::make_shared<ScanRegistry>();
   // The scan cache's builder thread; created by OpenDb when there is a scan
   // cache, stopped by Close.
   std::unique_ptr<ScanCacheBuilder> builder_;
@@ -272,7 +296,7 @@ class RocksEngine final : public Engine {
   // The error of the log write that failed, until RecoverFromLogFailure
   // succeeds; OK otherwise. Guarded by sync_mu_.
   Status log_failure_;
-  // Set by a RocksDB listener (rocks_engine.cc, ManualErrorRecovery) when a
+  // Set by a RocksDB listener (rocks_listeners.h, ManualErrorRecovery) when a
   // write's log append or a memtable switch failed; cleared by a recovery.
   std::shared_ptr<std::atomic<int>> log_writer_error_ = std::make_shared<std::atomic<int>>(kLogOk);
   std::mutex snapshot_mu_;  // one CreateCheckpoint at a time (its marker file)

@@ -100,9 +100,12 @@ bool DecideBuild(PartitionCache* cache, uint64_t table_id, uint64_t use_clock, S
 class CacheLookupTally {
  public:
   CacheLookupTally(std::atomic<uint64_t>* hits, std::atomic<uint64_t>* misses) : hits_(hits), misses_(misses) {}
-  ~CacheLookupTally() {
+  ~CacheLookupTally() { Flush(); }
+  // Adds the counts to the engine's counters now (ScanState::Invalidate).
+  void Flush() {
     if (hit_count_ > 0) hits_->fetch_add(hit_count_, std::memory_order_relaxed);
     if (miss_count_ > 0) misses_->fetch_add(miss_count_, std::memory_order_relaxed);
+    hit_count_ = miss_count_ = 0;
   }
   CacheLookupTally(const CacheLookupTally&) = delete;
   CacheLookupTally& operator=(const CacheLookupTally&) = delete;
@@ -360,6 +363,12 @@ class PartitionSource {
   rocksdb::ReadOptions ro_;
   rocksdb::Slice upper_bound_;
   std::unique_ptr<rocksdb::Iterator> it_;
+
+ public:
+  // Releases the iterator (the engine is closing); nothing may be read after.
+  void Release() { it_.reset(); }
+
+ private:
   std::string_view lower_, upper_;
   std::string_view key_;  // the current row's key (valid until the iterator moves)
   model::Entity row_;
@@ -382,9 +391,9 @@ class PartitionSource {
 // admitted. A scan suspended at a row examines that row again when
 // continued; one suspended inside a cached partition serves it again from
 // the row it stopped at (ScanResult::next), so the page ends at the row and
-// with the `next` of an uninterrupted scan. While suspended it holds a pass
-// of the engine's gate (declared first, released last), so Close() waits
-// for it to be dropped before it closes the database under the iterator.
+// with the `next` of an uninterrupted scan. It is registered with the
+// engine's ScanRegistry from construction to destruction; Close() releases
+// its iterator and snapshot (Invalidate) instead of waiting for it.
 class ScanState final : public model::SuspendedScan {
  public:
   // `db`, `cache` and `builder` (may be null) and the counters outlive the scan;
@@ -394,8 +403,10 @@ class ScanState final : public model::SuspendedScan {
             uint64_t table_id, const ScanClocks& clocks, size_t stripe_count,
             ScanCacheBuilder* builder, const model::ScanSpec& spec,
             std::vector<std::pair<std::string, std::string>> ranges, std::string resume,
-            std::atomic<uint64_t>* hits, std::atomic<uint64_t>* misses, size_t fill_cache_bytes)
-      : table_state_(std::move(table_state)),
+            std::atomic<uint64_t>* hits, std::atomic<uint64_t>* misses, size_t fill_cache_bytes,
+            std::shared_ptr<ScanRegistry> registry)
+      : registry_(std::move(registry)),
+        table_state_(std::move(table_state)),
         table_id_(table_id),
         spec_(spec),
         ranges_(std::move(ranges)),
@@ -408,6 +419,22 @@ class ScanState final : public model::SuspendedScan {
         page_(spec_, &result_) {
     spec_.resume_scan = nullptr;
     Filter();
+    // Made inside a gate pass, so Close has not begun: registration succeeds.
+    registry_->Add(this);
+  }
+  ~ScanState() override {
+    registry_->Remove(this);
+  }
+  ScanState(const ScanState&) = delete;
+  ScanState& operator=(const ScanState&) = delete;
+
+  // Releases what reads the database (the iterator, then the snapshot); the
+  // state may then only be destroyed. Called by Close (ScanRegistry) or the
+  // destructor, each under the registry's lock while the database is open.
+  void Invalidate() {
+    source_.Release();
+    snapshot_.Release();
+    cache_tally_.Flush();  // the counters are the engine's
   }
 
   uint64_t table_id() const { return table_id_; }
@@ -427,9 +454,8 @@ class ScanState final : public model::SuspendedScan {
     suspended_ = false;
   }
 
-  // Reads until the page ends, or is suspended (suspended() true; `gate`
-  // is then entered once more, left when this state is destroyed).
-  Status Run(OpGate& gate) {
+  // Reads until the page ends, or is suspended (suspended() true).
+  Status Run() {
     for (; range_ < ranges_.size(); ++range_, in_range_ = false) {
       auto& [lower, upper] = ranges_[range_];
       if (!in_range_) {
@@ -451,7 +477,7 @@ class ScanState final : public model::SuspendedScan {
           bool ended = false;
           TABLESTONE_RETURN_IF_ERROR(
               ServeCached(source_.cached(), cached_from_, upper, spec_, &page_, &result_, &ended));
-          if (ended) return Ended(gate, Paused::kInCached);
+          if (ended) return Ended(Paused::kInCached);
           continue;
         }
         if (paused == Paused::kNo) step = source_.Next();
@@ -459,7 +485,7 @@ class ScanState final : public model::SuspendedScan {
         if (step == SourceStep::kCached) {
           bool ended = false;
           TABLESTONE_RETURN_IF_ERROR(ServeCached(source_.cached(), lower, upper, spec_, &page_, &result_, &ended));
-          if (ended) return Ended(gate, Paused::kInCached);
+          if (ended) return Ended(Paused::kInCached);
           continue;
         }
         model::Entity& row = source_.row();
@@ -467,7 +493,7 @@ class ScanState final : public model::SuspendedScan {
           TABLESTONE_RETURN_IF_ERROR(source_.ReadRowKey());
           result_.next = model::EntityKey{row.partition_key, row.row_key};
           if (!page_.deadline_passed()) source_.PageEnded();
-          return Ended(gate, Paused::kAtRow);
+          return Ended(Paused::kAtRow);
         }
         bool matches = true;
         if (encoded_) {
@@ -497,13 +523,6 @@ class ScanState final : public model::SuspendedScan {
 
  private:
   enum class Paused { kNo, kAtRow, kInCached };
-  // Leaves the gate when the state is destroyed (entered on suspension).
-  struct GateHold {
-    OpGate* gate = nullptr;
-    ~GateHold() {
-      if (gate != nullptr) gate->Exit();
-    }
-  };
 
   // The $filter part of the predicate, decided from the encoded bytes of rows
   // read from RocksDB: a row the filter drops is never decoded.
@@ -515,18 +534,16 @@ class ScanState final : public model::SuspendedScan {
 
   // The page ended (result_.next set) `where`: suspended instead if it was
   // the deadline and the scan may be suspended.
-  Status Ended(OpGate& gate, Paused where) {
-    if (!page_.deadline_passed() || !spec_.resumable || gate_hold_.gate != nullptr || !gate.Enter()) {
-      return Status::Ok();
-    }
-    gate_hold_.gate = &gate;
+  Status Ended(Paused where) {
+    if (!page_.deadline_passed() || !spec_.resumable || was_suspended_) return Status::Ok();
+    was_suspended_ = true;
     paused_ = where;
     paused_at_ = *result_.next;
     suspended_ = true;
     return Status::Ok();
   }
 
-  GateHold gate_hold_;  // first: destroyed last
+  std::shared_ptr<ScanRegistry> registry_;
   std::shared_ptr<const void> table_state_;
   const uint64_t table_id_;
   model::ScanSpec spec_;  // page_ and encoded_ look into it
@@ -543,6 +560,7 @@ class ScanState final : public model::SuspendedScan {
   size_t range_ = 0;
   bool in_range_ = false;  // source_ is reading ranges_[range_]
   bool suspended_ = false;
+  bool was_suspended_ = false;  // a scan is suspended at most once
   Paused paused_ = Paused::kNo;
   model::EntityKey paused_at_;  // result_.next when suspended
   std::string cached_from_;
@@ -592,13 +610,14 @@ Status RocksEngine::ScanPage(const TableInfo& table, const model::ScanSpec& spec
   GatePass pass(gate_);
   if (!pass.ok()) return Status::ShuttingDown("storage engine is closed");
   if (spec.resume_scan != nullptr) {
-    auto* suspended = dynamic_cast<ScanState*>(spec.resume_scan);
-    if (suspended == nullptr || !suspended->suspended() || suspended->table_id() != table.id) {
+    if (!scans_->Contains(spec.resume_scan)) return Status::InvalidArgument("not a suspended scan of this engine");
+    auto* suspended = static_cast<ScanState*>(spec.resume_scan);
+    if (!suspended->suspended() || suspended->table_id() != table.id) {
       return Status::InvalidArgument("not a suspended scan of this table");
     }
     suspended->Resume(spec);
     *state = suspended;
-    return suspended->Run(gate_);
+    return suspended->Run();
   }
   std::shared_ptr<TableState> table_state = FindLiveTable(table.id);
   if (!table_state) return Status::TableNotFound("the table specified does not exist");
@@ -633,9 +652,36 @@ Status RocksEngine::ScanPage(const TableInfo& table, const model::ScanSpec& spec
   const std::atomic<uint64_t>& last_write_stamp = table_state->last_write_stamp;
   *started = std::make_shared<ScanState>(db_, cf(kEntitiesCf), scan_cache_.get(), std::move(table_state),
                                          last_write_stamp, table.id, clocks, stripe_count_, builder_.get(), spec, std::move(ranges), std::move(resume),
-                                         &scan_cache_hits_, &scan_cache_misses_, options_.scan_fill_cache_bytes);
+                                         &scan_cache_hits_, &scan_cache_misses_, options_.scan_fill_cache_bytes, scans_);
   *state = started->get();
-  return (*state)->Run(gate_);
+  return (*state)->Run();
+}
+
+bool ScanRegistry::Add(ScanState* state) {
+  std::lock_guard lock(mu_);
+  if (closed_) return false;
+  live_.insert(state);
+  return true;
+}
+
+void ScanRegistry::Remove(ScanState* state) {
+  std::lock_guard lock(mu_);
+  if (live_.erase(state) > 0) state->Invalidate();
+}
+
+bool ScanRegistry::Contains(const model::SuspendedScan* scan) {
+  std::lock_guard lock(mu_);
+  for (ScanState* state : live_) {
+    if (static_cast<const model::SuspendedScan*>(state) == scan) return true;
+  }
+  return false;
+}
+
+void ScanRegistry::CloseAll() {
+  std::lock_guard lock(mu_);
+  closed_ = true;
+  for (ScanState* state : live_) state->Invalidate();
+  live_.clear();
 }
 
 }  // namespace tablestone::storage

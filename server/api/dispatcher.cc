@@ -223,6 +223,19 @@ bool Dispatcher::ServeAdmin(const http::Request& request, std::string_view targe
     response.prepare_payload();
     return true;
   }
+  // A person who types the server's address into a browser gets the data
+  // browser, not 400 InvalidUri. Only a bare GET / asking for HTML and
+  // carrying neither a signature nor x-ms-version: every SDK request keeps
+  // its answer (e2e: test_start_and_health.py, test_browser_at_the_root).
+  if (options_.ui && target == "/" && RequestHeader(request, "Accept").find("text/html") != std::string_view::npos &&
+      RequestHeader(request, "Authorization").empty() && RequestHeader(request, "x-ms-version").empty()) {
+    response.result(302);
+    response.set(boost::beast::http::field::location, "/_tablestone/ui/");
+    response.set(boost::beast::http::field::content_type, "text/plain; charset=utf-8");
+    response.body() = "The tablestone data browser is at /_tablestone/ui/\n";
+    response.prepare_payload();
+    return true;
+  }
   if (path == kHealthPath) {
     response.result(200);
     response.set(boost::beast::http::field::content_type, "application/json");
@@ -593,6 +606,7 @@ bool Dispatcher::Prepare(const http::Request& request, const http::RequestContex
   in.has_if_match = FindRequestHeader(request, "If-Match").has_value();
   in.is_known_account = [this](std::string_view name) { return authenticator_.IsKnownAccount(name); };
   in.disable_product_style = options_.disable_product_style_url;
+  in.query_memo = &query_memo_;
   auto route = protocol::ResolveRoute(in);
   if (!route.ok()) {
     WriteErrorRaw(request_id, accept, route.error(), response, LooksLikeXmlRequest(target));

@@ -83,6 +83,7 @@
 #include <string>
 #include <string_view>
 
+#include "protocol/route.h"
 #include "server/api/api_context.h"
 #include "server/api/api_options.h"
 #include "server/api/authenticator.h"
@@ -192,6 +193,7 @@ class Dispatcher : public http::RequestHandler {
   TraceWriter* trace_;
   std::shared_ptr<spdlog::logger> log_;  // "api"
   SliceHints slice_hints_;  // tables whose queries skip the I/O thread's slice for now
+  protocol::QueryMemo query_memo_;  // the last query string routed (a SAS repeats it)
   ApiContext context_;
   // Over options_.faults, or null. Last: its delayed calls, run when it is
   // destroyed, need the rest.

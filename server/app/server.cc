@@ -2,10 +2,12 @@
 
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -57,6 +59,20 @@ bool Server::Start(std::string* error) {
   storage::EngineOptions engine_options = config_.ToEngineOptions();
   const uint64_t fd_limit = RaiseOpenFileLimit();
   engine_options.max_open_files = TableFilesKeptOpen(fd_limit);
+  // -l pointed at an Azurite workspace (the drop-in image on Azurite's old
+  // volume) would otherwise start empty without a word next to the data the
+  // user expects to see.
+  if (!config_.in_memory) {
+    std::error_code ec;
+    if (std::filesystem::exists(std::filesystem::path(config_.location) / "__azurite_db_table__.json", ec)) {
+      AppLog()->warn(
+          "data directory {} holds Azurite's table data (__azurite_db_table__.json), which tablestone does not read: "
+          "this server starts without it. To bring the tables over, run Azurite on that directory on another port "
+          "and `tablestone copy --from <Azurite's connection string> --to <this server's>` "
+          "(docs/migrating-from-azurite.md, Moving existing data)",
+          config_.location);
+    }
+  }
   auto engine = storage::Engine::Open(engine_options);
   if (!engine.ok()) {
     if (engine.status().code() == StatusCode::kDataDirLocked) {
@@ -65,6 +81,10 @@ bool Server::Start(std::string* error) {
     } else {
       *error = "cannot open data directory '" + (config_.in_memory ? std::string("(in memory)") : config_.location) +
                "': " + engine.status().ToString();
+      if (engine.status().message().find("Permission denied") != std::string::npos) {
+        *error += " (the user running tablestone, uid " + std::to_string(geteuid()) +
+                  ", may not write there: give it the directory or choose another with --location)";
+      }
     }
     return false;
   }
@@ -77,10 +97,8 @@ bool Server::Start(std::string* error) {
     std::string why;
     if (!tools::RunSeed(*store, config_.seed, &seeded, &why)) {
       *error = "--seed " + config_.seed + ": " + why;
-      store.reset();
-      (void)engine_->Close();
-      engine_.reset();
-      return false;
+      store.reset();  // it wraps the engine
+      return AbandonStart();
     }
     for (const std::string& skipped : seeded.skipped) {
       AppLog()->info("--seed: skipped {} (not an export file: *.jsonl, *.jsonl.gz, *.jsonl.zst)", skipped);
@@ -111,9 +129,7 @@ bool Server::Start(std::string* error) {
     }
     if (!why.empty()) {
       *error = "--faults " + config_.faults_file + ": " + why;
-      (void)engine_->Close();
-      engine_.reset();
-      return false;
+      return AbandonStart();
     }
   }
   if (config_.realistic) AppLog()->info("realistic mode on (fault seed {})", config_.fault_seed);
@@ -122,10 +138,7 @@ bool Server::Start(std::string* error) {
   metrics_ = std::make_unique<api::Metrics>(std::move(account_names));
   trace_ = std::make_unique<api::TraceWriter>();
   if (!config_.logging.trace.empty() && !trace_->Start(config_.logging.trace, config_.logging.trace_bodies, error)) {
-    trace_.reset();
-    (void)engine_->Close();
-    engine_.reset();
-    return false;
+    return AbandonStart();
   }
   handler_ = api::MakeApiHandler(*engine_, std::move(api_options), metrics_.get(), trace_.get());
 
@@ -143,13 +156,7 @@ bool Server::Start(std::string* error) {
   const http::HttpOptions table_options = http_options;
   listener_ = std::make_unique<http::Listener>(std::move(http_options), *handler_);
   if (tls_failed || !listener_->Start(error) || (config_.sibling_ports && !StartSiblingPorts(table_options, error))) {
-    blob_listener_.reset();
-    queue_listener_.reset();
-    listener_.reset();
-    handler_.reset();
-    (void)engine_->Close();
-    engine_.reset();
-    return false;
+    return AbandonStart();
   }
   running_ = true;
   if (config_.oauth == "basic") {
@@ -165,6 +172,20 @@ bool Server::Start(std::string* error) {
   if (config_.ui) AppLog()->info("data browser at {}/_tablestone/ui/ (docs/ui.md; --noUi turns it off)", url());
   if (config_.sibling_ports) AnnounceLikeAzurite();
   return true;
+}
+
+bool Server::AbandonStart() {
+  blob_listener_.reset();
+  queue_listener_.reset();
+  listener_.reset();
+  blob_handler_.reset();
+  queue_handler_.reset();
+  handler_.reset();
+  trace_.reset();
+  metrics_.reset();
+  if (engine_ != nullptr) (void)engine_->Close();
+  engine_.reset();
+  return false;
 }
 
 namespace {
