@@ -16,8 +16,8 @@ constexpr bool PlainJsonByte(unsigned char c) { return c >= 0x20 && c != '"' && 
 // Length of the leading run of plain bytes. Tests 8 bytes per step with the
 // usual bit tricks ("has a byte < n", "has a zero byte" after XOR with the
 // byte looked for); a word that may hold a special byte is finished bytewise,
-// so the answer is exact. Strings are most of a query page's JSON, and the
-// bytewise loop alone was ~7 instructions per byte.
+// so the answer is exact. Strings are most of a query page's JSON
+// (AppendJsonStringTest checks it against a bytewise reference).
 [[gnu::always_inline]] inline size_t PlainPrefix(const char* p, size_t n) {
   constexpr uint64_t kOnes = 0x0101010101010101ULL;
   constexpr uint64_t kHigh = 0x8080808080808080ULL;
@@ -32,6 +32,47 @@ constexpr bool PlainJsonByte(unsigned char c) { return c >= 0x20 && c != '"' && 
   }
   while (i < n && PlainJsonByte(static_cast<unsigned char>(p[i]))) ++i;
   return i;
+}
+
+// Length of the valid UTF-8 sequence starting at s[i] (s[i] >= 0x80), or 0
+// when invalid (overlong forms, surrogates and code points above U+10FFFF are
+// invalid).
+size_t Utf8Length(std::string_view s, size_t i) {
+  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = b(i);
+  size_t n = 0;
+  uint32_t cp = 0;
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+    cp = c & 0x1F;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    cp = c & 0x0F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    cp = c & 0x07;
+  } else {
+    return 0;
+  }
+  if (i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    if ((b(i + k) & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (b(i + k) & 0x3F);
+  }
+  if ((n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF))) {
+    return 0;
+  }
+  return n;
+}
+
+// Appends the escaped body of the literal (no quotes) of valid UTF-8 `text`.
+void AppendEscaped(std::string& out, std::string_view text) {
+  const size_t old_size = out.size();
+  out.resize(old_size + JsonStringMaxSize(text.size()));
+  char* end = WriteJsonString(out.data() + old_size, text);
+  // WriteJsonString wrote the quotes too: drop them.
+  std::memmove(out.data() + old_size, out.data() + old_size + 1, static_cast<size_t>(end - out.data()) - old_size - 2);
+  out.resize(static_cast<size_t>(end - out.data()) - 2);
 }
 
 }  // namespace
@@ -90,11 +131,35 @@ size_t JsonStringSize(std::string_view text) {
   return size;
 }
 
-void AppendJsonString(std::string& out, std::string_view text) {
-  const size_t old_size = out.size();
-  out.resize(old_size + JsonStringMaxSize(text.size()));
-  char* end = WriteJsonString(out.data() + old_size, text);
-  out.resize(static_cast<size_t>(end - out.data()));
+void AppendJsonString(std::string& out, std::string_view text, InvalidUtf8 invalid) {
+  if (invalid == InvalidUtf8::kCopy) {
+    const size_t old_size = out.size();
+    out.resize(old_size + JsonStringMaxSize(text.size()));
+    char* end = WriteJsonString(out.data() + old_size, text);
+    out.resize(static_cast<size_t>(end - out.data()));
+    return;
+  }
+  // Valid runs are escaped as above; each byte that starts no valid sequence
+  // becomes one U+FFFD.
+  out.push_back('"');
+  size_t begin = 0;
+  size_t i = 0;
+  while (i < text.size()) {
+    if (static_cast<unsigned char>(text[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    const size_t n = Utf8Length(text, i);
+    if (n != 0) {
+      i += n;
+      continue;
+    }
+    AppendEscaped(out, text.substr(begin, i - begin));
+    out.append("\\ufffd");
+    begin = ++i;
+  }
+  AppendEscaped(out, text.substr(begin));
+  out.push_back('"');
 }
 
 void AppendXmlEscaped(std::string& out, std::string_view text) {

@@ -32,8 +32,16 @@ XmlErrorForm XmlErrorFormFor(std::string_view version);
 std::string RenderXmlError(const ApiError& error, std::string_view request_id, int64_t time_ticks,
                            XmlErrorForm form = XmlErrorForm::kOData);
 
-// Appends `text` as a JSON string literal (with quotes) to `out`.
-void AppendJsonString(std::string& out, std::string_view text);
+// What AppendJsonString does with bytes that are not valid UTF-8.
+enum class InvalidUtf8 {
+  kCopy,     // copied as they are: for text already validated (entities, names)
+  kReplace,  // each replaced by U+FFFD, so any byte string (a traced body) yields valid JSON
+};
+
+// Appends `text` as a JSON string literal (with quotes) to `out`: quotes,
+// backslashes and control characters (and DEL) escaped. The project's one
+// JSON string escaper: every hand-built JSON document in server/ uses it.
+void AppendJsonString(std::string& out, std::string_view text, InvalidUtf8 invalid = InvalidUtf8::kCopy);
 // The most bytes the literal of a `size`-byte text takes (every byte \u00XX).
 constexpr size_t JsonStringMaxSize(size_t size) { return 6 * size + 2; }
 // The exact size of the literal WriteJsonString writes for `text` (quotes

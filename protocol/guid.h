@@ -7,8 +7,9 @@
 namespace tablestone::protocol {
 
 // A fresh RFC 4122 version-4 GUID in lower case,
-// "xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx". Not for secrets: a per-thread
-// mt19937_64 seeded from std::random_device.
+// "xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx". Not for secrets: SplitMix64 over
+// one process-wide counter seeded from std::random_device (distinct values on
+// every thread, no per-thread state). Thread-safe.
 std::string NewGuid();
 
 }  // namespace tablestone::protocol

@@ -22,8 +22,8 @@ using model::EdmValue;
 // room (one compare when there is room, amortized doubling when not); the
 // string is cut to the written size when the JsonOut is destroyed, so it must
 // not be used while one is alive. Entity bodies and query pages are written
-// through it: std::string's append/push_back (an out-of-line call, a strlen
-// for literals and a terminator per call) were ~20% of a page's instructions.
+// through it instead of std::string's append/push_back, which make an
+// out-of-line call, a strlen for literals and a terminator per call.
 class JsonOut {
  public:
   explicit JsonOut(std::string& s) : s_(s), p_(s.data() + s.size()), end_(p_) {}
@@ -207,7 +207,9 @@ void AppendEntityMembers(JsonOut& out, const model::Entity& e, const EntityWrite
   }
   if (ctx.level != MetadataLevel::kNoMetadata) {
     out.Lit("\"odata.etag\":");
-    // One scratch string per thread: an ETag per entity of a page, no allocation.
+    // A scratch string per thread, cleared before each use (no state carries
+    // from one entity to the next): an ETag per entity of a page without an
+    // allocation each.
     static thread_local std::string etag;
     etag.clear();
     model::AppendETag(etag, e.timestamp);

@@ -306,6 +306,18 @@ ApiResult<Operation> ResolveOperation(std::string_view wire_method, const std::v
   return ApiError::InvalidUri();
 }
 
+std::optional<QueryParams> QueryMemo::Find(std::string_view raw) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (raw != raw_) return std::nullopt;
+  return parsed_;
+}
+
+void QueryMemo::Remember(std::string_view raw, const QueryParams& parsed) {
+  std::lock_guard<std::mutex> lock(mu_);
+  raw_.assign(raw);
+  parsed_ = parsed;
+}
+
 ApiResult<Route> ResolveRoute(const RouteInput& in) {
   Route route;
   std::string_view target = in.target;
@@ -329,24 +341,15 @@ ApiResult<Route> ResolveRoute(const RouteInput& in) {
   SplitTarget(target, &path, &query);
   route.raw_path = std::string(path);
   route.raw_query = std::string(query);
-  // A client signing with a SAS sends the same query string on every request
-  // (its 9-10 parameters were ~7% of a point GET): the last one parsed on
-  // this thread is kept, and an identical query string gets a copy of it.
-  struct QueryMemo {
-    std::string raw;
-    QueryParams parsed;
-  };
-  thread_local QueryMemo memo;
-  if (!query.empty() && query == memo.raw) {
-    route.query = memo.parsed;
+  std::optional<QueryParams> remembered;
+  if (in.query_memo != nullptr && !query.empty()) remembered = in.query_memo->Find(query);
+  if (remembered) {
+    route.query = std::move(*remembered);
   } else {
     auto params = ParseQueryString(query);
     if (!params) return ApiError::InvalidUri();
     route.query = std::move(*params);
-    if (!query.empty()) {
-      memo.raw.assign(query);
-      memo.parsed = route.query;
-    }
+    if (in.query_memo != nullptr && !query.empty()) in.query_memo->Remember(query, route.query);
   }
   auto account = ResolveAccount(host, path, in.is_known_account, in.disable_product_style);
   if (!account.ok()) return account.error();

@@ -1,8 +1,6 @@
 // Routing: which account, which resource and which REST operation a request
 // addresses (Learn: addressing-table-service-resources, merge-entity). Thread-safe, and the answer depends only
-// on the input; not strictly pure: ResolveRoute keeps a per-thread memo of the
-// last query string it parsed (route.cc), which changes its cost, never its
-// result.
+// on the input (a QueryMemo the caller passes changes its cost, never its result).
 //
 // Errors are the service's: malformed resource paths -> 400 InvalidUri /
 // InvalidInput, bad key characters in the URL -> InvalidInput /
@@ -12,6 +10,7 @@
 #pragma once
 
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -74,6 +73,22 @@ ApiResult<AccountResolution> ResolveAccount(std::string_view host, std::string_v
 ApiResult<Operation> ResolveOperation(std::string_view method, const std::vector<std::string_view>& x_http_method,
                                       bool has_if_match, const Resource& resource, const QueryParams& query);
 
+// The last query string ResolveRoute parsed and its parameters, kept by the
+// caller (the dispatcher keeps one): a client signing with a SAS sends the
+// same query string on every request, and an identical one gets a copy of
+// the parameters instead of a parse. Thread-safe.
+class QueryMemo {
+ public:
+  // The parameters of `raw` when it is the query string remembered.
+  std::optional<QueryParams> Find(std::string_view raw) const;
+  void Remember(std::string_view raw, const QueryParams& parsed);
+
+ private:
+  mutable std::mutex mu_;
+  std::string raw_;
+  QueryParams parsed_;
+};
+
 struct RouteInput {
   std::string_view method;
   std::string_view host;
@@ -82,6 +97,7 @@ struct RouteInput {
   bool has_if_match = false;
   std::function<bool(std::string_view)> is_known_account;
   bool disable_product_style = false;
+  QueryMemo* query_memo = nullptr;  // optional
 };
 
 struct Route {

@@ -26,9 +26,8 @@ std::optional<std::string> Decode(std::string_view text, bool plus_is_space) {
     return std::string(text);
   }
   // Writes through a raw pointer into a buffer sized for the worst case (no
-  // escapes): per-character push_back was ~6% of a point GET (the SAS query).
-  // (A word-at-a-time scan for escapes measured slower: most names and values
-  // of a query string are a few bytes long.)
+  // escapes) rather than push_back per character. Byte by byte, not a word at
+  // a time: most names and values of a query string are a few bytes long.
   std::string out(text.size(), '\0');
   char* o = out.data();
   const char* p = text.data();

@@ -1,11 +1,13 @@
-// HMAC-SHA256 (RFC 2104) and a constant-time comparison for signatures.
-// Thread-safe: pure functions.
+// HMAC-SHA256 (RFC 2104) by OpenSSL's libcrypto, and a constant-time
+// comparison for signatures. Thread-safe: pure functions, and HmacKey is
+// read-only after construction.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 
-#include "protocol/auth/sha256.h"
+#include <openssl/types.h>
 
 namespace tablestone::protocol::auth {
 
@@ -16,10 +18,10 @@ std::string HmacSha256(std::string_view key, std::string_view message);
 // SAS (the key is the base64-DECODED account key).
 std::string SignBase64(std::string_view key, std::string_view message);
 
-// A key prepared once: the SHA-256 states after absorbing key^ipad and
-// key^opad. Signing then costs the message blocks plus one outer block, not
-// two extra compressions per signature (the server signs on every request).
-// Thread-safe after construction (signing copies the states).
+// A key prepared once: libcrypto's HMAC state after absorbing the key, so a
+// signature costs the message's blocks and one outer block, not the key's
+// two extra compressions (the server signs on every request). Copies share
+// the prepared state; each signature works on a duplicate of it.
 class HmacKey {
  public:
   explicit HmacKey(std::string_view key);
@@ -27,8 +29,7 @@ class HmacKey {
   std::string SignBase64(std::string_view message) const;   // as SignBase64 above
 
  private:
-  Sha256 inner_;
-  Sha256 outer_;
+  std::shared_ptr<const EVP_MAC_CTX> keyed_;
 };
 
 // Compares without an early exit on the first differing byte, so response

@@ -1,118 +1,21 @@
 #include "protocol/auth/sha256.h"
 
-#include <cstring>
+#include <openssl/evp.h>
+
+#include <new>
 
 namespace tablestone::protocol::auth {
-namespace {
-
-constexpr uint32_t kRoundConstants[64] = {
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
-};
-
-constexpr uint32_t Rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
-
-}  // namespace
-
-Sha256::Sha256()
-    : state_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {}
-
-void Sha256::Compress(const uint8_t* block) {
-  uint32_t w[64];
-  for (int i = 0; i < 16; ++i) {
-    w[i] = (uint32_t{block[4 * i]} << 24) | (uint32_t{block[4 * i + 1]} << 16) |
-           (uint32_t{block[4 * i + 2]} << 8) | uint32_t{block[4 * i + 3]};
-  }
-  for (int i = 16; i < 64; ++i) {
-    uint32_t s0 = Rotr(w[i - 15], 7) ^ Rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
-    uint32_t s1 = Rotr(w[i - 2], 17) ^ Rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
-    w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-  }
-  uint32_t a = state_[0], b = state_[1], c = state_[2], d = state_[3];
-  uint32_t e = state_[4], f = state_[5], g = state_[6], h = state_[7];
-  for (int i = 0; i < 64; ++i) {
-    uint32_t s1 = Rotr(e, 6) ^ Rotr(e, 11) ^ Rotr(e, 25);
-    uint32_t ch = (e & f) ^ (~e & g);
-    uint32_t t1 = h + s1 + ch + kRoundConstants[i] + w[i];
-    uint32_t s0 = Rotr(a, 2) ^ Rotr(a, 13) ^ Rotr(a, 22);
-    uint32_t maj = (a & b) ^ (a & c) ^ (b & c);
-    uint32_t t2 = s0 + maj;
-    h = g;
-    g = f;
-    f = e;
-    e = d + t1;
-    d = c;
-    c = b;
-    b = a;
-    a = t1 + t2;
-  }
-  state_[0] += a;
-  state_[1] += b;
-  state_[2] += c;
-  state_[3] += d;
-  state_[4] += e;
-  state_[5] += f;
-  state_[6] += g;
-  state_[7] += h;
-}
-
-void Sha256::Update(std::string_view data) {
-  const auto* p = reinterpret_cast<const uint8_t*>(data.data());
-  size_t n = data.size();
-  total_bytes_ += n;
-  if (buffered_ > 0) {
-    size_t take = std::min(n, kBlockSize - buffered_);
-    std::memcpy(buffer_.data() + buffered_, p, take);
-    buffered_ += take;
-    p += take;
-    n -= take;
-    if (buffered_ < kBlockSize) return;
-    Compress(buffer_.data());
-    buffered_ = 0;
-  }
-  while (n >= kBlockSize) {
-    Compress(p);
-    p += kBlockSize;
-    n -= kBlockSize;
-  }
-  if (n > 0) {
-    std::memcpy(buffer_.data(), p, n);
-    buffered_ = n;
-  }
-}
-
-Sha256::Digest Sha256::Final() {
-  const uint64_t bit_length = total_bytes_ * 8;
-  buffer_[buffered_++] = 0x80;
-  if (buffered_ > kBlockSize - 8) {
-    std::memset(buffer_.data() + buffered_, 0, kBlockSize - buffered_);
-    Compress(buffer_.data());
-    buffered_ = 0;
-  }
-  std::memset(buffer_.data() + buffered_, 0, kBlockSize - 8 - buffered_);
-  for (int i = 0; i < 8; ++i) buffer_[kBlockSize - 1 - i] = static_cast<uint8_t>(bit_length >> (8 * i));
-  Compress(buffer_.data());
-  Digest out;
-  for (int i = 0; i < 8; ++i) {
-    out[4 * i] = static_cast<uint8_t>(state_[i] >> 24);
-    out[4 * i + 1] = static_cast<uint8_t>(state_[i] >> 16);
-    out[4 * i + 2] = static_cast<uint8_t>(state_[i] >> 8);
-    out[4 * i + 3] = static_cast<uint8_t>(state_[i]);
-  }
-  return out;
-}
 
 std::string Sha256Digest(std::string_view data) {
-  Sha256 h;
-  h.Update(data);
-  auto d = h.Final();
-  return std::string(reinterpret_cast<const char*>(d.data()), d.size());
+  // Fetched once: an implicit fetch (EVP_sha256()) looks the algorithm up
+  // again on every call.
+  static EVP_MD* const kSha256 = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  if (kSha256 == nullptr || EVP_Digest(data.data(), data.size(), digest, &size, kSha256, nullptr) != 1) {
+    throw std::bad_alloc();  // libcrypto fails here only when out of memory
+  }
+  return std::string(reinterpret_cast<const char*>(digest), size);
 }
 
 std::string ToHex(std::string_view bytes) {

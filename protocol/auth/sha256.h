@@ -1,34 +1,15 @@
-// SHA-256 (FIPS 180-4), self-contained so the protocol layer needs no crypto
-// library. Used only for request signing (HMAC-SHA256), never for secrets at
-// rest. Thread-safe: no shared state.
+// SHA-256 by OpenSSL's libcrypto (a pure library: no sockets, no state
+// between calls). Used for request signing (HMAC-SHA256, hmac.h) and the
+// admin routes' body hash, never for secrets at rest. Thread-safe.
 #pragma once
 
-#include <array>
-#include <cstdint>
+#include <cstddef>
 #include <string>
 #include <string_view>
 
 namespace tablestone::protocol::auth {
 
-class Sha256 {
- public:
-  static constexpr size_t kDigestSize = 32;
-  static constexpr size_t kBlockSize = 64;
-  using Digest = std::array<uint8_t, kDigestSize>;
-
-  Sha256();
-  void Update(std::string_view data);
-  // Finishes the hash; the object must not be updated afterwards.
-  Digest Final();
-
- private:
-  void Compress(const uint8_t* block);
-
-  std::array<uint32_t, 8> state_;
-  std::array<uint8_t, kBlockSize> buffer_{};
-  size_t buffered_ = 0;
-  uint64_t total_bytes_ = 0;
-};
+inline constexpr size_t kSha256DigestSize = 32;
 
 // One-shot digest of `data` as 32 raw bytes.
 std::string Sha256Digest(std::string_view data);

@@ -25,9 +25,9 @@ namespace tablestone::api {
 
 // The first value of a request header by case-insensitive name, or nullopt.
 // A linear scan with a length check first: a request carries a dozen headers
-// at most, and the dispatcher looks up ~15 names per request, for which the
-// ordered lookup of Beast's fields (case-insensitive compares at every tree
-// step) cost ~5% of a point GET.
+// at most, and the dispatcher looks up about fifteen names per request, for
+// which the ordered lookup of Beast's fields makes a case-insensitive compare
+// at every tree step.
 inline std::optional<std::string_view> FindRequestHeader(const http::Request& request, std::string_view name) {
   for (const auto& field : request) {
     const boost::beast::string_view n = field.name_string();
@@ -107,7 +107,9 @@ struct RequestInfo {
   // The scan a query's I/O-thread try left (InlineSlice::suspended), which its
   // run on the long lane continues; dropped by the dispatcher once that ran.
   std::shared_ptr<model::SuspendedScan> suspended_scan;
-  // Realistic mode (server/faults): how this query page is cut; none = a normal page.
+  // Realistic mode (FaultInjector): how this query page is cut; none = a
+  // normal page. For the dispatcher, which wraps the handler's engine in a
+  // PageCutEngine; handlers never read it.
   std::optional<faults::PageCut> page_cut;
   // x-ms-version as sent (empty when absent), checked by the dispatcher before any handler runs.
   std::string_view api_version;

@@ -1,5 +1,6 @@
 // Entry point of server/api: builds the RequestHandler that serves the Azure
-// Table REST API (and the /_tablestone/health route) on top of an Engine.
+// Table REST API, the /_tablestone routes (docs/admin-api.md) and the data
+// browser on top of an Engine.
 #pragma once
 
 #include <memory>

@@ -53,17 +53,16 @@ struct ApiOptions {
   std::chrono::milliseconds query_time_budget{5000};  // per query page (Learn: query-timeout-and-pagination)
   // How much of an I/O thread's CPU time (and ten times that of wall-clock
   // time) a query may take before the long lane takes it over
-  // (dispatcher.h). 3 ms: a full 1,000-row page of small entities
-  // (1.5-2.5 ms) still answers on the I/O thread, as before the asynchronous
-  // core, while a long scan stalls that thread once (SliceHints then sends
-  // its table's queries to the long lane directly). Tests set 0 to hand every
-  // query over at its first clock check.
+  // (dispatcher.h): long enough for a full 1,000-row page of small entities
+  // to answer on the I/O thread, short enough that a long scan stalls that
+  // thread once (SliceHints then sends its table's queries to the long lane
+  // directly; docs/benchmarks.md, "Scans beside point requests"). Tests set 0
+  // to hand every query over at its first clock check.
   std::chrono::microseconds inline_query_slice{3000};
   // A query on the long lane offers its core to other threads after this much
   // CPU time (ScanSpec::cpu_burst), so point requests queued behind it on a
   // busy core wait about this long rather than a scheduler tick (4 ms at
-  // HZ=250). 0 = never. bench/async chose 250 µs (docs/benchmarks.md, "Scans
-  // beside point requests").
+  // HZ=250). 0 = never. The default is bench/async's choice.
   std::chrono::microseconds scan_cpu_burst{250};
   ServerFacts facts;
   // Fault rules and realistic mode (server/faults/fault_rules.h); null = none

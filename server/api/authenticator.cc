@@ -1,7 +1,5 @@
 #include "server/api/authenticator.h"
 
-#include <array>
-#include <atomic>
 #include <cstdlib>
 #include <utility>
 
@@ -50,37 +48,6 @@ bool AnyKeySigns(const std::vector<pauth::HmacKey>& keys, std::string_view strin
   return match;
 }
 
-// A SAS token is sent unchanged on every request of a client (the SDKs reuse
-// it), so re-deriving its HMAC each time is repeated work (~12% of a point
-// GET). Each I/O thread remembers the last few (authenticator, string-to-sign,
-// signature) triples it verified; a hit is exactly as valid as recomputing,
-// since keys never change during an Authenticator's life. Only successes are
-// remembered; the signature itself is compared in constant time.
-bool SasSignatureValid(uint64_t authenticator_id, const std::vector<pauth::HmacKey>& keys,
-                       std::string_view string_to_sign, std::string_view signature) {
-  struct Entry {
-    uint64_t authenticator_id = 0;
-    std::string string_to_sign;
-    std::string signature;
-  };
-  constexpr size_t kEntries = 8;
-  thread_local std::array<Entry, kEntries> cache;
-  thread_local size_t next = 0;
-  for (const Entry& e : cache) {
-    if (e.authenticator_id == authenticator_id && e.string_to_sign == string_to_sign &&
-        pauth::ConstantTimeEquals(e.signature, signature)) {
-      return true;
-    }
-  }
-  if (!AnyKeySigns(keys, string_to_sign, signature)) return false;
-  Entry& slot = cache[next];
-  next = (next + 1) % kEntries;
-  slot.authenticator_id = authenticator_id;
-  slot.string_to_sign.assign(string_to_sign);
-  slot.signature.assign(signature);
-  return true;
-}
-
 bool IsEntityOperation(Operation op) {
   switch (op) {
     case Operation::kQueryEntities:
@@ -122,8 +89,6 @@ Authenticator::Authenticator(std::vector<AccountKeys> accounts, bool allow_anony
       allow_anonymous_(allow_anonymous),
       policies_(std::move(policies)),
       now_(&model::NowTicks) {
-  static std::atomic<uint64_t> next_instance_id{1};
-  instance_id_ = next_instance_id.fetch_add(1, std::memory_order_relaxed);
   decoded_keys_.reserve(accounts_.size());
   for (const AccountKeys& account : accounts_) {
     std::vector<pauth::HmacKey> keys;
@@ -314,25 +279,51 @@ ApiResult<AdminGrant> Authenticator::AuthenticateAdmin(const AdminAuthRequest& r
   return grant;
 }
 
+bool Authenticator::SasMemo::Verified(std::string_view string_to_sign, std::string_view signature) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Signature& s : signatures_) {
+    if (s.string_to_sign == string_to_sign && pauth::ConstantTimeEquals(s.signature, signature)) return true;
+  }
+  return false;
+}
+
+void Authenticator::SasMemo::NoteVerified(std::string_view string_to_sign, std::string_view signature) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Signature& slot = signatures_[next_];
+  next_ = (next_ + 1) % kSignatures;
+  slot.string_to_sign.assign(string_to_sign);
+  slot.signature.assign(signature);
+}
+
+std::shared_ptr<const pauth::AccountSas> Authenticator::SasMemo::AccountSasOf(std::string_view account,
+                                                                             std::string_view raw_query) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (raw_query.empty() || raw_query != raw_query_ || account != account_) return nullptr;
+  return account_sas_;
+}
+
+void Authenticator::SasMemo::NoteAccountSas(std::string_view account, std::string_view raw_query,
+                                            std::shared_ptr<const pauth::AccountSas> sas) {
+  if (raw_query.empty()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  account_.assign(account);
+  raw_query_.assign(raw_query);
+  account_sas_ = std::move(sas);
+}
+
+bool Authenticator::SasSigned(const std::vector<pauth::HmacKey>& keys, std::string_view string_to_sign,
+                              std::string_view signature) const {
+  if (sas_memo_->Verified(string_to_sign, signature)) return true;
+  if (!AnyKeySigns(keys, string_to_sign, signature)) return false;
+  sas_memo_->NoteVerified(string_to_sign, signature);
+  return true;
+}
+
 ApiResult<AuthGrant> Authenticator::AuthenticateAccountSas(const AuthRequest& request) const {
-  // A client sends the same SAS with every request: the last account SAS
-  // whose signature checked out on this thread is kept with the exact query
-  // string and account it came with, and an identical request skips parsing
-  // and signing it again (~4% of a point GET). Everything that depends on
-  // more than those two (time window, protocol, IP, permission) is checked
-  // every time below.
-  struct SasMemo {
-    uint64_t authenticator_id = 0;
-    std::string account;
-    std::string raw_query;
-    pauth::AccountSas sas;
-  };
-  thread_local SasMemo memo;
-  const pauth::AccountSas* sas = nullptr;
-  if (memo.authenticator_id == instance_id_ && !request.raw_query.empty() && memo.raw_query == request.raw_query &&
-      memo.account == request.account) {
-    sas = &memo.sas;
-  } else {
+  // The parsed token of an identical query string and account is reused
+  // (SasMemo); the checks below run on every request.
+  std::shared_ptr<const pauth::AccountSas> sas = sas_memo_->AccountSasOf(request.account, request.raw_query);
+  if (sas == nullptr) {
     auto parsed = pauth::ParseAccountSas(*request.query);
     if (!parsed.ok()) return parsed.error();
     if (!pauth::IsKnownSignedVersion(parsed->sv, pauth::SasKind::kAccount)) {
@@ -340,16 +331,11 @@ ApiResult<AuthGrant> Authenticator::AuthenticateAccountSas(const AuthRequest& re
     }
     const std::vector<pauth::HmacKey>* keys = KeysFor(request.account);
     if (keys == nullptr) return ApiError::AuthenticationFailed("The account is not configured.");
-    if (!SasSignatureValid(instance_id_, *keys, pauth::AccountSasStringToSign(*parsed, request.account),
-                           parsed->sig)) {
+    if (!SasSigned(*keys, pauth::AccountSasStringToSign(*parsed, request.account), parsed->sig)) {
       return ApiError::AuthenticationFailed("Signature did not match.");
     }
-    memo.authenticator_id = 0;  // not valid while half updated
-    memo.sas = std::move(parsed).value();
-    memo.account.assign(request.account);
-    memo.raw_query.assign(request.raw_query);
-    memo.authenticator_id = request.raw_query.empty() ? 0 : instance_id_;
-    sas = &memo.sas;
+    sas = std::make_shared<const pauth::AccountSas>(std::move(parsed).value());
+    sas_memo_->NoteAccountSas(request.account, request.raw_query, sas);
   }
   if (auto e = pauth::CheckSasTimeWindow(sas->st, sas->se, now_())) return *e;
   if (!pauth::SasProtocolAllowed(sas->spr, request.is_https)) return ApiError::AuthorizationProtocolMismatch();
@@ -373,7 +359,7 @@ ApiResult<AuthGrant> Authenticator::AuthenticateServiceSas(const AuthRequest& re
   if (sas->tn.empty()) return ApiError::AuthenticationFailed("The signed table name (tn) is missing.");
   const std::vector<pauth::HmacKey>* keys = KeysFor(request.account);
   if (keys == nullptr) return ApiError::AuthenticationFailed("The account is not configured.");
-  if (!SasSignatureValid(instance_id_, *keys, pauth::ServiceSasStringToSign(*sas, request.account), sas->sig)) {
+  if (!SasSigned(*keys, pauth::ServiceSasStringToSign(*sas, request.account), sas->sig)) {
     return ApiError::AuthenticationFailed("Signature did not match.");
   }
 

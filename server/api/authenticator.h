@@ -4,9 +4,12 @@
 // in protocol/auth; this class applies it to a routed request.
 #pragma once
 
-#include <functional>
+#include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,6 +17,7 @@
 
 #include "protocol/api_error.h"
 #include "protocol/auth/hmac.h"
+#include "protocol/auth/sas.h"
 #include "protocol/operation.h"
 #include "protocol/url.h"
 #include "server/api/api_options.h"
@@ -155,8 +159,39 @@ class Authenticator {
   std::function<int64_t()> now_;
   std::vector<protocol::auth::HmacKey> admin_key_;  // zero or one
   std::string admin_account_;                       // whose keys are admin; may be empty
-  // Unique per Authenticator object (never reused), keys the SAS cache.
-  uint64_t instance_id_ = 0;
+
+  // SAS tokens this Authenticator verified: a client sends the same token with
+  // every request (the SDKs reuse it), and re-deriving its HMAC, or re-parsing
+  // an account SAS, each time is repeated work. A hit is exactly as valid as
+  // recomputing: keys never change during an Authenticator's life, and what
+  // depends on more than the token (time window, protocol, IP, permission) is
+  // checked on every request. Only successes are remembered; signatures are
+  // compared in constant time. Shared by the I/O threads under its own lock.
+  class SasMemo {
+   public:
+    // True if `signature` was verified for `string_to_sign`.
+    bool Verified(std::string_view string_to_sign, std::string_view signature) const;
+    void NoteVerified(std::string_view string_to_sign, std::string_view signature);
+    // The account SAS verified for exactly this account and query string, or null.
+    std::shared_ptr<const protocol::auth::AccountSas> AccountSasOf(std::string_view account,
+                                                                   std::string_view raw_query) const;
+    void NoteAccountSas(std::string_view account, std::string_view raw_query,
+                        std::shared_ptr<const protocol::auth::AccountSas> sas);
+
+   private:
+    struct Signature {
+      std::string string_to_sign;
+      std::string signature;
+    };
+    static constexpr size_t kSignatures = 8;
+    mutable std::mutex mu_;
+    std::array<Signature, kSignatures> signatures_;  // round robin
+    size_t next_ = 0;
+    std::string account_;
+    std::string raw_query_;
+    std::shared_ptr<const protocol::auth::AccountSas> account_sas_;
+  };
+  std::unique_ptr<SasMemo> sas_memo_ = std::make_unique<SasMemo>();
 
   // --loose and an upsert whose refusal was only for a missing 'a' while 'u' is granted.
   bool LooseUpsert(std::string_view permissions, protocol::Operation op) const;
@@ -170,6 +205,9 @@ class Authenticator {
   protocol::ApiResult<AuthGrant> AuthenticateBearer(const AuthRequest& request, std::string_view token) const;
   protocol::ApiResult<AuthGrant> AuthenticateAccountSas(const AuthRequest& request) const;
   protocol::ApiResult<AuthGrant> AuthenticateServiceSas(const AuthRequest& request) const;
+  // SAS signature check through sas_memo_.
+  bool SasSigned(const std::vector<protocol::auth::HmacKey>& keys, std::string_view string_to_sign,
+                 std::string_view signature) const;
 };
 
 }  // namespace tablestone::api

@@ -17,6 +17,7 @@
 #include "server/api/admin_routes.h"
 #include "server/api/api_handler.h"
 #include "server/api/batch_handler.h"
+#include "server/api/fault_injector.h"
 #include "server/api/handlers.h"
 #include "server/api/page_cut_engine.h"
 #include "server/api/response.h"
@@ -164,66 +165,6 @@ Placement PlacementOf(const RequestInfo& info) {
   }
 }
 
-// A string field of the request's JSON body ("PartitionKey" of an insert,
-// "TableName" of Create Table), for the fault rules only; nullopt when the
-// body is not a JSON object with that string.
-std::optional<std::string> BodyField(const http::Request& request, const char* field) {
-  auto body = nlohmann::json::parse(request.body(), nullptr, false);
-  if (!body.is_object()) return std::nullopt;
-  auto it = body.find(field);
-  if (it == body.end() || !it->is_string()) return std::nullopt;
-  return it->get<std::string>();
-}
-
-// Applies a fault rule's after-action to the answer the handler gives (once
-// durable): wraps the request's Completion (dispatcher.h, "Fault injection").
-class FaultSink final : public http::ResponseSink {
- public:
-  FaultSink(http::Completion inner, faults::FaultDecision decision, faults::DelayQueue* delays,
-            std::string request_id, std::string accept, bool xml)
-      : inner_(std::move(inner)),
-        decision_(std::move(decision)),
-        delays_(delays),
-        request_id_(std::move(request_id)),
-        accept_(std::move(accept)),
-        xml_(xml) {}
-
-  void Complete(http::Response&& response) override {
-    switch (decision_.action) {
-      case faults::FaultAction::kTimeoutAfter: {
-        // The write stands; the client only hears that it timed out.
-        http::Response r;
-        r.version(response.version());
-        WriteErrorRaw(request_id_, accept_, ApiError::OperationTimedOut(), r, xml_);
-        for (const char* name : {"x-ms-request-id", "x-ms-version", "Date", "Server", "x-ms-client-request-id"}) {
-          if (auto it = response.find(name); it != response.end()) r.set(name, it->value());
-        }
-        return inner_(std::move(r));
-      }
-      case faults::FaultAction::kCloseAfter:
-        return inner_(std::move(response), http::Delivery::kCloseWithoutResponse);
-      case faults::FaultAction::kResetMidResponse:
-        return inner_(std::move(response), http::Delivery::kResetMidBody);
-      case faults::FaultAction::kLatencyAfter: {
-        auto held = std::make_shared<std::pair<http::Completion, http::Response>>(std::move(inner_), std::move(response));
-        return delays_->After(decision_.latency, [held] { held->first(std::move(held->second)); });
-      }
-      default: return inner_(std::move(response));
-    }
-  }
-  bool Cancelled() const override { return inner_.Cancelled(); }
-  void WorkDone() override { inner_.WorkDone(); }
-  void Abandoned() override { http::Completion dropped = std::move(inner_); }  // its sink answers 500
-
- private:
-  http::Completion inner_;
-  faults::FaultDecision decision_;
-  faults::DelayQueue* delays_;
-  std::string request_id_;
-  std::string accept_;
-  bool xml_;  // the operation answers errors in XML (IsXmlOperation)
-};
-
 }  // namespace
 
 // A request whose handler runs on the engine's executor. `info` refers to the
@@ -244,8 +185,7 @@ Dispatcher::Dispatcher(storage::Engine& engine, ApiOptions options, Metrics* met
       trace_(trace),
       log_(spdlog::get("api") ? spdlog::get("api") : spdlog::default_logger()),
       context_{engine_, options_, authenticator_, metrics},
-      faults_(options_.faults.get()),
-      delays_(faults_ != nullptr ? std::make_unique<faults::DelayQueue>() : nullptr) {
+      faults_(options_.faults != nullptr ? std::make_unique<FaultInjector>(*options_.faults, log_) : nullptr) {
   authenticator_.SetLoose(options_.loose);
   authenticator_.SetOAuthBasic(options_.oauth_basic);
   authenticator_.SetAdminCredentials(options_.admin_key, options_.admin_account);
@@ -377,9 +317,26 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
     WriteErrorRaw(request_id, {}, error, response);
   }
   if (!info) return Finish(request, request_id, cors_account, std::move(response), std::move(done), nullptr, tally);
-  if (faults_ != nullptr && faults_->active() &&
-      InjectFaults(request, request_id, cors_account, info, done, tally, response)) {
-    return;
+  if (faults_ != nullptr && faults_->active()) {
+    const bool xml = IsXmlOperation(info->route.operation);
+    FaultInjector::Verdict verdict = faults_->Inspect(*info, xml, done);
+    if (verdict.refusal) {
+      WriteError(*info, *verdict.refusal, response, xml);
+      return Finish(request, request_id, cors_account, std::move(response), std::move(done), &*info, tally);
+    }
+    info->page_cut = verdict.page_cut;
+    if (verdict.delay.count() > 0) {
+      // The handler runs on an engine lane once the delay has passed, so no
+      // thread waits for it.
+      const Placement placement = PlacementOf(*info);
+      const auto lane = placement == Placement::kLongLane || placement == Placement::kInlineSlice
+                            ? storage::WorkLane::kLong
+                            : storage::WorkLane::kShort;
+      auto pending = std::make_shared<Pending>(
+          Pending{std::move(*info), std::move(response), std::move(cors_account), std::move(done), tally});
+      return faults_->After(verdict.delay,
+                            [this, lane, pending]() mutable { RunOnLane(lane, std::move(pending)); });
+    }
   }
 
   Placement placement = PlacementOf(*info);
@@ -462,93 +419,6 @@ void Dispatcher::RunOnLane(storage::WorkLane lane, std::shared_ptr<Pending> pend
   }
 }
 
-bool Dispatcher::InjectFaults(const http::Request& request, const std::string& request_id,
-                              std::optional<std::string>& cors_account, std::optional<RequestInfo>& info,
-                              http::Completion& done, const Tally& tally, http::Response& response) {
-  const Operation op = info->route.operation;
-  const std::string& account = info->account();
-  std::optional<std::string> body_table;
-  if (op == Operation::kCreateTable) body_table = BodyField(request, "TableName");
-  // A $batch's URL names no table: its operations do (issue 31: a rule
-  // scoped by match.table never fired on a batch).
-  std::optional<BatchTarget> batch_target;
-  if (op == Operation::kBatch) batch_target = BatchTargetOf(*info);
-  const std::string_view table = body_table     ? std::string_view(*body_table)
-                                 : batch_target ? std::string_view(batch_target->table)
-                                                : std::string_view(info->route.resource.table);
-  auto refuse = [&](const ApiError& error) {
-    WriteError(*info, error, response, IsXmlOperation(op));
-    Finish(request, request_id, cors_account, std::move(response), std::move(done), &*info, tally);
-    return true;
-  };
-
-  // Realistic mode (docs/testing-with-faults.md, "Realistic mode").
-  std::chrono::milliseconds delay{0};
-  if (faults_->Realistic(account, table)) {
-    if (op == Operation::kCreateTable && faults_->TableBeingDeleted(account, table)) {
-      log_->info("fault injected rule=realistic action=tableBeingDeleted operation={} account={} table={} request={}",
-                 protocol::OperationName(op), account, table, request_id);
-      return refuse(ApiError::TableBeingDeleted());
-    }
-    if (op == Operation::kQueryEntities || op == Operation::kQueryTables) info->page_cut = faults_->NextPageCut();
-    delay = faults_->NextLatency();
-  }
-
-  // Fault rules.
-  faults::FaultRequest q;
-  q.account = account;
-  q.table = table;
-  q.operation = protocol::OperationName(op);
-  q.method = ToView(request.method_string());
-  q.header = [&request](std::string_view name) { return FindRequestHeader(request, name); };
-  std::optional<std::string> body_pk;
-  if (info->route.resource.key) {
-    q.partition_key = info->route.resource.key->partition_key;
-  } else if (batch_target && batch_target->partition_key) {
-    q.partition_key = *batch_target->partition_key;
-  } else if (op == Operation::kInsertEntity && faults_->wants_partition_key()) {
-    body_pk = BodyField(request, "PartitionKey");
-    if (body_pk) q.partition_key = *body_pk;
-  }
-  std::optional<faults::FaultDecision> decision = faults_->Evaluate(q);
-  if (decision) {
-    log_->info("fault injected rule={} action={} operation={} account={} table={} request={}", decision->rule_id,
-               faults::ActionName(decision->action), q.operation, account, table, request_id);
-    ApiError error = ApiError::ServerBusy();
-    switch (decision->action) {
-      case faults::FaultAction::kServerBusy:
-      case faults::FaultAction::kThrottle: return refuse(ApiError::ServerBusy());
-      case faults::FaultAction::kTimeoutBefore: return refuse(ApiError::OperationTimedOut());
-      case faults::FaultAction::kInternalErrorBefore:
-        error = ApiError::InternalError();
-        error.cause = "injected by fault rule " + decision->rule_id;
-        return refuse(error);
-      case faults::FaultAction::kLatencyBefore:
-        delay += decision->latency;
-        break;
-      case faults::FaultAction::kTimeoutAfter:
-      case faults::FaultAction::kCloseAfter:
-      case faults::FaultAction::kResetMidResponse:
-      case faults::FaultAction::kLatencyAfter:
-        done = http::Completion(std::make_shared<FaultSink>(std::move(done), *decision, delays_.get(), request_id,
-                                                            std::string(RequestHeader(request, "Accept")),
-                                                            IsXmlOperation(op)));
-        break;
-    }
-  }
-  if (delay.count() <= 0) return false;
-  // Latency before: the handler runs on an engine lane once the delay has
-  // passed, so no thread waits for it.
-  const Placement placement = PlacementOf(*info);
-  const auto lane = placement == Placement::kLongLane || placement == Placement::kInlineSlice
-                        ? storage::WorkLane::kLong
-                        : storage::WorkLane::kShort;
-  auto pending = std::make_shared<Pending>(
-      Pending{std::move(*info), std::move(response), std::move(cors_account), std::move(done), tally});
-  delays_->After(delay, [this, lane, pending]() mutable { RunOnLane(lane, std::move(pending)); });
-  return true;
-}
-
 void Dispatcher::Run(const RequestInfo& info, RequestTrace* trace, http::Response& response) {
   const auto begin = trace != nullptr ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
   try {
@@ -565,10 +435,7 @@ void Dispatcher::Run(const RequestInfo& info, RequestTrace* trace, http::Respons
       Dispatch(ApiContext{*engine, options_, authenticator_, metrics_}, info, response);
     }
     if (cut && cut->drop_next_row_key()) response.erase("x-ms-continuation-NextRowKey");
-    if (info.route.operation == Operation::kDeleteTable && faults_ != nullptr && faults_->active() &&
-        response.result_int() == 204) {
-      faults_->NoteTableDeleted(info.account(), info.route.resource.table);  // realistic mode's TableBeingDeleted
-    }
+    if (faults_ != nullptr) faults_->NoteAnswer(info, response);
   } catch (const std::exception& e) {
     ApiError error = ApiError::InternalError();
     error.cause = std::string("threw: ") + e.what();
@@ -739,6 +606,7 @@ bool Dispatcher::Prepare(const http::Request& request, const http::RequestContex
   in.has_if_match = FindRequestHeader(request, "If-Match").has_value();
   in.is_known_account = [this](std::string_view name) { return authenticator_.IsKnownAccount(name); };
   in.disable_product_style = options_.disable_product_style_url;
+  in.query_memo = &query_memo_;
   auto route = protocol::ResolveRoute(in);
   if (!route.ok()) {
     WriteErrorRaw(request_id, accept, route.error(), response, LooksLikeXmlRequest(target));

@@ -129,7 +129,9 @@ void WriteNoContent(http::Response& response, std::string_view data_service_vers
 
 namespace {
 
-// The Date header of the current second, formatted once per second per thread.
+// The Date header of the current second, formatted once per second per thread:
+// per thread so that every response reads it without a lock; the copies only
+// ever hold the same text for the same second.
 std::string_view CurrentHttpDate() {
   thread_local int64_t cached_second = -1;
   thread_local std::string cached;

@@ -9,89 +9,23 @@
 
 #include <unistd.h>
 
+#include "protocol/error_body.h"
 #include "protocol/redact.h"
 
 namespace tablestone::api {
 namespace {
 
-// Length of the valid UTF-8 sequence starting at s[i], or 0 when invalid
-// (overlong forms, surrogates and code points above U+10FFFF are invalid).
-size_t Utf8Length(std::string_view s, size_t i) {
-  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = b(i);
-  size_t n = 0;
-  uint32_t cp = 0;
-  if (c >= 0xC2 && c <= 0xDF) {
-    n = 2;
-    cp = c & 0x1F;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3;
-    cp = c & 0x0F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4;
-    cp = c & 0x07;
-  } else {
-    return 0;
-  }
-  if (i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    if ((b(i + k) & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (b(i + k) & 0x3F);
-  }
-  if ((n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF))) {
-    return 0;
-  }
-  return n;
-}
-
-}  // namespace
-
-void AppendJsonString(std::string_view s, std::string* out) {
-  out->push_back('"');
-  size_t i = 0;
-  while (i < s.size()) {
-    // The run of printable ASCII that needs no escape, appended at once.
-    size_t run = i;
-    while (run < s.size()) {
-      const auto u = static_cast<unsigned char>(s[run]);
-      if (u < 0x20 || u >= 0x80 || u == '"' || u == '\\') break;
-      ++run;
-    }
-    out->append(s.data() + i, run - i);
-    i = run;
-    if (i == s.size()) break;
-    const auto u = static_cast<unsigned char>(s[i]);
-    if (u >= 0x80) {
-      const size_t n = Utf8Length(s, i);
-      if (n == 0) {
-        out->append("\\ufffd");
-        ++i;
-      } else {
-        out->append(s.substr(i, n));
-        i += n;
-      }
-    } else if (u == '"' || u == '\\') {
-      out->push_back('\\');
-      out->push_back(s[i++]);
-    } else {
-      static constexpr char kHex[] = "0123456789abcdef";
-      out->append("\\u00");
-      out->push_back(kHex[u >> 4]);
-      out->push_back(kHex[u & 0xF]);
-      ++i;
-    }
-  }
-  out->push_back('"');
-}
-
-namespace {
+// Bodies, headers and targets are traced as received: invalid UTF-8 becomes
+// U+FFFD so every line is valid JSON.
+constexpr auto kAnyBytes = protocol::InvalidUtf8::kReplace;
 
 void AppendTracedBody(std::string_view prefix, std::string_view body, std::string* out) {
   const bool truncated = body.size() > kMaxTracedBody;
   out->append(",\"");
   out->append(prefix);
   out->append("Body\":");
-  AppendJsonString(protocol::RedactSecrets(truncated ? body.substr(0, kMaxTracedBody) : body), out);
+  protocol::AppendJsonString(*out, protocol::RedactSecrets(truncated ? body.substr(0, kMaxTracedBody) : body),
+                             kAnyBytes);
   out->append(",\"");
   out->append(prefix);
   out->append(truncated ? "BodyTruncated\":true" : "BodyTruncated\":false");
@@ -108,9 +42,9 @@ void AppendTracedHeaders(std::string_view name, const Fields& fields, std::strin
     const std::string_view v(field.value().data(), field.value().size());
     if (!first) out->push_back(',');
     first = false;
-    AppendJsonString(n, out);
+    protocol::AppendJsonString(*out, n, kAnyBytes);
     out->push_back(':');
-    AppendJsonString(protocol::RedactHeaderValue(n, v), out);
+    protocol::AppendJsonString(*out, protocol::RedactHeaderValue(n, v), kAnyBytes);
   }
   out->push_back('}');
 }
@@ -124,7 +58,7 @@ void AppendKey(std::string_view name, std::string* out) {
 void AppendOptionalString(std::string_view name, const std::optional<std::string>& value, std::string* out) {
   AppendKey(name, out);
   if (value) {
-    AppendJsonString(*value, out);
+    protocol::AppendJsonString(*out, *value, kAnyBytes);
   } else {
     out->append("null");
   }
@@ -193,21 +127,23 @@ std::string FormatTraceLine(const RequestTrace* trace, const http::Request& requ
   out.append("{\"time\":\"");
   AppendRfc3339Millis(std::chrono::system_clock::now(), &out);
   out.append("\",\"requestId\":");
-  AppendJsonString(request_id, &out);
+  protocol::AppendJsonString(out, request_id, kAnyBytes);
   AppendKey("client", &out);
   if (t.client.empty()) {
     out.append("null");
   } else {
-    AppendJsonString(t.client, &out);
+    protocol::AppendJsonString(out, t.client, kAnyBytes);
   }
   AppendKey("method", &out);
-  AppendJsonString(std::string_view(request.method_string().data(), request.method_string().size()), &out);
+  protocol::AppendJsonString(out, std::string_view(request.method_string().data(), request.method_string().size()),
+                             kAnyBytes);
   AppendKey("url", &out);
-  AppendJsonString(protocol::RedactSecrets(std::string_view(request.target().data(), request.target().size())), &out);
+  const std::string_view target(request.target().data(), request.target().size());
+  protocol::AppendJsonString(out, protocol::RedactSecrets(target), kAnyBytes);
   AppendOptionalString("account", t.account, &out);
   AppendKey("operation", &out);
   if (t.operation) {
-    AppendJsonString(*t.operation, &out);
+    protocol::AppendJsonString(out, *t.operation, kAnyBytes);
   } else {
     out.append("null");
   }
@@ -221,7 +157,7 @@ std::string FormatTraceLine(const RequestTrace* trace, const http::Request& requ
   if (error == response.end()) {
     out.append("null");
   } else {
-    AppendJsonString(std::string_view(error->value().data(), error->value().size()), &out);
+    protocol::AppendJsonString(out, std::string_view(error->value().data(), error->value().size()), kAnyBytes);
   }
   const bool dispatched = t.received != std::chrono::steady_clock::time_point();
   const auto total = now - start;

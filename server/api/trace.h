@@ -63,11 +63,6 @@ inline constexpr size_t kMaxTracedBody = 64 * 1024;
 inline constexpr std::chrono::milliseconds kWriteInterval{10};
 
 
-// Appends `s` as a JSON string literal: quotes, backslashes and control
-// characters escaped; invalid UTF-8 replaced by U+FFFD, so any byte string
-// (a body) yields valid JSON.
-void AppendJsonString(std::string_view s, std::string* out);
-
 // The trace line of one answered request (no newline): `trace` may be null
 // (a request refused before the dispatcher knew anything), `start` is when
 // its headers arrived, `now` when its answer is ready. With `bodies`, the

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "protocol/error_body.h"
 #include "server/ui/ui_assets.h"
 
 namespace tablestone::api {
@@ -28,28 +29,21 @@ void NotFound(http::Response& response) {
   response.body() = "not found\n";
 }
 
-// Account names are operator-chosen: lower-case letters and digits by the
-// service's rules, but escape anyway.
-std::string JsonQuoted(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) continue;
-    out += c;
-  }
-  return out + '"';
-}
-
+// Account names and the version are operator-chosen (a command line may
+// carry any bytes): every character survives, escaped, and the document is
+// valid JSON whatever they hold.
 std::string ConfigJson(std::string_view remote_ip, const ApiOptions& options) {
   std::string out = "{\"accounts\":[";
   for (size_t i = 0; i < options.accounts.size(); ++i) {
     if (i > 0) out += ',';
-    out += JsonQuoted(options.accounts[i].name);
+    protocol::AppendJsonString(out, options.accounts[i].name, protocol::InvalidUtf8::kReplace);
   }
   const bool dev_key = options.ui_dev_key && IsLoopbackAddress(remote_ip);
   out += "],\"devKey\":";
   out += dev_key ? "true" : "false";
-  out += ",\"version\":" + JsonQuoted(options.facts.version) + "}";
+  out += ",\"version\":";
+  protocol::AppendJsonString(out, options.facts.version, protocol::InvalidUtf8::kReplace);
+  out += '}';
   return out;
 }
 

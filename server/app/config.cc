@@ -802,8 +802,8 @@ storage::EngineOptions Config::ToEngineOptions() const {
   o.block_cache_bytes = static_cast<size_t>(block_cache_mb) << 20;
   o.scan_cache_bytes = static_cast<size_t>(scan_cache_mb) << 20;
   // Partitions a load fills are cached once their writes pause this long, so
-  // the first query after the load is a cached one (docs/benchmarks.md,
-  // issue 20: the loader's batches are well under a millisecond apart).
+  // the first query after the load is a cached one: longer than the gap
+  // between a loader's batches, shorter than a client's turn to query.
   o.warm_after_write = std::chrono::milliseconds(20);
   o.entity_cache_bytes = static_cast<size_t>(entity_cache_mb) << 20;
   o.executor.short_threads = static_cast<int>(write_threads);

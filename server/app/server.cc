@@ -97,10 +97,8 @@ bool Server::Start(std::string* error) {
     std::string why;
     if (!tools::RunSeed(*store, config_.seed, &seeded, &why)) {
       *error = "--seed " + config_.seed + ": " + why;
-      store.reset();
-      (void)engine_->Close();
-      engine_.reset();
-      return false;
+      store.reset();  // it wraps the engine
+      return AbandonStart();
     }
     for (const std::string& skipped : seeded.skipped) {
       AppLog()->info("--seed: skipped {} (not an export file: *.jsonl, *.jsonl.gz, *.jsonl.zst)", skipped);
@@ -131,9 +129,7 @@ bool Server::Start(std::string* error) {
     }
     if (!why.empty()) {
       *error = "--faults " + config_.faults_file + ": " + why;
-      (void)engine_->Close();
-      engine_.reset();
-      return false;
+      return AbandonStart();
     }
   }
   if (config_.realistic) AppLog()->info("realistic mode on (fault seed {})", config_.fault_seed);
@@ -142,10 +138,7 @@ bool Server::Start(std::string* error) {
   metrics_ = std::make_unique<api::Metrics>(std::move(account_names));
   trace_ = std::make_unique<api::TraceWriter>();
   if (!config_.logging.trace.empty() && !trace_->Start(config_.logging.trace, config_.logging.trace_bodies, error)) {
-    trace_.reset();
-    (void)engine_->Close();
-    engine_.reset();
-    return false;
+    return AbandonStart();
   }
   handler_ = api::MakeApiHandler(*engine_, std::move(api_options), metrics_.get(), trace_.get());
 
@@ -163,13 +156,7 @@ bool Server::Start(std::string* error) {
   const http::HttpOptions table_options = http_options;
   listener_ = std::make_unique<http::Listener>(std::move(http_options), *handler_);
   if (tls_failed || !listener_->Start(error) || (config_.sibling_ports && !StartSiblingPorts(table_options, error))) {
-    blob_listener_.reset();
-    queue_listener_.reset();
-    listener_.reset();
-    handler_.reset();
-    (void)engine_->Close();
-    engine_.reset();
-    return false;
+    return AbandonStart();
   }
   running_ = true;
   if (config_.oauth == "basic") {
@@ -185,6 +172,20 @@ bool Server::Start(std::string* error) {
   if (config_.ui) AppLog()->info("data browser at {}/_tablestone/ui/ (docs/ui.md; --noUi turns it off)", url());
   if (config_.sibling_ports) AnnounceLikeAzurite();
   return true;
+}
+
+bool Server::AbandonStart() {
+  blob_listener_.reset();
+  queue_listener_.reset();
+  listener_.reset();
+  blob_handler_.reset();
+  queue_handler_.reset();
+  handler_.reset();
+  trace_.reset();
+  metrics_.reset();
+  if (engine_ != nullptr) (void)engine_->Close();
+  engine_.reset();
+  return false;
 }
 
 namespace {

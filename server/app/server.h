@@ -74,6 +74,10 @@ class Server {
   bool running_ = false;
 
   bool StartSiblingPorts(const http::HttpOptions& table_options, std::string* error);
+  // The one cleanup of a Start that failed part way: drops what it made, in
+  // the reverse order of Stop (listeners, handlers, the trace and metrics,
+  // then the Engine, closed). Returns false, Start's answer.
+  bool AbandonStart();
   void AnnounceLikeAzurite() const;
 };
 

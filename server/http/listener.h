@@ -50,11 +50,8 @@ namespace tablestone::http {
 // One CPU is left to the clients: an emulator runs beside the tests that
 // drive it. With as many busy I/O threads as CPUs, a client thread and an I/O
 // thread share a CPU, and a runnable one waits for the other's scheduler
-// slice; on 2 cores, random point GETs at 32 connections from one wrk thread
-// had p99 1.6-3.4 ms with 2 I/O threads and 0.9-1.8 ms with 1, and the cached
-// GETs' rate went from 73k to 103k/s (docs/benchmarks.md, "Cold point reads").
-// More threads than usable CPUs only adds context switches (measured p99 at
-// 64 connections under `taskset -c 0`: 4.8 ms with 2 threads, 2.4 ms with 1).
+// slice (docs/benchmarks.md, "Cold point reads"). More threads than usable
+// CPUs only add context switches.
 // Reads the calling thread's mask; thread-safe.
 int DefaultThreadCount();
 

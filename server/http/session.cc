@@ -35,7 +35,9 @@ namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 
 // The session whose HandleRequest() is running on this thread, if any
-// (BasicSession::Complete).
+// (BasicSession::Complete). Per thread because the question is "am I inside
+// this session's own call stack": a Completion called inline, on the same
+// thread, may answer at once; one called from any other thread must post.
 thread_local const void* t_handling = nullptr;
 namespace net = boost::asio;
 
@@ -166,8 +168,7 @@ size_t SerializeResponseHead(const Response& response, std::string* out) {
 bool HeadHasOnlyItsOwnLineBreaks(std::string_view head, size_t fields) {
   // One pass, 16 bytes per step where SSE2 is there (every x86-64): each
   // byte's compare result (0 or -1) is subtracted into per-lane counters,
-  // summed before they can wrap. memchr per line break cost ~1,000
-  // instructions of a point request (26 calls); this costs about a third.
+  // summed before they can wrap: one pass instead of a memchr per line break.
   const char* p = head.data();
   const size_t n = head.size();
   size_t cr = 0;
@@ -377,7 +378,7 @@ void BasicSession<Stream>::OnHeader(beast::error_code ec, size_t bytes) {
   // A body that is wholly in the read buffer already (a small request sent in
   // one piece, as SDKs send entity writes) costs nothing more to read, and
   // Handle() authenticates anyway: asking first would route and authenticate
-  // every write twice (~4% of an insert).
+  // every write twice.
   const auto length = parser_->content_length();
   const bool body_buffered = length.has_value() && buffer_.size() >= *length;
   BodyAdmission admission;
@@ -486,7 +487,7 @@ void BasicSession<Stream>::HandleRequest() {
   // Answered inline (a point read): the write is already under way or done,
   // and request_seq_ may have moved on. Otherwise watch for the client
   // leaving, unless the handler said its work is done (an applied write
-  // waiting for its log write): the watch's epoll calls cost ~3% of an insert.
+  // waiting for its log write): the watch costs epoll calls.
   if (seq == request_seq_ && !handled_ && state_ == State::kHandling && !work_done_.load(std::memory_order_relaxed)) {
     StartCancelWatch();
   }
@@ -501,8 +502,7 @@ template <class Stream>
 void BasicSession<Stream>::CompleteWith(Response&& response, Delivery delivery) {
   // A handler answering at once, inside our Handle() call: straight on. A
   // dispatch() would do the same through the type-erased executor, at the
-  // cost of wrapping the response in a heap-allocated function (measured:
-  // ~2% of a point GET's instructions, bench/profile/callgrind.sh).
+  // cost of wrapping the response in a heap-allocated function.
   if (t_handling == this) return OnHandled(std::move(response), delivery);
   // Otherwise posted back to our executor (inline if already on it).
   net::dispatch(stream_.get_executor(), [self = this->shared_from_this(), r = std::move(response), delivery]() mutable {

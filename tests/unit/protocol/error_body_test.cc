@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace tablestone::protocol {
@@ -61,6 +62,35 @@ TEST(AppendJsonStringTest, EscapesRunsAndKeepsUtf8) {
   std::string empty;
   AppendJsonString(empty, "");
   EXPECT_EQ(empty, "\"\"");
+}
+
+TEST(AppendJsonStringTest, ReplaceModeEscapesValidTextAsCopyModeDoes) {
+  const std::string text = "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80 \"q\"\\\n\t\x01\x7F a longer plain tail";
+  std::string copied, replaced;
+  AppendJsonString(copied, text);
+  AppendJsonString(replaced, text, InvalidUtf8::kReplace);
+  EXPECT_EQ(replaced, copied);
+}
+
+TEST(AppendJsonStringTest, ReplaceModeTurnsEachInvalidByteIntoUfffd) {
+  const struct {
+    std::string in;
+    std::string want;
+  } cases[] = {
+      {"\xFF", "\"\\ufffd\""},
+      {"a\xC3", "\"a\\ufffd\""},                          // truncated at the end
+      {"\xE2\x82x", "\"\\ufffd\\ufffdx\""},                // truncated in the middle
+      {"\xC0\xAF", "\"\\ufffd\\ufffd\""},                  // overlong '/'
+      {"\xED\xA0\x80", "\"\\ufffd\\ufffd\\ufffd\""},        // a surrogate
+      {"\xF4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\""},  // above U+10FFFF
+      {"\"\x80\n", "\"\\\"\\ufffd\\n\""},
+  };
+  for (const auto& c : cases) {
+    std::string out;
+    AppendJsonString(out, c.in, InvalidUtf8::kReplace);
+    EXPECT_EQ(out, c.want);
+    EXPECT_TRUE(nlohmann::json::accept(out)) << out;
+  }
 }
 
 }  // namespace

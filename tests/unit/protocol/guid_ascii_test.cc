@@ -3,6 +3,8 @@
 
 #include <set>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "protocol/guid.h"
 #include "storage/model/ascii.h"
@@ -22,6 +24,23 @@ TEST(GuidTest, VersionFourLowerCaseAndFresh) {
     seen.insert(g);
   }
   EXPECT_EQ(seen.size(), 100u);
+}
+
+// The generator is shared by every thread: none of them repeats another's GUID.
+TEST(GuidTest, ThreadsNeverRepeatEachOther) {
+  constexpr int kThreads = 4;
+  constexpr int kEach = 2000;
+  std::vector<std::vector<std::string>> made(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&made, t] {
+      for (int i = 0; i < kEach; ++i) made[t].push_back(protocol::NewGuid());
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  std::set<std::string> seen;
+  for (const auto& list : made) seen.insert(list.begin(), list.end());
+  EXPECT_EQ(seen.size(), static_cast<size_t>(kThreads * kEach));
 }
 
 TEST(AsciiTest, FoldsOnlyAsciiLetters) {

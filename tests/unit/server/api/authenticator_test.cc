@@ -5,8 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <map>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "protocol/auth/hmac.h"
 #include "protocol/auth/sas.h"
@@ -274,7 +277,7 @@ TEST_F(AuthenticatorTest, LooseSasBesideAFailingAuthorizationHeader) {
   ExpectError(auth_.Authenticate(bare.Build(Operation::kQueryTables)), 403, "AuthenticationFailed");
 }
 
-// Verified SAS signatures are remembered per thread (a hit skips the HMAC):
+// Verified SAS signatures are remembered by the Authenticator (a hit skips the HMAC):
 // the memory must not accept a changed signature, nor carry over to another
 // Authenticator whose keys differ.
 TEST_F(AuthenticatorTest, RememberedSasSignatureStaysExact) {
@@ -295,7 +298,7 @@ TEST_F(AuthenticatorTest, RememberedSasSignatureStaysExact) {
   EXPECT_TRUE(auth_.Authenticate(t.Build(Operation::kQueryTables)).ok());
 }
 
-// The last account SAS that checked out is remembered per thread with its
+// The last account SAS that checked out is remembered by the Authenticator with its
 // exact query string and account: a repeat skips parsing and signing, but the
 // time window and permissions are checked on every request, and any other
 // query string, account or Authenticator is verified from scratch.
@@ -327,6 +330,31 @@ TEST_F(AuthenticatorTest, RepeatedAccountSasIsRememberedButStillChecked) {
                       });
   other.SetClockForTesting([] { return Iso("2024-01-01T00:00:00Z"); });
   ExpectError(other.Authenticate(t.Build(Operation::kQueryTables)), 403, "AuthenticationFailed");
+}
+
+// The memory is shared by the threads that authenticate (the I/O threads):
+// genuine and forged tokens sent at once from several threads each get their
+// own answer.
+TEST_F(AuthenticatorTest, TheSasMemoryAnswersEveryThreadExactly) {
+  SetNow(Iso("2024-01-01T00:00:00Z"));
+  TestRequest t = PythonAccountSas();
+  t.raw_query = "st=2021-06-09T01%3A17%3A08Z&se=2031-06-09T01%3A17%3A08Z&sp=rwdlacu&sv=2019-02-02&ss=t&srt=so&sig=L2P";
+  TestRequest forged = t;
+  forged.query.find("sig")->second = "M2PbQhN1tAiqlOTfIUBu0Xe7s79+ZB0OMVjxplKSNCw=";
+  forged.raw_query += "x";
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int k = 0; k < 4; ++k) {
+    threads.emplace_back([&, k] {
+      for (int i = 0; i < 200; ++i) {
+        const bool genuine = (i + k) % 2 == 0;
+        const bool ok = auth_.Authenticate((genuine ? t : forged).Build(Operation::kQueryTables)).ok();
+        if (ok != genuine) wrong.fetch_add(1);
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 TEST_F(AuthenticatorTest, AccountSasProtocolIpAndPermission) {

@@ -12,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include "protocol/error_body.h"
+
 namespace tablestone::api {
 namespace {
 
@@ -43,8 +45,9 @@ class TempFile {
 
 TEST(TraceJsonTest, EscapesControlsAndReplacesInvalidUtf8) {
   std::string out;
-  AppendJsonString(std::string("a\"b\\c\n\x01") + "\xC3\xA9" + "\xFF" + "\xE2\x82", &out);
-  EXPECT_EQ(out, "\"a\\\"b\\\\c\\u000a\\u0001\xC3\xA9\\ufffd\\ufffd\\ufffd\"");
+  protocol::AppendJsonString(out, std::string("a\"b\\c\n\x01") + "\xC3\xA9" + "\xFF" + "\xE2\x82",
+                             protocol::InvalidUtf8::kReplace);
+  EXPECT_EQ(out, "\"a\\\"b\\\\c\\n\\u0001\xC3\xA9\\ufffd\\ufffd\\ufffd\"");
   EXPECT_EQ(nlohmann::json::parse(out).get<std::string>(), "a\"b\\c\n\x01\xC3\xA9\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
 }
 

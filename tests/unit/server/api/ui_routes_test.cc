@@ -138,6 +138,17 @@ TEST_F(UiRoutesTest, ConfigOffersTheDevKeyOnlyToLoopbackPeers) {
   EXPECT_EQ(nlohmann::json::parse(Get("/_tablestone/ui/config.json", "128.0.0.1").body())["devKey"], false);
 }
 
+// Operator-chosen strings reach the page whole: control characters were
+// dropped by a hand-written escaper ("a\x01b" arrived as "ab").
+TEST_F(UiRoutesTest, ConfigKeepsEveryCharacterOfNamesAndVersion) {
+  options_.accounts.push_back({"tab\tnew\nline\x01\"q\"\\", {kKey}});
+  options_.facts.version = "1.2\x1f-dev\x7f";
+  auto j = nlohmann::json::parse(Get("/_tablestone/ui/config.json").body());
+  ASSERT_EQ(j["accounts"].size(), 3u);
+  EXPECT_EQ(j["accounts"][2], "tab\tnew\nline\x01\"q\"\\");
+  EXPECT_EQ(j["version"], "1.2\x1f-dev\x7f");
+}
+
 TEST_F(UiRoutesTest, ConfigWithoutDevKeyPermission) {
   options_.ui_dev_key = false;
   EXPECT_EQ(nlohmann::json::parse(Get("/_tablestone/ui/config.json", "127.0.0.1").body())["devKey"], false);
