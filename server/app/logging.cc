@@ -14,46 +14,25 @@
 #include <string_view>
 #include <vector>
 
+#include "protocol/error_body.h"
+
 namespace tablestone::app {
 namespace {
 
 constexpr const char* kNamedLoggers[] = {"app", "http", "api", "storage"};
 constexpr size_t kAccessQueueLines = 8192;
 
-// Appends `text` as the inside of a JSON string (quotes, backslashes and
-// control characters escaped), so JSON lines stay parseable whatever a
-// request target contains.
+// Appends `text` as a JSON string literal (with its quotes) through the
+// project's one escaper; a log line may carry any bytes, so invalid UTF-8 is
+// replaced and every line stays parseable whatever a request target holds.
 void AppendJsonEscaped(std::string_view text, spdlog::memory_buf_t& dest) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  for (char c : text) {
-    switch (c) {
-      case '"':
-        dest.append(std::string_view("\\\""));
-        break;
-      case '\\':
-        dest.append(std::string_view("\\\\"));
-        break;
-      case '\n':
-        dest.append(std::string_view("\\n"));
-        break;
-      case '\r':
-        dest.append(std::string_view("\\r"));
-        break;
-      case '\t':
-        dest.append(std::string_view("\\t"));
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char esc[6] = {'\\', 'u', '0', '0', kHex[(c >> 4) & 0xf], kHex[c & 0xf]};
-          dest.append(esc, esc + 6);
-        } else {
-          dest.push_back(c);
-        }
-    }
-  }
+  std::string literal;
+  literal.reserve(text.size() + 2);
+  protocol::AppendJsonString(literal, text, protocol::InvalidUtf8::kReplace);
+  dest.append(std::string_view(literal));
 }
 
-// %j: the message, JSON-escaped.
+// %j: the message as a JSON string literal.
 class JsonEscapedMessage : public spdlog::custom_flag_formatter {
  public:
   void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
@@ -79,9 +58,8 @@ class JsonAccessFields : public spdlog::custom_flag_formatter {
         std::sscanf(std::string(line.substr(close + 2)).c_str(), "%llu %llu %llu%2s", &status, &bytes, &micros,
                     unit) != 4 ||
         std::string_view(unit) != "us") {
-      dest.append(std::string_view("\"msg\":\""));
+      dest.append(std::string_view("\"msg\":"));
       AppendJsonEscaped(line, dest);
-      dest.push_back('"');
       return;
     }
     const std::string_view request = line.substr(open + 2, close - open - 2);
@@ -92,9 +70,8 @@ class JsonAccessFields : public spdlog::custom_flag_formatter {
       if (!first) dest.push_back(',');
       dest.push_back('"');
       dest.append(name);
-      dest.append(std::string_view("\":\""));
+      dest.append(std::string_view("\":"));
       AppendJsonEscaped(value, dest);
-      dest.push_back('"');
     };
     member("remote", line.substr(0, open), true);
     member("method", method);
@@ -110,7 +87,7 @@ std::unique_ptr<spdlog::formatter> MakeFormatter(const std::string& format) {
   if (format == "json") {
     auto f = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
     f->add_flag<JsonEscapedMessage>('j').set_pattern(
-        R"({"time":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","logger":"%n","msg":"%j"})");
+        R"({"time":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","logger":"%n","msg":%j})");
     return f;
   }
   return std::make_unique<spdlog::pattern_formatter>("%Y-%m-%d %H:%M:%S.%e [%n] %l: %v");
