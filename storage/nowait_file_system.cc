@@ -11,6 +11,10 @@
 namespace tablestone::storage {
 namespace {
 
+// Per thread, and justified: RocksDB calls Read() deep inside DB::Get with no
+// way to pass a per-call flag down, so the scope (NoWaitScope) that asks for
+// a no-wait read and the file read that honours it meet on the calling
+// thread. Both are plain flags, set and reset by the scope on that thread.
 thread_local bool t_no_wait = false;
 thread_local bool t_would_have_waited = false;
 

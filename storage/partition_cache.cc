@@ -253,8 +253,7 @@ bool PartitionCache::ShouldBuild(uint64_t table_id, std::string_view partition_k
     // this partition, so replacing it only makes the next pass miss it:
     // without this rule a query paging through more partitions than the
     // cache holds (each page a scan with its own clock) rebuilt nearly every
-    // partition on every pass (docs/benchmarks.md, "After a restart, and a
-    // cache smaller than the table"). The ghost ages out either way.
+    // partition on every pass. The ghost ages out either way.
     //
     // The room asked for is the entry's likely size: the size refused
     // before, else the average entry's (a minimal entry fits in the scraps

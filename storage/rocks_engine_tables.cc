@@ -74,8 +74,7 @@ Status RocksEngine::DeleteTable(std::string_view account, std::string_view name)
   // A table known to hold no entity (counts complete, gate drained) needs no
   // range tombstone and no compaction hint. Test suites create and drop
   // thousands of small or empty tables; each tombstone costs every later read
-  // of the memtable it lands in, and each hint a compaction-picker pass
-  // (docs/benchmarks.md, "Scale": p99 of a delete 11.7 ms -> see there).
+  // of the memtable it lands in, and each hint a compaction-picker pass.
   const bool has_entities = !entity_counts_complete_.load() || state->entities.load() != 0;
   rocksdb::WriteBatch batch;
   Status s = FromRocks(batch.Delete(cf(kCatalogCf), key), "batch");

@@ -154,6 +154,18 @@ bool ParseConnectionString(std::string_view text, Connection* out, std::string* 
              "is path-style, " + DescribeEndpoint(fixed);
     return false;
   }
+  if (IsIpLiteralOrLocalhost(out->host) && kv.count("accountname") != 0) {
+    // Path-style: the server takes the account from the path, the signature
+    // is made for AccountName; when they differ every request is 403. Said
+    // before sending one (a "-secondary" segment is the same account).
+    const size_t next = out->base_path.find('/', 1);
+    const std::string segment = out->base_path.substr(1, next == std::string::npos ? std::string::npos : next - 1);
+    if (Lower(segment) != Lower(out->account) && Lower(segment) != Lower(out->account) + "-secondary") {
+      *error = "AccountName " + out->account + " differs from the account in TableEndpoint " + endpoint +
+               " ('" + segment + "'): the server would refuse every request (403); use the same account in both";
+      return false;
+    }
+  }
   if (auto it = kv.find("sharedaccesssignature"); it != kv.end() && !it->second.empty()) {
     out->sas = it->second;
     if (!out->sas.empty() && out->sas.front() == '?') out->sas.erase(0, 1);

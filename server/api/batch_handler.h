@@ -30,7 +30,7 @@ void HandleBatch(const ApiContext& ctx, const RequestInfo& info, http::Response&
 
 // The table and PartitionKey a $batch addresses, as its first operation names
 // them (every operation of a valid batch names the same ones), for the fault
-// rules' match (dispatcher.cc, InjectFaults); nullopt when the body does not
+// rules' match (FaultInjector::Inspect, fault_injector.h); nullopt when the body does not
 // parse or name a table. Parses the multipart body: called only while fault
 // rules or realistic mode are active.
 struct BatchTarget {

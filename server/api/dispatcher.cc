@@ -17,9 +17,12 @@
 #include "server/api/admin_routes.h"
 #include "server/api/api_handler.h"
 #include "server/api/batch_handler.h"
+#include "server/api/fault_injector.h"
 #include "server/api/handlers.h"
+#include "server/api/page_cut_engine.h"
 #include "server/api/response.h"
 #include "server/api/service_handlers.h"
+#include "server/api/trace_engine.h"
 #include "server/api/ui_routes.h"
 #include "storage/model/datetime.h"
 #include "storage/model/limits.h"
@@ -162,66 +165,6 @@ Placement PlacementOf(const RequestInfo& info) {
   }
 }
 
-// A string field of the request's JSON body ("PartitionKey" of an insert,
-// "TableName" of Create Table), for the fault rules only; nullopt when the
-// body is not a JSON object with that string.
-std::optional<std::string> BodyField(const http::Request& request, const char* field) {
-  auto body = nlohmann::json::parse(request.body(), nullptr, false);
-  if (!body.is_object()) return std::nullopt;
-  auto it = body.find(field);
-  if (it == body.end() || !it->is_string()) return std::nullopt;
-  return it->get<std::string>();
-}
-
-// Applies a fault rule's after-action to the answer the handler gives (once
-// durable): wraps the request's Completion (dispatcher.h, "Fault injection").
-class FaultSink final : public http::ResponseSink {
- public:
-  FaultSink(http::Completion inner, faults::FaultDecision decision, faults::DelayQueue* delays,
-            std::string request_id, std::string accept, bool xml)
-      : inner_(std::move(inner)),
-        decision_(std::move(decision)),
-        delays_(delays),
-        request_id_(std::move(request_id)),
-        accept_(std::move(accept)),
-        xml_(xml) {}
-
-  void Complete(http::Response&& response) override {
-    switch (decision_.action) {
-      case faults::FaultAction::kTimeoutAfter: {
-        // The write stands; the client only hears that it timed out.
-        http::Response r;
-        r.version(response.version());
-        WriteErrorRaw(request_id_, accept_, ApiError::OperationTimedOut(), r, xml_);
-        for (const char* name : {"x-ms-request-id", "x-ms-version", "Date", "Server", "x-ms-client-request-id"}) {
-          if (auto it = response.find(name); it != response.end()) r.set(name, it->value());
-        }
-        return inner_(std::move(r));
-      }
-      case faults::FaultAction::kCloseAfter:
-        return inner_(std::move(response), http::Delivery::kCloseWithoutResponse);
-      case faults::FaultAction::kResetMidResponse:
-        return inner_(std::move(response), http::Delivery::kResetMidBody);
-      case faults::FaultAction::kLatencyAfter: {
-        auto held = std::make_shared<std::pair<http::Completion, http::Response>>(std::move(inner_), std::move(response));
-        return delays_->After(decision_.latency, [held] { held->first(std::move(held->second)); });
-      }
-      default: return inner_(std::move(response));
-    }
-  }
-  bool Cancelled() const override { return inner_.Cancelled(); }
-  void WorkDone() override { inner_.WorkDone(); }
-  void Abandoned() override { http::Completion dropped = std::move(inner_); }  // its sink answers 500
-
- private:
-  http::Completion inner_;
-  faults::FaultDecision decision_;
-  faults::DelayQueue* delays_;
-  std::string request_id_;
-  std::string accept_;
-  bool xml_;  // the operation answers errors in XML (IsXmlOperation)
-};
-
 }  // namespace
 
 // A request whose handler runs on the engine's executor. `info` refers to the
@@ -242,8 +185,7 @@ Dispatcher::Dispatcher(storage::Engine& engine, ApiOptions options, Metrics* met
       trace_(trace),
       log_(spdlog::get("api") ? spdlog::get("api") : spdlog::default_logger()),
       context_{engine_, options_, authenticator_, metrics},
-      faults_(options_.faults.get()),
-      delays_(faults_ != nullptr ? std::make_unique<faults::DelayQueue>() : nullptr) {
+      faults_(options_.faults != nullptr ? std::make_unique<FaultInjector>(*options_.faults, log_) : nullptr) {
   authenticator_.SetLoose(options_.loose);
   authenticator_.SetOAuthBasic(options_.oauth_basic);
   authenticator_.SetAdminCredentials(options_.admin_key, options_.admin_account);
@@ -278,6 +220,19 @@ bool Dispatcher::ServeAdmin(const http::Request& request, std::string_view targe
   const bool detail = path == kHealthPath && WantsDetail(target);
   if ((detail || (path == kMetricsPath && metrics_ != nullptr) || (options_.ui && IsUiPath(path))) &&
       !MayReadServerDetail(request, remote_ip, /*ui=*/IsUiPath(path), response)) {
+    response.prepare_payload();
+    return true;
+  }
+  // A person who types the server's address into a browser gets the data
+  // browser, not 400 InvalidUri. Only a bare GET / asking for HTML and
+  // carrying neither a signature nor x-ms-version: every SDK request keeps
+  // its answer (e2e: test_start_and_health.py, test_browser_at_the_root).
+  if (options_.ui && target == "/" && RequestHeader(request, "Accept").find("text/html") != std::string_view::npos &&
+      RequestHeader(request, "Authorization").empty() && RequestHeader(request, "x-ms-version").empty()) {
+    response.result(302);
+    response.set(boost::beast::http::field::location, "/_tablestone/ui/");
+    response.set(boost::beast::http::field::content_type, "text/plain; charset=utf-8");
+    response.body() = "The tablestone data browser is at /_tablestone/ui/\n";
     response.prepare_payload();
     return true;
   }
@@ -351,9 +306,7 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
       return done(std::move(response));  // not counted: a scrape does not change what it reads
     }
     if (trace_ != nullptr && trace_->enabled()) tally.trace = NewTrace(context);
-    if (PrepareTimed(request, context, request_id, response, &cors_account, &tally, &info)) {
-      info->trace = tally.trace.get();
-    }
+    PrepareTimed(request, context, request_id, response, &cors_account, &tally, &info);
   } catch (const std::exception& e) {
     ApiError error = ApiError::InternalError();
     error.cause = e.what();
@@ -364,9 +317,26 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
     WriteErrorRaw(request_id, {}, error, response);
   }
   if (!info) return Finish(request, request_id, cors_account, std::move(response), std::move(done), nullptr, tally);
-  if (faults_ != nullptr && faults_->active() &&
-      InjectFaults(request, request_id, cors_account, info, done, tally, response)) {
-    return;
+  if (faults_ != nullptr && faults_->active()) {
+    const bool xml = IsXmlOperation(info->route.operation);
+    FaultInjector::Verdict verdict = faults_->Inspect(*info, xml, done);
+    if (verdict.refusal) {
+      WriteError(*info, *verdict.refusal, response, xml);
+      return Finish(request, request_id, cors_account, std::move(response), std::move(done), &*info, tally);
+    }
+    info->page_cut = verdict.page_cut;
+    if (verdict.delay.count() > 0) {
+      // The handler runs on an engine lane once the delay has passed, so no
+      // thread waits for it.
+      const Placement placement = PlacementOf(*info);
+      const auto lane = placement == Placement::kLongLane || placement == Placement::kInlineSlice
+                            ? storage::WorkLane::kLong
+                            : storage::WorkLane::kShort;
+      auto pending = std::make_shared<Pending>(
+          Pending{std::move(*info), std::move(response), std::move(cors_account), std::move(done), tally});
+      return faults_->After(verdict.delay,
+                            [this, lane, pending]() mutable { RunOnLane(lane, std::move(pending)); });
+    }
   }
 
   Placement placement = PlacementOf(*info);
@@ -374,12 +344,12 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
     placement = engine_.CanWriteWithoutWaiting() ? Placement::kInlineUnlessDisk : Placement::kShortLane;
   }
   if (placement == Placement::kInline) {
-    Run(*info, response);
+    Run(*info, tally.trace.get(), response);
     return Finish(request, request_id, cors_account, std::move(response), std::move(done), &*info, tally);
   }
   if (placement == Placement::kInlineUnlessDisk) {
     InlineSlice attempt{options_.inline_query_slice, false, nullptr};
-    if (TryInline(*info, &attempt, response)) {
+    if (TryInline(*info, tally.trace.get(), &attempt, response)) {
       return Finish(request, request_id, cors_account, std::move(response), std::move(done), &*info, tally);
     }
     // The stored entity is not in memory: run it where waiting for the disk is fine.
@@ -394,7 +364,7 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
       placement = Placement::kLongLane;
     } else {
       InlineSlice slice{options_.inline_query_slice, false, nullptr};
-      if (TryInline(*info, &slice, response)) {
+      if (TryInline(*info, tally.trace.get(), &slice, response)) {
         return Finish(request, request_id, cors_account, std::move(response), std::move(done), &*info, tally);
       }
       // The long lane continues the scan where the slice left it.
@@ -410,9 +380,9 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
             std::move(pending));
 }
 
-bool Dispatcher::TryInline(RequestInfo& info, InlineSlice* attempt, http::Response& response) {
+bool Dispatcher::TryInline(RequestInfo& info, RequestTrace* trace, InlineSlice* attempt, http::Response& response) {
   info.inline_slice = attempt;
-  Run(info, response);
+  Run(info, trace, response);
   info.inline_slice = nullptr;
   if (!attempt->gave_up) return true;
   const unsigned version = response.version();
@@ -432,7 +402,7 @@ void Dispatcher::RunOnLane(storage::WorkLane lane, std::shared_ptr<Pending> pend
       pending->response.version(pending->info.request.version());
       WriteError(pending->info, ApiError::ServerBusy(), pending->response, IsXmlOperation(pending->info.route.operation));
     } else {
-      Run(pending->info, pending->response);
+      Run(pending->info, pending->tally.trace.get(), pending->response);
       pending->info.suspended_scan.reset();  // its snapshot and the engine's gate, let go before the answer waits
     }
     Finish(pending->info.request, pending->info.request_id, pending->cors_account, std::move(pending->response),
@@ -449,101 +419,23 @@ void Dispatcher::RunOnLane(storage::WorkLane lane, std::shared_ptr<Pending> pend
   }
 }
 
-bool Dispatcher::InjectFaults(const http::Request& request, const std::string& request_id,
-                              std::optional<std::string>& cors_account, std::optional<RequestInfo>& info,
-                              http::Completion& done, const Tally& tally, http::Response& response) {
-  const Operation op = info->route.operation;
-  const std::string& account = info->account();
-  std::optional<std::string> body_table;
-  if (op == Operation::kCreateTable) body_table = BodyField(request, "TableName");
-  // A $batch's URL names no table: its operations do (issue 31: a rule
-  // scoped by match.table never fired on a batch).
-  std::optional<BatchTarget> batch_target;
-  if (op == Operation::kBatch) batch_target = BatchTargetOf(*info);
-  const std::string_view table = body_table     ? std::string_view(*body_table)
-                                 : batch_target ? std::string_view(batch_target->table)
-                                                : std::string_view(info->route.resource.table);
-  auto refuse = [&](const ApiError& error) {
-    WriteError(*info, error, response, IsXmlOperation(op));
-    Finish(request, request_id, cors_account, std::move(response), std::move(done), &*info, tally);
-    return true;
-  };
-
-  // Realistic mode (docs/testing-with-faults.md, "Realistic mode").
-  std::chrono::milliseconds delay{0};
-  if (faults_->Realistic(account, table)) {
-    if (op == Operation::kCreateTable && faults_->TableBeingDeleted(account, table)) {
-      log_->info("fault injected rule=realistic action=tableBeingDeleted operation={} account={} table={} request={}",
-                 protocol::OperationName(op), account, table, request_id);
-      return refuse(ApiError::TableBeingDeleted());
-    }
-    if (op == Operation::kQueryEntities || op == Operation::kQueryTables) info->page_cut = faults_->NextPageCut();
-    delay = faults_->NextLatency();
-  }
-
-  // Fault rules.
-  faults::FaultRequest q;
-  q.account = account;
-  q.table = table;
-  q.operation = protocol::OperationName(op);
-  q.method = ToView(request.method_string());
-  q.header = [&request](std::string_view name) { return FindRequestHeader(request, name); };
-  std::optional<std::string> body_pk;
-  if (info->route.resource.key) {
-    q.partition_key = info->route.resource.key->partition_key;
-  } else if (batch_target && batch_target->partition_key) {
-    q.partition_key = *batch_target->partition_key;
-  } else if (op == Operation::kInsertEntity && faults_->wants_partition_key()) {
-    body_pk = BodyField(request, "PartitionKey");
-    if (body_pk) q.partition_key = *body_pk;
-  }
-  std::optional<faults::FaultDecision> decision = faults_->Evaluate(q);
-  if (decision) {
-    log_->info("fault injected rule={} action={} operation={} account={} table={} request={}", decision->rule_id,
-               faults::ActionName(decision->action), q.operation, account, table, request_id);
-    ApiError error = ApiError::ServerBusy();
-    switch (decision->action) {
-      case faults::FaultAction::kServerBusy:
-      case faults::FaultAction::kThrottle: return refuse(ApiError::ServerBusy());
-      case faults::FaultAction::kTimeoutBefore: return refuse(ApiError::OperationTimedOut());
-      case faults::FaultAction::kInternalErrorBefore:
-        error = ApiError::InternalError();
-        error.cause = "injected by fault rule " + decision->rule_id;
-        return refuse(error);
-      case faults::FaultAction::kLatencyBefore:
-        delay += decision->latency;
-        break;
-      case faults::FaultAction::kTimeoutAfter:
-      case faults::FaultAction::kCloseAfter:
-      case faults::FaultAction::kResetMidResponse:
-      case faults::FaultAction::kLatencyAfter:
-        done = http::Completion(std::make_shared<FaultSink>(std::move(done), *decision, delays_.get(), request_id,
-                                                            std::string(RequestHeader(request, "Accept")),
-                                                            IsXmlOperation(op)));
-        break;
-    }
-  }
-  if (delay.count() <= 0) return false;
-  // Latency before: the handler runs on an engine lane once the delay has
-  // passed, so no thread waits for it.
-  const Placement placement = PlacementOf(*info);
-  const auto lane = placement == Placement::kLongLane || placement == Placement::kInlineSlice
-                        ? storage::WorkLane::kLong
-                        : storage::WorkLane::kShort;
-  auto pending = std::make_shared<Pending>(
-      Pending{std::move(*info), std::move(response), std::move(cors_account), std::move(done), tally});
-  delays_->After(delay, [this, lane, pending]() mutable { RunOnLane(lane, std::move(pending)); });
-  return true;
-}
-
-void Dispatcher::Run(const RequestInfo& info, http::Response& response) {
-  const auto begin = info.trace != nullptr ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+void Dispatcher::Run(const RequestInfo& info, RequestTrace* trace, http::Response& response) {
+  const auto begin = trace != nullptr ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
   try {
-    Dispatch(context_, info, response);
-    if (info.route.operation == Operation::kDeleteTable && faults_ != nullptr && faults_->active() &&
-        response.result_int() == 204) {
-      faults_->NoteTableDeleted(info.account(), info.route.resource.table);  // realistic mode's TableBeingDeleted
+    // The handler's engine: the engine itself, or it wrapped by realistic
+    // mode's page cut and, outside that (so it sees the cut page), the trace.
+    storage::Engine* engine = &engine_;
+    std::optional<PageCutEngine> cut;
+    std::optional<TracingEngine> traced;
+    if (info.page_cut) engine = &cut.emplace(*engine, *info.page_cut);
+    if (trace != nullptr) engine = &traced.emplace(*engine, *trace, info.route.operation);
+    if (engine == &engine_) {
+      Dispatch(context_, info, response);
+    } else {
+      Dispatch(ApiContext{*engine, options_, authenticator_, metrics_}, info, response);
     }
+    if (cut && cut->drop_next_row_key()) response.erase("x-ms-continuation-NextRowKey");
+    if (faults_ != nullptr) faults_->NoteAnswer(info, response);
   } catch (const std::exception& e) {
     ApiError error = ApiError::InternalError();
     error.cause = std::string("threw: ") + e.what();
@@ -551,8 +443,16 @@ void Dispatcher::Run(const RequestInfo& info, http::Response& response) {
     response.version(info.request.version());
     WriteError(info, error, response, IsXmlOperation(info.route.operation));  // logs it once
   }
-  // Added, not set: a query given up on the I/O thread runs a second time.
-  if (info.trace != nullptr) info.trace->handler += std::chrono::steady_clock::now() - begin;
+  if (trace != nullptr) {
+    // Added, not set: a query given up on the I/O thread runs a second time.
+    trace->handler += std::chrono::steady_clock::now() - begin;
+    // A query page answered without a scan ($top=0, a filter no row can
+    // match) read and returned no row (docs/observability.md, "Request trace").
+    if (info.route.operation == Operation::kQueryEntities && response.result_int() == 200 && !trace->rows_scanned) {
+      trace->rows_scanned = 0;
+      trace->rows_returned = 0;
+    }
+  }
 }
 
 std::shared_ptr<RequestTrace> Dispatcher::NewTrace(const http::RequestContext& context) {

@@ -59,11 +59,11 @@
 //
 // Fault injection (server/faults, docs/testing-with-faults.md): with
 // ApiOptions::faults set and active (a rule, or realistic mode on), a routed
-// and authenticated request is shown to the fault rules before its handler
-// runs (InjectFaults). An error-before fault is answered like any refusal;
-// latency before hands the request, after the delay, to the engine's lane;
-// the after-actions wrap the Completion so that they apply to the answer the
-// handler gives once its write is durable. Otherwise one relaxed load.
+// and authenticated request is shown to the FaultInjector (fault_injector.h)
+// before its handler runs, and its verdict is done here: a refusal is
+// answered like any other; a delay hands the request, once it has passed, to
+// the engine's lane; a page cut wraps the handler's engine. After-actions
+// wrap the Completion inside the injector. Otherwise one relaxed load.
 //
 // Metrics: every answer that goes through Handle, AdmitHeaders or
 // RenderTransportError is counted once (Metrics::RecordRequest), when it is
@@ -87,11 +87,10 @@
 #include "server/api/api_context.h"
 #include "server/api/api_options.h"
 #include "server/api/authenticator.h"
+#include "server/api/fault_injector.h"
 #include "server/api/metrics.h"
 #include "server/api/slice_hints.h"
 #include "server/api/trace.h"
-#include "server/faults/delay_queue.h"
-#include "server/faults/fault_rules.h"
 #include "server/http/handler.h"
 #include "storage/engine.h"
 
@@ -163,23 +162,19 @@ class Dispatcher : public http::RequestHandler {
                     std::optional<RequestInfo>* info);
   // A request's trace record, started now.
   static std::shared_ptr<RequestTrace> NewTrace(const http::RequestContext& context);
-  // Runs the operation's handler (never throws: a throw becomes a 500).
-  void Run(const RequestInfo& info, http::Response& response);
+  // Runs the operation's handler (never throws: a throw becomes a 500), on
+  // the engine wrapped by what this request adds to it (realistic mode's page
+  // cut, the trace: page_cut_engine.h, trace_engine.h); `trace` is null when
+  // the request is not traced.
+  void Run(const RequestInfo& info, RequestTrace* trace, http::Response& response);
   // Runs the handler on this (I/O) thread with `attempt` as the request's
   // inline_slice (api_context.h). True when it answered; false when it gave
   // up (a query out of its slice, a read that would wait for the disk), with
   // `response` reset for the lane that runs it again.
-  bool TryInline(RequestInfo& info, InlineSlice* attempt, http::Response& response);
+  bool TryInline(RequestInfo& info, RequestTrace* trace, InlineSlice* attempt, http::Response& response);
   // Runs `pending` on the engine's `lane`, or answers 503 ServerBusy when the
   // lane refuses it.
   void RunOnLane(storage::WorkLane lane, std::shared_ptr<Pending> pending);
-  // Fault rules and realistic mode for a routed, authenticated request. True
-  // when it took over the request (answered it, or will after a delay); else
-  // the request runs as usual, `done` possibly wrapped by an after-action and
-  // info->page_cut set.
-  bool InjectFaults(const http::Request& request, const std::string& request_id,
-                    std::optional<std::string>& cors_account, std::optional<RequestInfo>& info,
-                    http::Completion& done, const Tally& tally, http::Response& response);
   // The common headers, and CORS headers when the request has an Origin.
   void Decorate(const http::Request& request, const std::string& request_id,
                 const std::optional<std::string>& cors_account, http::Response& response);
@@ -200,8 +195,9 @@ class Dispatcher : public http::RequestHandler {
   SliceHints slice_hints_;  // tables whose queries skip the I/O thread's slice for now
   protocol::QueryMemo query_memo_;  // the last query string routed (a SAS repeats it)
   ApiContext context_;
-  faults::FaultSet* faults_;  // options_.faults, or null
-  std::unique_ptr<faults::DelayQueue> delays_;  // last: its pending callbacks run while the rest lives
+  // Over options_.faults, or null. Last: its delayed calls, run when it is
+  // destroyed, need the rest.
+  std::unique_ptr<FaultInjector> faults_;
 };
 
 }  // namespace tablestone::api

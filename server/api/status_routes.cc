@@ -138,11 +138,11 @@ std::string Dispatcher::MetricsText() {
         static_cast<double>(trace_->dropped()));
   }
   std::string text = metrics_->Render(inputs);
-  if (faults_ != nullptr) {
+  if (options_.faults != nullptr) {
     // Labelled by rule id, which the operator chose: escaped like every label value.
     text += "# HELP tablestone_faults_injected_total Faults injected, per fault rule (docs/testing-with-faults.md).\n"
             "# TYPE tablestone_faults_injected_total counter\n";
-    for (const auto& [rule, count] : faults_->Counts()) {
+    for (const auto& [rule, count] : options_.faults->Counts()) {
       text += "tablestone_faults_injected_total{rule=\"" + EscapeLabelValue(rule) + "\"} " + std::to_string(count) +
               "\n";
     }

@@ -113,6 +113,21 @@ TEST(ConnectionStringTest, IpEndpointWithoutAccountSegmentIsRefusedWithTheFix) {
   EXPECT_EQ(Parse("AccountName=a;AccountKey=a2V5;TableEndpoint=http://a.table.localhost:1").account, "a");
 }
 
+// Issue 35: AccountName and the path's account segment disagreeing drew a
+// 403 from the server; it is refused before sending, naming both.
+TEST(ConnectionStringTest, AccountNameDifferentFromThePathSegmentIsRefused) {
+  std::string e = Error("AccountName=other;AccountKey=a2V5;TableEndpoint=http://127.0.0.1:10002/devstoreaccount1");
+  EXPECT_NE(e.find("AccountName other differs"), std::string::npos) << e;
+  EXPECT_NE(e.find("'devstoreaccount1'"), std::string::npos) << e;
+  EXPECT_EQ(e.find("a2V5"), std::string::npos) << e;  // never the key
+  // Same account in another case, or its -secondary endpoint, is fine; so is a host-style endpoint.
+  EXPECT_EQ(Parse("AccountName=DevStoreAccount1;AccountKey=a2V5;TableEndpoint=http://127.0.0.1:1/devstoreaccount1")
+                .base_path,
+            "/devstoreaccount1");
+  EXPECT_EQ(Parse("AccountName=a;AccountKey=a2V5;TableEndpoint=http://[::1]:1/a-secondary").account, "a");
+  EXPECT_EQ(Parse("AccountName=a;AccountKey=a2V5;TableEndpoint=http://a.table.localhost:1/x").account, "a");
+}
+
 // Issue 30 item 10: a malformed connection string echoed 40 characters of a
 // part, which is the key when "AccountKey=" was mistyped.
 TEST(ConnectionStringTest, MalformedNeverEchoesTheKey) {

@@ -19,6 +19,7 @@
 #include "server/api/metrics.h"
 #include "storage/engine.h"
 #include "storage/model/write_op.h"
+#include "storage/sync_point.h"
 #include "tests/unit/server/api/forwarding_engine.h"
 
 namespace tablestone::api {
@@ -54,6 +55,7 @@ class AsyncDispatchTest : public ::testing::Test {
     eo.executor.short_threads = 1;
     eo.executor.long_threads = 1;
     eo.executor.max_queued = 1;
+    eo.sync_points = sync_points_;
     auto engine = storage::Engine::Open(eo);
     ASSERT_TRUE(engine.ok()) << engine.status().ToString();
     engine_ = std::move(engine).value();
@@ -101,7 +103,11 @@ class AsyncDispatchTest : public ::testing::Test {
                     .ok());
     started.get_future().wait();
   }
+  // Holds the engine's log writer where it wakes for a group
+  // (storage/group_commit.h), so no write becomes durable until Release().
+  void HoldLogWriter() { sync_points_->Hold("GroupCommit::Woken"); }
   void Release() {
+    sync_points_->ReleaseAll();
     if (!released_) {
       released_ = true;
       release_.set_value();
@@ -156,6 +162,7 @@ class AsyncDispatchTest : public ::testing::Test {
 
   std::unique_ptr<storage::Engine> engine_;
   std::unique_ptr<http::RequestHandler> handler_;
+  std::shared_ptr<storage::SyncPoints> sync_points_ = std::make_shared<storage::SyncPoints>();
   std::promise<void> release_;
   std::shared_future<void> release_future_ = release_.get_future().share();
   bool released_ = false;
@@ -239,10 +246,10 @@ TEST_F(AsyncDispatchTest, APointReadOrWriteThatWouldWaitForTheDiskIsAnsweredFrom
 }
 
 TEST_F(AsyncDispatchTest, EntityWriteRunsInlineButIsAcknowledgedAfterTheLogWrite) {
-  // The executor's only short thread is busy, so the log write waits; the
-  // insert itself needs no executor thread while RocksDB is not stalling.
+  // The log writer is held, so the log write waits; the insert itself needs
+  // no executor thread while RocksDB is not stalling.
   ASSERT_TRUE(engine_->CanWriteWithoutWaiting());
-  HoldLane(storage::WorkLane::kShort);
+  HoldLogWriter();
   http::Request insert = Request("POST", "/asyncq", Insert("inline"));
   auto sink = std::make_shared<TestSink>();
   handler_->Handle(insert, http::RequestContext{}, http::Completion(sink));
@@ -260,8 +267,8 @@ TEST_F(AsyncDispatchTest, AnEntityReadWaitsOnlyForWritesItCanReflect) {
   ASSERT_EQ(Run(Request("POST", "/Tables", R"({"TableName":"other"})")).result_int(), 201);
   ASSERT_EQ(Run(Request("POST", "/other", Insert("o"))).result_int(), 201);
   ASSERT_EQ(Run(Request("POST", "/asyncq", Insert("a"))).result_int(), 201);
-  // An insert into asyncq that cannot become durable while the lane is held.
-  HoldLane(storage::WorkLane::kShort);
+  // An insert into asyncq that cannot become durable while the log writer is held.
+  HoldLogWriter();
   // The handler may keep a request until it answers: every one outlives that.
   std::vector<std::unique_ptr<http::Request>> requests;
   auto keep = [&requests](http::Request r) -> const http::Request& {
