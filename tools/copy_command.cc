@@ -494,6 +494,7 @@ bool RunCopy(TableStore& source, const std::function<std::unique_ptr<TableStore>
   end_bar();
   if (!options.checkpoint.empty()) std::filesystem::remove(options.checkpoint);
   summary->entities = pipeline.written();
+  summary->resumed_entities = base_entities;
   summary->seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return true;
 }

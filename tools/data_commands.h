@@ -20,6 +20,7 @@ struct DataSummary {
   uint64_t entities = 0;
   double seconds = 0;
   std::vector<std::string> skipped;  // RunSeed: files of the directory that are not export files
+  uint64_t resumed_entities = 0;     // RunCopy: copied by earlier runs of a resumed copy
 };
 
 // Called after each page read (export) or batch written (import) with the

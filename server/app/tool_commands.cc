@@ -199,7 +199,14 @@ void PrintSummary(std::FILE* err, const char* verb, const tools::DataSummary& s,
   double rate = s.seconds > 0 ? static_cast<double>(s.entities) / s.seconds : 0;
   std::string line = std::string("tablestone: ") + verb + " " + Plural(s.entities, "entity", "entities") + " of " +
                      Plural(s.tables, "table", "tables") + " " + where;
-  std::fprintf(err, "%s in %.2f s (%.0f entities/s)\n", tools::TerminalSafe(line).c_str(), s.seconds, rate);
+  std::fprintf(err, "%s in %.2f s (%.0f entities/s)", tools::TerminalSafe(line).c_str(), s.seconds, rate);
+  // A resumed copy's progress counts the earlier runs too: the summary
+  // gives both figures, so the two agree.
+  if (s.resumed_entities > 0) {
+    std::fprintf(err, "; resumed after %llu entities, %llu in all", static_cast<unsigned long long>(s.resumed_entities),
+                 static_cast<unsigned long long>(s.resumed_entities + s.entities));
+  }
+  std::fputc('\n', err);
 }
 
 // An option taking one of `choices`' names (any case) into *target. Unlike

@@ -420,7 +420,13 @@ def test_copy_interrupt_reference_and_offline_ends(servers, workdir):
         with open(cp) as f:
             saved = json.load(f)
         assert saved["current"]["table"] == "big" and saved["entities"] > 0
-        ok(tool("copy", "--from", conn(a), "--to", conn(c), "--table", "big", "--checkpoint", cp))
+        res = ok(tool("copy", "--from", conn(a), "--to", conn(c), "--table", "big", "--checkpoint", cp,
+                      "--progress", "lines", "--progressIntervalMs", "100"))
+        # The progress counts the earlier run too; the summary gives both figures and they agree.
+        done = re.search(r"copied ([0-9]+) entities .*; resumed after ([0-9]+) entities, 60000 in all",
+                         res.stderr.decode())
+        assert done and int(done.group(1)) + int(done.group(2)) == 60000, res.stderr.decode()
+        assert int(done.group(2)) >= saved["entities"]
     else:
         assert p.returncode == 0, err  # finished before the signal: nothing to resume
     ok(tool("export", "--from", conn(c), "--table", "big", "--out", out))
