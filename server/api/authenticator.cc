@@ -81,23 +81,6 @@ bool SasSignatureValid(uint64_t authenticator_id, const std::vector<pauth::HmacK
   return true;
 }
 
-bool IsEntityOperation(Operation op) {
-  switch (op) {
-    case Operation::kQueryEntities:
-    case Operation::kGetEntity:
-    case Operation::kInsertEntity:
-    case Operation::kUpdateEntity:
-    case Operation::kMergeEntity:
-    case Operation::kInsertOrReplaceEntity:
-    case Operation::kInsertOrMergeEntity:
-    case Operation::kDeleteEntity:
-    case Operation::kBatch:
-      return true;
-    default:
-      return false;
-  }
-}
-
 AuthGrant GrantOf(AuthGrant::Kind kind) {
   AuthGrant grant;
   grant.kind = kind;
@@ -403,7 +386,7 @@ ApiResult<AuthGrant> Authenticator::AuthenticateServiceSas(const AuthRequest& re
   if (!pauth::SasIpAllowed(sas->sip, request.remote_ip)) {
     return ApiError::AuthorizationSourceIPMismatch(request.remote_ip);
   }
-  if (!IsEntityOperation(request.operation)) return ApiError::AuthorizationFailure();
+  if (!protocol::IsEntityOperation(request.operation)) return ApiError::AuthorizationFailure();
   if (!request.table.empty() && !model::EqualsIgnoreCase(request.table, sas->tn)) return ApiError::AuthorizationFailure();
   if (auto e = pauth::CheckServiceSasPermission(permissions, request.operation)) {
     if (!LooseUpsert(permissions, request.operation)) return *e;
