@@ -1,23 +1,48 @@
 #!/usr/bin/env bash
 # README command 1: install the build dependencies, build a Release binary into build/, and run the
-# server in the foreground on 127.0.0.1:10002 with its data under ./data (Ctrl-C stops it cleanly).
+# server in the foreground (Ctrl-C stops it cleanly). With no settings it serves
+# http://127.0.0.1:10002/devstoreaccount1 with its data under ./data.
 #
-# Usage: bash scripts/start.sh [extra server flags...]
-# Environment: TABLESTONE_HOST (127.0.0.1), TABLESTONE_PORT (10002), TABLESTONE_DATA (./data)
+# Usage: bash scripts/start.sh [server flags...]      (bash scripts/start.sh --help lists them)
+# Settings reach the server unchanged, in its own precedence (defaults < --config file < environment
+# < flags): TABLESTONE_HOST, TABLESTONE_PORT, TABLESTONE_LOCATION and every other TABLESTONE_*
+# variable of `tablestone --help`. TABLESTONE_DATA is start.sh's older name for TABLESTONE_LOCATION.
+# start.sh sets nothing itself, so a --config file's host, port and location are kept.
+# TABLESTONE_BIN=PATH runs that binary instead of installing and building (tests/e2e/python/test_start_script.py).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
+bin="${TABLESTONE_BIN:-$ROOT/build/server/app/tablestone}"
 
-bash scripts/install-deps.sh --no-tests
-# Only the server: the tests are built by scripts/test.sh.
-TABLESTONE_TARGETS=tablestone bash scripts/build.sh Release "$ROOT/build"
+for arg in "$@"; do
+  case "$arg" in
+    -h | --help)
+      echo "Usage: bash scripts/start.sh [server flags...]: build (first run) and run tablestone."
+      if [[ -x "$bin" ]]; then
+        echo; exec "$bin" --help
+      fi
+      echo "The server's flags are listed by 'bash scripts/start.sh --help' once it is built"
+      echo "(run 'bash scripts/start.sh' once), and in config/README.md."
+      exit 0 ;;
+  esac
+done
 
-host="${TABLESTONE_HOST:-127.0.0.1}"
-port="${TABLESTONE_PORT:-10002}"
-data="${TABLESTONE_DATA:-$ROOT/data}"
-mkdir -p "$data"
+if [[ -z "${TABLESTONE_BIN:-}" ]]; then
+  bash scripts/install-deps.sh --no-tests
+  # Only the server: the tests are built by scripts/test.sh.
+  TABLESTONE_TARGETS=tablestone bash scripts/build.sh Release "$ROOT/build"
+fi
 
-echo "[start] tablestone on http://$host:$port/devstoreaccount1 (data: $data)"
-echo "[start] connection string: UseDevelopmentStorage=true"
-exec "$ROOT/build/server/app/tablestone" --tableHost "$host" --tablePort "$port" -l "$data" "$@"
+if [[ -n "${TABLESTONE_DATA:-}" ]]; then
+  if [[ -n "${TABLESTONE_LOCATION:-}" && "$TABLESTONE_LOCATION" != "$TABLESTONE_DATA" ]]; then
+    echo "[start] TABLESTONE_DATA and TABLESTONE_LOCATION differ; using TABLESTONE_LOCATION ($TABLESTONE_LOCATION)" >&2
+  else
+    export TABLESTONE_LOCATION="$TABLESTONE_DATA"
+  fi
+  unset TABLESTONE_DATA  # not a server setting: the server would warn that it ignores it
+fi
+
+# The server logs the address it listens on and its data directory; the default account's
+# connection string is UseDevelopmentStorage=true when it listens on 127.0.0.1:10002.
+exec "$bin" "$@"

@@ -18,11 +18,12 @@
 // write, nor send a response that may reflect one, before that: after
 // producing the response they call AwaitDurable(), which answers at once when
 // nothing visible is pending, and otherwise queues the callback for the
-// engine's next log write. That write runs on the executor's short lane after
-// the work already queued there, so one WAL write (and fsync) covers every
-// request that finished meanwhile instead of one each (the leader/follower
-// group commit of LevelDB's DBImpl::Write, with callbacks instead of blocked
-// followers: no thread waits for the disk but the one writing).
+// engine's next log write. That write runs on the engine's log writer thread
+// (storage/group_commit.h), which does nothing else, so one WAL write (and
+// fsync) covers every request that finished meanwhile instead of one each
+// (the leader/follower group commit of LevelDB's DBImpl::Write, with
+// callbacks instead of blocked followers: no thread waits for the disk but
+// the one writing), and it never waits behind request work.
 //
 // Errors: StatusCode values from storage/model/status.h:
 //   kTableNotFound, kTableAlreadyExists, kNotFound, kAlreadyExists,
@@ -52,6 +53,8 @@ class FileSystem;
 }  // namespace rocksdb
 
 namespace tablestone::storage {
+
+class SyncPoints;
 
 struct EngineOptions {
   std::string path;               // data directory (created if missing)
@@ -97,6 +100,9 @@ struct EngineOptions {
   // returns. Kept to measure the two (docs/benchmarks.md, "Group commit").
   enum class GroupCommit { kEngine, kRocksDb };
   GroupCommit group_commit = GroupCommit::kEngine;
+  // Test hooks in the engine's background threads (storage/sync_point.h);
+  // null (the default) costs one pointer test per point.
+  std::shared_ptr<SyncPoints> sync_points;
   // The file system under the data directory; null = the operating system's.
   // Tests put one here that fails chosen writes (a full disk, an I/O error).
   std::shared_ptr<rocksdb::FileSystem> file_system;
@@ -199,7 +205,7 @@ class Engine {
 
   // ---- Group commit of the write-ahead log (see "Durability" above) ----
   // Calls `done` once every write visible now is durable: at once on the
-  // calling thread when it already is, else later on an executor thread.
+  // calling thread when it already is, else later on the log writer thread.
   // `done` gets the log write's error if it failed (the caller must then not
   // acknowledge: those writes may be lost in a crash). Never blocks on I/O.
   virtual void AwaitDurable(std::function<void(Status)> done) = 0;

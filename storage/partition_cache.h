@@ -4,7 +4,7 @@
 // Why: a scan that iterates RocksDB costs hundreds of ns per row; filtering
 // a cached columnar block costs a few ns. A partition the admission below
 // accepts is built (read and decoded whole) by the engine's builder thread
-// after the admitting scan (RocksEngine::ScheduleBuilds), if it has at least
+// after the admitting scan (ScanCacheBuilder::Schedule, storage/scan_cache_builder.h), if it has at least
 // kMinCachedRows rows: no query pays for a build. Partitions a burst of
 // writes filled are built the same way (warm_candidates.h).
 //
@@ -110,7 +110,7 @@ class CopiedRows {
 };
 
 // A partition admitted by ShouldBuild, to be built off the query's path
-// (RocksEngine::ScheduleBuilds).
+// (ScanCacheBuilder::Schedule, storage/scan_cache_builder.h).
 struct PartitionToBuild {
   std::string partition_key;
   size_t stripe = 0;

@@ -32,6 +32,7 @@
 #include "storage/model/ascii.h"
 #include "storage/model/datetime.h"
 #include "storage/nowait_file_system.h"
+#include "storage/rocks_listeners.h"
 #include "storage/rocks_status.h"
 #include "storage/write_stall_counter.h"
 
@@ -92,21 +93,29 @@ Status RocksEngine::OpenDb() {
   }
   RemoveAbandonedSnapshot();
   executor_ = std::make_unique<WorkExecutor>(options_.executor);
+  group_commit_ = std::make_unique<GroupCommit>([this] { return SyncWal(); }, options_.sync_points.get());
   // Before the gate opens, so the snapshot holds no write made after it.
   std::vector<std::pair<uint64_t, std::shared_ptr<TableState>>> tables(live_tables_.begin(), live_tables_.end());
   stop_counting_.store(false);
-  // A clean close saved the counts: nothing to scan (a 50M-entity directory
-  // took minutes of a core and its whole page cache to count).
+  // A clean close saved the counts: nothing to scan (counting reads every row).
   const bool saved = LoadSavedEntityCounts();
-  LoadCachedPartitionKeys();
+  std::vector<ScanCacheBuilder::Restore> restore = LoadCachedPartitionKeys();
   entity_counts_complete_.store(tables.empty() || saved);
   if (!tables.empty() && !saved) {
     entity_counter_ = std::thread(&RocksEngine::CountEntities, this, db_->GetSnapshot(), std::move(tables));
   }
   if (scan_cache_) {
-    stop_builder_.store(false);
-    if (options_.warm_after_write.count() > 0) warm_stripes_ = std::make_unique<WarmStripe[]>(stripe_count_);
-    warmer_ = std::thread(&RocksEngine::RunBuilder, this);
+    ScanCacheBuilder::Options builder_options;
+    builder_options.admission_nice = options_.executor.long_nice;
+    builder_options.warm_after_write = options_.warm_after_write;
+    builder_options.stripe_count = stripe_count_;
+    builder_ = std::make_unique<ScanCacheBuilder>(
+        *scan_cache_, builder_options,
+        [this](uint64_t table_id, const PartitionToBuild& build, uint64_t use_clock, size_t* rows) {
+          return BuildCachedPartition(table_id, build, use_clock, rows);
+        },
+        options_.sync_points.get());
+    builder_->Start(std::move(restore));
   }
   gate_.Reopen();
   return s;
@@ -124,11 +133,9 @@ std::shared_ptr<RocksEngine::TableState> RocksEngine::NewTableState(std::string_
 
 void RocksEngine::CountEntities(const rocksdb::Snapshot* snapshot,
                                 std::vector<std::pair<uint64_t, std::shared_ptr<TableState>>> tables) {
-  // Only when nothing else wants the CPU: this pass reads every row, and on a
-  // busy or one-core server it ran beside the first queries after a restart,
-  // a third of the first cold scan's instructions (docs/benchmarks.md, "Cold
-  // scans", issue 20). The counts say when they are complete. Failure (no
-  // SCHED_IDLE) leaves the thread as it was.
+  // Only when nothing else wants the CPU: this pass reads every row, and must
+  // not compete with the first queries after a restart. The counts say when
+  // they are complete. Failure (no SCHED_IDLE) leaves the thread as it was.
   sched_param idle{};
   (void)sched_setscheduler(static_cast<pid_t>(syscall(SYS_gettid)), SCHED_IDLE, &idle);
   const auto begin = std::chrono::steady_clock::now();
@@ -165,88 +172,6 @@ void RocksEngine::CountEntities(const rocksdb::Snapshot* snapshot,
                                std::chrono::steady_clock::now() - begin).count());
 }
 
-namespace {
-
-// RocksDB's own diagnostic LOG, written with stdio and with write errors ignored. RocksDB's
-// default logger appends through a WritableFileWriter that, after one failed append (a full
-// disk), aborts the process on the next log line: an assertion that Debian's librocksdb 7.8
-// keeps enabled (found by tests/reliability/disk_test.py). A diagnostic log must never take
-// the server down. Rotates to LOG.old once it passes max_bytes.
-class TolerantInfoLog final : public rocksdb::Logger {
- public:
-  TolerantInfoLog(std::string path, size_t max_bytes, rocksdb::InfoLogLevel level)
-      : rocksdb::Logger(level), path_(std::move(path)), max_bytes_(max_bytes) {
-    file_ = std::fopen(path_.c_str(), "a");
-  }
-  ~TolerantInfoLog() override {
-    if (file_ != nullptr) std::fclose(file_);
-  }
-  using rocksdb::Logger::Logv;
-  void Logv(const char* format, va_list ap) override {
-    std::lock_guard lock(mu_);
-    if (file_ == nullptr) return;
-    const auto now = std::chrono::system_clock::now();
-    const std::time_t secs = std::chrono::system_clock::to_time_t(now);
-    const auto micros =
-        std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() % 1000000;
-    std::tm tm{};
-    localtime_r(&secs, &tm);
-    std::fprintf(file_, "%04d/%02d/%02d-%02d:%02d:%02d.%06lld ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                 tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<long long>(micros));
-    std::vfprintf(file_, format, ap);
-    std::fputc('\n', file_);
-    std::fflush(file_);
-    std::clearerr(file_);  // a full disk loses log lines, nothing else
-    long size = std::ftell(file_);
-    if (size > 0 && static_cast<size_t>(size) > max_bytes_) {
-      std::fclose(file_);
-      std::rename(path_.c_str(), (path_ + ".old").c_str());
-      file_ = std::fopen(path_.c_str(), "a");
-    }
-  }
-
- private:
-  std::mutex mu_;
-  const std::string path_;
-  const size_t max_bytes_;
-  std::FILE* file_ = nullptr;
-};
-
-// RocksDB recovers from a full disk by itself (its SstFileManager polls the
-// free space every 5 s) and meanwhile refuses DB::Resume() with Busy. The
-// engine resumes instead, from the requests that meet the error (CommitBatch,
-// RecoverFromLogFailure: at most every 500 ms each), so that writes and the
-// reads held behind a failed log write come back within a request of space
-// returning, and Close() can flush what it holds without waiting for a poll.
-//
-// It also notes the errors that leave the log writer failed (a log write or a
-// memtable switch): the writer then refuses every later write, and in
-// Debian's librocksdb 7.8 with an assertion that aborts the process
-// (WritableFileWriter's "previous error"), so SyncWal must not call
-// FlushWAL again until a recovery has replaced the writer.
-class ManualErrorRecovery final : public rocksdb::EventListener {
- public:
-  explicit ManualErrorRecovery(std::shared_ptr<std::atomic<int>> log_writer_error)
-      : log_writer_error_(std::move(log_writer_error)) {}
-
-  void OnBackgroundError(rocksdb::BackgroundErrorReason reason, rocksdb::Status* bg_error) override {
-    if (bg_error == nullptr || bg_error->ok()) return;
-    if (reason == rocksdb::BackgroundErrorReason::kWriteCallback ||
-        reason == rocksdb::BackgroundErrorReason::kMemTable) {
-      log_writer_error_->store(bg_error->IsNoSpace() ? RocksEngine::kLogNoSpace : RocksEngine::kLogIoError);
-    }
-  }
-  void OnErrorRecoveryBegin(rocksdb::BackgroundErrorReason /*reason*/, rocksdb::Status bg_error,
-                            bool* auto_recovery) override {
-    bg_error.PermitUncheckedError();
-    *auto_recovery = false;
-  }
-
- private:
-  std::shared_ptr<std::atomic<int>> log_writer_error_;
-};
-
-}  // namespace
 
 Status RocksEngine::OpenLocked() {
   std::string path = options_.path;
@@ -273,11 +198,9 @@ Status RocksEngine::OpenLocked() {
   // Bounds the memtables of all column families together.
   db_options.db_write_buffer_size = options_.write_buffer_bytes;
   db_options.max_background_jobs = 2;
-  // Compactions run at the lowest CPU priority (nice 19). They share the
-  // cores that serve requests, and one that started during a burst of inserts
-  // took a fifth of the core, cutting that burst's throughput by ~30%
-  // (docs/benchmarks.md, round 4); at low priority they use the idle time
-  // between bursts instead. Under writes that never pause, RocksDB's L0
+  // Compactions run at the lowest CPU priority (nice 19): they share the
+  // cores that serve requests, and at low priority use the idle time between
+  // bursts of writes instead. Under writes that never pause, RocksDB's L0
   // slowdown/stop triggers (below) slow the writers until compaction catches
   // up, so the backlog stays bounded. Flushes keep normal priority: a full
   // memtable blocks writes at once. The setting belongs to the process-wide
@@ -287,21 +210,19 @@ Status RocksEngine::OpenLocked() {
       .PermitUncheckedError();
   db_options.max_open_files = options_.max_open_files;
   // Open reads no SST file to refresh compaction statistics (RocksDB's
-  // default opens up to a few hundred files for it): startup then costs the
-  // same with 2M or 50M entities (docs/benchmarks.md, "Scale"). The
-  // statistics only steer deletion-heavy compactions and refill as files
-  // are compacted.
+  // default opens up to a few hundred files for it), so startup does not
+  // grow with the data. The statistics only steer deletion-heavy compactions
+  // and refill as files are compacted.
   db_options.skip_stats_update_on_db_open = true;
   // The write-ahead log is kept until every column family has flushed what
   // it holds. The catalog and meta column families take a few writes (one
-  // Create Table) and would never fill their memtables, so they pinned the
-  // first log file until RocksDB's default limit (4 x the memtable budget,
-  // 384 MiB here) made it flush them: a disk filled with log at a fraction
-  // of its size, and a restart after kill -9 replayed all of it (2 s for
-  // 376 MB). Past this total RocksDB flushes the column families that hold
-  // the oldest log, so the log stays near the entity memtables' own budget
-  // (db_write_buffer_size) plus this margin. Figures: docs/reliability.md,
-  // "Log size".
+  // Create Table) and would never fill their memtables, so without a limit
+  // they pin the first log file up to RocksDB's default (4 x the memtable
+  // budget), all of it replayed after a kill -9. Past this total RocksDB
+  // flushes the column families that hold the oldest log, so the log stays
+  // near the entity memtables' own budget (db_write_buffer_size) plus this
+  // margin (docs/reliability.md, "Log size";
+  // DiskFailureTest.TheLogStaysBoundedAfterOneCreateTable).
   db_options.max_total_wal_size = kMaxTotalWalBytes;
   db_options.keep_log_file_num = 3;
   db_options.max_log_file_size = 1u << 20;
@@ -310,14 +231,13 @@ Status RocksEngine::OpenLocked() {
   db_options.info_log_level = rocksdb::InfoLogLevel::INFO_LEVEL;
   if (!options_.in_memory) {
     db_options.info_log =
-        std::make_shared<TolerantInfoLog>(path + "/LOG", db_options.max_log_file_size, db_options.info_log_level);
+        NewTolerantInfoLog(path + "/LOG", db_options.max_log_file_size, db_options.info_log_level);
   }
   db_options.avoid_unnecessary_blocking_io = true;
   db_options.listeners.push_back(std::make_shared<WriteStallCounter>(stalled_column_families_, write_stalls_));
-  db_options.listeners.push_back(std::make_shared<ManualErrorRecovery>(log_writer_error_));
+  db_options.listeners.push_back(NewManualErrorRecovery(log_writer_error_));
   // Group commit: DB::Write only appends to the log's buffer; SyncWal() writes
-  // it once per batch of requests (Engine's "Durability"). One write(2) per
-  // request was ~10% of an insert's CPU time.
+  // it once per group of requests (Engine's "Durability", group_commit.h).
   db_options.manual_wal_flush = options_.group_commit == EngineOptions::GroupCommit::kEngine;
   // No RocksDB row cache: the engine's EntityCache (entity_cache.h) serves
   // repeated point reads, also of entities still in the memtable.
@@ -345,10 +265,9 @@ Status RocksEngine::OpenLocked() {
   table_options.block_size = 16u << 10;  // scans dominate; point reads use the bloom filter
   table_options.format_version = 5;
   // Index entries share long prefixes (table id, PartitionKey, most of the
-  // RowKey), so prefix-compressing them in runs of 16 makes the index ~4x
-  // smaller than RocksDB's default of a full key per entry (6.7 MB for 11M
-  // entities before, 7.7 MB for 55M after: docs/benchmarks.md, "Scale"); a
-  // point read then decodes up to 15 more entries of one 4 KiB partition.
+  // RowKey), so prefix-compressing them in runs of 16 makes the index several
+  // times smaller than RocksDB's default of a full key per entry; a point
+  // read then decodes up to 15 more entries of one 4 KiB partition.
   table_options.index_block_restart_interval = 16;
 
   rocksdb::ColumnFamilyOptions base;
@@ -363,25 +282,22 @@ Status RocksEngine::OpenLocked() {
   // L0 (memtable flushes) uncompressed, every other level as `base`. An L0
   // file lives only until the next L0 compaction, but it is what the first
   // scan after a load or a restart (a clean stop flushes the memtable) reads,
-  // and LZ4 was ~15% of such a scan's instructions (docs/benchmarks.md,
-  // issue 20); flushes also skip compressing. The price is disk: L0 holds at
-  // most level0_file_num_compaction_trigger flushed memtables, and a table
-  // small enough to live in L0 alone stays ~3.4x larger on disk.
+  // so that scan does not decompress; flushes also skip compressing. The
+  // price is disk: L0 holds at most level0_file_num_compaction_trigger
+  // flushed memtables, and a table small enough to live in L0 alone stays
+  // uncompressed.
   // With dynamic level bytes, entry 0 is L0 and the next ones apply from the
   // base level down.
   entities_options.compression_per_level.assign(7, base.compression);
   entities_options.compression_per_level[0] = rocksdb::kNoCompression;
-  // Up to three full memtables may wait for the one flush thread. With two, a
-  // sustained bulk load (50M entities, docs/benchmarks.md "Scale") stopped
-  // writes 8 times ("2 immutable memtables (waiting for flush)") whenever the
-  // shared cores delayed a flush. db_write_buffer_size still decides when
+  // Up to three full memtables may wait for the one flush thread: with two, a
+  // sustained bulk load stopped writes ("2 immutable memtables (waiting for
+  // flush)") whenever the shared cores delayed a flush. db_write_buffer_size still decides when
   // memtables are switched; this only bounds the backlog (4 x 16 MiB).
   entities_options.max_write_buffer_number = 4;
   // Compact L0 after 8 files rather than 4: every L0 compaction rewrites the
-  // overlapping bottom-level data on the same core that serves requests, and
-  // halving how often that happens gave writes ~5-15% more throughput under
-  // sustained load (bench/run.sh quick runs, docs/benchmarks.md round 3) while
-  // point reads, which test one bloom filter per L0 file, did not get slower.
+  // overlapping bottom-level data on the same core that serves requests;
+  // point reads test one bloom filter per L0 file, and 8 of them cost little.
   // The stall triggers keep their default distance from it.
   entities_options.level0_file_num_compaction_trigger = 8;
   entities_options.level0_slowdown_writes_trigger = 40;
@@ -391,26 +307,21 @@ Status RocksEngine::OpenLocked() {
   // without walking the memtable's skip list.
   entities_options.memtable_prefix_bloom_size_ratio = 0.02;
   entities_options.memtable_whole_key_filtering = true;
-  // No Bloom filters in the last level, which holds ~90% of the keys once a
-  // table is large: at 10 bits per key the filters of 11M entities were
-  // 14.2 MB, so ~70 MB at 55M, more than the whole block cache, and a random
-  // point read usually had to read a filter partition before its data block. A read of an existing key
+  // No Bloom filters in the last level, which holds most of the keys once a
+  // table is large: at 10 bits per key its filters outgrow the block cache,
+  // and a random point read would read a filter partition before its data
+  // block. A read of an existing key
   // needs no filter at its last level (the key is there); the price is paid
   // by a read or an insert of a missing key inside the last level's key range,
   // which reads a data block instead of a filter partition (keys beyond it,
   // as in an ascending bulk load, are excluded by the files' key ranges).
-  // Measured and not kept: a filter policy that drops the filter only when a
-  // compaction writes bottommost output (reads then use level 0's filters
-  // while it is the only level, where this option ignores them). Files that
-  // reached the last level without a rewrite keep their filters, and reads
-  // used them again (docs/benchmarks.md, "The point writes against 2f279ee").
   entities_options.optimize_filters_for_hits = true;
 
   // Open with the column families that exist, then create the missing ones in
   // ONE CreateColumnFamilies call. DB::Open's create_missing_column_families
   // creates them one at a time, and each creation rewrites and re-parses the
-  // OPTIONS file (and syncs it): on a fresh data directory that was ~2/3 of
-  // the startup CPU. Column families written by a newer version are opened too.
+  // OPTIONS file (and syncs it), most of a fresh start's CPU. Column families
+  // written by a newer version are opened too.
   std::vector<std::string> existing;
   if (!rocksdb::DB::ListColumnFamilies(db_options, path, &existing).ok()) existing = {"default"};
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
@@ -438,9 +349,13 @@ Status RocksEngine::OpenLocked() {
     // RocksDB reports a held LOCK file as a plain IOError ("While lock file:
     // <dir>/LOCK: Resource temporarily unavailable" or "lock hold by current
     // process"); its text is the only sign, so it is read here, once, and
-    // typed for the callers (server/app words it for operators).
+    // typed for the callers (server/app words it for operators). A LOCK file
+    // that cannot be created ("While lock file: ...: Permission denied") is
+    // an unwritable directory, not another process, and stays an I/O error.
     const std::string text = rs.ToString();
-    if (rs.IsIOError() && (text.find("lock") != std::string::npos || text.find("LOCK") != std::string::npos)) {
+    const bool held = text.find("Resource temporarily unavailable") != std::string::npos ||
+                      text.find("lock hold by current process") != std::string::npos;
+    if (rs.IsIOError() && held) {
       return Status::DataDirLocked("data directory " + path + " is in use by another tablestone process (" + text +
                                    ")");
     }
@@ -494,19 +409,16 @@ Status RocksEngine::Close() {
   std::lock_guard lock(close_mu_);
   stop_counting_.store(true);
   if (entity_counter_.joinable()) entity_counter_.join();
-  if (warmer_.joinable()) {
-    {
-      std::lock_guard warm_lock(warm_mu_);
-      stop_builder_.store(true);
-    }
-    warm_cv_.notify_all();
-    warmer_.join();
-  }
+  if (builder_ != nullptr) builder_->Stop();
   // First the executor: tasks running finish against an open database, queued
-  // ones are dropped (their callers answer 503), and the log syncs they queued
-  // run before its threads are joined.
+  // ones are dropped (their callers answer 503). Then the group commit, which
+  // writes the log for the waiters those tasks (and everyone else) queued.
   if (executor_ != nullptr) executor_->Shutdown();
+  if (group_commit_ != nullptr) group_commit_->Stop();
   gate_.CloseAndDrain();
+  // No scan runs now (the gate is drained); the suspended ones release their
+  // snapshots and iterators here, and answer a later Resume with kShuttingDown.
+  scans_->CloseAll();
   if (db_ == nullptr) return Status::Ok();
   SaveCachedPartitionKeys();
   SaveEntityCounts();  // last: it records the sequence number
@@ -559,10 +471,10 @@ void RocksEngine::SaveEntityCounts() {
 }
 
 // The partitions the scan cache held at a clean close are built again after
-// the next open, by the builder thread at nice 19 (RunBuilder): a test rig that
+// the next open, by the builder thread at nice 19 (ScanCacheBuilder): a test rig that
 // restarts on a prepared directory finds its partitions cached as before the
 // restart once the builder has had the CPU, usually before its first query
-// arrives (docs/benchmarks.md, "The scan cache after a restart"). A stale
+// arrives. A stale
 // list (writes after it, then a crash) only builds a partition from the data
 // as it is now; a deleted table's keys are skipped.
 void RocksEngine::SaveCachedPartitionKeys() {
@@ -571,14 +483,22 @@ void RocksEngine::SaveCachedPartitionKeys() {
       .PermitUncheckedError();  // best effort: without it the next open starts with an empty cache
 }
 
-void RocksEngine::LoadCachedPartitionKeys() {
-  restore_keys_.clear();
-  if (!scan_cache_) return;
+std::vector<ScanCacheBuilder::Restore> RocksEngine::LoadCachedPartitionKeys() {
+  std::vector<ScanCacheBuilder::Restore> restore;
+  if (!scan_cache_) return restore;
   std::string value;
+  std::vector<std::string> keys;
   if (!db_->Get(rocksdb::ReadOptions(), cf(kMetaCf), CachedPartitionsKey(), &value).ok() ||
-      !DecodeKeyList(value, &restore_keys_)) {
-    restore_keys_.clear();
+      !DecodeKeyList(value, &keys)) {
+    return restore;
   }
+  for (const std::string& key : keys) {
+    uint64_t table_id = 0;
+    std::string_view partition_key;
+    if (!PartitionCache::ParseCacheKey(key, &table_id, &partition_key) || !live_tables_.contains(table_id)) continue;
+    restore.push_back({table_id, std::string(partition_key), StripeIndex(table_id, partition_key)});
+  }
+  return restore;
 }
 
 bool RocksEngine::LoadSavedEntityCounts() {
@@ -608,8 +528,7 @@ std::shared_ptr<RocksEngine::TableState> RocksEngine::FindLiveTable(uint64_t tab
 }
 
 size_t RocksEngine::StripeIndex(uint64_t table_id, std::string_view partition_key) const {
-  size_t h = std::hash<std::string_view>()(partition_key) ^ (table_id * 0x9E3779B97F4A7C15ull);
-  return h % stripe_count_;
+  return LockStripe(table_id, partition_key, stripe_count_);
 }
 
 std::mutex& RocksEngine::StripeFor(uint64_t table_id, std::string_view partition_key) {
@@ -647,19 +566,9 @@ Status RocksEngine::Submit(WorkLane lane, WorkExecutor::Task task) {
 
 void RocksEngine::AwaitDurable(std::function<void(Status)> done) {
   if (VisibleMark() <= DurableMark()) return done(Status::Ok());
-  {
-    std::lock_guard lock(waiters_mu_);
-    durability_waiters_.push_back(std::move(done));
-    if (durability_flush_queued_) return;  // the queued flush will cover this one
-    durability_flush_queued_ = true;
-  }
-  // Behind the work already queued on the short lane: the writes that finish
-  // meanwhile join this flush.
-  Status s = executor_ == nullptr ? Status(StatusCode::kShuttingDown, "not open")
-                                  : executor_->SubmitInternal(WorkLane::kShort,
-                                                              [this](bool) { FlushDurabilityWaiters(); });
-  // Shutting down (this runs on an executor thread, or after Close): flush here.
-  if (!s.ok()) FlushDurabilityWaiters();
+  // Not open (or closed): nothing is pending, or Close wrote it already.
+  if (group_commit_ == nullptr) return done(SyncWal());
+  group_commit_->Await(std::move(done));
 }
 
 // Why a read that saw a write W finds it here: W's writer raised its mark's
@@ -709,19 +618,6 @@ RocksEngine::MarkedWrite::~MarkedWrite() {
   while (last < seq && !mark_.last_seq.compare_exchange_weak(last, seq, std::memory_order_seq_cst)) {
   }
   mark_.in_flight.fetch_sub(1, std::memory_order_seq_cst);
-}
-
-void RocksEngine::FlushDurabilityWaiters() {
-  std::vector<std::function<void(Status)>> batch;
-  {
-    std::lock_guard lock(waiters_mu_);
-    batch.swap(durability_waiters_);
-    durability_flush_queued_ = false;
-  }
-  if (batch.empty()) return;
-  // Every waiter's write is visible already, so the mark SyncWal reads covers it.
-  const Status s = SyncWal();
-  for (auto& done : batch) done(s);
 }
 
 // Why the mark read BEFORE FlushWAL covers the right writes: RocksDB publishes

@@ -20,6 +20,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <thread>
@@ -34,14 +35,46 @@
 
 #include "storage/engine.h"
 #include "storage/entity_cache.h"
+#include "storage/group_commit.h"
 #include "storage/op_gate.h"
 #include "storage/partition_cache.h"
-#include "storage/warm_candidates.h"
+#include "storage/rocks_listeners.h"
+#include "storage/scan_cache_builder.h"
 #include "storage/work_executor.h"
 
 namespace tablestone::storage {
 
 class ScanState;  // one scan's state, rocks_engine_scan.cc
+
+// The scans of an engine whose state is alive (running, or suspended and held
+// by the caller: model::SuspendedScan), shared by the engine and each state
+// so that either may go first. Close() invalidates every one still alive:
+// their iterators and snapshots are released while the database is open, and
+// a later Resume is refused by the closed gate. A state unregisters itself
+// when destroyed. The handle check of a resumed scan (Contains) replaces a
+// dynamic_cast: only a live state of this engine is continued.
+class ScanRegistry {
+ public:
+  // Adds `state`; false once Close began (the state then holds nothing to release).
+  bool Add(ScanState* state);
+  // Removes `state` and invalidates it under the registry's lock when it was
+  // still registered (so Close cannot close the database meanwhile).
+  void Remove(ScanState* state);
+  bool Contains(const model::SuspendedScan* scan);
+  // Close(): invalidates every live state and refuses new ones.
+  void CloseAll();
+
+ private:
+  std::mutex mu_;
+  std::set<ScanState*> live_;  // guarded by mu_
+  bool closed_ = false;        // guarded by mu_
+};
+
+// The lock stripe of a partition among `stripe_count` (RocksEngine::StripeIndex).
+inline size_t LockStripe(uint64_t table_id, std::string_view partition_key, size_t stripe_count) {
+  const size_t h = std::hash<std::string_view>()(partition_key) ^ (table_id * 0x9E3779B97F4A7C15ull);
+  return h % stripe_count;
+}
 
 class RocksEngine final : public Engine {
  public:
@@ -88,10 +121,6 @@ class RocksEngine final : public Engine {
   }
   Status SyncWal() override;
 
-  // What RocksDB last reported of its log writer (log_writer_error_).
-  static constexpr int kLogOk = 0;
-  static constexpr int kLogNoSpace = 1;
-  static constexpr int kLogIoError = 2;
 
   Stats GetStats() override;
   Status CreateCheckpoint(const std::string& dir) override;
@@ -101,51 +130,15 @@ class RocksEngine final : public Engine {
   // (rocks_engine_scan.cc), set in *state, until the page ends or is
   // suspended (ScanSpec::resumable). A state it started is owned by *started;
   // its page, the partitions its cache admitted (built after the page by
-  // ScheduleBuilds) and its use clock (partition_cache.h) are read from it.
+  // ScanCacheBuilder::Schedule) and its use clock (partition_cache.h) are read from it.
   Status ScanPage(const TableInfo& table, const model::ScanSpec& spec, std::shared_ptr<ScanState>* started,
                   ScanState** state);
-  // Admission without a cost to the query that triggers it: admitted
-  // partitions are queued (once, however many scans admit them meanwhile)
-  // and built into the scan cache one at a time by the builder thread
-  // (RunBuilder, at the long lane's nice), each from the admitting scan's copy or a
-  // snapshot of its own, then inserted by the cache's usual validity rule.
-  // Not on the long lane: a query sent there (an I/O thread's slice
-  // outgrown) waited behind a whole build (~14 ms for 10,000 rows). A query
-  // never builds; until then, scans read RocksDB.
-  void ScheduleBuilds(uint64_t table_id, uint64_t use_clock, std::vector<PartitionToBuild> builds);
-  // Builds the first queued partition (false: none queued).
-  bool RunOneQueuedBuild();
-  void DropBuildQueue();  // holds builds_mu_
-  // If the partition's build is running now, waits until it is done (or
-  // `deadline`, or a second) and returns true: a scan that misses the cache
-  // there spends less waiting than reading the partition again. False at
-  // once otherwise (one atomic load when no build of it runs).
-  bool AwaitRunningBuild(uint64_t table_id, std::string_view partition_key,
-                         std::optional<std::chrono::steady_clock::time_point> deadline);
-  // Builds one partition into the scan cache (from build.rows, else from a
-  // snapshot of its own); returns whether the cache kept it.
-  // *rows (if given) receives the rows read.
+  // The scan cache builder's snapshot reader (ScanCacheBuilder::BuildPartition,
+  // rocks_engine_builds.cc): builds one partition into the scan cache from
+  // build.rows, else from a snapshot of its own; returns whether the cache
+  // kept it. *rows (if given) receives the rows read.
   bool BuildCachedPartition(uint64_t table_id, const PartitionToBuild& build, uint64_t use_clock,
                             size_t* rows = nullptr);
-  // A build no query asked for (the warmer's, the rebuild after open): runs
-  // it from a snapshot in the building_ slot (so AwaitRunningBuild sees it),
-  // unless a scan's admission has queued the partition (then returns false
-  // and builds nothing). *refused_for_room: the cache refused the entry for
-  // want of room; *rows (if given): the rows read.
-  bool BuildUnqueued(uint64_t table_id, std::string_view partition_key, size_t stripe, uint64_t use_clock,
-                     bool* refused_for_room, size_t* rows = nullptr);
-  // The warmer (EngineOptions::warm_after_write): Write() notes the
-  // partitions it fills (NoteWarmCandidate, under the stripe lock: an atomic
-  // add and a compare, but for a partition's first write of a burst), and
-  // the builder thread builds those whose writes have stopped into the scan
-  // cache, one at a time, as building_ (a scan that reaches it waits, as for
-  // an admitted build). The entries of
-  // one burst of writes never evict each other: they are inserted with the
-  // use clock of the burst's start, so a load larger than the cache fills it
-  // once and the rest is left to the ordinary admission.
-  void NoteWarmCandidate(uint64_t table_id, std::string_view partition_key, size_t stripe, size_t rows);
-  // The builder thread: the admission's queued builds, then the warmer's.
-  void RunBuilder();
   // Tables and entities of one account (Stats::accounts). Entities may dip
   // below zero while the count after open runs (deletes of not yet counted
   // rows); read clamped.
@@ -182,14 +175,10 @@ class RocksEngine final : public Engine {
   void SaveEntityCounts();
   bool LoadSavedEntityCounts();
   // Close() records the scan cache's partitions (meta 'G'); the next open
-  // reads them into restore_keys_ before the builder thread starts, and the
-  // builder rebuilds them at nice 19 (RunBuilder).
+  // reads them back for the builder to rebuild at nice 19 (ScanCacheBuilder).
   void SaveCachedPartitionKeys();
-  void LoadCachedPartitionKeys();
+  std::vector<ScanCacheBuilder::Restore> LoadCachedPartitionKeys();
   static constexpr size_t kSavedCacheKeys = 1024;
-  // Builds the partition of one saved cache key, if its table still exists;
-  // false if the cache refused it for want of room.
-  bool RestoreCachedPartition(std::string_view cache_key, uint64_t use_clock);
   rocksdb::ColumnFamilyHandle* cf(size_t index) const { return cfs_[index]; }
   // The live state of `table_id`, or null if no such table exists now.
   std::shared_ptr<TableState> FindLiveTable(uint64_t table_id);
@@ -246,9 +235,6 @@ class RocksEngine final : public Engine {
     RocksEngine& engine_;
     WriteMark& mark_;
   };
-  // Writes the log once for every AwaitDurable() callback queued so far and
-  // runs them (the group commit's leader).
-  void FlushDurabilityWaiters();
   // The stored value of an entity key: from the entity cache, else from
   // RocksDB (then offered to the cache, entity_cache.h). On ok, *bytes views
   // *cached or *value, whichever served it. kNotFound when the key has no
@@ -301,65 +287,24 @@ class RocksEngine final : public Engine {
   // Stats::scan_cache_hits/misses: each scan counts locally and adds once.
   std::atomic<uint64_t> scan_cache_hits_{0};
   std::atomic<uint64_t> scan_cache_misses_{0};
-  // The cache builds waiting (ScheduleBuilds), guarded by builds_mu_:
-  // builds_queued_ names every partition queued or being built;
-  // build_rows_bytes_ counts the copied rows in build_queue_.
-  struct QueuedBuild {
-    uint64_t table_id = 0;
-    PartitionToBuild build;
-    uint64_t use_clock = 0;
-  };
-  std::mutex builds_mu_;
-  std::set<std::pair<uint64_t, std::string>> builds_queued_;
-  std::deque<QueuedBuild> build_queue_;
-  size_t build_rows_bytes_ = 0;
-  // The partition the builder thread builds now (at most one: a queued
-  // build or a warming one), its hash for a lock-free check (0 = none;
-  // BuildHash), and the signal that a build ended.
-  std::optional<std::pair<uint64_t, std::string>> building_;
-  std::atomic<uint64_t> building_hash_{0};
-  std::condition_variable build_done_;
-  std::mutex warm_mu_;
-  std::condition_variable warm_cv_;
-  WarmCandidates warm_candidates_{4096};  // guarded by warm_mu_
-  // Per lock stripe, for the warmer (warm_candidates.h): rows written to the
-  // stripe, the epoch the warmer bumps when it forgets a candidate of the
-  // stripe, and the writers' memo of the partition they noted last there
-  // (guarded by the stripe's mutex).
-  struct WarmStripe {
-    std::atomic<uint64_t> rows{0};
-    std::atomic<uint64_t> epoch{0};
-    uint64_t memo_table = 0;
-    uint64_t memo_epoch = UINT64_MAX;
-    std::string memo_partition_key;
-  };
-  // Set at open, before the gate opens, when warming is on
-  // (EngineOptions::warm_after_write); null otherwise.
-  std::unique_ptr<WarmStripe[]> warm_stripes_;
-  bool builds_pending_ = false;  // build_queue_ grew; guarded by warm_mu_
-  // The saved cache keys to rebuild after open (meta 'G'), most recently used
-  // first; filled before the builder thread starts, then the thread's own.
-  std::vector<std::string> restore_keys_;
-  // Close() asks the builder thread to stop: set under warm_mu_ (the thread's
-  // waits test it), read without it between builds.
-  std::atomic<bool> stop_builder_{false};
-  std::thread warmer_;  // RunBuilder; joined by Close
+  // Every live scan state (see ScanRegistry).
+  std::shared_ptr<ScanRegistry> scans_ = std::make_shared<ScanRegistry>();
+  // The scan cache's builder thread; created by OpenDb when there is a scan
+  // cache, stopped by Close.
+  std::unique_ptr<ScanCacheBuilder> builder_;
   std::mutex sync_mu_;  // one SyncWal at a time: concurrent ones would only repeat the work
   // The error of the log write that failed, until RecoverFromLogFailure
   // succeeds; OK otherwise. Guarded by sync_mu_.
   Status log_failure_;
-  // Set by a RocksDB listener (rocks_engine.cc, ManualErrorRecovery) when a
+  // Set by a RocksDB listener (rocks_listeners.h, ManualErrorRecovery) when a
   // write's log append or a memtable switch failed; cleared by a recovery.
   std::shared_ptr<std::atomic<int>> log_writer_error_ = std::make_shared<std::atomic<int>>(kLogOk);
   std::mutex snapshot_mu_;  // one CreateCheckpoint at a time (its marker file)
-  // AwaitDurable() callbacks waiting for the next log write, and whether that
-  // write is already queued on the executor.
-  std::mutex waiters_mu_;
-  std::vector<std::function<void(Status)>> durability_waiters_;  // guarded by waiters_mu_
-  bool durability_flush_queued_ = false;                        // guarded by waiters_mu_
-
   // Created by OpenDb; shut down first thing in Close().
   std::unique_ptr<WorkExecutor> executor_;
+  // Created by OpenDb; stopped by Close() after the executor (its tasks'
+  // waiters are answered by its last log write).
+  std::unique_ptr<GroupCommit> group_commit_;
 
   std::atomic<int64_t> last_timestamp_{0};
   std::atomic<int64_t> last_resume_ns_{0};  // steady clock of CommitBatch's last DB::Resume() attempt

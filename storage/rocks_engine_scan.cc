@@ -100,9 +100,12 @@ bool DecideBuild(PartitionCache* cache, uint64_t table_id, uint64_t use_clock, S
 class CacheLookupTally {
  public:
   CacheLookupTally(std::atomic<uint64_t>* hits, std::atomic<uint64_t>* misses) : hits_(hits), misses_(misses) {}
-  ~CacheLookupTally() {
+  ~CacheLookupTally() { Flush(); }
+  // Adds the counts to the engine's counters now (ScanState::Invalidate).
+  void Flush() {
     if (hit_count_ > 0) hits_->fetch_add(hit_count_, std::memory_order_relaxed);
     if (miss_count_ > 0) misses_->fetch_add(miss_count_, std::memory_order_relaxed);
+    hit_count_ = miss_count_ = 0;
   }
   CacheLookupTally(const CacheLookupTally&) = delete;
   CacheLookupTally& operator=(const CacheLookupTally&) = delete;
@@ -136,21 +139,18 @@ enum class SourceStep {
 // from RocksDB, admission (asked at a partition's second row, so a one-row
 // partition takes no cache lock; the admitted ones are listed in *admitted for
 // the engine to build after the scan, so that no query pays for a build).
-// `stripe_of` is RocksEngine::StripeIndex (private; passed by Scan as a
-// member pointer, which also keeps every function here out of callgrind's
-// --toggle-collect='*RocksEngine::Scan*', docs/benchmarks.md).
+// `stripe_count` is the engine's lock stripes (LockStripe); `builder` (null
+// without a cache) is asked to wait for a partition it is building.
 class PartitionSource {
  public:
-  using StripeOf = size_t (RocksEngine::*)(uint64_t table_id, std::string_view partition_key) const;
   using Deadline = std::optional<std::chrono::steady_clock::time_point>;
-  using AwaitBuild = bool (RocksEngine::*)(uint64_t table_id, std::string_view partition_key, Deadline deadline);
   PartitionSource(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, const rocksdb::Snapshot* snapshot,
                   PartitionCache* cache, const std::atomic<uint64_t>& last_write_stamp, uint64_t table_id,
-                  const ScanClocks& clocks, RocksEngine* engine, StripeOf stripe_of, AwaitBuild await_build,
+                  const ScanClocks& clocks, size_t stripe_count, ScanCacheBuilder* builder,
                   Deadline deadline, CacheLookupTally* tally, std::vector<PartitionToBuild>* admitted,
                   size_t fill_cache_bytes)
       : db_(db), cf_(cf), cache_(cache), last_write_stamp_(last_write_stamp), table_id_(table_id), clocks_(clocks),
-        engine_(engine), stripe_of_(stripe_of), await_build_(await_build), deadline_(deadline), tally_(tally),
+        stripe_count_(stripe_count), builder_(builder), deadline_(deadline), tally_(tally),
         admitted_(admitted), fill_cache_bytes_(fill_cache_bytes) {
     ro_.snapshot = snapshot;
     // The only range tombstones are those of deleted tables (DeleteTable),
@@ -205,11 +205,11 @@ class PartitionSource {
       // The previous partition was read to its end.
       if (in_partition_ && cache_ != nullptr) HandOver(key_);
       EnterPartition(table_id_, row_.partition_key,
-                     cache_ != nullptr ? (engine_->*stripe_of_)(table_id_, row_.partition_key) : 0, &part_);
+                     cache_ != nullptr ? LockStripe(table_id_, row_.partition_key, stripe_count_) : 0, &part_);
       in_partition_ = true;
       if (cache_ != nullptr) {
         cached_ = cache_->Lookup(table_id_, part_.partition_key, part_.stripe, clocks_.g0);
-        if (cached_ == nullptr && (engine_->*await_build_)(table_id_, part_.partition_key, deadline_)) {
+        if (cached_ == nullptr && builder_ != nullptr && builder_->AwaitRunning(table_id_, part_.partition_key, deadline_)) {
           cached_ = cache_->Lookup(table_id_, part_.partition_key, part_.stripe, clocks_.g0);
         }
         if (tally_->Count(cached_ != nullptr)) return SourceStep::kCached;
@@ -288,7 +288,7 @@ class PartitionSource {
           cached_ended_range_ = true;
           return false;
         }
-        const size_t next_stripe = (engine_->*stripe_of_)(table_id_, row_.partition_key);
+        const size_t next_stripe = LockStripe(table_id_, row_.partition_key, stripe_count_);
         if (auto next = cache_->Lookup(table_id_, row_.partition_key, next_stripe, clocks_.g0);
             tally_->Count(next != nullptr)) {
           EnterPartition(table_id_, row_.partition_key, next_stripe, &part_);
@@ -353,9 +353,8 @@ class PartitionSource {
   const std::atomic<uint64_t>& last_write_stamp_;
   const uint64_t table_id_;
   const ScanClocks clocks_;
-  RocksEngine* engine_;
-  StripeOf stripe_of_;
-  AwaitBuild await_build_;
+  size_t stripe_count_;
+  ScanCacheBuilder* builder_;
   Deadline deadline_;
   CacheLookupTally* tally_;
   std::vector<PartitionToBuild>* admitted_;
@@ -364,6 +363,12 @@ class PartitionSource {
   rocksdb::ReadOptions ro_;
   rocksdb::Slice upper_bound_;
   std::unique_ptr<rocksdb::Iterator> it_;
+
+ public:
+  // Releases the iterator (the engine is closing); nothing may be read after.
+  void Release() { it_.reset(); }
+
+ private:
   std::string_view lower_, upper_;
   std::string_view key_;  // the current row's key (valid until the iterator moves)
   model::Entity row_;
@@ -386,22 +391,22 @@ class PartitionSource {
 // admitted. A scan suspended at a row examines that row again when
 // continued; one suspended inside a cached partition serves it again from
 // the row it stopped at (ScanResult::next), so the page ends at the row and
-// with the `next` of an uninterrupted scan. While suspended it holds a pass
-// of the engine's gate (declared first, released last), so Close() waits
-// for it to be dropped before it closes the database under the iterator.
+// with the `next` of an uninterrupted scan. It is registered with the
+// engine's ScanRegistry from construction to destruction; Close() releases
+// its iterator and snapshot (Invalidate) instead of waiting for it.
 class ScanState final : public model::SuspendedScan {
  public:
-  using StripeOf = PartitionSource::StripeOf;
-  using AwaitBuild = PartitionSource::AwaitBuild;
-  // `db`, `cache` (may be null), `engine` and the counters outlive the scan;
+  // `db`, `cache` and `builder` (may be null) and the counters outlive the scan;
   // `table_state` keeps `last_write_stamp` alive.
   ScanState(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, PartitionCache* cache,
             std::shared_ptr<const void> table_state, const std::atomic<uint64_t>& last_write_stamp,
-            uint64_t table_id, const ScanClocks& clocks, RocksEngine* engine, StripeOf stripe_of,
-            AwaitBuild await_build, const model::ScanSpec& spec,
+            uint64_t table_id, const ScanClocks& clocks, size_t stripe_count,
+            ScanCacheBuilder* builder, const model::ScanSpec& spec,
             std::vector<std::pair<std::string, std::string>> ranges, std::string resume,
-            std::atomic<uint64_t>* hits, std::atomic<uint64_t>* misses, size_t fill_cache_bytes)
-      : table_state_(std::move(table_state)),
+            std::atomic<uint64_t>* hits, std::atomic<uint64_t>* misses, size_t fill_cache_bytes,
+            std::shared_ptr<ScanRegistry> registry)
+      : registry_(std::move(registry)),
+        table_state_(std::move(table_state)),
         table_id_(table_id),
         spec_(spec),
         ranges_(std::move(ranges)),
@@ -409,11 +414,27 @@ class ScanState final : public model::SuspendedScan {
         clocks_(clocks),
         snapshot_(db),
         cache_tally_(hits, misses),
-        source_(db, cf, snapshot_.get(), cache, last_write_stamp, table_id, clocks, engine, stripe_of, await_build,
+        source_(db, cf, snapshot_.get(), cache, last_write_stamp, table_id, clocks, stripe_count, builder,
                 spec.deadline, &cache_tally_, &admitted_, fill_cache_bytes),
         page_(spec_, &result_) {
     spec_.resume_scan = nullptr;
     Filter();
+    // Made inside a gate pass, so Close has not begun: registration succeeds.
+    registry_->Add(this);
+  }
+  ~ScanState() override {
+    registry_->Remove(this);
+  }
+  ScanState(const ScanState&) = delete;
+  ScanState& operator=(const ScanState&) = delete;
+
+  // Releases what reads the database (the iterator, then the snapshot); the
+  // state may then only be destroyed. Called by Close (ScanRegistry) or the
+  // destructor, each under the registry's lock while the database is open.
+  void Invalidate() {
+    source_.Release();
+    snapshot_.Release();
+    cache_tally_.Flush();  // the counters are the engine's
   }
 
   uint64_t table_id() const { return table_id_; }
@@ -433,9 +454,8 @@ class ScanState final : public model::SuspendedScan {
     suspended_ = false;
   }
 
-  // Reads until the page ends, or is suspended (suspended() true; `gate`
-  // is then entered once more, left when this state is destroyed).
-  Status Run(OpGate& gate) {
+  // Reads until the page ends, or is suspended (suspended() true).
+  Status Run() {
     for (; range_ < ranges_.size(); ++range_, in_range_ = false) {
       auto& [lower, upper] = ranges_[range_];
       if (!in_range_) {
@@ -457,7 +477,7 @@ class ScanState final : public model::SuspendedScan {
           bool ended = false;
           TABLESTONE_RETURN_IF_ERROR(
               ServeCached(source_.cached(), cached_from_, upper, spec_, &page_, &result_, &ended));
-          if (ended) return Ended(gate, Paused::kInCached);
+          if (ended) return Ended(Paused::kInCached);
           continue;
         }
         if (paused == Paused::kNo) step = source_.Next();
@@ -465,7 +485,7 @@ class ScanState final : public model::SuspendedScan {
         if (step == SourceStep::kCached) {
           bool ended = false;
           TABLESTONE_RETURN_IF_ERROR(ServeCached(source_.cached(), lower, upper, spec_, &page_, &result_, &ended));
-          if (ended) return Ended(gate, Paused::kInCached);
+          if (ended) return Ended(Paused::kInCached);
           continue;
         }
         model::Entity& row = source_.row();
@@ -473,7 +493,7 @@ class ScanState final : public model::SuspendedScan {
           TABLESTONE_RETURN_IF_ERROR(source_.ReadRowKey());
           result_.next = model::EntityKey{row.partition_key, row.row_key};
           if (!page_.deadline_passed()) source_.PageEnded();
-          return Ended(gate, Paused::kAtRow);
+          return Ended(Paused::kAtRow);
         }
         bool matches = true;
         if (encoded_) {
@@ -503,13 +523,6 @@ class ScanState final : public model::SuspendedScan {
 
  private:
   enum class Paused { kNo, kAtRow, kInCached };
-  // Leaves the gate when the state is destroyed (entered on suspension).
-  struct GateHold {
-    OpGate* gate = nullptr;
-    ~GateHold() {
-      if (gate != nullptr) gate->Exit();
-    }
-  };
 
   // The $filter part of the predicate, decided from the encoded bytes of rows
   // read from RocksDB: a row the filter drops is never decoded.
@@ -521,18 +534,16 @@ class ScanState final : public model::SuspendedScan {
 
   // The page ended (result_.next set) `where`: suspended instead if it was
   // the deadline and the scan may be suspended.
-  Status Ended(OpGate& gate, Paused where) {
-    if (!page_.deadline_passed() || !spec_.resumable || gate_hold_.gate != nullptr || !gate.Enter()) {
-      return Status::Ok();
-    }
-    gate_hold_.gate = &gate;
+  Status Ended(Paused where) {
+    if (!page_.deadline_passed() || !spec_.resumable || was_suspended_) return Status::Ok();
+    was_suspended_ = true;
     paused_ = where;
     paused_at_ = *result_.next;
     suspended_ = true;
     return Status::Ok();
   }
 
-  GateHold gate_hold_;  // first: destroyed last
+  std::shared_ptr<ScanRegistry> registry_;
   std::shared_ptr<const void> table_state_;
   const uint64_t table_id_;
   model::ScanSpec spec_;  // page_ and encoded_ look into it
@@ -549,6 +560,7 @@ class ScanState final : public model::SuspendedScan {
   size_t range_ = 0;
   bool in_range_ = false;  // source_ is reading ranges_[range_]
   bool suspended_ = false;
+  bool was_suspended_ = false;  // a scan is suspended at most once
   Paused paused_ = Paused::kNo;
   model::EntityKey paused_at_;  // result_.next when suspended
   std::string cached_from_;
@@ -575,7 +587,9 @@ StatusOr<model::ScanResult> RocksEngine::Scan(const TableInfo& table, const mode
     result = std::move(state->result());
     // Rows kept unrendered after the last rendered one (ScanResult::rendered).
     if (!result->rendered.empty()) result->rendered.resize(result->entities.size());
-    if (!state->admitted().empty()) ScheduleBuilds(table.id, state->use_clock(), std::move(state->admitted()));
+    if (!state->admitted().empty() && builder_ != nullptr) {
+      builder_->Schedule(table.id, state->use_clock(), std::move(state->admitted()));
+    }
   }
   const std::shared_ptr<spdlog::logger>& log = StorageLog();
   if (log->should_log(spdlog::level::debug)) {
@@ -596,13 +610,14 @@ Status RocksEngine::ScanPage(const TableInfo& table, const model::ScanSpec& spec
   GatePass pass(gate_);
   if (!pass.ok()) return Status::ShuttingDown("storage engine is closed");
   if (spec.resume_scan != nullptr) {
-    auto* suspended = dynamic_cast<ScanState*>(spec.resume_scan);
-    if (suspended == nullptr || !suspended->suspended() || suspended->table_id() != table.id) {
+    if (!scans_->Contains(spec.resume_scan)) return Status::InvalidArgument("not a suspended scan of this engine");
+    auto* suspended = static_cast<ScanState*>(spec.resume_scan);
+    if (!suspended->suspended() || suspended->table_id() != table.id) {
       return Status::InvalidArgument("not a suspended scan of this table");
     }
     suspended->Resume(spec);
     *state = suspended;
-    return suspended->Run(gate_);
+    return suspended->Run();
   }
   std::shared_ptr<TableState> table_state = FindLiveTable(table.id);
   if (!table_state) return Status::TableNotFound("the table specified does not exist");
@@ -636,11 +651,37 @@ Status RocksEngine::ScanPage(const TableInfo& table, const model::ScanSpec& spec
   if (scan_cache_) clocks = {scan_cache_->Sequence(), scan_cache_->UseClock()};
   const std::atomic<uint64_t>& last_write_stamp = table_state->last_write_stamp;
   *started = std::make_shared<ScanState>(db_, cf(kEntitiesCf), scan_cache_.get(), std::move(table_state),
-                                         last_write_stamp, table.id, clocks, this, &RocksEngine::StripeIndex,
-                                         &RocksEngine::AwaitRunningBuild, spec, std::move(ranges), std::move(resume),
-                                         &scan_cache_hits_, &scan_cache_misses_, options_.scan_fill_cache_bytes);
+                                         last_write_stamp, table.id, clocks, stripe_count_, builder_.get(), spec, std::move(ranges), std::move(resume),
+                                         &scan_cache_hits_, &scan_cache_misses_, options_.scan_fill_cache_bytes, scans_);
   *state = started->get();
-  return (*state)->Run(gate_);
+  return (*state)->Run();
+}
+
+bool ScanRegistry::Add(ScanState* state) {
+  std::lock_guard lock(mu_);
+  if (closed_) return false;
+  live_.insert(state);
+  return true;
+}
+
+void ScanRegistry::Remove(ScanState* state) {
+  std::lock_guard lock(mu_);
+  if (live_.erase(state) > 0) state->Invalidate();
+}
+
+bool ScanRegistry::Contains(const model::SuspendedScan* scan) {
+  std::lock_guard lock(mu_);
+  for (ScanState* state : live_) {
+    if (static_cast<const model::SuspendedScan*>(state) == scan) return true;
+  }
+  return false;
+}
+
+void ScanRegistry::CloseAll() {
+  std::lock_guard lock(mu_);
+  closed_ = true;
+  for (ScanState* state : live_) state->Invalidate();
+  live_.clear();
 }
 
 }  // namespace tablestone::storage

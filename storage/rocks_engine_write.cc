@@ -257,7 +257,7 @@ WriteResult RocksEngine::Write(const TableInfo& table, std::span<const WriteOp> 
     }
   }
   if (!ws.ok()) return fail(std::move(ws), 0);
-  if (warm_stripes_ != nullptr) NoteWarmCandidate(table.id, pk, stripe, pending.size());
+  if (builder_ != nullptr && builder_->warming()) builder_->NoteWrite(table.id, pk, stripe, pending.size());
   int64_t added = 0;
   for (const Pending& p : pending) added += static_cast<int64_t>(p.exists) - static_cast<int64_t>(p.existed);
   if (added != 0) {  // under table_pass: see TableState::entities

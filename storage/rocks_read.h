@@ -15,10 +15,15 @@ namespace tablestone::storage {
 class SnapshotHolder {
  public:
   explicit SnapshotHolder(rocksdb::DB* db) : db_(db), snapshot_(db->GetSnapshot()) {}
-  ~SnapshotHolder() { db_->ReleaseSnapshot(snapshot_); }
+  ~SnapshotHolder() { Release(); }
   SnapshotHolder(const SnapshotHolder&) = delete;
   SnapshotHolder& operator=(const SnapshotHolder&) = delete;
   const rocksdb::Snapshot* get() const { return snapshot_; }
+  // Releases the snapshot now (idempotent); get() is then null.
+  void Release() {
+    if (snapshot_ != nullptr) db_->ReleaseSnapshot(snapshot_);
+    snapshot_ = nullptr;
+  }
 
  private:
   rocksdb::DB* db_;

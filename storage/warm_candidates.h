@@ -5,7 +5,7 @@
 // the first query after a load (the common case of a test suite: load, then
 // query once) reads RocksDB row by row. A partition that just received many
 // rows is the likely target of that query; building it once its writes have
-// stopped, at nice 19 (RocksEngine's builder thread), makes the first query a
+// stopped, at nice 19 (storage/scan_cache_builder.h), makes the first query a
 // cached one.
 //
 // Cost on the write path (the point-write budget is 2% of a request's
@@ -31,7 +31,7 @@
 //     bumps that stripe's epoch, so the writers' memo of the stripe is stale
 //     and the next write to the partition notes it again.
 //
-// Thread safety: none; RocksEngine guards it with a mutex.
+// Thread safety: none; ScanCacheBuilder guards it with a mutex.
 #pragma once
 
 #include <cstddef>

@@ -55,16 +55,12 @@ WorkExecutor::WorkExecutor(const ExecutorOptions& options)
 
 WorkExecutor::~WorkExecutor() { Shutdown(); }
 
-Status WorkExecutor::Submit(WorkLane lane, Task task) { return Enqueue(lane, std::move(task), true); }
-
-Status WorkExecutor::SubmitInternal(WorkLane lane, Task task) { return Enqueue(lane, std::move(task), false); }
-
-Status WorkExecutor::Enqueue(WorkLane lane, Task task, bool bounded) {
+Status WorkExecutor::Submit(WorkLane lane, Task task) {
   Lane& l = lanes_[static_cast<size_t>(lane)];
   {
     std::lock_guard lock(l.mu);
     if (l.stopping) return Status(StatusCode::kShuttingDown, "the storage executor is stopping");
-    if (bounded && l.queue.size() >= max_queued_) {
+    if (l.queue.size() >= max_queued_) {
       return Status(StatusCode::kBusy, "the storage executor's queue is full");
     }
     l.queue.push_back(std::move(task));

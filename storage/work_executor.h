@@ -1,16 +1,15 @@
-// WorkExecutor: the engine's own threads for work that may take long or block
-// (scans, writes, table deletes, write-ahead-log writes and fsyncs), so the
-// caller's threads (the HTTP I/O threads) never wait on storage.
+// WorkExecutor: threads for request work that may take long or block (scans,
+// writes during a RocksDB stall, table deletes, `$batch`), so the caller's
+// threads (the HTTP I/O threads) never wait on storage. Which request runs in
+// which lane is the caller's decision (server/api/dispatcher.h); the log
+// writes of the group commit are not lane work (storage/group_commit.h).
 //
 // Two lanes, each a FIFO queue with its own threads:
-//   kShort  writes, table creates, ACL and metadata puts, WAL syncs: short
-//           and latency-sensitive.
-//   kLong   scans (Query Entities/Tables) and table deletes: may run for
-//           seconds. Its threads run at a lower CPU priority (nice), so on a
-//           busy machine the I/O threads and the short lane go first and a
-//           full-table scan cannot stall point requests; the scan still gets
-//           the CPU the others leave (docs/benchmarks.md, "Scans beside point
-//           requests").
+//   kShort  work that is short and latency-sensitive.
+//   kLong   work that may run for seconds. Its threads run at a lower CPU
+//           priority (nice), so on a busy machine the I/O threads and the
+//           short lane go first; a long task still gets the CPU the others
+//           leave.
 // A lane's queue is bounded (ExecutorOptions::max_queued): Submit() refuses
 // with kBusy when it is full, and the caller answers 503 ServerBusy, as the
 // service does when a partition or account is over its targets, rather than
@@ -68,9 +67,6 @@ class WorkExecutor {
   // Queues `task`. kBusy when the lane's queue holds max_queued tasks,
   // kShuttingDown after Shutdown() began (the task is then not run at all).
   Status Submit(WorkLane lane, Task task);
-  // As Submit, but never refused for a full queue: for work the engine itself
-  // must do to finish requests already admitted (the WAL sync they wait on).
-  Status SubmitInternal(WorkLane lane, Task task);
 
   void Shutdown();
 
@@ -87,7 +83,6 @@ class WorkExecutor {
     std::vector<std::thread> threads;
   };
 
-  Status Enqueue(WorkLane lane, Task task, bool bounded);
   void Run(Lane* lane, int nice);
 
   const size_t max_queued_;

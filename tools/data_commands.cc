@@ -149,6 +149,11 @@ bool RunExport(TableStore& source, const ExportOptions& options, DataSummary* su
     PageToken token;
     while (!token.done) {
       std::string why;
+      if (options.interrupted != nullptr && options.interrupted->load()) {
+        return abandon(to_stdout ? "interrupted: the output on stdout is incomplete; run the export again"
+                                 : "interrupted: nothing was written (the partial file was removed); run the same "
+                                   "command again to export from the start");
+      }
       if (!source.ReadPage(table, &token, &page, &why)) return abandon(why);
       for (const model::Entity& e : page) {
         line.clear();
@@ -223,7 +228,10 @@ bool RunImport(TableStore& target, const ImportOptions& options, DataSummary* su
   auto flush = [&]() {
     if (batch.empty()) return true;
     std::string why;
-    if (pool) {
+    if (options.dry_run) {
+      written += batch.size();
+      summary->entities += batch.size();
+    } else if (pool) {
       written += batch.size();
       summary->entities += batch.size();
       if (!pool->Submit(table, std::move(batch))) {
@@ -247,6 +255,20 @@ bool RunImport(TableStore& target, const ImportOptions& options, DataSummary* su
 
   while (reader.Next(&line)) {
     std::string why;
+    if (options.interrupted != nullptr && options.interrupted->load()) {
+      // The batches already sent are waited for, so the counts below are
+      // what the target holds.
+      if (pool && !pool->Finish(&why)) return incomplete(why);
+      *error = "interrupted after " + std::to_string(summary->entities) + " entities; " +
+               std::to_string(summary->tables) + (summary->tables == 1 ? " table is" : " tables are") +
+               " complete on the target";
+      if (!table.empty()) {
+        *error += ", table '" + table + "' is incomplete (" + std::to_string(written) + " entities written)";
+      }
+      *error += ". To finish, run the same import again with --ifExists replace (the file's tables are written "
+                "afresh) or with --ifExists append --mode upsert (what is there is written over)";
+      return false;
+    }
     if (!checker.Feed(line, &decoded, &why)) return incomplete("'" + options.in + "' " + why);
     switch (decoded.kind) {
       case DecodedLine::Kind::kHeader: {
@@ -257,6 +279,11 @@ bool RunImport(TableStore& target, const ImportOptions& options, DataSummary* su
         if (exists && options.if_exists == IfExists::kFail) {
           *error = "table '" + name + "' exists on the target (use --ifExists append or replace)";
           return false;
+        }
+        if (options.dry_run) {
+          table = name;
+          written = 0;
+          break;
         }
         if (exists && options.if_exists == IfExists::kReplace && !target.DeleteTable(name, error)) return false;
         bool existed = false;
@@ -289,7 +316,7 @@ bool RunImport(TableStore& target, const ImportOptions& options, DataSummary* su
     *error = why + " (the import is incomplete)";
     return false;
   }
-  if (!target.Flush(error)) return false;
+  if (!options.dry_run && !target.Flush(error)) return false;
   summary->seconds = SecondsSince(start);
   return true;
 }

@@ -3,6 +3,7 @@
 // memory stays bounded by one page or one batch, whatever the table size.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -30,6 +31,9 @@ struct ExportOptions {
   std::string out;                  // file, or "-" for stdout
   Compression compression = Compression::kNone;
   ProgressFn progress;
+  // Set by a signal handler: stop after the current page, remove the
+  // partial file and return false with what happened and how to resume.
+  const std::atomic<bool>* interrupted = nullptr;
 };
 
 // Writes the tables of `source` to options.out in the export format
@@ -53,6 +57,14 @@ struct ImportOptions {
   // (RunImport's argument); 1 = every batch on `target`, in file order.
   int parallel = 1;
   ProgressFn progress;
+  // Set by a signal handler: stop reading, wait for the batches in flight,
+  // and return false saying which tables are complete, which one is not,
+  // and the command line that resumes.
+  const std::atomic<bool>* interrupted = nullptr;
+  // Read and check the whole file (and, for --ifExists fail, which of its
+  // tables exist on the target) without creating, deleting or writing
+  // anything: a file that would fail half-way leaves no empty tables.
+  bool dry_run = false;
 };
 
 // Reads an export file into `target`, in batches of up to 100 entities of

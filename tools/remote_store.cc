@@ -302,9 +302,13 @@ class RemoteStore final : public TableStore {
 
   bool Flush(std::string*) override { return true; }
 
-  bool Admin(std::string_view op, const std::string& query, std::string* body, std::string* error) {
+  bool Admin(http::verb verb, std::string_view op, const std::string& query, const std::string& json_body,
+             std::string* body, std::string* error) {
     Response r;
-    if (!Call(http::verb::post, "/_tablestone/" + std::string(op), query, {}, {}, &r, error, true)) return false;
+    if (!Call(verb, "/_tablestone/" + std::string(op), query, json_body,
+              json_body.empty() ? std::string_view() : std::string_view("application/json"), &r, error, true)) {
+      return false;
+    }
     // Our admin errors are {"error":..}; anything else came from the Table
     // API's routing (no such resource, or the path taken for an account).
     if (r.status >= 400 && r.body.find("\"error\"") == std::string::npos) {
@@ -583,12 +587,23 @@ std::unique_ptr<TableStore> OpenRemoteStore(const Connection& connection, const 
 
 bool CallAdminRoute(const Connection& connection, const RemoteOptions& options, std::string_view op,
                     const std::string& query, std::string* body, std::string* error) {
+  return CallAdminRoute(connection, options, "POST", op, query, {}, body, error);
+}
+
+bool CallAdminRoute(const Connection& connection, const RemoteOptions& options, std::string_view method,
+                    std::string_view op, const std::string& query, const std::string& json_body, std::string* body,
+                    std::string* error) {
   if (connection.key.empty()) {
     *error = "admin routes need a connection string with an AccountKey (not a SAS)";
     return false;
   }
+  const http::verb verb = http::string_to_verb(method);
+  if (verb != http::verb::get && verb != http::verb::post && verb != http::verb::delete_) {
+    *error = "admin routes take GET, POST or DELETE";
+    return false;
+  }
   RemoteStore store(connection, options);
-  return store.Admin(op, query, body, error);
+  return store.Admin(verb, op, query, json_body, body, error);
 }
 
 }  // namespace tablestone::tools

@@ -91,6 +91,12 @@ std::unique_ptr<TableStore> OpenOfflineStore(const std::string& path, const std:
 bool CallAdminRoute(const Connection& connection, const RemoteOptions& options, std::string_view op,
                     const std::string& query, std::string* body, std::string* error);
 
+// The same with another method ("GET", "POST", "DELETE") and a JSON request
+// body, signed with it (`tablestone faults`, `tablestone trace`).
+bool CallAdminRoute(const Connection& connection, const RemoteOptions& options, std::string_view method,
+                    std::string_view op, const std::string& query, const std::string& json_body, std::string* body,
+                    std::string* error);
+
 // A store over an engine the caller owns and keeps open (a server seeding
 // itself before it listens). Same behaviour as OpenOfflineStore's.
 std::unique_ptr<TableStore> WrapEngine(storage::Engine& engine, const std::string& account);

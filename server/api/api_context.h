@@ -91,9 +91,6 @@ struct RequestInfo {
   // The scan a query's I/O-thread try left (InlineTry::suspended), which its
   // run on the long lane continues; dropped by the dispatcher once that ran.
   std::shared_ptr<model::SuspendedScan> suspended_scan;
-  // Non-null only while the request trace is on (trace.h): handlers time their
-  // storage calls into it (StorageTimer) and add their keys and row counts.
-  RequestTrace* trace = nullptr;
   // Realistic mode (server/faults): how this query page is cut; none = a normal page.
   std::optional<faults::PageCut> page_cut;
   // x-ms-version as sent (empty when absent), checked by the dispatcher before any handler runs.

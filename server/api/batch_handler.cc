@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "protocol/atom/atom_writer.h"
+#include "server/api/response_writer.h"
 #include "protocol/batch/multipart.h"
 #include "server/api/leniency.h"
 #include "protocol/error_body.h"
@@ -137,7 +137,7 @@ void RunQuery(const ApiContext& ctx, const RequestInfo& info, const protocol::ba
   SubRequestHeaders headers(sub);
   RequestParts parts{info.account(), info.route.account.secondary, resolved->resource, resolved->query, headers,
                      sub.body, info.api_version};
-  ReadScope scope{info.request_id, info.base_url, info.grant, nullptr, info.trace};
+  ReadScope scope{info.request_id, info.base_url, info.grant};
   http::Response sub_response;
   sub_response.version(11);
   if (op == Operation::kGetEntity) {
@@ -199,10 +199,7 @@ void HandleBatch(const ApiContext& ctx, const RequestInfo& info, http::Response&
   std::vector<model::WriteOp> ops;
   ops.reserve(plan.operations.size());
   for (PlannedOperation& p : plan.operations) ops.push_back(std::move(p.op));
-  storage::WriteResult result = [&] {
-    StorageTimer timer(info.trace);
-    return ctx.engine.Write(*table, std::span<const model::WriteOp>(ops));
-  }();
+  storage::WriteResult result = ctx.engine.Write(*table, std::span<const model::WriteOp>(ops));
   if (!result.status.ok()) {
     size_t index = result.failed_index < ops.size() ? result.failed_index : 0;
     const PlannedOperation& failed = plan.operations[index];
@@ -224,9 +221,7 @@ void HandleBatch(const ApiContext& ctx, const RequestInfo& info, http::Response&
     AddFramingHeaders(&part);
     for (auto& header : out.headers) part.headers.push_back(std::move(header));
     if (!out.body.empty()) {
-      part.headers.emplace_back("Content-Type", p.level == protocol::MetadataLevel::kAtom
-                                                    ? std::string(protocol::atom::kEntryContentType)
-                                                    : protocol::JsonContentType(p.level));
+      part.headers.emplace_back("Content-Type", WriterFor(p.level).EntityContentType());
       part.body = std::move(out.body);
     }
     parts.push_back(std::move(part));

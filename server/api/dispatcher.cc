@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "protocol/acl_blob.h"
-#include "protocol/batch/multipart.h"
 #include "protocol/guid.h"
 #include "protocol/redact.h"
 #include "protocol/request_options.h"
@@ -19,9 +18,11 @@
 #include "server/api/api_handler.h"
 #include "server/api/batch_handler.h"
 #include "server/api/handlers.h"
+#include "server/api/page_cut_engine.h"
 #include "server/api/response.h"
 #include "server/api/server_routes.h"
 #include "server/api/service_handlers.h"
+#include "server/api/trace_engine.h"
 #include "server/api/ui_routes.h"
 #include "storage/model/datetime.h"
 #include "storage/model/limits.h"
@@ -32,10 +33,10 @@ namespace {
 using protocol::ApiError;
 using protocol::Operation;
 
-// The most body bytes read for an admin request before HandleAdmin has
-// authenticated it: its JSON bodies (a trace switch, fault rules) are small,
-// and 300 unauthenticated connections must not cost more than a few MiB each
-// (issue 30, item 4; tests/reliability/hostile_test.py).
+// The most body bytes read for a request that AdmitHeaders could not judge
+// (it threw; Handle() answers it): nobody is authenticated, and hundreds of
+// such connections must not cost more than a few MiB each
+// (tests/reliability/hostile_test.py).
 constexpr uint64_t kUnauthenticatedAdminBodyLimit = 64 * 1024;
 // The most body bytes of an admin request admitted on its signed headers:
 // room for a server's whole set of fault rules (faults::FaultSet::kMaxRules).
@@ -68,6 +69,16 @@ Authenticator::PolicyLookup MakePolicyLookup(storage::Engine& engine) {
     }
     return std::nullopt;
   };
+}
+
+// A person who types the server's address into a browser gets the data
+// browser, not 400 InvalidUri: a bare GET / asking for HTML and carrying
+// neither a signature nor x-ms-version, so that every SDK request keeps its
+// answer (e2e: test_start_and_health.py, test_browser_at_the_root).
+bool IsBrowserAtRoot(const http::Request& request) {
+  return request.method() == boost::beast::http::verb::get && ToView(request.target()) == "/" &&
+         RequestHeader(request, "Accept").find("text/html") != std::string_view::npos &&
+         RequestHeader(request, "Authorization").empty() && RequestHeader(request, "x-ms-version").empty();
 }
 
 using Handler = void (*)(const ApiContext&, const RequestInfo&, http::Response&);
@@ -324,15 +335,22 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
     const std::string_view target = ToView(request.target());
     const ServerRoute* route = FindServerRoute(target.substr(0, target.find('?')), options_);
     if (route != nullptr && ServeServerRoute(*route, request, context, done)) return;
+    if (options_.ui && IsBrowserAtRoot(request)) {
+      response.result(302);
+      response.set(boost::beast::http::field::location, "/_tablestone/ui/");
+      response.set(boost::beast::http::field::content_type, "text/plain; charset=utf-8");
+      response.body() = "The tablestone data browser is at /_tablestone/ui/\n";
+      response.prepare_payload();
+      Decorate(request, request_id, std::nullopt, response);
+      return done(std::move(response));  // not counted, as the UI's routes
+    }
   }
   Tally tally;
   tally.account = metrics_ != nullptr ? metrics_->AccountIndex("") : 0;
   tally.start = context.start;
   try {
     if (trace_ != nullptr && trace_->enabled()) tally.trace = NewTrace(context);
-    if (PrepareTimed(request, context, request_id, response, &cors_account, &tally, &info)) {
-      info->trace = tally.trace.get();
-    }
+    PrepareTimed(request, context, request_id, response, &cors_account, &tally, &info);
   } catch (const std::exception& e) {
     ApiError error = ApiError::InternalError();
     error.cause = e.what();
@@ -352,11 +370,11 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
   const RequestPlacement& placement = info->placement;
   if (placement.io_thread_first) {
     if (placement.bound == InlineBound::kNone) {
-      Run(*info, response);
+      Run(*info, tally.trace.get(), response);
       return Finish(request, request_id, cors_account, std::move(response), std::move(done), &*info, tally);
     }
     InlineTry attempt = placement_.TryFor(placement);
-    if (TryInline(*info, &attempt, response)) {
+    if (TryInline(*info, tally.trace.get(), &attempt, response)) {
       return Finish(request, request_id, cors_account, std::move(response), std::move(done), &*info, tally);
     }
     // The lane continues a query's scan where the slice left it.
@@ -369,9 +387,9 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
   RunOnLane(lane, std::move(pending));
 }
 
-bool Dispatcher::TryInline(RequestInfo& info, InlineTry* attempt, http::Response& response) {
+bool Dispatcher::TryInline(RequestInfo& info, RequestTrace* trace, InlineTry* attempt, http::Response& response) {
   info.inline_try = attempt;
-  Run(info, response);
+  Run(info, trace, response);
   info.inline_try = nullptr;
   if (!attempt->gave_up) return true;
   const unsigned version = response.version();
@@ -391,7 +409,7 @@ void Dispatcher::RunOnLane(storage::WorkLane lane, std::shared_ptr<Pending> pend
       pending->response.version(pending->info.request.version());
       WriteError(pending->info, ApiError::ServerBusy(), pending->response, protocol::IsXmlOperation(pending->info.route.operation));
     } else {
-      Run(pending->info, pending->response);
+      Run(pending->info, pending->tally.trace.get(), pending->response);
       pending->info.suspended_scan.reset();  // its snapshot and the engine's gate, let go before the answer waits
     }
     Finish(pending->info.request, pending->info.request_id, pending->cors_account, std::move(pending->response),
@@ -492,10 +510,22 @@ bool Dispatcher::InjectFaults(const http::Request& request, const std::string& r
   return true;
 }
 
-void Dispatcher::Run(const RequestInfo& info, http::Response& response) {
-  const auto begin = info.trace != nullptr ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+void Dispatcher::Run(const RequestInfo& info, RequestTrace* trace, http::Response& response) {
+  const auto begin = trace != nullptr ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
   try {
-    Dispatch(context_, info, response);
+    // The handler's engine: the engine itself, or it wrapped by realistic
+    // mode's page cut and, outside that (so it sees the cut page), the trace.
+    storage::Engine* engine = &engine_;
+    std::optional<PageCutEngine> cut;
+    std::optional<TracingEngine> traced;
+    if (info.page_cut) engine = &cut.emplace(*engine, *info.page_cut);
+    if (trace != nullptr) engine = &traced.emplace(*engine, *trace, info.route.operation);
+    if (engine == &engine_) {
+      Dispatch(context_, info, response);
+    } else {
+      Dispatch(ApiContext{*engine, options_, authenticator_, metrics_}, info, response);
+    }
+    if (cut && cut->drop_next_row_key()) response.erase("x-ms-continuation-NextRowKey");
     if (info.route.operation == Operation::kDeleteTable && faults_ != nullptr && faults_->active() &&
         response.result_int() == 204) {
       faults_->NoteTableDeleted(info.account(), info.route.resource.table);  // realistic mode's TableBeingDeleted
@@ -507,8 +537,16 @@ void Dispatcher::Run(const RequestInfo& info, http::Response& response) {
     response.version(info.request.version());
     WriteError(info, error, response, protocol::IsXmlOperation(info.route.operation));  // logs it once
   }
-  // Added, not set: a query given up on the I/O thread runs a second time.
-  if (info.trace != nullptr) info.trace->handler += std::chrono::steady_clock::now() - begin;
+  if (trace != nullptr) {
+    // Added, not set: a query given up on the I/O thread runs a second time.
+    trace->handler += std::chrono::steady_clock::now() - begin;
+    // A query page answered without a scan ($top=0, a filter no row can
+    // match) read and returned no row (docs/observability.md, "Request trace").
+    if (info.route.operation == Operation::kQueryEntities && response.result_int() == 200 && !trace->rows_scanned) {
+      trace->rows_scanned = 0;
+      trace->rows_returned = 0;
+    }
+  }
 }
 
 std::shared_ptr<RequestTrace> Dispatcher::NewTrace(const http::RequestContext& context) {

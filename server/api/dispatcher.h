@@ -135,13 +135,16 @@ class Dispatcher : public http::RequestHandler {
                     std::optional<RequestInfo>* info);
   // A request's trace record, started now.
   static std::shared_ptr<RequestTrace> NewTrace(const http::RequestContext& context);
-  // Runs the operation's handler (never throws: a throw becomes a 500).
-  void Run(const RequestInfo& info, http::Response& response);
+  // Runs the operation's handler (never throws: a throw becomes a 500), on
+  // the engine wrapped by what this request adds to it (realistic mode's page
+  // cut, the trace: page_cut_engine.h, trace_engine.h); `trace` is null when
+  // the request is not traced.
+  void Run(const RequestInfo& info, RequestTrace* trace, http::Response& response);
   // Runs the handler on this (I/O) thread with `attempt` as the request's
   // inline_try (placement.h). True when it answered; false when it gave up
   // (a query out of its slice, a read that would wait for the disk), with
   // `response` reset for the lane that runs it again.
-  bool TryInline(RequestInfo& info, InlineTry* attempt, http::Response& response);
+  bool TryInline(RequestInfo& info, RequestTrace* trace, InlineTry* attempt, http::Response& response);
   // Runs `pending` on the engine's `lane`, or answers 503 ServerBusy when the
   // lane refuses it.
   void RunOnLane(storage::WorkLane lane, std::shared_ptr<Pending> pending);

@@ -4,13 +4,12 @@
 #include <string>
 #include <vector>
 
-#include "protocol/atom/atom_writer.h"
-#include "protocol/odata_writer.h"
 #include "protocol/request_options.h"
 #include "server/api/entity_ops.h"
 #include "server/api/handlers.h"
 #include "server/api/query_ops.h"
 #include "server/api/response.h"
+#include "server/api/response_writer.h"
 #include "storage/model/etag.h"
 
 namespace tablestone::api {
@@ -54,18 +53,11 @@ std::optional<ApiError> RunGetEntity(const ApiContext& ctx, const GetEntityReque
   }
   auto table = ctx.engine.GetTable(req.account, req.table);
   if (!table.ok()) return protocol::FromStatus(table.status());
-  auto entity = [&] {
-    StorageTimer timer(scope.trace);
-    return ctx.engine.GetEntity(*table, req.partition_key, req.row_key, ReadWaitOf(scope.inline_try));
-  }();
+  auto entity = ctx.engine.GetEntity(*table, req.partition_key, req.row_key, ReadWaitOf(scope.inline_try));
   if (GaveUpForTheDisk(scope.inline_try, entity.status())) return std::nullopt;
   if (!entity.ok()) return protocol::FromStatus(entity.status());
   protocol::EntityWriteContext wctx{scope.base_url, req.account, req.table, req.level, &req.select};
-  if (req.level == protocol::MetadataLevel::kAtom) {
-    WriteAtom(response, 200, protocol::atom::kEntryContentType, protocol::atom::WriteEntityEntry(*entity, wctx));
-  } else {
-    WriteJson(response, 200, req.level, protocol::WriteEntity(*entity, wctx));
-  }
+  WriterFor(req.level).Entity(response, 200, *entity, wctx);
   response.set("ETag", model::FormatETag(entity->timestamp));
   return std::nullopt;
 }
@@ -83,7 +75,7 @@ void AnswerGetEntity(const ApiContext& ctx, const RequestParts& parts, const Rea
 
 void HandleGetEntity(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
   BeastRequestHeaders headers(info.request);
-  AnswerGetEntity(ctx, info.Parts(headers), ReadScope{info.request_id, info.base_url, info.grant, info.inline_try, info.trace},
+  AnswerGetEntity(ctx, info.Parts(headers), ReadScope{info.request_id, info.base_url, info.grant, info.inline_try},
                   response);
 }
 
@@ -113,16 +105,10 @@ void HandleEntityWrite(const ApiContext& ctx, const RequestInfo& info, http::Res
   if (!KeyAllowed(info, op->entity.partition_key, op->entity.row_key)) {
     return WriteError(info, ApiError::AuthorizationFailure(), response);
   }
-  if (info.trace != nullptr) {  // an insert's keys are in its body
-    info.trace->partition_key = op->entity.partition_key;
-    info.trace->row_key = op->entity.row_key;
-  }
   auto table = ctx.engine.GetTable(info.account(), info.route.resource.table);
   if (!table.ok()) return WriteError(info, protocol::FromStatus(table.status()), response);
-  storage::WriteResult result = [&] {
-    StorageTimer timer(info.trace);
-    return ctx.engine.Write(*table, std::span<const model::WriteOp>(&*op, 1), ReadWaitOf(info.inline_try));
-  }();
+  storage::WriteResult result =
+      ctx.engine.Write(*table, std::span<const model::WriteOp>(&*op, 1), ReadWaitOf(info.inline_try));
   if (GaveUpForTheDisk(info.inline_try, result.status)) return;
   if (!result.status.ok()) return WriteError(info, protocol::FromStatus(result.status), response);
 
@@ -130,10 +116,8 @@ void HandleEntityWrite(const ApiContext& ctx, const RequestInfo& info, http::Res
   EntityOpResponse out = RenderWriteSuccess(*op, result.timestamp, wctx);
   if (out.status == 204) {
     WriteNoContent(response);
-  } else if (level == protocol::MetadataLevel::kAtom) {
-    WriteAtom(response, out.status, protocol::atom::kEntryContentType, std::move(out.body));
   } else {
-    WriteJson(response, out.status, level, std::move(out.body));
+    WriterFor(level).RenderedEntity(response, out.status, std::move(out.body));
   }
   for (auto& [name, value] : out.headers) response.set(name, value);
 }

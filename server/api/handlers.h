@@ -35,8 +35,6 @@ struct ReadScope {
   std::string_view base_url;    // service root with trailing '/'
   const AuthGrant& grant;       // a service SAS may limit the keys readable
   InlineTry* inline_try = nullptr;  // RequestInfo::inline_try
-  RequestTrace* trace = nullptr;        // RequestInfo::trace
-  const faults::PageCut* page_cut = nullptr;  // realistic mode: how the page is cut (RequestInfo::page_cut)
   model::SuspendedScan* resume_scan = nullptr;  // RequestInfo::suspended_scan: a query continues it
 };
 

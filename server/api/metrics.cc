@@ -1,10 +1,16 @@
 #include "server/api/metrics.h"
 
 #include <dirent.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+
+#ifndef TABLESTONE_VERSION
+#define TABLESTONE_VERSION "unknown"
+#endif
 
 namespace tablestone::api {
 namespace {
@@ -45,6 +51,15 @@ void AppendSample(std::string_view name, std::string_view labels, double value, 
 }
 
 const char* const kStatusClassNames[Metrics::kStatusClasses] = {"1xx", "2xx", "3xx", "4xx", "5xx"};
+
+// What the process_* family needs beyond ProcessFigures.
+struct StandardProcessFigures {
+  uint64_t virtual_bytes = 0;
+  uint64_t max_fds = 0;           // the soft limit; 0 = unlimited
+  double cpu_seconds = 0;         // user + system, every thread
+  double start_time_seconds = 0;  // Unix time
+};
+StandardProcessFigures ReadStandardProcessFigures();
 
 }  // namespace
 
@@ -229,6 +244,26 @@ std::string Metrics::Render(const ScrapeInputs& inputs) const {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   AppendHeader("tablestone_uptime_seconds", "gauge", "Seconds since the server started.", &out);
   AppendSample("tablestone_uptime_seconds", "", uptime, &out);
+  AppendHeader("tablestone_build_info", "gauge", "Always 1; the labels name the build.", &out);
+  AppendSample("tablestone_build_info", "version=\"" + EscapeLabelValue(TABLESTONE_VERSION) + "\"", 1, &out);
+
+  // The process collector's standard names (as the Prometheus client
+  // libraries export them), so stock dashboards and alerts work unchanged.
+  const ProcessFigures process = ReadProcessFigures();
+  const StandardProcessFigures standard = ReadStandardProcessFigures();
+  AppendHeader("process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.", &out);
+  AppendSample("process_cpu_seconds_total", "", standard.cpu_seconds, &out);
+  AppendHeader("process_resident_memory_bytes", "gauge", "Resident memory size in bytes.", &out);
+  AppendSample("process_resident_memory_bytes", "", static_cast<double>(process.resident_bytes), &out);
+  AppendHeader("process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.", &out);
+  AppendSample("process_virtual_memory_bytes", "", static_cast<double>(standard.virtual_bytes), &out);
+  AppendHeader("process_open_fds", "gauge", "Number of open file descriptors.", &out);
+  AppendSample("process_open_fds", "", static_cast<double>(process.open_fds), &out);
+  AppendHeader("process_max_fds", "gauge", "Maximum number of open file descriptors.", &out);
+  AppendSample("process_max_fds", "", static_cast<double>(standard.max_fds), &out);
+  AppendHeader("process_start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds.",
+               &out);
+  AppendSample("process_start_time_seconds", "", standard.start_time_seconds, &out);
 
   for (const ScrapeInputs::Gauge& g : inputs.gauges) {
     AppendHeader(g.name, g.type, g.help, &out);
@@ -237,6 +272,59 @@ std::string Metrics::Render(const ScrapeInputs& inputs) const {
   }
   return out;
 }
+
+namespace {
+
+StandardProcessFigures ReadStandardProcessFigures() {
+  StandardProcessFigures f;
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) == 0) {
+    f.cpu_seconds = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                    static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+  }
+  rlimit files{};
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0) {
+    f.max_fds = files.rlim_cur == RLIM_INFINITY ? 0 : static_cast<uint64_t>(files.rlim_cur);
+  }
+#ifdef __linux__
+  if (std::FILE* statm = std::fopen("/proc/self/statm", "r")) {
+    unsigned long long size = 0;
+    if (std::fscanf(statm, "%llu", &size) == 1) f.virtual_bytes = size * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    std::fclose(statm);
+  }
+  // The start time: field 22 of /proc/self/stat (clock ticks after boot),
+  // read after the command name's closing parenthesis (the name may hold
+  // spaces), plus the boot time (btime in /proc/stat).
+  unsigned long long start_ticks = 0, boot_time = 0;
+  if (std::FILE* stat = std::fopen("/proc/self/stat", "r")) {
+    char buf[1024] = {};
+    const size_t n = std::fread(buf, 1, sizeof buf - 1, stat);
+    std::fclose(stat);
+    buf[n] = '\0';
+    if (const char* after = std::strrchr(buf, ')')) {
+      // Fields 3..21 are skipped: the state, then 18 numbers.
+      if (std::sscanf(after + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+                      &start_ticks) != 1) {
+        start_ticks = 0;
+      }
+    }
+  }
+  if (std::FILE* stat = std::fopen("/proc/stat", "r")) {
+    char line[256];
+    while (std::fgets(line, sizeof line, stat) != nullptr) {
+      if (std::sscanf(line, "btime %llu", &boot_time) == 1) break;
+    }
+    std::fclose(stat);
+  }
+  const long ticks_per_second = sysconf(_SC_CLK_TCK);
+  if (boot_time > 0 && ticks_per_second > 0) {
+    f.start_time_seconds = static_cast<double>(boot_time) + static_cast<double>(start_ticks) / ticks_per_second;
+  }
+#endif
+  return f;
+}
+
+}  // namespace
 
 ProcessFigures ReadProcessFigures() {
   ProcessFigures f;

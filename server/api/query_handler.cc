@@ -8,14 +8,13 @@
 #include <utility>
 #include <vector>
 
-#include "protocol/atom/atom_writer.h"
 #include "protocol/continuation.h"
 #include "protocol/filter/filter.h"
 #include "protocol/odata_writer.h"
 #include "server/api/handlers.h"
 #include "server/api/query_ops.h"
 #include "server/api/response.h"
-#include "server/faults/fault_rules.h"
+#include "server/api/response_writer.h"
 #include "storage/model/datetime.h"
 
 namespace tablestone::api {
@@ -89,7 +88,8 @@ class JsonRowSizer final : public model::RowSizer {
 // A kept row's JSON object, which the scan cache keeps for the next query of
 // the same metadata level without $select (model::RowRenderer): a warm
 // query then copies its rows' JSON instead of decoding and writing them.
-// Full metadata names the request's host (odata.id): never kept.
+// Full metadata names the request's host (odata.id) and Atom is no JSON:
+// neither is kept (IdOf 0).
 class JsonRowRenderer final : public model::RowRenderer {
  public:
   explicit JsonRowRenderer(const protocol::EntityWriteContext& ctx) : ctx_(ctx), sizer_(ctx) {}
@@ -133,10 +133,6 @@ std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesReq
   std::optional<model::EntityKey> next;
   size_t rows_scanned = 0;
   protocol::EntityWriteContext wctx{scope.base_url, req.account, req.table, req.level, &req.select};
-  // Realistic mode: the page ends early, or holds no row and only a token.
-  const faults::PageCut* cut = scope.page_cut;
-  std::optional<std::string> resumed_partition;  // only realistic mode needs it
-  if (cut != nullptr && req.resume_from) resumed_partition = req.resume_from->partition_key;
   if (!req.top.has_value() || *req.top > 0) {
     model::ScanSpec spec;
     spec.resume_from = std::move(req.resume_from);
@@ -156,10 +152,9 @@ std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesReq
     }
     spec.select = req.select;  // rows are decoded with only these properties
     spec.max_results = req.top.has_value() ? static_cast<size_t>(*req.top) : model::kMaxPageEntities;
-    if (cut != nullptr) spec.max_results = std::max<size_t>(1, std::min(spec.max_results, cut->max_rows));
     spec.max_bytes = model::kMaxPageBytes;
     spec.row_sizer = std::make_shared<JsonRowSizer>(wctx);
-    if (req.level != protocol::MetadataLevel::kAtom && JsonRowRenderer::IdOf(wctx) != 0) {
+    if (JsonRowRenderer::IdOf(wctx) != 0) {
       spec.renderer = std::make_shared<JsonRowRenderer>(wctx);
     }
     spec.deadline = std::chrono::steady_clock::now() + ctx.options.query_time_budget;
@@ -177,10 +172,7 @@ std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesReq
     // predicate, sizer and renderer view that run's request, which has moved.
     spec.resume_scan = scope.resume_scan;
     if (!spec.match_nothing) {
-      auto result = [&] {
-        StorageTimer timer(scope.trace);
-        return ctx.engine.Scan(*table, spec);
-      }();
+      auto result = ctx.engine.Scan(*table, spec);
       if (!result.ok()) return protocol::FromStatus(result.status());
       if (sliced && result->deadline_passed) {
         // Too long for an I/O thread: the dispatcher hands it to the long
@@ -195,40 +187,16 @@ std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesReq
       pins = std::move(result->pins);
       next = std::move(result->next);
       rows_scanned = result->rows_examined;
-      if (cut != nullptr && cut->max_rows == 0 && !entities.empty()) {
-        // An empty page whose token names the row it would have returned.
-        next = model::EntityKey{entities.front().partition_key, entities.front().row_key};
-        entities.clear();
-        rendered.clear();
-      }
     }
   }
-  if (scope.trace != nullptr) {
-    scope.trace->rows_scanned = rows_scanned;
-    scope.trace->rows_returned = entities.size();
-  }
-  // At a partition boundary the service may name only the next partition:
-  // every row of it before `next` was either returned or did not match, so
-  // resuming at its start repeats nothing.
-  const bool partition_key_only =
-      cut != nullptr && cut->partition_key_only && next &&
-      (entities.empty() ? resumed_partition != next->partition_key
-                        : entities.back().partition_key != next->partition_key);
   if (ctx.metrics != nullptr) {
     ctx.metrics->RecordQueryPage(ctx.metrics->AccountIndex(req.account), rows_scanned, entities.size());
   }
   if (next) {
     response.set("x-ms-continuation-NextPartitionKey", protocol::EncodeContinuation(next->partition_key));
-    if (!partition_key_only) {
-      response.set("x-ms-continuation-NextRowKey", protocol::EncodeContinuation(next->row_key));
-    }
+    response.set("x-ms-continuation-NextRowKey", protocol::EncodeContinuation(next->row_key));
   }
-  if (req.level == protocol::MetadataLevel::kAtom) {
-    WriteAtom(response, 200, protocol::atom::kFeedContentType,
-              protocol::atom::WriteEntityFeed(entities, wctx, model::NowTicks()));
-  } else {
-    WriteJson(response, 200, req.level, protocol::WriteEntityFeed(entities, rendered, wctx));
-  }
+  WriterFor(req.level).EntityFeed(response, entities, rendered, wctx);
   return std::nullopt;
 }
 
@@ -248,8 +216,8 @@ void AnswerQueryEntities(const ApiContext& ctx, const RequestParts& parts, const
 void HandleQueryEntities(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
   BeastRequestHeaders headers(info.request);
   AnswerQueryEntities(ctx, info.Parts(headers),
-                      ReadScope{info.request_id, info.base_url, info.grant, info.inline_try, info.trace,
-                                info.page_cut ? &*info.page_cut : nullptr, info.suspended_scan.get()},
+                      ReadScope{info.request_id, info.base_url, info.grant, info.inline_try,
+                                info.suspended_scan.get()},
                       response);
 }
 

@@ -6,13 +6,11 @@
 #include <utility>
 #include <vector>
 
-#include "protocol/atom/atom_writer.h"
 #include "protocol/continuation.h"
-#include "protocol/odata_writer.h"
 #include "server/api/handlers.h"
 #include "server/api/response.h"
+#include "server/api/response_writer.h"
 #include "server/api/table_ops.h"
-#include "server/faults/fault_rules.h"
 #include "storage/model/ascii.h"
 #include "storage/model/datetime.h"
 
@@ -21,17 +19,6 @@ namespace tablestone::api {
 using protocol::ApiError;
 
 namespace {
-
-// Create Table's echo and Get Table: one table as JSON or as an Atom entry.
-void WriteTableEntryResponse(http::Response& response, unsigned status, std::string_view table,
-                             std::string_view base_url, std::string_view account, protocol::MetadataLevel level) {
-  if (level == protocol::MetadataLevel::kAtom) {
-    WriteAtom(response, status, protocol::atom::kEntryContentType,
-              protocol::atom::WriteTableEntry(table, base_url, account, model::NowTicks()));
-  } else {
-    WriteJson(response, status, level, protocol::WriteTableEntry(table, base_url, account, level));
-  }
-}
 
 void RunQueryTables(const ApiContext& ctx, const RequestInfo& info, QueryTablesRequest&& req,
                     http::Response& response) {
@@ -46,38 +33,19 @@ void RunQueryTables(const ApiContext& ctx, const RequestInfo& info, QueryTablesR
   std::optional<std::string> next;
   if (!req.top.has_value() || *req.top > 0) {
     spec.max_results = req.top.has_value() ? static_cast<size_t>(*req.top) : 1000;
-    // Realistic mode (server/faults): a shorter page, or none with a token.
-    const faults::PageCut* cut = info.page_cut ? &*info.page_cut : nullptr;
-    if (cut != nullptr) spec.max_results = std::max<size_t>(1, std::min(spec.max_results, cut->max_rows));
-    auto result = [&] {
-      StorageTimer timer(info.trace);
-      return ctx.engine.ListTables(req.account, spec);
-    }();
+    auto result = ctx.engine.ListTables(req.account, spec);
     if (!result.ok()) return WriteError(info, protocol::FromStatus(result.status()), response);
     next = result->next;
-    if (cut != nullptr && cut->max_rows == 0 && !result->tables.empty()) {
-      next = model::ToAsciiLower(result->tables.front().name);  // names resume lower-cased
-      result->tables.clear();
-    }
     names.reserve(result->tables.size());
     for (const auto& t : result->tables) names.push_back(t.name);
   }
   if (next) response.set("x-ms-continuation-NextTableName", protocol::EncodeContinuation(*next));
-  if (req.level == protocol::MetadataLevel::kAtom) {
-    WriteAtom(response, 200, protocol::atom::kFeedContentType,
-              protocol::atom::WriteTableFeed(names, info.base_url, req.account, model::NowTicks()));
-  } else {
-    WriteJson(response, 200, req.level, protocol::WriteTableFeed(names, info.base_url, req.account, req.level));
-  }
+  WriterFor(req.level).TableFeed(response, names, info.base_url, req.account);
 }
 
 void RunCreateTable(const ApiContext& ctx, const RequestInfo& info, const CreateTableRequest& req,
                     http::Response& response) {
-  if (info.trace != nullptr) info.trace->table = req.name;  // in the body, not the URL
-  auto created = [&] {
-    StorageTimer timer(info.trace);
-    return ctx.engine.CreateTable(req.account, req.name);
-  }();
+  auto created = ctx.engine.CreateTable(req.account, req.name);
   if (!created.ok()) return WriteError(info, protocol::FromStatus(created.status()), response);
 
   std::string location = info.base_url + "Tables('" + created->name + "')";
@@ -85,7 +53,7 @@ void RunCreateTable(const ApiContext& ctx, const RequestInfo& info, const Create
     WriteNoContent(response, "3.0;");
     response.set("Preference-Applied", "return-no-content");
   } else {
-    WriteTableEntryResponse(response, 201, created->name, info.base_url, req.account, req.level);
+    WriterFor(req.level).TableEntry(response, 201, created->name, info.base_url, req.account);
     // Learn: setting-the-prefer-header-to-manage-response-echo-on-insert-operations: Preference-Applied only when the
     // request had Prefer.
     if (req.prefer_sent && req.prefer == protocol::PreferReturn::kReturnContent) {
@@ -98,10 +66,7 @@ void RunCreateTable(const ApiContext& ctx, const RequestInfo& info, const Create
 
 void RunDeleteTable(const ApiContext& ctx, const RequestInfo& info, const TableRequest& req,
                     http::Response& response) {
-  Status st = [&] {
-    StorageTimer timer(info.trace);
-    return ctx.engine.DeleteTable(req.account, req.table);
-  }();
+  Status st = ctx.engine.DeleteTable(req.account, req.table);
   if (!st.ok()) {
     // Learn: delete-table: a missing table answers ResourceNotFound (not TableNotFound).
     if (st.code() == StatusCode::kTableNotFound || st.code() == StatusCode::kNotFound) {
@@ -121,7 +86,7 @@ void RunGetTable(const ApiContext& ctx, const RequestInfo& info, const TableRequ
     }
     return WriteError(info, protocol::FromStatus(table.status()), response);
   }
-  WriteTableEntryResponse(response, 200, table->name, info.base_url, req.account, req.level);
+  WriterFor(req.level).TableEntry(response, 200, table->name, info.base_url, req.account);
 }
 
 }  // namespace

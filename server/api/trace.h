@@ -10,8 +10,10 @@
 // tablestone_trace_dropped_total), so a slow disk slows nothing but the trace.
 //
 // RequestTrace is what one request gathers for its line while it runs; the
-// dispatcher creates it only when tracing is on (RequestInfo::trace), so with
-// tracing off a request pays one relaxed load and one branch.
+// dispatcher creates it only when tracing is on, and fills the storage part
+// through the engine decorator it puts around that request's handler
+// (TracingEngine, trace_engine.h). With tracing off a request pays one relaxed
+// load and one branch, and its handler runs against the engine itself.
 //
 // Redaction: the trace never holds a secret. The URL, every header value and
 // both bodies go through protocol::RedactSecrets / RedactHeaderValue
@@ -39,8 +41,8 @@
 namespace tablestone::api {
 
 // What one request gathers for its trace line while it runs. The dispatcher
-// fills the first part, handlers (through RequestInfo::trace) the second;
-// what nobody set is null in the line.
+// fills the first part, TracingEngine the second; what nobody set is null in
+// the line.
 struct RequestTrace {
   std::chrono::steady_clock::time_point received;  // the dispatcher got the whole request
   std::chrono::nanoseconds auth{0};                // routing, x-ms-version and signature checks
@@ -55,23 +57,6 @@ struct RequestTrace {
   std::optional<uint64_t> rows_returned;  // ... and rows it answered
   std::optional<std::string> partition_key;
   std::optional<std::string> row_key;
-};
-
-// Adds the time of its scope to trace->storage; nothing when `trace` is null.
-class StorageTimer {
- public:
-  explicit StorageTimer(RequestTrace* trace)
-      : trace_(trace),
-        start_(trace != nullptr ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point()) {}
-  ~StorageTimer() {
-    if (trace_ != nullptr) trace_->storage += std::chrono::steady_clock::now() - start_;
-  }
-  StorageTimer(const StorageTimer&) = delete;
-  StorageTimer& operator=(const StorageTimer&) = delete;
-
- private:
-  RequestTrace* trace_;
-  std::chrono::steady_clock::time_point start_;
 };
 
 inline constexpr size_t kMaxTracedBody = 64 * 1024;

@@ -1,6 +1,7 @@
 #include "server/app/config.h"
 
 #include <arpa/inet.h>
+#include <netdb.h>
 
 #include <algorithm>
 #include <charconv>
@@ -22,14 +23,42 @@ namespace tablestone::app {
 namespace internal {
 namespace {
 
-// "localhost" is accepted for convenience (Azurite rigs pass it); anything
-// else must be an IP literal, because the listener binds exactly one address.
+// The listener binds exactly one address. An IP literal is that address;
+// "localhost" is 127.0.0.1; any other host name is resolved here, once, as
+// Azurite does (Node's listen(host)), and its first IPv4 address (else IPv6)
+// is the one bound. ConfigTest.HostNamesResolveToTheAddressBound pins it.
 bool CheckHost(std::string* value, std::string* why) {
   if (*value == "localhost") *value = "127.0.0.1";
   unsigned char buf[sizeof(in6_addr)];
   if (inet_pton(AF_INET, value->c_str(), buf) == 1 || inet_pton(AF_INET6, value->c_str(), buf) == 1) return true;
-  *why = "must be an IPv4 or IPv6 address (or localhost)";
-  return false;
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const int rc = value->empty() ? EAI_NONAME : getaddrinfo(value->c_str(), nullptr, &hints, &found);
+  if (rc != 0) {
+    *why = "is neither an IP address nor a host name this machine resolves (" + std::string(gai_strerror(rc)) + ")";
+    return false;
+  }
+  const addrinfo* pick = found;
+  for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    if (a->ai_family == AF_INET) {
+      pick = a;
+      break;
+    }
+  }
+  char text[INET6_ADDRSTRLEN] = {};
+  const void* addr = pick->ai_family == AF_INET
+                         ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in*>(pick->ai_addr)->sin_addr)
+                         : static_cast<const void*>(&reinterpret_cast<const sockaddr_in6*>(pick->ai_addr)->sin6_addr);
+  const bool ok = inet_ntop(pick->ai_family, addr, text, sizeof(text)) != nullptr;
+  freeaddrinfo(found);
+  if (!ok) {
+    *why = "resolves to an address that cannot be written out";
+    return false;
+  }
+  *value = text;
+  return true;
 }
 
 bool CheckNonEmpty(std::string* value, std::string* why) {
@@ -49,7 +78,7 @@ std::vector<Setting> BuildSettings() {
   std::vector<Setting> s;
   auto add = [&s](Setting setting) { s.push_back(setting); };
   add({.path = "listen.host", .env = "TABLESTONE_HOST", .kind = Kind::kString,
-       .help = "Address to listen on (IP literal or localhost); 0.0.0.0 for all interfaces.",
+       .help = "Address to listen on: an IP address, or a host name (bound to its first address); 0.0.0.0 for all interfaces.",
        .check = CheckHost,
        .set = [](Config& c, const Value& v) { c.host = Str(v); },
        .show = [](const Config& c) { return c.host; }});

@@ -208,56 +208,127 @@ struct FlagUse {
 
 std::string VersionText() { return std::string("tablestone ") + TABLESTONE_VERSION + "\n"; }
 
+namespace {
+
+constexpr size_t kHelpWidth = 100;  // columns of --help, wrapped at word boundaries
+constexpr size_t kHelpIndent = 36;  // where a flag's description starts
+
+// Appends `units` (words, or "Config: path" kept whole) to `out`, wrapped to
+// kHelpWidth with continuation lines indented to kHelpIndent.
+void AppendWrapped(std::ostringstream& out, size_t column, const std::vector<std::string>& units) {
+  bool first = true;
+  for (const std::string& unit : units) {
+    if (!first && column + 1 + unit.size() > kHelpWidth) {
+      out << "\n" << std::string(kHelpIndent, ' ');
+      column = kHelpIndent;
+      first = true;
+    }
+    if (!first) {
+      out << ' ';
+      ++column;
+    }
+    out << unit;
+    column += unit.size();
+    first = false;
+  }
+  out << "\n";
+}
+
+std::vector<std::string> Words(std::string_view text) {
+  std::vector<std::string> words;
+  std::istringstream in{std::string(text)};
+  for (std::string w; in >> w;) words.push_back(w);
+  return words;
+}
+
+// Help groups, by the first part of a setting's path, in the order shown.
+struct HelpGroup {
+  std::string_view prefix;
+  std::string_view title;
+};
+constexpr HelpGroup kHelpGroups[] = {
+    {"listen", "Listening and HTTPS"}, {"storage", "Data and storage"},  {"limits", "Limits"},
+    {"threads", "Limits"},             {"timeouts", "Timeouts"},         {"logging", "Logging"},
+    {"api", "Requests and the admin routes"}, {"faults", "Fault injection (docs/testing-with-faults.md)"},
+};
+
+std::string_view GroupOf(std::string_view path) {
+  std::string_view prefix = path.substr(0, path.find('.'));
+  if (prefix == "api" && path == "api.oauth") return "listen";  // --oauth works only over HTTPS
+  return prefix;
+}
+
+}  // namespace
+
 std::string HelpText() {
   std::ostringstream out;
   out << "tablestone " << TABLESTONE_VERSION
       << ": a local server for the Azure Table storage REST API.\n\n"
-         "Usage: tablestone [flags]\n"
-         "       tablestone export|import|copy|snapshot|reset [options]  data tools (tablestone export --help)\n\n"
-         "Precedence: built-in defaults < config file < environment < flags.\n\n"
-         "Flags:\n";
-  auto line = [&out](const std::string& left, const std::string& text) {
+         "Usage: tablestone [flags]                 run the server\n"
+         "       tablestone COMMAND [options]       a data tool: export, import, copy, snapshot, reset,\n"
+         "                                          faults, trace\n"
+         "       tablestone help [COMMAND]          this help, or a command's (tablestone COMMAND --help)\n"
+         "       tablestone version | -v | --version\n"
+         "       tablestone --help-all              this help and every command's\n\n"
+         "Precedence: built-in defaults < config file < environment < flags.\n";
+  auto line = [&out](const std::string& left, std::vector<std::string> units) {
     out << "  " << left;
-    if (left.size() < 34) {
-      out << std::string(34 - left.size(), ' ');
+    size_t column = 2 + left.size();
+    if (column + 2 <= kHelpIndent) {
+      out << std::string(kHelpIndent - column, ' ');
     } else {
-      out << "\n" << std::string(36, ' ');
+      out << "\n" << std::string(kHelpIndent, ' ');
     }
-    out << text << "\n";
+    AppendWrapped(out, kHelpIndent, units);
   };
-  line("--config FILE", "Read settings from this JSON file (see config/README.md). "
-                        "Default: none. Env: TABLESTONE_CONFIG");
-  for (const auto& f : Flags()) {
-    const Setting* s = internal::FindSettingByPath(f.path);
-    std::string left(f.short_name.empty() ? std::string(f.name)
-                                          : std::string(f.short_name) + ", " + std::string(f.name));
-    if (f.fixed.empty()) left += f.scale != 1 ? " SECONDS" : ValuePlaceholder(*s);
-    std::string text = f.help.empty() ? std::string(s->help) : std::string(f.help);
-    if (!f.fixed.empty()) {
-      // A flag with an implied value has no default of its own.
-      text += " Env: " + std::string(s->env) + "=" + std::string(f.fixed) + ". Config: " + std::string(s->path) +
-              " = " + std::string(f.fixed);
-    } else {
-      std::string shown = f.scale != 1 ? std::to_string(std::stoull(ShowDefault(*s)) / f.scale) : ShowDefault(*s);
-      text += " Default: " + shown + ". Env: " + std::string(s->env) + ". Config: " + std::string(s->path);
+  auto with = [](std::vector<std::string> words, std::initializer_list<std::string> units) {
+    words.insert(words.end(), units.begin(), units.end());
+    return words;
+  };
+  out << "\nGeneral:\n";
+  line("--config FILE", with(Words("Read settings from this JSON file (see config/README.md)."),
+                             {"Default: none.", "Env: TABLESTONE_CONFIG"}));
+  line("--help, -h", Words("Print this help and exit (--help-all: with every command's)."));
+  line("--version, -v", Words("Print the version and exit."));
+  std::string_view shown_title;
+  for (const HelpGroup& group : kHelpGroups) {
+    for (const auto& f : Flags()) {
+      if (GroupOf(f.path) != group.prefix) continue;
+      if (group.title != shown_title) {
+        out << "\n" << group.title << ":\n";
+        shown_title = group.title;
+      }
+      const Setting* s = internal::FindSettingByPath(f.path);
+      std::string left(f.short_name.empty() ? std::string(f.name)
+                                            : std::string(f.short_name) + ", " + std::string(f.name));
+      if (f.fixed.empty()) left += f.scale != 1 ? " SECONDS" : ValuePlaceholder(*s);
+      std::vector<std::string> units = Words(f.help.empty() ? s->help : f.help);
+      if (!f.fixed.empty()) {
+        // A flag with an implied value has no default of its own.
+        units.push_back("Env: " + std::string(s->env) + "=" + std::string(f.fixed) + ".");
+        units.push_back("Config: " + std::string(s->path) + " = " + std::string(f.fixed));
+      } else {
+        std::string shown = f.scale != 1 ? std::to_string(std::stoull(ShowDefault(*s)) / f.scale) : ShowDefault(*s);
+        units.push_back("Default: " + shown + ".");
+        units.push_back("Env: " + std::string(s->env) + ".");
+        units.push_back("Config: " + std::string(s->path));
+      }
+      line(left, units);
     }
-    line(left, text);
   }
-  line("--help, -h", "Print this help and exit.");
-  line("--version", "Print the version and exit.");
-  out << "\nAccounts: AZURITE_ACCOUNTS=\"name:key1[:key2];name2:key1\" replaces the account list "
-         "(default: "
+  out << "\nAccounts:\n";
+  out << "  AZURITE_ACCOUNTS=\"name:key1[:key2];name2:key1\" replaces the account list\n  (default: "
       << kDevAccountName << " with the well-known emulator key). Config: accounts\n";
-  out << "\nStarted as `azurite` (a link to tablestone, or a first argument `azurite`), tablestone also\n"
-         "listens on Azurite's Blob and Queue ports, which answer only the empty container and queue\n"
-         "listings of readiness checks (docs/migrating-from-azurite.md):\n";
-  line("--blobHost HOST, --blobPort N", "Blob port. Default: 127.0.0.1, 10000.");
-  line("--queueHost HOST, --queuePort N", "Queue port. Default: 127.0.0.1, 10001.");
+  out << "\nAzurite's Blob and Queue ports: started as `azurite` (a link to tablestone, or a first\n"
+         "argument `azurite`), tablestone also listens on them; they answer only the empty container\n"
+         "and queue listings of readiness checks (docs/migrating-from-azurite.md):\n";
+  line("--blobHost HOST, --blobPort N", Words("Blob port. Default: 127.0.0.1, 10000."));
+  line("--queueHost HOST, --queuePort N", Words("Queue port. Default: 127.0.0.1, 10001."));
   out << "Started as `tablestone` or `azurite-table`, those four flags are ignored with a warning.\n";
   out << "\nAccepted for Azurite compatibility without effect: --disableTelemetry (tablestone sends no\n"
          "telemetry), --extentMemoryLimit MB (there is no blob or queue content to hold).\n"
          "Env: AZURITE_SKIP_API_VERSION_CHECK=true is --skipApiVersionCheck, as in Azurite.\n";
-  out << "\nAccepted for Azurite compatibility and ignored (with a warning):";
+  out << "\nAccepted for Azurite compatibility and ignored (with a warning):\n ";
   for (const auto& f : kIgnoredFlags) out << " " << f.name;
   out << "\n";
   return out.str();
@@ -297,7 +368,9 @@ LoadResult LoadConfig(const std::vector<std::string>& args, const Environment& e
       result.output = HelpText();
       return result;
     }
-    if (name == "--version") {
+    // `tablestone version` and `-v` as other tools spell it; only alone, so
+    // a value that happens to read "version" is still a value.
+    if (name == "--version" || name == "-v" || (name == "version" && args.size() == 1)) {
       result.action = LoadResult::Action::kExit;
       result.exit_code = 0;
       result.output = VersionText();

@@ -8,7 +8,10 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <cstdio>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace tablestone::app {
@@ -17,41 +20,90 @@ namespace {
 constexpr const char* kNamedLoggers[] = {"app", "http", "api", "storage"};
 constexpr size_t kAccessQueueLines = 8192;
 
-// %j: the message as the inside of a JSON string (quotes, backslashes and
+// Appends `text` as the inside of a JSON string (quotes, backslashes and
 // control characters escaped), so JSON lines stay parseable whatever a
 // request target contains.
+void AppendJsonEscaped(std::string_view text, spdlog::memory_buf_t& dest) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (char c : text) {
+    switch (c) {
+      case '"':
+        dest.append(std::string_view("\\\""));
+        break;
+      case '\\':
+        dest.append(std::string_view("\\\\"));
+        break;
+      case '\n':
+        dest.append(std::string_view("\\n"));
+        break;
+      case '\r':
+        dest.append(std::string_view("\\r"));
+        break;
+      case '\t':
+        dest.append(std::string_view("\\t"));
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char esc[6] = {'\\', 'u', '0', '0', kHex[(c >> 4) & 0xf], kHex[c & 0xf]};
+          dest.append(esc, esc + 6);
+        } else {
+          dest.push_back(c);
+        }
+    }
+  }
+}
+
+// %j: the message, JSON-escaped.
 class JsonEscapedMessage : public spdlog::custom_flag_formatter {
  public:
   void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
-    static constexpr char kHex[] = "0123456789abcdef";
-    for (char c : msg.payload) {
-      switch (c) {
-        case '"':
-          dest.append(std::string_view("\\\""));
-          break;
-        case '\\':
-          dest.append(std::string_view("\\\\"));
-          break;
-        case '\n':
-          dest.append(std::string_view("\\n"));
-          break;
-        case '\r':
-          dest.append(std::string_view("\\r"));
-          break;
-        case '\t':
-          dest.append(std::string_view("\\t"));
-          break;
-        default:
-          if (static_cast<unsigned char>(c) < 0x20) {
-            char esc[6] = {'\\', 'u', '0', '0', kHex[(c >> 4) & 0xf], kHex[c & 0xf]};
-            dest.append(esc, esc + 6);
-          } else {
-            dest.push_back(c);
-          }
-      }
-    }
+    AppendJsonEscaped(std::string_view(msg.payload.data(), msg.payload.size()), dest);
   }
   std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<JsonEscapedMessage>(); }
+};
+
+// %F: an access line as JSON members, "remote":..,"method":..,"target":..,
+// "status":N,"bytes":N,"latencyUs":N, from the one shape
+// BasicSession::LogAccess writes: `IP "METHOD TARGET" STATUS BYTES MICROSus`.
+// The target may hold quotes, so it ends at the last `" `; a line of any
+// other shape is written as "msg" (LoggingTest.JsonAccessLogHasFields).
+class JsonAccessFields : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
+    const std::string_view line(msg.payload.data(), msg.payload.size());
+    const size_t open = line.find(" \"");
+    const size_t close = line.rfind("\" ");
+    unsigned long long status = 0, bytes = 0, micros = 0;
+    char unit[3] = {};
+    if (open == std::string_view::npos || close == std::string_view::npos || close <= open + 2 ||
+        std::sscanf(std::string(line.substr(close + 2)).c_str(), "%llu %llu %llu%2s", &status, &bytes, &micros,
+                    unit) != 4 ||
+        std::string_view(unit) != "us") {
+      dest.append(std::string_view("\"msg\":\""));
+      AppendJsonEscaped(line, dest);
+      dest.push_back('"');
+      return;
+    }
+    const std::string_view request = line.substr(open + 2, close - open - 2);
+    const size_t space = request.find(' ');
+    const std::string_view method = request.substr(0, space);
+    const std::string_view target = space == std::string_view::npos ? std::string_view() : request.substr(space + 1);
+    auto member = [&dest](std::string_view name, std::string_view value, bool first = false) {
+      if (!first) dest.push_back(',');
+      dest.push_back('"');
+      dest.append(name);
+      dest.append(std::string_view("\":\""));
+      AppendJsonEscaped(value, dest);
+      dest.push_back('"');
+    };
+    member("remote", line.substr(0, open), true);
+    member("method", method);
+    member("target", target);
+    const std::string numbers = ",\"status\":" + std::to_string(status) + ",\"bytes\":" + std::to_string(bytes) +
+                                ",\"latencyUs\":" + std::to_string(micros);
+    dest.append(std::string_view(numbers));
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<JsonAccessFields>(); }
 };
 
 std::unique_ptr<spdlog::formatter> MakeFormatter(const std::string& format) {
@@ -63,6 +115,19 @@ std::unique_ptr<spdlog::formatter> MakeFormatter(const std::string& format) {
   }
   return std::make_unique<spdlog::pattern_formatter>("%Y-%m-%d %H:%M:%S.%e [%n] %l: %v");
 }
+
+// The access log's console format: with json, one member per field.
+std::unique_ptr<spdlog::formatter> MakeAccessFormatter(const std::string& format) {
+  if (format != "json") return MakeFormatter(format);
+  auto f = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
+  f->add_flag<JsonAccessFields>('F').set_pattern(
+      R"({"time":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","logger":"%n",%F})");
+  return f;
+}
+
+// What LogStartupFailure needs of the last SetupLogging.
+std::string g_format = "text";
+spdlog::sink_ptr g_debug_file;
 
 }  // namespace
 
@@ -95,6 +160,8 @@ bool SetupLogging(const LoggingConfig& config, std::string* error) {
     logger_level = std::min(logger_level, spdlog::level::debug);
   }
 
+  g_format = config.format;
+  g_debug_file = debug_file;
   spdlog::drop_all();
   for (const char* name : kNamedLoggers) {
     auto logger = std::make_shared<spdlog::logger>(name, sinks.begin(), sinks.end());
@@ -113,7 +180,7 @@ bool SetupLogging(const LoggingConfig& config, std::string* error) {
     } else {
       access_console = std::make_shared<spdlog::sinks::stdout_color_sink_mt>();
     }
-    access_console->set_formatter(MakeFormatter(config.format));
+    access_console->set_formatter(MakeAccessFormatter(config.format));
     std::vector<spdlog::sink_ptr> access_sinks{access_console};
     if (debug_file) access_sinks.push_back(debug_file);
     spdlog::init_thread_pool(kAccessQueueLines, 1);
@@ -126,6 +193,21 @@ bool SetupLogging(const LoggingConfig& config, std::string* error) {
     spdlog::register_logger(access);
   }
   return true;
+}
+
+void LogStartupFailure(const std::string& message) {
+  spdlog::sink_ptr console;
+  if (g_format == "json") {
+    console = std::make_shared<spdlog::sinks::stderr_sink_mt>();
+  } else {
+    console = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
+  }
+  console->set_formatter(MakeFormatter(g_format));
+  std::vector<spdlog::sink_ptr> sinks{console};
+  if (g_debug_file) sinks.push_back(g_debug_file);
+  spdlog::logger logger("app", sinks.begin(), sinks.end());
+  logger.error("{}", message);
+  logger.flush();
 }
 
 void ShutdownLogging() {

@@ -22,6 +22,12 @@ namespace tablestone::app {
 // be opened) returns false and sets `error`.
 bool SetupLogging(const LoggingConfig& config, std::string* error);
 
+// Writes the error that stopped the server from starting (port in use, data
+// directory locked, bad certificate) to stderr, in the console's format, and
+// to the debug file if one is set: stdout carries the log, stderr what failed.
+// Call after SetupLogging succeeded.
+void LogStartupFailure(const std::string& message);
+
 // Flushes and drops every logger (drains the access log queue).
 void ShutdownLogging();
 

@@ -36,6 +36,27 @@ int main(int argc, char** argv) {
   // `tablestone export ...` and the other data subcommands; everything else
   // is the server's command line, parsed as before.
   if (personality == Personality::kTablestone && IsToolCommand(args)) return RunToolCommand(args, stdout, stderr);
+  // `tablestone help [COMMAND]` and `--help-all` (the server's flags, then
+  // every data command's options); --help, --version, -v and `version` are
+  // LoadConfig's.
+  if (personality == Personality::kTablestone && !args.empty() && (args[0] == "help" || args[0] == "--help-all")) {
+    if (args[0] == "help" && args.size() == 2 && IsToolCommand({args[1]})) {
+      return RunToolCommand({args[1], "--help"}, stdout, stderr);
+    }
+    if (args.size() > 2 || (args.size() == 2 && args[0] == "--help-all")) {
+      std::fprintf(stderr, "tablestone: %s takes at most one command name\n", args[0].c_str());
+      return kExitBadConfig;
+    }
+    if (args.size() == 2) {
+      std::fprintf(stderr, "tablestone: no command '%s'; the commands are export, import, copy, snapshot, reset, faults, trace\n",
+                   args[1].c_str());
+      return kExitBadConfig;
+    }
+    std::fputs(HelpText().c_str(), stdout);
+    if (args[0] == "help") return kExitOk;
+    std::fputs("\n", stdout);
+    return RunToolCommand({"--help-all"}, stdout, stderr);
+  }
   LoadResult loaded = LoadConfig(args, ProcessEnvironment(), personality);
   if (loaded.action == LoadResult::Action::kExit) {
     FILE* stream = loaded.exit_code == 0 ? stdout : stderr;
@@ -58,7 +79,7 @@ int main(int argc, char** argv) {
 
   Server server(loaded.config);
   if (!server.Start(&error)) {
-    spdlog::error("{}", error);
+    LogStartupFailure(error);
     ShutdownLogging();
     return kExitStartupFailed;
   }

@@ -2,10 +2,12 @@
 
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -57,6 +59,20 @@ bool Server::Start(std::string* error) {
   storage::EngineOptions engine_options = config_.ToEngineOptions();
   const uint64_t fd_limit = RaiseOpenFileLimit();
   engine_options.max_open_files = TableFilesKeptOpen(fd_limit);
+  // -l pointed at an Azurite workspace (the drop-in image on Azurite's old
+  // volume) would otherwise start empty without a word next to the data the
+  // user expects to see.
+  if (!config_.in_memory) {
+    std::error_code ec;
+    if (std::filesystem::exists(std::filesystem::path(config_.location) / "__azurite_db_table__.json", ec)) {
+      AppLog()->warn(
+          "data directory {} holds Azurite's table data (__azurite_db_table__.json), which tablestone does not read: "
+          "this server starts without it. To bring the tables over, run Azurite on that directory on another port "
+          "and `tablestone copy --from <Azurite's connection string> --to <this server's>` "
+          "(docs/migrating-from-azurite.md, Moving existing data)",
+          config_.location);
+    }
+  }
   auto engine = storage::Engine::Open(engine_options);
   if (!engine.ok()) {
     if (engine.status().code() == StatusCode::kDataDirLocked) {
@@ -65,6 +81,10 @@ bool Server::Start(std::string* error) {
     } else {
       *error = "cannot open data directory '" + (config_.in_memory ? std::string("(in memory)") : config_.location) +
                "': " + engine.status().ToString();
+      if (engine.status().message().find("Permission denied") != std::string::npos) {
+        *error += " (the user running tablestone, uid " + std::to_string(geteuid()) +
+                  ", may not write there: give it the directory or choose another with --location)";
+      }
     }
     return false;
   }

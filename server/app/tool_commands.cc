@@ -6,6 +6,7 @@
 #include <cctype>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <csignal>
 #include <cstdlib>
 #include <map>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
+#include <nlohmann/json.hpp>
 #include <boost/asio/ip/tcp.hpp>
 
 #include "tools/cli_text.h"
@@ -27,13 +29,27 @@
 namespace tablestone::app {
 namespace {
 
-constexpr const char* kCommands[] = {"export", "import", "copy", "snapshot", "reset"};
+constexpr const char* kCommands[] = {"export", "import", "copy", "snapshot", "reset", "faults", "trace"};
 
 std::atomic<bool> g_interrupted{false};
 
 extern "C" void OnInterrupt(int) {
   g_interrupted.store(true);
   // A second Ctrl-C ends the process at once.
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+}
+
+// From here to ReleaseInterrupts, SIGINT/SIGTERM ask the running command to
+// stop where it can say what it left (export, import, copy).
+const std::atomic<bool>* CatchInterrupts() {
+  g_interrupted.store(false);
+  std::signal(SIGINT, OnInterrupt);
+  std::signal(SIGTERM, OnInterrupt);
+  return &g_interrupted;
+}
+
+void ReleaseInterrupts() {
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
 }
@@ -53,6 +69,63 @@ bool ResolveConnection(const Endpoint& e, tools::Connection* c, std::string* err
   std::string text;
   return tools::ResolveConnectionArgument(e.connection, &text, error) &&
          tools::ParseConnectionString(text, c, error);
+}
+
+// The connection an admin route is signed with: the connection string's
+// account key, or the server's admin credential when TABLESTONE_ADMIN_KEY is
+// set in the environment (never on the command line, docs/admin-api.md).
+// `where` names the endpoint for the summary, `own_account` the string's account.
+bool AdminConnection(const std::string& connection, tools::Connection* c, std::string* where,
+                     std::string* own_account, std::string* error) {
+  Endpoint named;
+  named.connection = connection;
+  if (!ResolveConnection(named, c, error)) return false;
+  *own_account = c->account;
+  *where = tools::DescribeEndpoint(*c);
+  if (const char* admin_key = std::getenv("TABLESTONE_ADMIN_KEY"); admin_key != nullptr && *admin_key) {
+    auto raw = protocol::Base64Decode(admin_key);
+    if (!raw) {
+      *error = "TABLESTONE_ADMIN_KEY is not base64";
+      return false;
+    }
+    c->account = std::string(protocol::auth::kAdminKeySigner);
+    c->key = *raw;
+    c->sas.clear();
+  }
+  return true;
+}
+
+// The largest rule file `tablestone faults add --file` sends: the server's
+// cap on an admin request body (docs/admin-api.md).
+constexpr uintmax_t kMaxRuleFileBytes = 1u << 20;
+
+// Reads and checks a rule file before anything is sent: a directory, an
+// oversized file or one that is not JSON is named with its path.
+bool ReadRuleFile(const std::string& path, std::string* json, std::string* error) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) {
+    *error = "cannot read '" + path + "': " + (ec ? ec.message() : std::string("no such file"));
+    return false;
+  }
+  if (!std::filesystem::is_regular_file(status)) {
+    *error = "'" + path + "' is not a regular file";
+    return false;
+  }
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec || size > kMaxRuleFileBytes) {
+    *error = "'" + path + "' is larger than 1 MiB, the most a server takes in one admin request";
+    return false;
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in && !in.eof()) {
+    *error = "cannot read '" + path + "'";
+    return false;
+  }
+  *json = text.str();
+  return true;
 }
 
 std::unique_ptr<tools::TableStore> OpenStore(const Endpoint& e, bool create, std::string* error) {
@@ -170,6 +243,71 @@ void PrintError(std::FILE* err, const char* command, const std::string& error) {
   std::fprintf(err, "tablestone %s: %s\n", command, tools::TerminalSafe(error).c_str());
 }
 
+// Levenshtein distance, for "did you mean" on a mistyped option (short names only).
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// An argument as a message may show it: never a key or a signature (a
+// connection string given where an option name was expected), at most 60
+// characters.
+std::string Shown(const std::string& arg) {
+  for (const char* secret : {"accountkey=", "sharedaccesssignature=", "sig="}) {
+    if (Lower(arg).find(secret) != std::string::npos) return "(a connection string, not shown)";
+  }
+  return "'" + (arg.size() > 60 ? arg.substr(0, 60) + "..." : arg) + "'";
+}
+
+// "unknown option '--frm' (did you mean --from?)", "unexpected argument 'x'",
+// "no command 'ad' (the commands are add, list, clear)" for the first
+// argument a command did not take, instead of CLI11's "The following
+// arguments were not expected: x --frm" (which also echoed every value).
+std::string DescribeExtras(const CLI::App& command, const std::vector<std::string>& extras) {
+  const std::string& extra = extras.front();
+  if (extra.rfind("-", 0) != 0) {
+    const std::vector<const CLI::App*> subcommands = command.get_subcommands([](const CLI::App*) { return true; });
+    if (!subcommands.empty()) {
+      std::string names;
+      for (const CLI::App* sub : subcommands) names += (names.empty() ? "" : ", ") + sub->get_name();
+      return "no command " + Shown(extra) + " (the commands are " + names + ")";
+    }
+    return "unexpected argument " + Shown(extra) + " (options take the form --name VALUE)";
+  }
+  const std::string name = extra.substr(0, extra.find('='));
+  std::string text = "unknown option " + Shown(name);
+  std::string best;
+  size_t best_distance = 3;  // suggest only close spellings
+  for (const CLI::Option* option : command.get_options()) {
+    for (const std::string& long_name : option->get_lnames()) {
+      size_t d = EditDistance(Lower(name), Lower("--" + long_name));
+      if (d < best_distance) {
+        best_distance = d;
+        best = "--" + long_name;
+      }
+    }
+  }
+  if (!best.empty()) text += " (did you mean " + best + "?)";
+  return text;
+}
+
+int UsageError(std::FILE* err, const std::string& command, const std::string& message) {
+  const std::string name = command.empty() ? std::string() : " " + command;
+  std::fprintf(err, "tablestone%s: %s\nRun 'tablestone%s --help' for the options.\n", name.c_str(),
+               tools::TerminalSafe(message).c_str(), name.c_str());
+  return 2;
+}
+
 }  // namespace
 
 bool IsToolCommand(const std::vector<std::string>& args) {
@@ -233,6 +371,9 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
   import_cmd->add_option("--parallel", import_options.parallel,
                          "Batches in flight to an endpoint (default 4; a data directory takes one at a time)")
       ->check(CLI::Range(1, 64));
+  import_cmd->add_flag("--dryRun", import_options.dry_run,
+                       "Read and check the whole file (and --ifExists fail against the target) without writing "
+                       "anything; run this first for a file you did not write");
   AddChoice(import_cmd, "--mode", &import_options.mode, modes,
             "insert (fail on an existing entity), upsert or replace", "insert");
   AddChoice(import_cmd, "--ifExists", &import_options.if_exists, if_exists,
@@ -305,6 +446,45 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
   reset_cmd->add_flag("--all", reset_all, "Every configured account, not only the connection string's");
   bool reset_yes = false;
   reset_cmd->add_flag("--yes,-y", reset_yes, "Do not ask on a terminal before deleting");
+  // The admin route's JSON answer on stdout, for scripts; the summary line on
+  // stderr is there either way, as every other command's.
+  bool admin_json = false;
+  snap_cmd->add_flag("--json", admin_json, "Also print the server's JSON answer on stdout");
+  reset_cmd->add_flag("--json", admin_json, "Also print the server's JSON answer on stdout");
+
+  // ---- faults, trace (admin routes signed for the user, docs/admin-api.md) ----
+  constexpr const char* kAdminFromHelp =
+      "Connection string of a server started with --adminApi (its account key signs; TABLESTONE_ADMIN_KEY in "
+      "the environment signs as the admin instead)";
+  std::string admin_from, fault_rule, fault_file, fault_id, trace_file;
+  bool trace_bodies = false;
+  CLI::App* faults_cmd = app.add_subcommand(
+      "faults", "Add, list or clear fault rules on a running server (docs/testing-with-faults.md)");
+  faults_cmd->require_subcommand(1);
+  CLI::App* faults_add = faults_cmd->add_subcommand(
+      "add", "Add rules: a rule, an array of rules, or the --faults file form ({\"seed\":N,\"rules\":[...]})");
+  faults_add->add_option("--from", admin_from, kAdminFromHelp)->required();
+  auto* rule_opt = faults_add->add_option("--rule", fault_rule, "The rules as JSON text");
+  auto* file_opt = faults_add->add_option("--file", fault_file, "A file holding the rules as JSON (at most 1 MiB)");
+  rule_opt->excludes(file_opt);
+  CLI::App* faults_list =
+      faults_cmd->add_subcommand("list", "Print the rules with their matched and injected counts (JSON on stdout)");
+  faults_list->add_option("--from", admin_from, kAdminFromHelp)->required();
+  CLI::App* faults_clear = faults_cmd->add_subcommand("clear", "Remove every rule (realistic mode stays), or one");
+  faults_clear->add_option("--from", admin_from, kAdminFromHelp)->required();
+  faults_clear->add_option("--id", fault_id, "Remove only this rule (an id from add or list)");
+  CLI::App* trace_cmd = app.add_subcommand(
+      "trace", "Turn the request trace of a running server on or off (docs/observability.md, Request trace)");
+  trace_cmd->require_subcommand(1);
+  CLI::App* trace_on = trace_cmd->add_subcommand("on", "Start tracing into a file of the server's --traceDir");
+  trace_on->add_option("--from", admin_from, kAdminFromHelp)->required();
+  trace_on->add_option("--file", trace_file, "A plain file name in the server's --traceDir (appended to)")
+      ->required();
+  trace_on->add_flag("--bodies", trace_bodies, "Also trace headers and bodies (keys and signatures redacted)");
+  CLI::App* trace_off = trace_cmd->add_subcommand("off", "Stop tracing (the file is complete when this returns)");
+  trace_off->add_option("--from", admin_from, kAdminFromHelp)->required();
+  CLI::App* trace_status = trace_cmd->add_subcommand("status", "Say whether the server traces, and into which file");
+  trace_status->add_option("--from", admin_from, kAdminFromHelp)->required();
 
   std::vector<std::string> argv_storage;
   argv_storage.push_back("tablestone");
@@ -313,26 +493,42 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
   for (const auto& a : argv_storage) argv.push_back(a.c_str());
   try {
     app.parse(static_cast<int>(argv.size()), argv.data());
-    if (export_cmd->parsed() && from.connection.empty() && from.location.empty()) {
-      throw CLI::RequiredError("export needs --from CONN or --fromLocation DIR", CLI::ExitCodes::RequiredError);
-    }
-    if (import_cmd->parsed() && to.connection.empty() && to.location.empty()) {
-      throw CLI::RequiredError("import needs --to CONN or --toLocation DIR", CLI::ExitCodes::RequiredError);
-    }
-    if (copy_cmd->parsed() && (copy_from.connection.empty() == copy_from.location.empty() ||
-                               copy_to.connection.empty() == copy_to.location.empty())) {
-      throw CLI::RequiredError("copy needs --from CONN or --fromLocation DIR, and --to CONN or --toLocation DIR",
-                               CLI::ExitCodes::RequiredError);
-    }
-    if (snap_cmd->parsed() && snap_location.empty() == snap_from.empty()) {
-      throw CLI::RequiredError("snapshot needs --location DIR or --from CONN", CLI::ExitCodes::RequiredError);
-    }
   } catch (const CLI::ParseError& e) {
     std::ostringstream o, e_out;
     int code = app.exit(e, o, e_out);
-    std::fputs(o.str().c_str(), out);
-    std::fputs(e_out.str().c_str(), err);
-    return code == 0 ? 0 : 2;
+    if (code == 0) {  // --help, --help-all
+      std::fputs(o.str().c_str(), out);
+      return 0;
+    }
+    // Name what was not understood first: a mistyped option also leaves a
+    // required one missing, and "--out is required" hides the typo.
+    std::string name;
+    for (CLI::App* command = &app; command != nullptr;) {
+      if (command != &app) name += (name.empty() ? "" : " ") + command->get_name();
+      if (!command->remaining().empty()) {
+        return UsageError(err, name, DescribeExtras(*command, command->remaining()));
+      }
+      const std::vector<CLI::App*> parsed = command->get_subcommands();
+      command = parsed.empty() ? nullptr : parsed.front();
+    }
+    std::string what = e.what();
+    if (what.empty()) what = e_out.str();
+    return UsageError(err, name, what);
+  }
+  if (export_cmd->parsed() && from.connection.empty() && from.location.empty()) {
+    return UsageError(err, "export", "say where to read: --from CONNECTION_STRING or --fromLocation DIR");
+  }
+  if (import_cmd->parsed() && to.connection.empty() && to.location.empty()) {
+    return UsageError(err, "import", "say where to write: --to CONNECTION_STRING or --toLocation DIR");
+  }
+  if (copy_cmd->parsed() && (copy_from.connection.empty() == copy_from.location.empty() ||
+                             copy_to.connection.empty() == copy_to.location.empty())) {
+    return UsageError(err, "copy",
+                      "say where to read (--from CONNECTION_STRING or --fromLocation DIR) and where to write "
+                      "(--to CONNECTION_STRING or --toLocation DIR)");
+  }
+  if (snap_cmd->parsed() && snap_location.empty() == snap_from.empty()) {
+    return UsageError(err, "snapshot", "say what to snapshot: --location DIR or --from CONNECTION_STRING");
   }
 
   std::string error;
@@ -342,11 +538,13 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
     auto store = OpenStore(from, false, &error);
     tools::DataSummary summary;
     export_options.progress = ProgressLine(err, "export");
+    export_options.interrupted = CatchInterrupts();
     bool ok = store != nullptr && tools::RunExport(*store, export_options, &summary, &error);
+    ReleaseInterrupts();
     EndProgressLine(err, export_options.progress);
     if (!ok) {
       PrintError(err, "export", error);
-      return 1;
+      return g_interrupted.load() ? 130 : 1;
     }
     PrintSummary(err, "exported", summary, "from " + Describe(from) + " to " + export_options.out);
     return 0;
@@ -357,13 +555,19 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
     std::function<std::unique_ptr<tools::TableStore>()> make_writer;
     if (to.location.empty()) make_writer = [&]() { return OpenStore(to, true, &error); };
     import_options.progress = ProgressLine(err, "import");
+    import_options.interrupted = CatchInterrupts();
     bool ok = store != nullptr && tools::RunImport(*store, import_options, &summary, &error, make_writer);
+    ReleaseInterrupts();
     EndProgressLine(err, import_options.progress);
     if (!ok) {
       PrintError(err, "import", error);
-      return 1;
+      return g_interrupted.load() ? 130 : 1;
     }
-    PrintSummary(err, "imported", summary, "into " + Describe(to));
+    if (import_options.dry_run) {
+      PrintSummary(err, "checked", summary, "in " + import_options.in + " for " + Describe(to) + "; nothing was written");
+    } else {
+      PrintSummary(err, "imported", summary, "into " + Describe(to));
+    }
     return 0;
   }
   if (copy_cmd->parsed()) {
@@ -391,20 +595,86 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
     if (!copy_to.location.empty()) copy_options.writers = 1;
     std::string open_error;
     auto make_target = [&]() { return OpenStore(copy_to, true, &open_error); };
-    g_interrupted.store(false);
-    copy_options.interrupted = &g_interrupted;
-    std::signal(SIGINT, OnInterrupt);
-    std::signal(SIGTERM, OnInterrupt);
+    copy_options.interrupted = CatchInterrupts();
     tools::DataSummary summary;
     bool ok = tools::RunCopy(*source, make_target, copy_options, &summary, &error);
-    std::signal(SIGINT, SIG_DFL);
-    std::signal(SIGTERM, SIG_DFL);
+    ReleaseInterrupts();
     if (!ok) {
       if (!open_error.empty()) error = open_error;
       PrintError(err, "copy", error);
       return g_interrupted.load() ? 130 : 1;
     }
     PrintSummary(err, "copied", summary, "from " + Describe(copy_from) + " to " + Describe(copy_to));
+    return 0;
+  }
+  if (faults_cmd->parsed() || trace_cmd->parsed()) {
+    const std::string name = faults_cmd->parsed() ? "faults" : "trace";
+    std::string method = "GET", op = name, query, request, answer, where, own_account;
+    if (faults_add->parsed()) {
+      if (fault_rule.empty() == fault_file.empty()) {
+        return UsageError(err, "faults add", "give the rules with --rule JSON or --file PATH");
+      }
+      if (!fault_file.empty() && !ReadRuleFile(fault_file, &request, &error)) {
+        PrintError(err, "faults add", error);
+        return 1;
+      }
+      if (fault_file.empty()) request = fault_rule;
+      const auto parsed = nlohmann::json::parse(request, nullptr, /*allow_exceptions=*/false);
+      if (parsed.is_discarded() || !(parsed.is_object() || parsed.is_array())) {
+        PrintError(err, "faults add",
+                   (fault_file.empty() ? std::string("--rule") : "'" + fault_file + "'") +
+                       " is not a JSON rule, array of rules or rule file (docs/testing-with-faults.md)");
+        return 1;
+      }
+      method = "POST";
+    } else if (faults_clear->parsed()) {
+      method = "DELETE";
+      if (!fault_id.empty()) query = "id=" + tools::UrlEncode(fault_id);
+    } else if (trace_on->parsed()) {
+      method = "POST";
+      request = nlohmann::json{{"enabled", true}, {"file", trace_file}, {"bodies", trace_bodies}}.dump();
+    } else if (trace_off->parsed()) {
+      method = "POST";
+      request = R"({"enabled":false})";
+    }
+    const std::string full_name = name + " " + (faults_cmd->parsed() ? faults_cmd : trace_cmd)->get_subcommands().front()->get_name();
+    tools::Connection c;
+    if (!AdminConnection(admin_from, &c, &where, &own_account, &error) ||
+        !tools::CallAdminRoute(c, tools::RemoteOptions{}, method, op, query, request, &answer, &error)) {
+      PrintError(err, full_name.c_str(), error);
+      return 1;
+    }
+    const auto j = nlohmann::json::parse(answer, nullptr, /*allow_exceptions=*/false);
+    std::string line;
+    if (faults_add->parsed()) {
+      std::string ids;
+      size_t n = 0;
+      if (j.is_object() && j.contains("ids") && j["ids"].is_array()) {
+        for (const auto& id : j["ids"]) {
+          if (!id.is_string()) continue;
+          ids += (ids.empty() ? "" : ", ") + id.get<std::string>();
+          ++n;
+        }
+      }
+      line = "added " + Plural(n, "fault rule", "fault rules") + (ids.empty() ? "" : " (" + ids + ")") + " on " + where;
+    } else if (faults_list->parsed()) {
+      std::fprintf(out, "%s\n", j.is_discarded() ? answer.c_str() : j.dump(2).c_str());
+      size_t n = j.is_object() && j.contains("rules") && j["rules"].is_array() ? j["rules"].size() : 0;
+      line = Plural(n, "fault rule", "fault rules") + " on " + where;
+    } else if (faults_clear->parsed()) {
+      line = fault_id.empty() ? "cleared every fault rule on " + where : "removed fault rule " + fault_id + " on " + where;
+    } else {
+      const bool enabled = j.is_object() && j.value("enabled", false);
+      const std::string file = j.is_object() && j.contains("file") && j["file"].is_string() ? j["file"].get<std::string>() : "";
+      const uint64_t written = j.is_object() && j.contains("written") && j["written"].is_number_unsigned()
+                                   ? j["written"].get<uint64_t>() : 0;
+      const uint64_t dropped = j.is_object() && j.contains("dropped") && j["dropped"].is_number_unsigned()
+                                   ? j["dropped"].get<uint64_t>() : 0;
+      line = enabled ? "tracing requests on " + where + " into " + file + (j.value("bodies", false) ? " (with bodies)" : "")
+                     : "not tracing on " + where;
+      line += " (" + Plural(written, "line", "lines") + " written, " + std::to_string(dropped) + " dropped)";
+    }
+    std::fprintf(err, "tablestone: %s\n", tools::TerminalSafe(line).c_str());
     return 0;
   }
   if (snap_cmd->parsed() || reset_cmd->parsed()) {
@@ -417,11 +687,8 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
       ok = tools::SnapshotDataDirectory(snap_location, snap_to, &error);
     } else {
       tools::Connection c;
-      Endpoint named;
-      named.connection = snap_cmd->parsed() ? snap_from : reset_from;
-      ok = ResolveConnection(named, &c, &error);
-      const std::string own_account = c.account;
-      if (ok) where = tools::DescribeEndpoint(c);
+      std::string own_account;
+      ok = AdminConnection(snap_cmd->parsed() ? snap_from : reset_from, &c, &where, &own_account, &error);
       // On a terminal, reset asks first: it deletes every table, on whatever
       // server the connection string names. Scripts (no terminal) and --yes
       // do not ask.
@@ -434,19 +701,6 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
         if (std::fgets(answer, sizeof answer, stdin) == nullptr || std::string(answer).rfind("yes", 0) != 0) {
           std::fprintf(err, "tablestone reset: not confirmed; nothing was deleted\n");
           return 1;
-        }
-      }
-      // The server's admin credential, when set in the environment (never on
-      // the command line, docs/admin-api.md), signs instead of the account key.
-      if (const char* admin_key = std::getenv("TABLESTONE_ADMIN_KEY"); ok && admin_key != nullptr && *admin_key) {
-        auto raw = protocol::Base64Decode(admin_key);
-        if (!raw) {
-          ok = false;
-          error = "TABLESTONE_ADMIN_KEY is not base64";
-        } else {
-          c.account = std::string(protocol::auth::kAdminKeySigner);
-          c.key = *raw;
-          c.sas.clear();
         }
       }
       if (ok && snap_cmd->parsed()) {
@@ -474,8 +728,31 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
       std::fprintf(err, "tablestone: snapshot of %s written to %s in %.1f ms\n", snap_location.c_str(),
                    snap_to.c_str(), ms);
     } else {
-      std::fprintf(out, "%s\n", body.c_str());
-      std::fprintf(err, "tablestone: %s done on %s in %.1f ms\n", name, tools::TerminalSafe(where).c_str(), ms);
+      if (admin_json) std::fprintf(out, "%s\n", body.c_str());
+      const auto answer = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+      std::string line;
+      if (snap_cmd->parsed()) {
+        const auto* path = answer.is_object() && answer.contains("snapshot") && answer["snapshot"].is_string()
+                               ? &answer["snapshot"] : nullptr;
+        line = "snapshot of " + where + " written to " + (path ? path->get<std::string>() : snap_to);
+      } else {
+        std::string accounts;
+        uint64_t deleted = 0;
+        if (answer.is_object()) {
+          if (answer.contains("tablesDeleted") && answer["tablesDeleted"].is_number_unsigned()) {
+            deleted = answer["tablesDeleted"].get<uint64_t>();
+          }
+          if (answer.contains("accounts") && answer["accounts"].is_array()) {
+            for (const auto& a : answer["accounts"]) {
+              if (!a.is_string()) continue;
+              accounts += (accounts.empty() ? "" : ", ") + a.get<std::string>();
+            }
+          }
+        }
+        line = "reset deleted " + Plural(deleted, "table", "tables") + " of " +
+               (accounts.empty() ? std::string("no account") : accounts) + " on " + where;
+      }
+      std::fprintf(err, "tablestone: %s in %.1f ms\n", tools::TerminalSafe(line).c_str(), ms);
     }
     return 0;
   }

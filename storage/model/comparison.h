@@ -6,7 +6,7 @@
 //
 // The rules (the service's comparison matrix; pinned by
 // tests/unit/model/comparison_test.cc and
-// tests/unit/protocol/filter_evaluator_test.cc,
+// tests/unit/protocol/filter/filter_evaluator_test.cc,
 // described in docs/compatibility-notes/filter.md):
 //   * the literal may widen, never the property: an Int32 literal compares
 //     with an Int32 or Int64 property as Int64, an Int32 or Int64 literal with

@@ -94,8 +94,9 @@ class RowRenderer {
 // resumable): the rows kept so far, its position, its snapshot and iterator,
 // its cache admission. Opaque outside the engine that made it; used by one
 // thread at a time (it may move between threads). Why: a query tried on an
-// I/O thread that outgrew its slice was run again from its start on the
-// long lane, reading its first rows twice (docs/benchmarks.md, issue 20).
+// I/O thread that outgrows its slice continues on another thread without
+// reading its first rows twice. Only the engine that made it continues it
+// (another handle is refused with kInvalidArgument).
 class SuspendedScan {
  public:
   virtual ~SuspendedScan() = default;
@@ -185,7 +186,9 @@ struct ScanResult {
   // (ScanSpec::resumable): the page is not done, `entities` is empty (the
   // rows kept so far stay in the suspended scan) and `next`, `rows_examined`
   // and `deadline_passed` say where it stopped. Holding it holds a RocksDB
-  // snapshot and keeps the engine from closing: drop it soon.
+  // snapshot: drop it soon. Engine::Close does not wait for it: a closed
+  // engine releases the snapshot, and continuing the scan then answers
+  // kShuttingDown; the handle may outlive the engine (dropping it is safe).
   std::shared_ptr<SuspendedScan> suspended;
 };
 

@@ -161,6 +161,39 @@ async function onDeleteTable() {
 
 // ---- entities -------------------------------------------------------------
 
+// A cell shows at most this many characters; longer values get a button
+// that shows the rest (a 2,000-character value made a row taller than the window).
+const kCellChars = 200;
+
+function valueCell(td, text) {
+  if (text.length <= kCellChars) {
+    td.append(text);
+    return;
+  }
+  const shown = document.createElement('span');
+  shown.className = 'cell-text';
+  shown.textContent = `${text.slice(0, kCellChars)}…`;
+  const more = document.createElement('button');
+  more.type = 'button';
+  more.className = 'more';
+  more.textContent = `all ${text.length.toLocaleString('en')} characters`;
+  more.setAttribute('aria-expanded', 'false');
+  more.addEventListener('click', () => {
+    const open = more.getAttribute('aria-expanded') === 'true';
+    shown.textContent = open ? `${text.slice(0, kCellChars)}…` : text;
+    more.textContent = open ? `all ${text.length.toLocaleString('en')} characters` : 'less';
+    more.setAttribute('aria-expanded', String(!open));
+  });
+  td.append(shown, ' ', more);
+}
+
+// Each table and each page starts at its top-left corner.
+function scrollToStart() {
+  const wrap = document.querySelector('.grid-wrap');
+  wrap.scrollTop = 0;
+  wrap.scrollLeft = 0;
+}
+
 async function openTable(name) {
   state.table = name;
   $('table-heading').textContent = name;
@@ -169,11 +202,13 @@ async function openTable(name) {
   $('top').value = '';
   state.query = { filter: '', select: '', top: '' };
   renderTableSelection();
-  await loadPage(0, [null]);
+  await loadPage(0, [null], { fromTop: true });
   $('filter').focus();
 }
 
-async function loadPage(page, tokens) {
+// Loads page `page` of the current query. fromTop: scroll the grid back to
+// its start (another table, page or query); a reload after a save keeps it.
+async function loadPage(page, tokens, { fromTop = false } = {}) {
   const ok = await guarded(async () => {
     const result = await state.client.queryEntities(state.table, state.query, tokens[page]);
     state.tokens = tokens;
@@ -191,6 +226,7 @@ async function loadPage(page, tokens) {
     state.next = null;
   }
   renderGrid();
+  if (fromTop) scrollToStart();
 }
 
 function renderGrid() {
@@ -209,6 +245,9 @@ function renderGrid() {
     const th = document.createElement('th');
     th.scope = 'col';
     th.textContent = n;
+    // The keys stay in view while a wide table scrolls sideways.
+    const column = head.children.length;
+    if (column < 2) th.className = column === 0 ? 'pk' : 'rk';
     head.append(th);
   }
   $('grid').tHead.replaceChildren(head);
@@ -216,12 +255,15 @@ function renderGrid() {
   state.rows.forEach((row, index) => {
     const tr = document.createElement('tr');
     const pk = document.createElement('td');
-    pk.textContent = row.pk ?? '';
+    pk.className = 'pk';
+    valueCell(pk, row.pk ?? '');
     const rk = document.createElement('th');
+    rk.className = 'rk';
     rk.scope = 'row';
     const open = document.createElement('button');
     open.type = 'button';
-    open.textContent = row.rk ?? '(no RowKey)';
+    const rkText = row.rk ?? '(no RowKey)';
+    open.textContent = rkText.length > kCellChars ? `${rkText.slice(0, kCellChars)}…` : rkText;
     open.setAttribute('aria-label', `Open entity ${row.pk} / ${row.rk}`);
     open.addEventListener('click', () => openEditor(index, open));
     rk.append(open);
@@ -233,18 +275,30 @@ function renderGrid() {
       const td = document.createElement('td');
       const p = byName.get(n);
       if (p) {
-        td.append(p.text);
-        const type = document.createElement('span');
-        type.className = 'type';
-        type.textContent = p.type.slice(4);
-        type.title = p.type;
-        td.append(type);
+        valueCell(td, p.text);
+        // Strings are the common case: only the other types carry a badge.
+        if (p.type !== 'Edm.String') {
+          const type = document.createElement('span');
+          type.className = 'type';
+          type.textContent = p.type.slice(4);
+          type.title = p.type;
+          td.append(type);
+        }
       }
       tr.append(td);
     }
     body.append(tr);
   });
   $('grid').tBodies[0].replaceChildren(body);
+  // An empty page says so (an empty table showed only its headers).
+  const empty = !state.failed && state.rows.length === 0;
+  $('grid-empty').hidden = !empty;
+  if (empty) {
+    const filtered = state.query.filter !== '' || state.page > 0;
+    $('grid-empty').textContent = filtered
+      ? 'No entity on this page matches the query.'
+      : `Table ${state.table} is empty. Add an entity with New entity, or load a file with tablestone import (docs/export-format.md).`;
+  }
   const info = state.failed
     ? `Page ${state.page + 1} · the query failed`
     : `Page ${state.page + 1} · ${state.rows.length} entities${state.next ? ' · more' : ''}`;
@@ -258,14 +312,14 @@ function renderGrid() {
 async function onQuery(event) {
   event.preventDefault();
   state.query = { filter: $('filter').value.trim(), select: $('select').value.trim(), top: $('top').value.trim() };
-  await loadPage(0, [null]);
+  await loadPage(0, [null], { fromTop: true });
 }
 
 function goNext() {
   if (state.next === null) return;
   const tokens = state.tokens.slice(0, state.page + 1);
   tokens.push(state.next);
-  return loadPage(state.page + 1, tokens);
+  return loadPage(state.page + 1, tokens, { fromTop: true });
 }
 
 // ---- the entity editor ----------------------------------------------------
@@ -309,6 +363,7 @@ function fillEditor(row, etag) {
   $('rk').value = row?.rk ?? '';
   $('pk').readOnly = row !== null;
   $('rk').readOnly = row !== null;
+  $('keys-fixed').hidden = row === null;
   $('editor-heading').textContent = row ? 'Edit entity' : 'New entity';
   $('editor-meta').textContent = row ? `ETag ${etag} · Timestamp ${row.timestamp}` : '';
   $('props').replaceChildren(...(row?.props ?? []).map(propRow));
@@ -461,8 +516,8 @@ async function start() {
   $('more-tables').addEventListener('click', () => loadTables(true));
   $('delete-table').addEventListener('click', onDeleteTable);
   $('query').addEventListener('submit', onQuery);
-  $('first').addEventListener('click', () => loadPage(0, state.tokens));
-  $('prev').addEventListener('click', () => loadPage(state.page - 1, state.tokens));
+  $('first').addEventListener('click', () => loadPage(0, state.tokens, { fromTop: true }));
+  $('prev').addEventListener('click', () => loadPage(state.page - 1, state.tokens, { fromTop: true }));
   $('next').addEventListener('click', goNext);
   $('new-entity').addEventListener('click', (e) => openEditor(null, e.currentTarget));
   $('export-jsonl').addEventListener('click', () => onExport('jsonl'));

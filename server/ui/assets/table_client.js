@@ -14,6 +14,9 @@ export class TableError extends Error {
     this.code = code;
   }
   describe() {
+    // No HTTP answer at all: the browser's own words ("Failed to fetch",
+    // "NetworkError when attempting to fetch resource") say nothing useful.
+    if (this.status === 0) return this.message;
     return `${this.status} ${this.code}: ${this.message}`;
   }
 }
@@ -51,8 +54,10 @@ export class TableClient {
     let response;
     try {
       response = await fetch(url, { method, headers: all, body, cache: 'no-store' });
-    } catch (e) {
-      throw new TableError(0, 'NetworkError', `The server did not answer (${e.message}).`);
+    } catch {
+      throw new TableError(0, 'NetworkError',
+        `The server at ${location.origin} did not answer: is tablestone still running? ` +
+        'Start it again, then reload this page.');
     }
     if (!response.ok) {
       const text = await response.text();

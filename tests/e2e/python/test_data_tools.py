@@ -274,7 +274,27 @@ def test_bad_input_fails_with_one_line(servers, workdir):
     assert not os.path.exists(out) and not os.path.exists(out + ".partial")
     err = failure(tool("import", "--to", conn(a), "--in", os.path.join(workdir, "nothing-here")))
     assert "cannot open" in err
+    # --dryRun reads and checks the whole file and writes nothing: a file that fails at its last
+    # line leaves no empty table behind, and a good one is only counted.
+    bad = os.path.join(workdir, "bad-at-the-end.jsonl")
+    write(bad, "".join(lines[:-1]) + line({"@end": "bad", "@entities": 1}) + "\n")
+    svc = TableServiceClient.from_connection_string(conn(a))
+    assert "counts 1" in failure(tool("import", "--to", conn(a), "--in", bad, "--dryRun"))
+    assert [t.name for t in svc.list_tables()] == []
+    res = ok(tool("import", "--to", conn(a), "--in", good, "--dryRun"))
+    assert "checked %d entities of 1 table in %s for http://127.0.0.1:%d/devstoreaccount1; nothing was written" % (
+        len(REFERENCE_ENTITIES), good, a.port) in res.stderr.decode(), res.stderr.decode()
+    assert [t.name for t in svc.list_tables()] == []
     # A bad command line is exit 2 with usage help.
+    r = tool("export", "--out", out)
+    assert r.returncode == 2 and "say where to read: --from CONNECTION_STRING or --fromLocation DIR" in r.stderr.decode()
+    r = tool("export", "x", "--frm", conn(a))
+    assert r.returncode == 2, r.stderr.decode()
+    assert "unexpected argument 'x'" in r.stderr.decode()
+    r = tool("export", "--frm", conn(a), "--out", out)
+    assert r.returncode == 2 and "unknown option '--frm' (did you mean --from?)" in r.stderr.decode(), r.stderr.decode()
+    assert harness.ACCOUNT_KEY not in r.stderr.decode()
+    assert "Run 'tablestone export --help'" in r.stderr.decode()
     assert tool("export", "--out", out).returncode == 2
     assert tool("import", "--to", conn(a), "--in", good, "--mode", "sideways").returncode == 2
 
@@ -405,6 +425,41 @@ def test_copy_interrupt_reference_and_offline_ends(servers, workdir):
         assert p.returncode == 0, err  # finished before the signal: nothing to resume
     ok(tool("export", "--from", conn(c), "--table", "big", "--out", out))
     assert read(out) == read(big)
+
+
+def _interrupted(args, after=0.7):
+    """Runs a tool command, sends SIGINT after `after` s; returns (exit code, stderr)."""
+    import time
+    p = subprocess.Popen([BINARY, *args], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    time.sleep(after)
+    p.send_signal(2)
+    p.wait(timeout=60)
+    return p.returncode, p.stderr.read().decode()
+
+
+def test_import_and_export_interrupted_say_what_is_left(servers, workdir):
+    a = servers()
+    big = os.path.join(workdir, "big.jsonl")
+    big_file(big, (("first", 3), ("big", 100000), ("last", 5)))
+    code, err = _interrupted(["import", "--to", conn(a), "--in", big])
+    assert code == 130, (code, err)
+    assert err.count("\n") == 1, err
+    assert re.search(r"interrupted after [0-9]+ entities; 1 table is complete on the target, table 'big' is "
+                     r"incomplete \([0-9]+ entities written\)", err), err
+    assert "--ifExists replace" in err and "--ifExists append --mode upsert" in err, err
+    # The advice works: the rerun ends with exactly the file's contents.
+    ok(tool("import", "--to", conn(a), "--in", big, "--ifExists", "replace"))
+    out = os.path.join(workdir, "out.jsonl")
+    ok(tool("export", "--from", conn(a), "--out", out))
+    assert sorted(read(out).splitlines()) == sorted(read(big).splitlines())
+
+    # Export: the partial file goes, and the message says so.
+    code, err = _interrupted(["export", "--from", conn(a), "--out", out + ".2"], after=0.3)
+    if code == 0:
+        pytest.skip("the export finished before the signal")
+    assert code == 130, (code, err)
+    assert "interrupted: nothing was written (the partial file was removed)" in err, err
+    assert not os.path.exists(out + ".2") and not os.path.exists(out + ".2.partial")
 
 
 def test_copy_failures_are_one_line(servers, workdir):
@@ -568,8 +623,9 @@ def test_snapshot_offline_and_admin_route_then_restore(servers, workdir):
         assert admin_request(a, "snapshot", "to=" + snap, key=base64.b64encode(b"x" * 64).decode())[0] == 403
         assert admin_request(a, "snapshot", "to=" + snap, method="GET")[0] == 405
         assert not os.path.exists(snap)
-        res = ok(tool("snapshot", "--from", conn(a), "--to", snap))
+        res = ok(tool("snapshot", "--from", conn(a), "--to", snap, "--json"))
         assert json.loads(res.stdout)["snapshot"] == snap
+        assert "snapshot of http://127.0.0.1:%d/devstoreaccount1 written to %s" % (a.port, snap) in res.stderr.decode()
         err = failure(tool("snapshot", "--from", conn(a), "--to", snap))
         assert "exists already" in err
         # Writes after the snapshot are not in it.
@@ -626,12 +682,17 @@ def test_reset_and_seed(workdir):
         # Reset: every table of the account, in one request.
         assert admin_request(a, "reset", "account=nosuch")[0] == 404
         assert admin_request(a, "reset", key=base64.b64encode(b"y" * 64).decode())[0] == 403
-        res = ok(tool("reset", "--from", conn(a)))
+        res = ok(tool("reset", "--from", conn(a), "--json"))
         body = json.loads(res.stdout)
         assert body["tablesDeleted"] == 3 and body["accounts"] == ["devstoreaccount1"]
+        assert "reset deleted 3 tables of devstoreaccount1 on http://" in res.stderr.decode()
+        # Without --json, stdout stays empty like every other command's; the summary is on stderr.
+        res = ok(tool("reset", "--from", conn(a)))
+        assert res.stdout == b"" and "reset deleted 0 tables of devstoreaccount1" in res.stderr.decode()
         assert list(svc.list_tables()) == []
+        svc.create_table("again")
         status, body = admin_request(a, "reset")
-        assert status == 200 and body["tablesDeleted"] == 0
+        assert status == 200 and body["tablesDeleted"] == 1
 
         # A bad seed file stops the startup with the reason, before the port opens.
         bad = os.path.join(workdir, "bad.jsonl")

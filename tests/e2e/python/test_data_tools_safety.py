@@ -256,3 +256,82 @@ def test_export_and_import_show_progress_on_a_terminal(servers, workdir):
     # Not a terminal: the summary line only.
     err = ok(tool("export", "--from", conn(a), "--out", os.path.join(workdir, "out2.jsonl"))).stderr.decode()
     assert "\r" not in err and err.count("\n") == 1, repr(err)
+
+
+def test_faults_and_trace_subcommands_sign_for_the_user(workdir):
+    """`tablestone faults add|list|clear` and `tablestone trace on|off|status` (issue 35): signed with the
+    connection string's key, one summary line on stderr; hostile input (a bad key, an oversized or
+    malformed rule file, a directory, an unknown operation name, an unreachable server) fails in one
+    line with exit 1 and sends nothing it should not."""
+    import json
+    from azure.core.exceptions import HttpResponseError
+    from test_data_tools import admin_server
+    started = []
+    try:
+        a = admin_server(workdir, started, "--adminApi", "--traceDir", os.path.join(workdir, "traces"))
+        cs = conn(a)
+        where = "http://127.0.0.1:%d/devstoreaccount1" % a.port
+        rule = '{"action":"serverBusy","maxCount":1,"match":{"table":"faulty","operation":"CreateTable"}}'
+        r = ok(tool("faults", "add", "--from", cs, "--rule", rule))
+        assert "added 1 fault rule (" in r.stderr.decode() and where in r.stderr.decode(), r.stderr.decode()
+        assert r.stdout == b""
+        listed = ok(tool("faults", "list", "--from", cs))
+        body = json.loads(listed.stdout)
+        assert len(body["rules"]) == 1 and body["rules"][0]["injected"] == 0
+        assert "1 fault rule on " + where in listed.stderr.decode()
+        # The rule fires for an SDK client (its own retries see the 503 first).
+        svc = TableServiceClient.from_connection_string(cs, retry_total=0)
+        with pytest.raises(HttpResponseError):
+            svc.create_table("faulty")
+        assert json.loads(ok(tool("faults", "list", "--from", cs)).stdout)["rules"][0]["injected"] == 1
+        rules = os.path.join(workdir, "rules.json")
+        write(rules, json.dumps({"seed": 3, "rules": [json.loads(rule), json.loads(rule)]}))
+        r = ok(tool("faults", "add", "--from", cs, "--file", rules))
+        assert "added 2 fault rules" in r.stderr.decode()
+        rule_id = json.loads(ok(tool("faults", "list", "--from", cs)).stdout)["rules"][0]["id"]
+        assert "removed fault rule %s" % rule_id in ok(tool("faults", "clear", "--from", cs, "--id", rule_id)).stderr.decode()
+        assert "cleared every fault rule" in ok(tool("faults", "clear", "--from", cs)).stderr.decode()
+        assert json.loads(ok(tool("faults", "list", "--from", cs)).stdout)["rules"] == []
+
+        # Hostile or mistaken input: one line, exit 1, nothing added.
+        typo = failure(tool("faults", "add", "--from", cs, "--rule", rule.replace("CreateTable", "CreateTabel")))
+        assert "CreateTabel" in typo and "InsertEntity" in typo, typo  # the list of names
+        bad_key = cs.replace(harness.ACCOUNT_KEY, "b3RoZXIta2V5LW5vdC10aGUtcHVibGlzaGVkLW9uZQ==")
+        assert "403" in failure(tool("faults", "add", "--from", bad_key, "--rule", rule))
+        assert "403" in failure(tool("trace", "on", "--from", bad_key, "--file", "x.jsonl"))
+        big = os.path.join(workdir, "big.json")
+        with open(big, "w") as f:
+            f.write("[" + ",".join([rule] * 20000) + "]")  # ~1.8 MB
+        assert "larger than 1 MiB" in failure(tool("faults", "add", "--from", cs, "--file", big))
+        write(rules, "{not json")
+        assert "is not a JSON rule" in failure(tool("faults", "add", "--from", cs, "--file", rules))
+        assert "not a regular file" in failure(tool("faults", "add", "--from", cs, "--file", workdir))
+        assert "cannot read" in failure(tool("faults", "add", "--from", cs, "--file", big + ".missing"))
+        assert json.loads(ok(tool("faults", "list", "--from", cs)).stdout)["rules"] == []
+        r = tool("faults", "add", "--from", cs)
+        assert r.returncode == 2 and "--rule JSON or --file PATH" in r.stderr.decode()
+        r = tool("faults", "ad", "--from", cs)
+        assert r.returncode == 2 and "no command 'ad' (the commands are add, list, clear)" in r.stderr.decode()
+        assert harness.ACCOUNT_KEY not in r.stderr.decode()  # a usage error never echoes the key
+        r = tool("faults", "list", cs)
+        assert r.returncode == 2 and "(a connection string, not shown)" in r.stderr.decode(), r.stderr.decode()
+        assert harness.ACCOUNT_KEY not in r.stderr.decode()
+        started_at = time.monotonic()
+        down = cs.replace(str(a.port), str(harness.free_port()))
+        assert "is the server running" in failure(tool("faults", "list", "--from", down))
+        assert time.monotonic() - started_at < 10
+
+        # trace on / status / off, confined to --traceDir.
+        r = ok(tool("trace", "on", "--from", cs, "--file", "run1.jsonl"))
+        assert "tracing requests on %s into %s" % (where, os.path.join(workdir, "traces", "run1.jsonl")) in r.stderr.decode(), r.stderr.decode()
+        list(svc.list_tables())
+        assert "tracing requests" in ok(tool("trace", "status", "--from", cs)).stderr.decode()
+        r = ok(tool("trace", "off", "--from", cs))
+        assert "not tracing on " + where in r.stderr.decode(), r.stderr.decode()
+        with open(os.path.join(workdir, "traces", "run1.jsonl")) as f:
+            assert any('"QueryTables"' in l or "Tables" in l for l in f)
+        escape = failure(tool("trace", "on", "--from", cs, "--file", "../outside.jsonl"))
+        assert "400" in escape and not os.path.exists(os.path.join(workdir, "outside.jsonl"))
+    finally:
+        for s in started:
+            s.stop()

@@ -262,3 +262,27 @@ def test_table_and_entity_gauges_follow_sdk_calls_and_a_restart(own_server):
     two = TableServiceClient.from_connection_string(cs).get_table_client("gaugetwo")
     two.delete_entity("x", "1")
     assert gauges() == (1, 1, 1)
+
+
+def test_build_info_and_standard_process_metrics(own_server):
+    """tablestone_build_info and the process collector's standard names (issue 35), so stock dashboards
+    work; promtool checks the exposition when it is installed."""
+    import os
+    import shutil
+    import subprocess
+    status, _, body = get(own_server.port, "/_tablestone/metrics")
+    assert status == 200
+    samples = parse_exposition(body)
+    version = subprocess.run([own_server.binary, "--version"], capture_output=True, text=True).stdout.split()[-1]
+    assert value(samples, "tablestone_build_info", version=version) == 1
+    assert 0 < value(samples, "process_cpu_seconds_total") < 600
+    assert value(samples, "process_resident_memory_bytes") > 1 << 20
+    assert value(samples, "process_virtual_memory_bytes") >= value(samples, "process_resident_memory_bytes")
+    fds = len(os.listdir("/proc/%d/fd" % own_server.proc.pid))
+    assert abs(value(samples, "process_open_fds") - fds) <= 8  # the server opens and closes files meanwhile
+    assert value(samples, "process_max_fds") >= value(samples, "process_open_fds")
+    start = value(samples, "process_start_time_seconds")
+    assert time.time() - 300 < start <= time.time(), start  # started by this test, seconds ago
+    if shutil.which("promtool"):
+        check = subprocess.run(["promtool", "check", "metrics"], input=body, capture_output=True, text=True)
+        assert check.returncode == 0, check.stdout + check.stderr

@@ -129,6 +129,9 @@ async function main() {
       await page.waitForSelector("#tables button[data-table=UiPeople][aria-current=true]");
       await waitInfo("Page 1 · 0 entities");
       assert.deepEqual(sdk("tables"), ["UiPeople"]);
+      // An empty table says so, instead of showing only its headers.
+      assert.equal(await page.isVisible("#grid-empty"), true);
+      assert.match(await page.textContent("#grid-empty"), /Table UiPeople is empty\. Add an entity with New entity/);
     });
 
     await step("a blank New entity asks before inserting empty keys (issue 35 item 6)", async () => {
@@ -177,7 +180,7 @@ async function main() {
       await page.waitForSelector("#editor", { state: "hidden" });
       await waitInfo("Page 1 · 1 entities");
       const cells = await page.$$eval("#grid tbody td", (tds) => tds.map((t) => t.textContent));
-      for (const want of ["AdaString", "36Int32", "9007199254740993Int64", "6.0Double", "trueBoolean", "0f8fad5b-d9cb-469f-a165-70867728950eGuid", "AAEC/w==Binary"]) {
+      for (const want of ["Ada", "36Int32", "9007199254740993Int64", "6.0Double", "trueBoolean", "0f8fad5b-d9cb-469f-a165-70867728950eGuid", "AAEC/w==Binary"]) {
         assert.ok(cells.includes(want), `${want} in ${cells}`);
       }
       assert.ok(cells.some((c) => c.startsWith("1815-12-10T00:00:00") && c.endsWith("DateTime")), String(cells));
@@ -194,7 +197,12 @@ async function main() {
     });
 
     await step("edits an entity with its ETag", async () => {
+      assert.equal(await page.isHidden("#grid-empty"), true);
       await page.click("#grid tbody th button");
+      // The stored entity's keys are read-only and look it, with the reason beside them.
+      assert.equal(await page.$eval("#pk", (i) => i.readOnly), true);
+      assert.equal(await page.$eval("#pk", (i) => getComputedStyle(i).borderTopStyle), "dashed");
+      assert.equal(await page.isVisible("#keys-fixed"), true);
       const age = page.locator("#props .prop").nth(1).locator(".prop-value");
       assert.equal(await age.inputValue(), "36");
       await age.fill("37");
@@ -342,6 +350,52 @@ async function main() {
       assert.equal(await page.isHidden("#error"), true);
     });
 
+    await step("wide tables: keys stay in view, long values fold, no String badge, each page opens at the top (issue 35)", async () => {
+      assert.deepEqual(sdk("wide", "UiWide", "60"), { loaded: 60 });
+      await page.reload();
+      await page.waitForSelector("body[data-ready=true]");
+      await page.click("#tables button[data-table=UiWide]");
+      await waitInfo("Page 1 · 60 entities");
+      const badges = await page.$$eval("#grid tbody .type", (s) => s.map((x) => x.textContent));
+      assert.ok(badges.includes("Int32") && !badges.includes("String"), String(badges.slice(0, 5)));
+      // The 2,000-character value is folded to one short cell, with a button for the rest.
+      const more = page.locator("#grid tbody tr").first().locator("button.more");
+      assert.equal(await more.textContent(), "all 2,000 characters");
+      const height = await page.$eval("#grid tbody tr", (r) => r.getBoundingClientRect().height);
+      assert.ok(height < 250, `first row is ${height}px tall`);
+      await more.click();
+      assert.equal(await more.getAttribute("aria-expanded"), "true");
+      assert.equal(await more.evaluate((b) => b.previousElementSibling.textContent), "x".repeat(2000));
+      await more.click();
+      assert.equal(await more.getAttribute("aria-expanded"), "false");
+      // Scrolled to the far right, PartitionKey and RowKey are still at the left edge.
+      await page.$eval(".grid-wrap", (w) => { w.scrollLeft = w.scrollWidth; w.scrollTop = 300; });
+      await page.waitForTimeout(50);
+      const edges = await page.evaluate(() => {
+        const left = (sel) => document.querySelector(sel).getBoundingClientRect().left;
+        return { wrap: left(".grid-wrap"), pk: left("#grid tbody td.pk"), rk: left("#grid tbody th.rk"), scrolled: document.querySelector(".grid-wrap").scrollLeft };
+      });
+      assert.ok(edges.scrolled > 500, JSON.stringify(edges));
+      assert.ok(Math.abs(edges.pk - edges.wrap) <= 2, JSON.stringify(edges));
+      assert.ok(edges.rk > edges.pk && edges.rk - edges.wrap < 220, JSON.stringify(edges));
+      await shot("wide");
+      // Another table, and another page, open at the top-left, not at the previous position.
+      await page.click("#tables button[data-table=UiMany]");
+      await waitInfo("Page 1 · 1000 entities · more");
+      const at = () => page.$eval(".grid-wrap", (w) => [w.scrollTop, w.scrollLeft]);
+      assert.deepEqual(await at(), [0, 0]);
+      await page.$eval(".grid-wrap", (w) => { w.scrollTop = 5000; });
+      assert.ok((await at())[0] > 0);
+      await page.click("#next");
+      await waitInfo("Page 2 · 1000 entities · more");
+      assert.deepEqual(await at(), [0, 0]);
+      // Back to the state the next steps start from: UiMany, N ge 2490, no UiWide.
+      assert.deepEqual(sdk("drop", "UiWide"), { dropped: "UiWide" });
+      await page.fill("#filter", "N ge 2490");
+      await page.click("#query button");
+      await waitInfo("Page 1 · 10 entities");
+    });
+
     await step("exports the query's result as JSON Lines", async () => {
       const [download] = await Promise.all([page.waitForEvent("download"), page.click("#export-jsonl")]);
       const file = path.join(WORK, "export.jsonl");
@@ -439,6 +493,27 @@ async function main() {
       assert.equal(await fresh.evaluate(() => localStorage.length), 0);
       await fresh.close();
       assert.deepEqual(consoleErrors.filter((e) => !/status of (400|403|404|409|412)/.test(e)), []);
+    });
+
+    await step("a stopped server is named as such, not as '0 NetworkError' (issue 35)", async () => {
+      const port3 = await freePort();
+      const lone = await startServer(port3);
+      const other = await context.newPage();
+      try {
+        await other.goto(`http://127.0.0.1:${port3}/_tablestone/ui/`);
+        await other.waitForSelector("body[data-ready=true]");
+        lone.kill("SIGTERM");
+        await new Promise((r) => lone.once("exit", r));
+        await other.fill("#new-table", "AfterStop");
+        await other.click("#create-table button");
+        await other.waitForSelector("#error:not([hidden])");
+        const text = await other.textContent("#error");
+        assert.match(text, new RegExp(`^The server at http://127\\.0\\.0\\.1:${port3} did not answer: is tablestone still running\\?`));
+        assert.doesNotMatch(text, /^0 |NetworkError|Failed to fetch/);
+      } finally {
+        await other.close();
+        if (lone.exitCode === null) lone.kill("SIGTERM");
+      }
     });
 
     await step("beyond loopback: no dev key, and no signing outside a secure context", async () => {

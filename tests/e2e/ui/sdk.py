@@ -40,6 +40,24 @@ def main(argv):
             for start in range(0, len(ops), 100):
                 table.submit_transaction(ops[start:start + 100])
         result = {"loaded": n}
+    elif command == "wide":
+        # N entities of 30 properties (strings and Int32), the first with a 2,000-character value.
+        table = service.create_table_if_not_exists(args[0])
+        n = int(args[1])
+        ops = []
+        for i in range(n):
+            entity = {"PartitionKey": "partition-with-a-longish-name", "RowKey": "r%03d" % i}
+            for c in range(30):
+                entity["Column%02d" % c] = ("value %d" % i) if c % 2 else i
+            if i == 0:
+                entity["Long"] = "x" * 2000
+            ops.append(("create", entity))
+        for start in range(0, len(ops), 100):
+            table.submit_transaction(ops[start:start + 100])
+        result = {"loaded": n}
+    elif command == "drop":
+        service.delete_table(args[0])
+        result = {"dropped": args[0]}
     elif command == "tables":
         result = sorted(t.name for t in service.list_tables())
     elif command == "get":

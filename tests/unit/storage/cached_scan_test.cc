@@ -57,6 +57,7 @@ class CachedScanTest : public ::testing::TestWithParam<bool> {
     o.write_buffer_bytes = 8u << 20;
     o.scan_cache_bytes = i == 0 ? scan_cache_bytes_ : 0;
     o.warm_after_write = warm_after_write_;
+    if (i == 0) o.sync_points = sync_points_;
     return o;
   }
 
@@ -154,6 +155,8 @@ class CachedScanTest : public ::testing::TestWithParam<bool> {
   std::chrono::milliseconds warm_after_write_{0};  // set before SetUp (WarmedScanTest)
   size_t scan_cache_bytes_ = 64u << 20;             // set before SetUp
   test_util::TempDir dir_;
+  // The cached engine's test hooks (storage/sync_point.h), kept across its reopen.
+  std::shared_ptr<SyncPoints> sync_points_ = std::make_shared<SyncPoints>();
   std::unique_ptr<Engine> engines_[2];
   TableInfo tables_[2];
 };
@@ -372,18 +375,17 @@ TEST_P(CachedScanTest, PartitionsCachedAtACleanCloseAreRebuiltAfterTheOpen) {
   }
   ASSERT_TRUE(engines_[0]->Close().ok());
   engines_[0].reset();
+  const uint64_t restores_before = sync_points_->Count("ScanCacheBuilder::RestoresDone");
   auto e = Engine::Open(OptionsOf(0));
   ASSERT_TRUE(e.ok()) << e.status().ToString();
   engines_[0] = std::move(e).value();
   auto t = engines_[0]->GetTable("devstoreaccount1", "t");
   ASSERT_TRUE(t.ok());
   tables_[0] = *t;
-  // The rebuild runs at nice 19: on a busy machine (a sanitized build beside
-  // other tests) it may take seconds to get the CPU, so the wait is bounded at 30 s.
-  for (int i = 0; i < 3000 && engines_[0]->GetStats().scan_cache_entries == 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // a build of "q" would be done too
+  // Every partition of the saved list has been built (or refused) once the
+  // builder reports its restores done; the rebuild runs at nice 19, so on a
+  // busy machine that may take seconds (bounded at 30 s).
+  ASSERT_TRUE(sync_points_->WaitFor("ScanCacheBuilder::RestoresDone", restores_before + 1));
   EXPECT_EQ(engines_[0]->GetStats().scan_cache_entries, 1u);   // "p" only
   ASSERT_EQ(Drain(0, p_only), want);                          // the first read since the open: a hit
   EXPECT_EQ(engines_[0]->GetStats().scan_cache_hits, 1u);
@@ -711,11 +713,19 @@ TEST_P(WarmedScanTest, LoadedPartitionsAreCachedBeforeTheirFirstQuery) {
   EXPECT_EQ(HitsOfFirstDrainAfterAPause(spec, want2), 1u);
 }
 
-// Without the option nothing is cached before the second read (the ghost).
+// Without the option nothing is cached before the second read (the ghost):
+// the writes note no warm candidate (counted synchronously, under the write's
+// stripe lock), so the builder has nothing to warm. With the option, the same
+// writes note one (the positive control).
 TEST_P(CachedScanTest, NothingIsWarmedWithoutTheOption) {
   ASSERT_TRUE(InsertRows(200));
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(sync_points_->Count("ScanCacheBuilder::CandidateNoted"), 0u);
   EXPECT_EQ(engines_[0]->GetStats().scan_cache_entries, 0u);
+}
+
+TEST_P(WarmedScanTest, WritesNoteWarmCandidates) {
+  ASSERT_TRUE(InsertRows(200));
+  EXPECT_EQ(sync_points_->Count("ScanCacheBuilder::CandidateNoted"), 1u);  // one partition, one burst
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, WarmedScanTest, ::testing::Bool(), test_util::ModeName);
@@ -746,8 +756,10 @@ TEST_P(SmallCacheTest, APartitionTooLargeForTheCacheIsBuiltOnce) {
   for (int r = 2000; r < 2100; ++r) {
     more.push_back(Op(WriteKind::kInsert, MakeEntity("p", RowKey(r), {{"n", EdmValue::Int32(r)}})));
   }
+  const uint64_t skipped_before = sync_points_->Count("ScanCacheBuilder::SkippedTooLarge");
   ASSERT_TRUE(WriteBoth(more));
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // The warmer took "p" as a candidate again and skipped it as too large.
+  ASSERT_TRUE(sync_points_->WaitFor("ScanCacheBuilder::SkippedTooLarge", skipped_before + 1));
   EXPECT_EQ(Drain(0, spec), Drain(1, spec));
   EXPECT_EQ(engines_[0]->GetStats().scan_cache_too_large, 1u);
   EXPECT_EQ(engines_[0]->GetStats().scan_cache_entries, 0u);

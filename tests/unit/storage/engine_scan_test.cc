@@ -8,6 +8,8 @@
 #include <thread>
 
 #include <gtest/gtest.h>
+
+#include <future>
 #include <rocksdb/convenience.h>
 #include <rocksdb/db.h>
 #include <rocksdb/env.h>
@@ -604,25 +606,38 @@ TEST_P(EngineScanTest, OnlyAResumableScanIsSuspendedAndOnlyOnce) {
   EXPECT_EQ(continued.entities.size(), 255u + 255u);
 }
 
-// A suspended scan keeps the engine open (its iterator reads the database):
-// Close() waits until it is dropped.
-TEST_P(EngineScanTest, CloseWaitsForASuspendedScan) {
+// A suspended scan does not keep the engine open: Close() returns while the
+// caller still holds it, invalidates it (its snapshot and iterator are
+// released with the database still open), and resuming it then answers
+// kShuttingDown. Dropping it after the close, or after the engine is gone,
+// touches nothing of the engine. Before, Close() waited until it was dropped.
+TEST_P(EngineScanTest, CloseInvalidatesASuspendedScanInsteadOfWaitingForIt) {
   InsertBigPartition();
   ScanSpec spec;
   spec.resumable = true;
   spec.cpu_budget = std::chrono::nanoseconds(0);
   model::ScanResult paused = Run(spec);
   ASSERT_NE(paused.suspended, nullptr);
-  std::atomic<bool> closed{false};
-  std::thread closer([&] {
-    EXPECT_TRUE(engine_->Close().ok());
-    closed = true;
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  EXPECT_FALSE(closed.load());
-  paused.suspended.reset();
-  closer.join();
-  EXPECT_TRUE(closed.load());
+  auto closed = std::async(std::launch::async, [&] { return engine_->Close(); });
+  ASSERT_EQ(closed.wait_for(std::chrono::seconds(30)), std::future_status::ready) << "Close waited for the scan";
+  EXPECT_TRUE(closed.get().ok());
+  ScanSpec again = spec;
+  again.resume_scan = paused.suspended.get();
+  auto resumed = engine_->Scan(table_, again);
+  EXPECT_EQ(resumed.status().code(), StatusCode::kShuttingDown);
+  engine_.reset();
+  paused.suspended.reset();  // after the engine: must not touch it
+}
+
+// Only a live suspended scan of this engine is continued: a handle of another
+// engine is refused with kInvalidArgument, not cast.
+TEST_P(EngineScanTest, AForeignSuspendedScanIsRefused) {
+  class Foreign final : public model::SuspendedScan {};
+  Foreign foreign;
+  ScanSpec spec;
+  spec.resume_scan = &foreign;
+  auto r = engine_->Scan(table_, spec);
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST_P(EngineScanTest, ScanReadsAConsistentSnapshot) {

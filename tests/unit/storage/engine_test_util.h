@@ -17,6 +17,7 @@
 #include "storage/model/entity.h"
 #include "storage/model/row_predicate.h"
 #include "storage/model/write_op.h"
+#include "storage/sync_point.h"
 
 namespace tablestone::storage::test_util {
 
@@ -97,6 +98,7 @@ class EngineTest : public ::testing::TestWithParam<bool> {
     o.entity_cache_bytes = entity_cache_bytes_;
     o.scan_fill_cache_bytes = scan_fill_cache_bytes_;
     o.executor = executor_options_;
+    o.sync_points = sync_points_;
     return o;
   }
 
@@ -130,6 +132,8 @@ class EngineTest : public ::testing::TestWithParam<bool> {
   size_t entity_cache_bytes_ = EngineOptions().entity_cache_bytes;  // set before Reopen()
   size_t scan_fill_cache_bytes_ = EngineOptions().scan_fill_cache_bytes;  // set before Reopen()
   ExecutorOptions executor_options_;                                 // set before Reopen()
+  // The engine's test hooks (storage/sync_point.h), shared by every engine the fixture opens.
+  std::shared_ptr<SyncPoints> sync_points_ = std::make_shared<SyncPoints>();
   std::unique_ptr<Engine> engine_;
 };
 

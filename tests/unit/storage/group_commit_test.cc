@@ -6,11 +6,14 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <future>
 #include <mutex>
 #include <thread>
 #include <vector>
 
+#include "storage/group_commit.h"
+#include "storage/sync_point.h"
 #include "tests/unit/storage/engine_test_util.h"
 
 namespace tablestone::storage {
@@ -99,18 +102,14 @@ TEST_P(GroupCommitTest, ATableReadWaitsOnlyForWritesItCanReflect) {
   }
 }
 
-// Deterministic batching: the short lane is held by a task while writes on
-// several threads queue their waiters; once released, one log write answers
-// them all.
+// Deterministic batching: the log writer is held where it wakes for a group
+// while writes on several threads queue their waiters; once released, one log
+// write answers them all.
 TEST_P(GroupCommitTest, OneLogWriteCoversEveryWaiterQueuedBeforeIt) {
   TableInfo t = Create("gc");
-  std::promise<void> release, started;
-  std::shared_future<void> gate = release.get_future().share();
-  ASSERT_TRUE(engine_->Submit(WorkLane::kShort, [&, gate](bool) {
-                        started.set_value();
-                        gate.wait();
-                      }).ok());
-  started.get_future().wait();
+  ASSERT_TRUE(engine_->SyncWal().ok());
+  const uint64_t woken_before = sync_points_->Count("GroupCommit::Woken");
+  sync_points_->Hold("GroupCommit::Woken");
   const uint64_t syncs_before = engine_->GetStats().wal_syncs;
 
   constexpr int kThreads = 4, kPerThread = 25;
@@ -135,12 +134,45 @@ TEST_P(GroupCommitTest, OneLogWriteCoversEveryWaiterQueuedBeforeIt) {
     });
   }
   for (auto& w : writers) w.join();
-  EXPECT_EQ(answered.load(), 0);  // nothing answered while the lane is held
-  release.set_value();
-  for (int i = 0; i < 1000 && answered.load() < kThreads * kPerThread; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(sync_points_->WaitFor("GroupCommit::Woken", woken_before + 1));
+  EXPECT_EQ(answered.load(), 0);  // nothing answered while the writer is held
+  const uint64_t done_before = sync_points_->Count("GroupCommit::GroupDone");
+  sync_points_->Release("GroupCommit::Woken");
+  ASSERT_TRUE(sync_points_->WaitFor("GroupCommit::GroupDone", done_before + 1));
   ASSERT_EQ(answered.load(), kThreads * kPerThread);
   EXPECT_EQ(engine_->GetStats().wal_syncs - syncs_before, 1u);
   for (auto [visible, durable] : marks) EXPECT_GE(durable, visible);
+}
+
+// The log write has its own thread: a write answered while every lane thread
+// is busy with request work (a long scan, a `$batch`) is not held behind it.
+// Before, the log write was queued on the short lane and waited for the task.
+TEST_P(GroupCommitTest, TheLogWriteDoesNotWaitBehindLaneWork) {
+  TableInfo t = Create("gc");
+  std::promise<void> release, short_started, long_started;
+  std::shared_future<void> gate = release.get_future().share();
+  ASSERT_TRUE(engine_->Submit(WorkLane::kShort, [&, gate](bool) {
+                        short_started.set_value();
+                        gate.wait();
+                      }).ok());
+  ASSERT_TRUE(engine_->Submit(WorkLane::kLong, [&, gate](bool) {
+                        long_started.set_value();
+                        gate.wait();
+                      }).ok());
+  short_started.get_future().wait();
+  long_started.get_future().wait();
+  ASSERT_TRUE(WriteOne(*engine_, t, Op(model::WriteKind::kInsert, MakeEntity("p", "r"))).status.ok());
+  const uint64_t visible = engine_->VisibleMark();
+  std::promise<uint64_t> durable_at_callback;
+  engine_->AwaitDurable([&](Status s) {
+    EXPECT_TRUE(s.ok());
+    durable_at_callback.set_value(engine_->DurableMark());
+  });
+  auto f = durable_at_callback.get_future();
+  const bool answered = f.wait_for(10s) == std::future_status::ready;
+  release.set_value();  // before any assertion can return: the lanes' threads wait on it
+  ASSERT_TRUE(answered) << "the log write waited behind the lanes' work";
+  EXPECT_GE(f.get(), visible);
 }
 
 // Many writers through the executor, as the API runs them: every write is
@@ -231,6 +263,126 @@ TEST_P(GroupCommitTest, EngineGroupCommitWritesWithoutWaitingWhenNotStalled) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, GroupCommitTest, ::testing::Bool(), test_util::ModeName);
+
+
+// ---- The GroupCommit class alone (storage/group_commit.h), with a fake log write ----
+
+// A log write that blocks until the test lets it finish, and counts its calls.
+class FakeLog {
+ public:
+  Status Sync() {
+    std::unique_lock lock(mu_);
+    ++calls_;
+    changed_.notify_all();
+    changed_.wait(lock, [this] { return open_ || released_ >= calls_; });
+    return result_;
+  }
+  void LetOneFinish() {
+    std::lock_guard lock(mu_);
+    ++released_;
+    changed_.notify_all();
+  }
+  void Open() {
+    std::lock_guard lock(mu_);
+    open_ = true;
+    changed_.notify_all();
+  }
+  bool WaitForCalls(int n) {
+    std::unique_lock lock(mu_);
+    return changed_.wait_for(lock, 30s, [&] { return calls_ >= n; });
+  }
+  int calls() {
+    std::lock_guard lock(mu_);
+    return calls_;
+  }
+  void Fail(Status s) {
+    std::lock_guard lock(mu_);
+    result_ = std::move(s);
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable changed_;
+  int calls_ = 0;
+  int released_ = 0;
+  bool open_ = false;
+  Status result_ = Status::Ok();
+};
+
+TEST(GroupCommitClassTest, StatesFollowTheGroups) {
+  FakeLog log;
+  SyncPoints points;
+  GroupCommit commit([&] { return log.Sync(); }, &points);
+  EXPECT_EQ(commit.state(), GroupCommit::State::kIdle);
+
+  points.Hold("GroupCommit::Woken");
+  std::atomic<int> first{0}, second{0};
+  commit.Await([&](Status s) { first += s.ok() ? 1 : 100; });
+  ASSERT_TRUE(points.WaitFor("GroupCommit::Woken", 1));
+  EXPECT_EQ(commit.state(), GroupCommit::State::kQueued);
+  commit.Await([&](Status s) { first += s.ok() ? 1 : 100; });
+  points.Release("GroupCommit::Woken");
+  ASSERT_TRUE(log.WaitForCalls(1));
+  EXPECT_EQ(commit.state(), GroupCommit::State::kWriting);
+
+  // Queued while a log write runs: the next group, not this one.
+  commit.Await([&](Status s) { second += s.ok() ? 1 : 100; });
+  EXPECT_EQ(commit.state(), GroupCommit::State::kWriting);
+  log.LetOneFinish();
+  ASSERT_TRUE(log.WaitForCalls(2));
+  EXPECT_EQ(first.load(), 2);
+  EXPECT_EQ(second.load(), 0);
+  log.LetOneFinish();
+  ASSERT_TRUE(points.WaitFor("GroupCommit::GroupDone", 2));
+  EXPECT_EQ(second.load(), 1);
+  EXPECT_EQ(log.calls(), 2);
+  EXPECT_EQ(commit.groups(), 2u);
+  EXPECT_EQ(commit.state(), GroupCommit::State::kIdle);
+  commit.Stop();
+  EXPECT_EQ(commit.state(), GroupCommit::State::kStopped);
+}
+
+TEST(GroupCommitClassTest, AFailedLogWriteReachesEveryCallbackOfItsGroup) {
+  FakeLog log;
+  log.Open();
+  log.Fail(Status::NoSpace("full"));
+  SyncPoints points;
+  GroupCommit commit([&] { return log.Sync(); }, &points);
+  points.Hold("GroupCommit::Woken");
+  std::atomic<int> no_space{0};
+  for (int i = 0; i < 5; ++i) {
+    commit.Await([&](Status s) { no_space += s.code() == StatusCode::kNoSpace ? 1 : 0; });
+  }
+  ASSERT_TRUE(points.WaitFor("GroupCommit::Woken", 1));
+  points.Release("GroupCommit::Woken");
+  ASSERT_TRUE(points.WaitFor("GroupCommit::GroupDone", 1));
+  EXPECT_EQ(no_space.load(), 5);
+  EXPECT_EQ(log.calls(), 1);
+}
+
+// Stop() answers what is queued with one last log write; an Await after it
+// writes the log on the caller's thread (nobody else will).
+TEST(GroupCommitClassTest, StopAnswersTheQueuedAndLaterAwaitsWriteOnTheCaller) {
+  FakeLog log;
+  log.Open();
+  SyncPoints points;
+  GroupCommit commit([&] { return log.Sync(); }, &points);
+  points.Hold("GroupCommit::Woken");
+  std::atomic<int> answered{0};
+  commit.Await([&](Status s) { answered += s.ok() ? 1 : 0; });
+  ASSERT_TRUE(points.WaitFor("GroupCommit::Woken", 1));
+  std::thread stopper([&] { commit.Stop(); });
+  points.Release("GroupCommit::Woken");
+  stopper.join();
+  EXPECT_EQ(answered.load(), 1);
+  EXPECT_EQ(commit.state(), GroupCommit::State::kStopped);
+  const auto caller = std::this_thread::get_id();
+  bool on_caller = false;
+  commit.Await([&](Status s) { on_caller = s.ok() && std::this_thread::get_id() == caller; });
+  EXPECT_TRUE(on_caller);
+  EXPECT_EQ(log.calls(), 2);
+  commit.Stop();  // idempotent
+}
 
 }  // namespace
 }  // namespace tablestone::storage

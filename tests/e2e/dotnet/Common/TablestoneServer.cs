@@ -3,8 +3,8 @@
 // GET /_tablestone/health, and stops it with SIGTERM expecting exit code 0, as the Python and JS
 // harnesses do (tests/e2e/python/harness.py).
 //
-// The host name the clients use comes from TABLESTONE_E2E_HOST: "127.0.0.1" (default) or
-// "localhost". With "localhost" on a port other than 10002 the Azure SDKs treat the endpoint as a
+// The host name the clients use: "127.0.0.1", or "localhost" when TABLESTONE_E2E_LOCALHOST=1 (the
+// variable the Python, JS and legacy harnesses read too). With "localhost" on a port other than 10002 the Azure SDKs treat the endpoint as a
 // Cosmos DB Table endpoint (the "localhost shape"); scripts/test.sh runs every suite in both shapes.
 using System.Diagnostics;
 using System.Net;
@@ -36,7 +36,7 @@ public sealed class TablestoneServer : IDisposable
     public string? CertPath { get; }
 
     public static string HostShape =>
-        Environment.GetEnvironmentVariable("TABLESTONE_E2E_HOST") is { Length: > 0 } h ? h : "127.0.0.1";
+        Environment.GetEnvironmentVariable("TABLESTONE_E2E_LOCALHOST") == "1" ? "localhost" : "127.0.0.1";
 
     public string Scheme => Https ? "https" : "http";
     public Uri Endpoint => new($"{Scheme}://{Host}:{Port}/{Account}");

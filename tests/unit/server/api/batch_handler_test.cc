@@ -489,12 +489,12 @@ TEST_F(BatchTest, ReadersSeeWholeBatchesOnly) {
 }
 
 // The bodies the JS (13.x) and Python (12.4) SDKs really send
-// (tests/unit/protocol/fixtures/batch, captured by the batch framing work):
+// (tests/unit/protocol/batch/fixtures, captured by the batch framing work):
 // create, upsert-merge, upsert-replace, update-merge, update-replace with an
 // ETag, delete.
 std::string ReadFixture(const std::string& name) {
-  std::filesystem::path dir = std::filesystem::path(__FILE__).parent_path() / ".." / ".." / "protocol" / "fixtures" /
-                              "batch";
+  std::filesystem::path dir =
+      std::filesystem::path(__FILE__).parent_path() / ".." / ".." / "protocol" / "batch" / "fixtures";
   std::ifstream in(dir / name, std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();

@@ -2,9 +2,10 @@
 // Placement::kByBatchContent): it runs on the long lane, so while query
 // batches run back to back, one loop per core, writes to another table are
 // still acknowledged at once: an insert (answered on the I/O thread, then
-// held for the group commit's log write) and a change set (run on the short
-// lane). With the query batches on the short lane, each write waited for a
-// whole scan (issue 32).
+// held for the log write) and a change set (run on the short lane). With the
+// query batches on the short lane, each change set waited for a whole scan,
+// and so did each insert while the log write was queued on that lane
+// (issue 32).
 #include <gtest/gtest.h>
 
 #include <algorithm>

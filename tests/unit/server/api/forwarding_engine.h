@@ -1,72 +1,11 @@
-// ForwardingEngine: a storage::Engine that forwards every call to another
-// (a real in-memory one), for API tests that fake a few of its answers.
+// The tests' name for server/api's ForwardingEngine: fakes derive from it and
+// override what they fake.
 #pragma once
 
-#include <cstdint>
-#include <functional>
-#include <optional>
-#include <span>
-#include <string>
-#include <string_view>
-#include <utility>
-
-#include "storage/engine.h"
+#include "server/api/forwarding_engine.h"
 
 namespace tablestone::api::testing {
 
-// Forwards every call to `inner`; tests override what they fake.
-class ForwardingEngine : public storage::Engine {
- public:
-  explicit ForwardingEngine(storage::Engine& inner) : inner_(inner) {}
-  Status Close() override { return inner_.Close(); }
-  StatusOr<storage::TableInfo> CreateTable(std::string_view account, std::string_view name) override {
-    return inner_.CreateTable(account, name);
-  }
-  Status DeleteTable(std::string_view account, std::string_view name) override {
-    return inner_.DeleteTable(account, name);
-  }
-  StatusOr<storage::TableInfo> GetTable(std::string_view account, std::string_view name) override {
-    return inner_.GetTable(account, name);
-  }
-  StatusOr<storage::TableListResult> ListTables(std::string_view account,
-                                                const storage::TableListSpec& spec) override {
-    return inner_.ListTables(account, spec);
-  }
-  using storage::Engine::GetEntity;
-  StatusOr<model::Entity> GetEntity(const storage::TableInfo& table, std::string_view partition_key,
-                                    std::string_view row_key, ReadWait wait) override {
-    return inner_.GetEntity(table, partition_key, row_key, wait);
-  }
-  using storage::Engine::Write;
-  storage::WriteResult Write(const storage::TableInfo& table, std::span<const model::WriteOp> ops,
-                             ReadWait wait) override {
-    return inner_.Write(table, ops, wait);
-  }
-  StatusOr<model::ScanResult> Scan(const storage::TableInfo& table, const model::ScanSpec& spec) override {
-    return inner_.Scan(table, spec);
-  }
-  Status PutAccountMeta(std::string_view account, std::string_view key, std::string_view value) override {
-    return inner_.PutAccountMeta(account, key, value);
-  }
-  StatusOr<std::optional<std::string>> GetAccountMeta(std::string_view account, std::string_view key) override {
-    return inner_.GetAccountMeta(account, key);
-  }
-  Status PutTableAcl(const storage::TableInfo& table, std::string_view value) override {
-    return inner_.PutTableAcl(table, value);
-  }
-  StatusOr<std::string> GetTableAcl(const storage::TableInfo& table) override { return inner_.GetTableAcl(table); }
-  Status Submit(storage::WorkLane lane, storage::WorkExecutor::Task task) override {
-    return inner_.Submit(lane, std::move(task));
-  }
-  bool CanWriteWithoutWaiting() override { return inner_.CanWriteWithoutWaiting(); }
-  void AwaitDurable(std::function<void(Status)> done) override { inner_.AwaitDurable(std::move(done)); }
-  uint64_t VisibleMark() override { return inner_.VisibleMark(); }
-  uint64_t DurableMark() override { return inner_.DurableMark(); }
-  Status SyncWal() override { return inner_.SyncWal(); }
-  Stats GetStats() override { return inner_.GetStats(); }
-
- protected:
-  storage::Engine& inner_;
-};
+using ForwardingEngine = api::ForwardingEngine;
 
 }  // namespace tablestone::api::testing

@@ -58,5 +58,29 @@ TEST(LoggingTest, UnwritableDebugFileIsReported) {
   std::remove(name);
 }
 
+// With --logFormat json the access log is fields, not a message string; a
+// target with quotes, spaces and control characters stays one JSON value.
+TEST(LoggingTest, JsonAccessLogHasFields) {
+  LoggingConfig config;
+  config.format = "json";
+  config.access_log = true;
+  std::string error;
+  testing::internal::CaptureStdout();
+  ASSERT_TRUE(SetupLogging(config, &error)) << error;
+  spdlog::get("access")->info("{} \"{} {}\" {} {} {}us", "127.0.0.1", "GET", "/devstoreaccount1/T(PartitionKey='a\" b')\x01", 200,
+                              512, 73);
+  spdlog::get("access")->info("not an access line");
+  ShutdownLogging();
+  const std::string out = testing::internal::GetCapturedStdout();
+  std::istringstream lines(out);
+  std::string first, second;
+  std::getline(lines, first);
+  std::getline(lines, second);
+  EXPECT_NE(first.find(R"("logger":"access","remote":"127.0.0.1","method":"GET","target":"/devstoreaccount1/T(PartitionKey='a\" b')\u0001","status":200,"bytes":512,"latencyUs":73})"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(second.find(R"("logger":"access","msg":"not an access line"})"), std::string::npos) << out;
+}
+
 }  // namespace
 }  // namespace tablestone::app

@@ -1,0 +1,85 @@
+#include "storage/group_commit.h"
+
+#include <utility>
+
+namespace tablestone::storage {
+
+GroupCommit::GroupCommit(Sync sync, SyncPoints* sync_points)
+    : sync_(std::move(sync)), sync_points_(sync_points), writer_([this] { Run(); }) {}
+
+GroupCommit::~GroupCommit() { Stop(); }
+
+void GroupCommit::Await(Callback done) {
+  {
+    std::lock_guard lock(mu_);
+    if (state_ != State::kStopped) {
+      queued_.push_back(std::move(done));
+      if (state_ == State::kIdle) {
+        state_ = State::kQueued;
+        wake_.notify_one();
+      }
+      return;
+    }
+  }
+  // Stopped (the engine is closing or closed): nobody else will write the log.
+  done(sync_());
+}
+
+void GroupCommit::Run() {
+  std::vector<Callback> group;
+  std::unique_lock lock(mu_);
+  while (true) {
+    wake_.wait(lock, [this] { return stopping_ || !queued_.empty(); });
+    if (queued_.empty()) break;  // stopping, nothing left
+    lock.unlock();
+    SyncPoint(sync_points_, "GroupCommit::Woken");
+    lock.lock();
+    group.swap(queued_);
+    state_ = State::kWriting;
+    lock.unlock();
+    // Every callback's write was visible before it was queued, so one log
+    // write made now covers the whole group.
+    const Status s = sync_();
+    for (Callback& done : group) done(s);
+    group.clear();
+    lock.lock();
+    ++groups_;
+    state_ = queued_.empty() ? State::kIdle : State::kQueued;
+    lock.unlock();
+    SyncPoint(sync_points_, "GroupCommit::GroupDone");
+    lock.lock();
+  }
+}
+
+void GroupCommit::Stop() {
+  std::lock_guard stop_lock(stop_mu_);
+  {
+    std::lock_guard lock(mu_);
+    if (state_ == State::kStopped) return;
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  if (writer_.joinable()) writer_.join();
+  std::vector<Callback> late;
+  {
+    std::lock_guard lock(mu_);
+    state_ = State::kStopped;
+    late.swap(queued_);  // queued after the writer's last look
+  }
+  if (!late.empty()) {
+    const Status s = sync_();
+    for (Callback& done : late) done(s);
+  }
+}
+
+GroupCommit::State GroupCommit::state() const {
+  std::lock_guard lock(mu_);
+  return state_;
+}
+
+uint64_t GroupCommit::groups() const {
+  std::lock_guard lock(mu_);
+  return groups_;
+}
+
+}  // namespace tablestone::storage

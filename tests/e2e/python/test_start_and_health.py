@@ -1,0 +1,249 @@
+"""scripts/start.sh, the start-up failures and docker/healthcheck.sh, run against the binary under test
+(issue 35 rough edges). start.sh runs TABLESTONE_BIN instead of building; the health probe runs with
+only the environment the image would give it (its PID 1 is not the server here, so it reads
+TABLESTONE_PORT/TABLESTONE_CERT)."""
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
+
+import pytest
+
+import harness
+from test_https import tls_server
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+START = os.path.join(ROOT, "scripts", "start.sh")
+HEALTH = os.path.join(ROOT, "docker", "healthcheck.sh")
+
+
+@pytest.fixture
+def binary(target):
+    if target.server is None:
+        pytest.skip("needs the managed tablestone binary")
+    return target.server.binary
+
+
+@pytest.fixture
+def tmp():
+    d = tempfile.mkdtemp(prefix="tablestone-e2e-start.")
+    os.chmod(d, 0o755)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def _env(**extra):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TABLESTONE_")}
+    env.update(extra)
+    return env
+
+
+def _wait_healthy(port, proc, timeout=20):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        try:
+            with urllib.request.urlopen("http://127.0.0.1:%d/_tablestone/health" % port, timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.05)
+    raise AssertionError("not healthy on %d" % port)
+
+
+def test_start_help_prints_without_building(binary, tmp):
+    started = time.monotonic()
+    missing = subprocess.run(["bash", START, "--help"], env=_env(TABLESTONE_BIN=os.path.join(tmp, "none")),
+                             capture_output=True, text=True, timeout=20)
+    assert missing.returncode == 0, missing.stderr
+    assert "once it is built" in missing.stdout
+    assert time.monotonic() - started < 10  # no install-deps, no build
+    built = subprocess.run(["bash", START, "--help"], env=_env(TABLESTONE_BIN=binary),
+                           capture_output=True, text=True, timeout=20)
+    assert built.returncode == 0, built.stderr
+    assert "--tablePort" in built.stdout
+
+
+def test_start_keeps_the_config_files_settings_and_reads_tablestone_data(binary, tmp):
+    port = harness.free_port()
+    data = os.path.join(tmp, "from-file")
+    config = os.path.join(tmp, "tablestone.json")
+    with open(config, "w") as f:
+        f.write('{"listen": {"port": %d}, "storage": {"location": "%s"}}' % (port, data))
+    log = os.path.join(tmp, "log")
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(["bash", START, "--config", config, "-s"], stdout=out, stderr=subprocess.STDOUT,
+                                env=_env(TABLESTONE_BIN=binary))
+    try:
+        _wait_healthy(port, proc)  # the file's port, not start.sh's 10002
+        assert os.path.exists(os.path.join(data, "LOCK"))  # the file's location, not ./data
+    finally:
+        proc.terminate()
+        proc.wait(20)
+    # TABLESTONE_DATA (README's name) is the data directory and draws no "not a tablestone setting".
+    data2 = os.path.join(tmp, "from-env")
+    port2 = harness.free_port()
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(["bash", START, "--tablePort", str(port2), "-s"], stdout=out,
+                                stderr=subprocess.STDOUT, env=_env(TABLESTONE_BIN=binary, TABLESTONE_DATA=data2))
+    try:
+        _wait_healthy(port2, proc)
+        assert os.path.exists(os.path.join(data2, "LOCK"))
+    finally:
+        proc.terminate()
+        proc.wait(20)
+    text = open(log).read()
+    assert "TABLESTONE_DATA" not in text, text
+
+
+def _run_failing(binary, args, env=None):
+    r = subprocess.run([binary] + args, capture_output=True, text=True, timeout=30, env=env or _env())
+    return r
+
+
+def test_a_port_in_use_is_reported_on_stderr(binary, tmp):
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen(1)
+        port = held.getsockname()[1]
+        r = _run_failing(binary, ["--tablePort", str(port), "-l", os.path.join(tmp, "d")])
+    assert r.returncode == 1
+    assert "cannot listen on 127.0.0.1:%d" % port in r.stderr, (r.stdout, r.stderr)
+    assert "cannot listen" not in r.stdout
+    # The JSON log format keeps its shape on stderr.
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen(1)
+        port = held.getsockname()[1]
+        r = _run_failing(binary, ["--tablePort", str(port), "-l", os.path.join(tmp, "d"), "--logFormat", "json"])
+    assert r.returncode == 1
+    assert '"level":"error"' in r.stderr and "cannot listen" in r.stderr, r.stderr
+
+
+def test_a_locked_data_directory_is_reported_on_stderr(binary, tmp):
+    data = os.path.join(tmp, "d")
+    server = harness.ManagedServer(binary, data, harness.free_port())
+    server.start()
+    try:
+        r = _run_failing(binary, ["--tablePort", str(harness.free_port()), "-l", data])
+    finally:
+        server.stop()
+    assert r.returncode == 1
+    assert "in use by another tablestone process" in r.stderr, (r.stdout, r.stderr)
+    assert "in use" not in r.stdout
+
+
+def test_an_unwritable_data_directory_is_not_called_in_use(binary, tmp):
+    data = os.path.join(tmp, "d")
+    os.mkdir(data, 0o755)  # owned by this user; the server runs as another one when we are root
+    args = [binary, "--tablePort", str(harness.free_port()), "-l", data]
+    if os.geteuid() == 0:
+        if not shutil.which("setpriv"):
+            pytest.skip("root without setpriv cannot run the server as another user")
+        args = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups"] + args
+    else:
+        os.chmod(data, 0o555)
+    r = subprocess.run(args, capture_output=True, text=True, timeout=30, env=_env())
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert "in use by another" not in r.stderr, r.stderr
+    assert "Permission denied" in r.stderr and "may not write there" in r.stderr, r.stderr
+
+
+def _probe(port, **env):
+    return subprocess.run(["bash", HEALTH], capture_output=True, text=True, timeout=20,
+                          env=_env(TABLESTONE_PORT=str(port), **env))
+
+
+def test_healthcheck_follows_the_listener(binary, tmp):
+    server = harness.ManagedServer(binary, os.path.join(tmp, "plain"), harness.free_port())
+    server.start()
+    try:
+        r = _probe(server.port)
+        assert r.returncode == 0 and "healthy" in r.stdout, (r.stdout, r.stderr)
+    finally:
+        server.stop()
+    r = _probe(server.port)  # stopped
+    assert r.returncode == 1 and "unhealthy" in r.stdout, (r.stdout, r.stderr)
+    if not shutil.which("openssl"):
+        pytest.skip("openssl (the image has it) is needed for the HTTPS probe")
+    with tls_server(binary) as (tls, cert):
+        # Started with --cert (TABLESTONE_CERT): the probe speaks TLS from the start.
+        r = _probe(tls.port, TABLESTONE_CERT=cert)
+        assert r.returncode == 0 and "https" in r.stdout, (r.stdout, r.stderr)
+        # A certificate the probe cannot see (set in a config file): plain HTTP gets 400, then TLS.
+        r = _probe(tls.port)
+        assert r.returncode == 0 and "healthy" in r.stdout, (r.stdout, r.stderr)
+
+
+def test_help_and_version_spellings(binary):
+    def run(*args):
+        return subprocess.run([binary] + list(args), capture_output=True, text=True, timeout=20, env=_env())
+    version = run("--version")
+    for spelled in ("-v", "version"):
+        r = run(spelled)
+        assert r.returncode == 0 and r.stdout == version.stdout, (spelled, r.stdout, r.stderr)
+    top = run("help")
+    assert top.returncode == 0 and "--tablePort" in top.stdout and "Listening and HTTPS:" in top.stdout
+    assert max(len(line) for line in top.stdout.splitlines()) <= 100
+    export = run("help", "export")
+    assert export.returncode == 0 and "--fromLocation" in export.stdout, export.stderr
+    everything = run("--help-all")
+    assert everything.returncode == 0, everything.stderr
+    for part in ("--tablePort", "--fromLocation", "--toLocation", "--checkpoint", "--yes"):
+        assert part in everything.stdout, part
+    unknown = run("help", "exprot")
+    assert unknown.returncode == 2 and "no command 'exprot'" in unknown.stderr
+
+
+def test_an_azurite_workspace_is_named_at_startup(binary, tmp):
+    data = os.path.join(tmp, "azurite")
+    os.mkdir(data)
+    with open(os.path.join(data, "__azurite_db_table__.json"), "w") as f:
+        f.write('{"filename":"__azurite_db_table__.json","collections":[]}')
+    server = harness.ManagedServer(binary, data, harness.free_port())
+    server.start()
+    try:
+        log = server.log_tail()
+    finally:
+        server.stop()
+    assert "holds Azurite's table data" in log and "tablestone copy" in log, log
+
+
+def test_browser_at_the_root(binary, tmp):
+    """GET / from a browser is sent to the data browser; SDK-shaped requests to / keep their answer."""
+    import http.client
+    server = harness.ManagedServer(binary, os.path.join(tmp, "root"), harness.free_port())
+    server.start()
+
+    def get(headers):
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        try:
+            conn.request("GET", "/", headers=headers)
+            r = conn.getresponse()
+            return r.status, r.getheader("Location"), r.read()
+        finally:
+            conn.close()
+    try:
+        browser = {"Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
+        status, location, _ = get(browser)
+        assert (status, location) == (302, "/_tablestone/ui/")
+        plain = get({"Accept": "application/json;odata=minimalmetadata"})
+        assert plain[0] == 400 and plain[1] is None
+        # Anything an SDK would send (a version header, a signature) is the Table API's as before.
+        assert get(dict(browser, **{"x-ms-version": "2019-02-02"}))[0] == plain[0]
+        assert get(dict(browser, Authorization="SharedKeyLite devstoreaccount1:x"))[0] != 302
+    finally:
+        server.stop()
+    noui = harness.ManagedServer(binary, os.path.join(tmp, "noui"), harness.free_port(), extra_args=["--noUi"])
+    noui.start()
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", noui.port, timeout=10)
+        conn.request("GET", "/", headers={"Accept": "text/html"})
+        assert conn.getresponse().status != 302
+        conn.close()
+    finally:
+        noui.stop()
