@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdint>
 
+#include "protocol/operation.h"
 #include "protocol/request_options.h"
 #include "storage/model/ascii.h"
 #include "storage/model/datetime.h"
@@ -212,115 +213,30 @@ bool SasProtocolAllowed(std::string_view spr, bool is_https) {
 
 std::optional<ApiError> CheckAccountSasPermission(const AccountSas& sas, Operation op) {
   if (!Has(sas.ss, 't')) return ApiError::AuthorizationServiceMismatch();
-  // resource types accepted (any of), permissions accepted (any of), and
-  // permissions all required.
-  std::string_view types;
-  std::string_view any_of;
-  std::string_view all_of;
-  switch (op) {
-    case Operation::kGetServiceProperties:
-    case Operation::kGetServiceStats:
-      types = "s";
-      any_of = "r";
-      break;
-    case Operation::kSetServiceProperties:
-      types = "s";
-      any_of = "w";
-      break;
-    // Table-level operations: the REST docs file them under the container
-    // type, but azure-data-tables' ResourceTypes can only express service and
-    // object and documents List Tables under service. Accept either so every
-    // SDK-generated token works (docs/compatibility-notes/batch-auth.md).
-    case Operation::kQueryTables:
-    case Operation::kGetTable:
-      types = "sc";
-      any_of = "lr";
-      break;
-    case Operation::kCreateTable:
-      types = "sc";
-      any_of = "acw";
-      break;
-    case Operation::kDeleteTable:
-      types = "sc";
-      any_of = "d";
-      break;
-    case Operation::kQueryEntities:
-    case Operation::kGetEntity:
-      types = "o";
-      any_of = "r";
-      break;
-    case Operation::kInsertEntity:
-      types = "o";
-      any_of = "a";
-      break;
-    case Operation::kInsertOrReplaceEntity:
-    case Operation::kInsertOrMergeEntity:
-      types = "o";
-      all_of = "au";
-      break;
-    case Operation::kUpdateEntity:
-    case Operation::kMergeEntity:
-      types = "o";
-      any_of = "u";
-      break;
-    case Operation::kDeleteEntity:
-      types = "o";
-      any_of = "d";
-      break;
-    case Operation::kBatch:
-      // Each sub-operation is checked on its own (Authenticator::AuthorizeBatchOperation).
-      types = "o";
-      break;
-    case Operation::kGetTableAcl:
-    case Operation::kSetTableAcl:
-      return ApiError::AuthorizationFailure();
-    case Operation::kPreflight:
-      return std::nullopt;
-  }
+  const OperationRow& row = RowOf(op);
+  if (!row.authenticated) return std::nullopt;
+  const AccountSasRule& rule = row.account_sas;
+  if (rule.resource_types.empty()) return ApiError::AuthorizationFailure();  // no account SAS may call it
   bool type_ok = false;
-  for (char t : types) type_ok = type_ok || Has(sas.srt, t);
+  for (char t : rule.resource_types) type_ok = type_ok || Has(sas.srt, t);
   if (!type_ok) return ApiError::AuthorizationResourceTypeMismatch();
-  if (!any_of.empty()) {
+  if (!rule.any_of.empty()) {
     bool perm_ok = false;
-    for (char p : any_of) perm_ok = perm_ok || Has(sas.sp, p);
+    for (char p : rule.any_of) perm_ok = perm_ok || Has(sas.sp, p);
     if (!perm_ok) return ApiError::AuthorizationPermissionMismatch();
   }
-  for (char p : all_of) {
+  for (char p : rule.all_of) {
     if (!Has(sas.sp, p)) return ApiError::AuthorizationPermissionMismatch();
   }
   return std::nullopt;
 }
 
 std::optional<ApiError> CheckServiceSasPermission(std::string_view sp, Operation op) {
-  std::string_view need;
-  switch (op) {
-    case Operation::kQueryEntities:
-    case Operation::kGetEntity:
-      need = "r";
-      break;
-    case Operation::kInsertEntity:
-      need = "a";
-      break;
-    case Operation::kInsertOrReplaceEntity:
-    case Operation::kInsertOrMergeEntity:
-      need = "au";
-      break;
-    case Operation::kUpdateEntity:
-    case Operation::kMergeEntity:
-      need = "u";
-      break;
-    case Operation::kDeleteEntity:
-      need = "d";
-      break;
-    case Operation::kBatch:
-      return std::nullopt;  // checked per sub-operation
-    case Operation::kPreflight:
-      return std::nullopt;
-    default:
-      // Table- and service-level operations and ACLs are outside a table SAS.
-      return ApiError::AuthorizationFailure();
-  }
-  for (char p : need) {
+  const OperationRow& row = RowOf(op);
+  if (!row.authenticated) return std::nullopt;
+  // Table- and service-level operations and ACLs are outside a table SAS.
+  if (row.scope != OperationScope::kEntity) return ApiError::AuthorizationFailure();
+  for (char p : row.service_sas) {
     if (!Has(sp, p)) return ApiError::AuthorizationPermissionMismatch();
   }
   return std::nullopt;

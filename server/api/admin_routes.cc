@@ -7,6 +7,7 @@
 
 #include "protocol/url.h"
 #include "server/api/admin_files.h"
+#include "server/api/server_routes.h"
 #include "server/faults/fault_rules.h"
 #include "storage/model/ascii.h"
 
@@ -256,9 +257,8 @@ http::Response HandleFaults(const http::Request& request, std::string_view op, c
 }  // namespace
 
 bool IsAdminTarget(std::string_view target) {
-  std::string_view path = target.substr(0, target.find('?'));
-  return path == "/_tablestone/snapshot" || path == "/_tablestone/reset" || path == "/_tablestone/trace" ||
-         path == "/_tablestone/faults" || path == "/_tablestone/faults/realistic";
+  const ServerRoute* route = FindServerRoute(target.substr(0, target.find('?')));
+  return route != nullptr && route->auth == RouteAuth::kAdminSignature;
 }
 
 bool IsAllowedHost(std::string_view host, const ApiOptions& options) {
@@ -285,18 +285,14 @@ bool IsAllowedHost(std::string_view host, const ApiOptions& options) {
   return false;
 }
 
-std::optional<http::Response> AuthorizeAdmin(const http::Request& request, const AdminGrant& grant,
-                                             const ApiOptions& options) {
+std::optional<http::Response> AuthorizeAdmin(const http::Request& request, const protocol::QueryParams& query,
+                                             const AdminGrant& grant, const ApiOptions& options) {
   if (grant.admin) return std::nullopt;
   const std::string_view op = OperationOf(request);
-  std::string_view target(request.target().data(), request.target().size());
-  std::string_view path, raw_query;
-  protocol::SplitTarget(target, &path, &raw_query);
-  auto query = protocol::ParseQueryString(raw_query);
   if (op == "snapshot") return NeedsAdmin(request, "a snapshot (of every account's data)");
   if (op == "trace") return NeedsAdmin(request, "the trace (of every account's requests)");
   if (op == "reset") {
-    const std::string* one = query ? protocol::FindQueryParam(*query, "account") : nullptr;
+    const std::string* one = protocol::FindQueryParam(query, "account");
     if (one == nullptr || one->empty()) return NeedsAdmin(request, "a reset of every account");
     // Another account, configured or not: the same refusal, so that a key
     // does not learn which account names exist.
@@ -332,19 +328,26 @@ std::optional<http::Response> AuthorizeAdmin(const http::Request& request, const
 }
 
 protocol::ApiResult<AdminGrant> AuthenticateAdminRequest(const http::Request& request,
+                                                         const protocol::QueryParams& query,
+                                                         const Authenticator& authenticator, bool with_body) {
+  std::string_view target(request.target().data(), request.target().size());
+  AdminAuthRequest auth;
+  auth.method = std::string_view(request.method_string().data(), request.method_string().size());
+  auth.path = target.substr(0, target.find('?'));
+  auth.query = &query;
+  auth.header = [&request](std::string_view name) { return Header(request, name); };
+  if (with_body) auth.body = std::string_view(request.body());
+  return authenticator.AuthenticateAdmin(auth);
+}
+
+protocol::ApiResult<AdminGrant> AuthenticateAdminRequest(const http::Request& request,
                                                          const Authenticator& authenticator, bool with_body) {
   std::string_view target(request.target().data(), request.target().size());
   std::string_view path, raw_query;
   protocol::SplitTarget(target, &path, &raw_query);
   auto query = protocol::ParseQueryString(raw_query);
   if (!query) return protocol::ApiError::InvalidInput("malformed query string");
-  AdminAuthRequest auth;
-  auth.method = std::string_view(request.method_string().data(), request.method_string().size());
-  auth.path = path;
-  auth.query = &*query;
-  auth.header = [&request](std::string_view name) { return Header(request, name); };
-  if (with_body) auth.body = std::string_view(request.body());
-  return authenticator.AuthenticateAdmin(auth);
+  return AuthenticateAdminRequest(request, *query, authenticator, with_body);
 }
 
 std::optional<http::Response> AdmitAdmin(const http::Request& header, const ApiOptions& options,
@@ -361,26 +364,26 @@ http::Response HandleAdmin(const http::Request& request, storage::Engine& engine
   std::string_view target(request.target().data(), request.target().size());
   std::string_view path, raw_query;
   protocol::SplitTarget(target, &path, &raw_query);
-  std::string_view op = path.substr(kPrefix.size());
-  const bool get_trace = op == "trace" && request.method() == bhttp::verb::get;
-  const bool fault_route = op.substr(0, 6) == "faults";
-  if (fault_route && options.faults == nullptr) return Error(request, 404, "NotFound", "fault injection is off");
-  if (op == "faults/realistic" && request.method() != bhttp::verb::post) {
-    return Error(request, 405, "MethodNotAllowed", "realistic takes POST");
+  const ServerRoute* route = FindServerRoute(path);
+  if (route == nullptr || route->auth != RouteAuth::kAdminSignature) {
+    return Error(request, 404, "ResourceNotFound", "no admin route at this path");
   }
-  if (!fault_route && request.method() != bhttp::verb::post && !get_trace) {
-    return Error(request, 405, "MethodNotAllowed", "admin routes take POST (and GET for the trace)");
+  std::string_view op = path.substr(kPrefix.size());
+  const bool fault_route = route->id == ServerRouteId::kFaults || route->id == ServerRouteId::kFaultsRealistic;
+  if (fault_route && options.faults == nullptr) return Error(request, 404, "NotFound", "fault injection is off");
+  if (!ServesMethod(*route, std::string_view(request.method_string().data(), request.method_string().size()))) {
+    return Error(request, 405, "MethodNotAllowed", std::string(route->path) + " takes " + std::string(route->methods));
   }
   if (!IsAllowedHost(Header(request, "Host"), options)) return HostRefusal(request);
   auto query = protocol::ParseQueryString(raw_query);
   if (!query) return Error(request, 400, "InvalidQueryParameterValue", "malformed query string");
-  auto grant = AuthenticateAdminRequest(request, authenticator, /*with_body=*/true);
+  auto grant = AuthenticateAdminRequest(request, *query, authenticator, /*with_body=*/true);
   if (!grant.ok()) return Error(request, grant.error().http_status, grant.error().code, grant.error().message);
   if (fault_route && request.method() == bhttp::verb::post &&
       nlohmann::json::parse(request.body(), nullptr, false).is_discarded()) {
     return Error(request, 400, "InvalidJson", "the body is not JSON");
   }
-  if (auto refusal = AuthorizeAdmin(request, *grant, options)) return std::move(*refusal);
+  if (auto refusal = AuthorizeAdmin(request, *query, *grant, options)) return std::move(*refusal);
   if (op == "reset") {
     const std::string* one = protocol::FindQueryParam(*query, "account");
     if (one != nullptr && !one->empty() &&

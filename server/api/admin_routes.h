@@ -36,7 +36,8 @@
 
 namespace tablestone::api {
 
-// True for a target under /_tablestone/ that these routes answer (not /_tablestone/health).
+// True for a target under /_tablestone/ that these routes answer (server_routes.h:
+// RouteAuth::kAdminSignature), whether or not ApiOptions::admin_api turns them on.
 bool IsAdminTarget(std::string_view target);
 
 // True when `host` (a Host header value, with or without a port) is one a
@@ -46,12 +47,17 @@ bool IsAdminTarget(std::string_view target);
 bool IsAllowedHost(std::string_view host, const ApiOptions& options);
 
 // Whether `grant` may run the admin request `request` (already
-// authenticated); nullopt when it may, else the 403 answer.
-std::optional<http::Response> AuthorizeAdmin(const http::Request& request, const AdminGrant& grant,
-                                             const ApiOptions& options);
+// authenticated; `query` its parsed query); nullopt when it may, else the 403
+// answer.
+std::optional<http::Response> AuthorizeAdmin(const http::Request& request, const protocol::QueryParams& query,
+                                             const AdminGrant& grant, const ApiOptions& options);
 
-// Authenticator::AuthenticateAdmin on `request`; the body's hash is checked
-// only `with_body` (not at header time).
+// Authenticator::AuthenticateAdmin on `request`, whose parsed query is
+// `query`; the body's hash is checked only `with_body` (not at header time).
+protocol::ApiResult<AdminGrant> AuthenticateAdminRequest(const http::Request& request,
+                                                         const protocol::QueryParams& query,
+                                                         const Authenticator& authenticator, bool with_body);
+// The same, parsing the query (InvalidInput when it is malformed).
 protocol::ApiResult<AdminGrant> AuthenticateAdminRequest(const http::Request& request,
                                                          const Authenticator& authenticator, bool with_body);
 

@@ -13,6 +13,7 @@
 #include "server/api/api_options.h"
 #include "server/api/authenticator.h"
 #include "server/api/metrics.h"
+#include "server/api/placement.h"
 #include "server/api/request_parts.h"
 #include "server/api/trace.h"
 #include "server/faults/fault_rules.h"
@@ -65,25 +66,6 @@ struct ApiContext {
   Metrics* metrics = nullptr;  // null: nothing counted (tests)
 };
 
-// A query tried on the I/O thread first (dispatcher.h, "Where the
-// operation's handler runs"): its scan stops after `cpu_budget` of the I/O
-// thread's CPU time (ScanSpec::cpu_budget: time other threads kept it waiting
-// does not count, or on a busy machine every page would outgrow it) or ten
-// times that in wall-clock time (a scan waiting on the disk uses no CPU), and a
-// handler whose scan got there sets `gave_up` instead of answering, so that
-// the dispatcher runs it on the engine's long lane, where it continues the
-// scan from `suspended` (ScanSpec::resumable: the rows read so far are not
-// read again) or, when the engine kept none, starts it again.
-// A Get Entity or a single-entity write is tried on the I/O thread the same
-// way, reading with Engine::ReadWait::kNoWait (`cpu_budget` unused): one that
-// would have waited for the disk writes nothing, sets `gave_up`, and the
-// dispatcher runs it again on the engine's short lane, where it may wait.
-struct InlineSlice {
-  std::chrono::nanoseconds cpu_budget;
-  bool gave_up = false;
-  std::shared_ptr<model::SuspendedScan> suspended;  // may stay null when gave_up
-};
-
 // One request. Built by the dispatcher before a handler runs.
 struct RequestInfo {
   // A constructor rather than aggregate initialisation, so the dispatcher can
@@ -103,8 +85,10 @@ struct RequestInfo {
   protocol::Route route;
   AuthGrant grant;
   std::string base_url;     // service root URL with trailing '/', e.g. "http://127.0.0.1:10002/devstoreaccount1/"
-  InlineSlice* inline_slice = nullptr;  // set only for the I/O-thread try of a query, Get Entity or entity write
-  // The scan a query's I/O-thread try left (InlineSlice::suspended), which its
+  // Where it runs (PlacementPolicy::Place), decided once before its handler runs.
+  RequestPlacement placement;
+  InlineTry* inline_try = nullptr;  // set only while it is tried on the I/O thread (placement.h)
+  // The scan a query's I/O-thread try left (InlineTry::suspended), which its
   // run on the long lane continues; dropped by the dispatcher once that ran.
   std::shared_ptr<model::SuspendedScan> suspended_scan;
   // Realistic mode (FaultInjector): how this query page is cut; none = a

@@ -48,21 +48,6 @@ bool AnyKeySigns(const std::vector<pauth::HmacKey>& keys, std::string_view strin
   return match;
 }
 
-bool IsEntityOperation(Operation op) {
-  switch (op) {
-    case Operation::kQueryEntities:
-    case Operation::kGetEntity:
-    case Operation::kInsertEntity:
-    case Operation::kUpdateEntity:
-    case Operation::kMergeEntity:
-    case Operation::kInsertOrReplaceEntity:
-    case Operation::kInsertOrMergeEntity:
-    case Operation::kDeleteEntity:
-    case Operation::kBatch:
-      return true;
-    default:
-      return false;
-  }
 }
 
 AuthGrant GrantOf(AuthGrant::Kind kind) {
@@ -389,7 +374,7 @@ ApiResult<AuthGrant> Authenticator::AuthenticateServiceSas(const AuthRequest& re
   if (!pauth::SasIpAllowed(sas->sip, request.remote_ip)) {
     return ApiError::AuthorizationSourceIPMismatch(request.remote_ip);
   }
-  if (!IsEntityOperation(request.operation)) return ApiError::AuthorizationFailure();
+  if (!protocol::IsEntityOperation(request.operation)) return ApiError::AuthorizationFailure();
   if (!request.table.empty() && !model::EqualsIgnoreCase(request.table, sas->tn)) return ApiError::AuthorizationFailure();
   if (auto e = pauth::CheckServiceSasPermission(permissions, request.operation)) {
     if (!LooseUpsert(permissions, request.operation)) return *e;

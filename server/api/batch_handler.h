@@ -2,7 +2,7 @@
 // HandleBatch for Operation::kBatch after routing and authenticating the
 // outer request.
 //
-// Flow: 4 MiB check -> protocol::batch::ParseBatchRequest -> PlanChangeset
+// Flow (the body within Dispatch's 4 MiB cap): protocol::batch::ParseBatchRequest -> PlanChangeset
 // (batch_plan.h: every sub-request validated with entity_ops.h BuildWriteOp,
 // plus the batch rules and per-operation SAS authorisation) -> table lookup
 // -> ONE Engine::Write (one partition lock, one RocksDB WriteBatch, one

@@ -71,7 +71,7 @@ PlanResult PlanChangeset(const std::vector<SubRequest>& operations, std::string_
     if (!resolved.ok()) return fail(i, resolved.error());
     // Only entity writes belong in a changeset (Learn: performing-entity-group-transactions): no table
     // operations, no nested $batch, no reads.
-    if (!IsEntityWriteOperation(resolved->operation)) return fail(i, ApiError::InvalidInput());
+    if (!protocol::IsEntityWriteOperation(resolved->operation)) return fail(i, ApiError::InvalidInput());
     const std::string& table = resolved->resource.table;
     if (i == 0) {
       result.plan.table = table;

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <array>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <exception>
@@ -9,7 +10,6 @@
 #include <vector>
 
 #include "protocol/acl_blob.h"
-#include "protocol/batch/multipart.h"
 #include "protocol/guid.h"
 #include "protocol/redact.h"
 #include "protocol/request_options.h"
@@ -21,6 +21,7 @@
 #include "server/api/handlers.h"
 #include "server/api/page_cut_engine.h"
 #include "server/api/response.h"
+#include "server/api/server_routes.h"
 #include "server/api/service_handlers.h"
 #include "server/api/trace_engine.h"
 #include "server/api/ui_routes.h"
@@ -33,45 +34,16 @@ namespace {
 using protocol::ApiError;
 using protocol::Operation;
 
-constexpr std::string_view kHealthPath = "/_tablestone/health";
-constexpr std::string_view kMetricsPath = "/_tablestone/metrics";
-// The most body bytes read for an admin request before HandleAdmin has
-// authenticated it: its JSON bodies (a trace switch, fault rules) are small,
-// and 300 unauthenticated connections must not cost more than a few MiB each
-// (issue 30, item 4; tests/reliability/hostile_test.py).
+// The most body bytes read for a request that AdmitHeaders could not judge
+// (it threw; Handle() answers it): nobody is authenticated, and hundreds of
+// such connections must not cost more than a few MiB each
+// (tests/reliability/hostile_test.py).
 constexpr uint64_t kUnauthenticatedAdminBodyLimit = 64 * 1024;
 // The most body bytes of an admin request admitted on its signed headers:
 // room for a server's whole set of fault rules (faults::FaultSet::kMaxRules).
 constexpr uint64_t kAdminBodyLimit = 1024 * 1024;
 
-// True when the query string of `target` has detail=1 (or detail=true).
-bool WantsDetail(std::string_view target) {
-  const size_t q = target.find('?');
-  if (q == std::string_view::npos) return false;
-  std::string_view query = target.substr(q + 1);
-  while (!query.empty()) {
-    const size_t amp = query.find('&');
-    const std::string_view param = query.substr(0, amp);
-    if (param == "detail=1" || param == "detail=true") return true;
-    if (amp == std::string_view::npos) break;
-    query.remove_prefix(amp + 1);
-  }
-  return false;
-}
-
 std::string_view ToView(boost::beast::string_view v) { return std::string_view(v.data(), v.size()); }
-
-// XML-only operations answer errors in XML (Learn: table-service-error-codes).
-bool IsXmlOperation(Operation op) {
-  switch (op) {
-    case Operation::kGetTableAcl:
-    case Operation::kSetTableAcl:
-    case Operation::kGetServiceProperties:
-    case Operation::kSetServiceProperties:
-    case Operation::kGetServiceStats: return true;
-    default: return false;
-  }
-}
 
 // Before routing succeeds, guess from the query whether an XML operation was meant.
 bool LooksLikeXmlRequest(std::string_view target) {
@@ -100,6 +72,61 @@ Authenticator::PolicyLookup MakePolicyLookup(storage::Engine& engine) {
   };
 }
 
+// A person who types the server's address into a browser gets the data
+// browser, not 400 InvalidUri: a bare GET / asking for HTML and carrying
+// neither a signature nor x-ms-version, so that every SDK request keeps its
+// answer (e2e: test_start_and_health.py, test_browser_at_the_root).
+bool IsBrowserAtRoot(const http::Request& request) {
+  return request.method() == boost::beast::http::verb::get && ToView(request.target()) == "/" &&
+         RequestHeader(request, "Accept").find("text/html") != std::string_view::npos &&
+         RequestHeader(request, "Authorization").empty() && RequestHeader(request, "x-ms-version").empty();
+}
+
+using Handler = void (*)(const ApiContext&, const RequestInfo&, http::Response&);
+
+// The dispatcher's row of an operation: its handler and where it runs. Its
+// error format is the operation's (protocol::RowOf(op).errors).
+struct OperationEntry {
+  Operation operation;
+  Handler handler;
+  Placement placement;
+};
+
+// One row per operation, in the enum's order (checked below).
+constexpr std::array<OperationEntry, protocol::kOperationCount> kOperationEntries = {{
+    {Operation::kQueryTables, HandleQueryTables, Placement::kLongLane},
+    {Operation::kCreateTable, HandleCreateTable, Placement::kShortLane},
+    {Operation::kDeleteTable, HandleDeleteTable, Placement::kLongLane},
+    {Operation::kGetTable, HandleGetTable, Placement::kIoThread},
+    {Operation::kQueryEntities, HandleQueryEntities, Placement::kIoThreadSlice},
+    {Operation::kGetEntity, HandleGetEntity, Placement::kIoThreadNoWait},
+    {Operation::kInsertEntity, HandleEntityWrite, Placement::kIoThreadNoWaitUnlessStalled},
+    {Operation::kUpdateEntity, HandleEntityWrite, Placement::kIoThreadNoWaitUnlessStalled},
+    {Operation::kMergeEntity, HandleEntityWrite, Placement::kIoThreadNoWaitUnlessStalled},
+    {Operation::kInsertOrReplaceEntity, HandleEntityWrite, Placement::kIoThreadNoWaitUnlessStalled},
+    {Operation::kInsertOrMergeEntity, HandleEntityWrite, Placement::kIoThreadNoWaitUnlessStalled},
+    {Operation::kDeleteEntity, HandleEntityWrite, Placement::kIoThreadNoWaitUnlessStalled},
+    {Operation::kBatch, HandleBatch, Placement::kByBatchContent},
+    {Operation::kGetTableAcl, HandleGetTableAcl, Placement::kIoThread},
+    {Operation::kSetTableAcl, HandleSetTableAcl, Placement::kShortLane},
+    {Operation::kGetServiceProperties, HandleGetServiceProperties, Placement::kIoThread},
+    {Operation::kSetServiceProperties, HandleSetServiceProperties, Placement::kShortLane},
+    {Operation::kGetServiceStats, HandleGetServiceStats, Placement::kIoThread},
+    {Operation::kPreflight, HandlePreflight, Placement::kIoThread},
+}};
+
+constexpr bool EntriesInEnumOrder() {
+  for (size_t i = 0; i < kOperationEntries.size(); ++i) {
+    if (static_cast<size_t>(kOperationEntries[i].operation) != i || kOperationEntries[i].handler == nullptr) {
+      return false;
+    }
+  }
+  return true;
+}
+static_assert(EntriesInEnumOrder(), "kOperationEntries: one row per Operation, in the enum's order");
+
+const OperationEntry& EntryOf(Operation op) { return kOperationEntries[static_cast<size_t>(op)]; }
+
 void Dispatch(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
   // The service's 4 MiB cap on any request body (Learn: understanding-the-table-service-data-model,
   // performing-entity-group-transactions). The transport reads a little more
@@ -108,61 +135,7 @@ void Dispatch(const ApiContext& ctx, const RequestInfo& info, http::Response& re
   if (info.request.body().size() > model::kMaxRequestBodyBytes) {
     return WriteError(info, ApiError::RequestBodyTooLarge(), response);
   }
-  switch (info.route.operation) {
-    case Operation::kQueryTables: return HandleQueryTables(ctx, info, response);
-    case Operation::kCreateTable: return HandleCreateTable(ctx, info, response);
-    case Operation::kDeleteTable: return HandleDeleteTable(ctx, info, response);
-    case Operation::kGetTable: return HandleGetTable(ctx, info, response);
-    case Operation::kQueryEntities: return HandleQueryEntities(ctx, info, response);
-    case Operation::kGetEntity: return HandleGetEntity(ctx, info, response);
-    case Operation::kInsertEntity:
-    case Operation::kUpdateEntity:
-    case Operation::kMergeEntity:
-    case Operation::kInsertOrReplaceEntity:
-    case Operation::kInsertOrMergeEntity:
-    case Operation::kDeleteEntity: return HandleEntityWrite(ctx, info, response);
-    case Operation::kBatch: return HandleBatch(ctx, info, response);
-    case Operation::kGetTableAcl: return HandleGetTableAcl(ctx, info, response);
-    case Operation::kSetTableAcl: return HandleSetTableAcl(ctx, info, response);
-    case Operation::kGetServiceProperties: return HandleGetServiceProperties(ctx, info, response);
-    case Operation::kSetServiceProperties: return HandleSetServiceProperties(ctx, info, response);
-    case Operation::kGetServiceStats: return HandleGetServiceStats(ctx, info, response);
-    case Operation::kPreflight: return HandlePreflight(ctx, info, response);
-  }
-  ApiError error = ApiError::InternalError();
-  error.cause = "no handler for the operation";
-  WriteError(info, error, response);
-}
-
-// Where an operation's handler runs; see dispatcher.h.
-enum class Placement { kInline, kInlineUnlessStalled, kInlineUnlessDisk, kInlineSlice, kShortLane, kLongLane };
-
-
-Placement PlacementOf(const RequestInfo& info) {
-  switch (info.route.operation) {
-    case Operation::kInsertEntity:
-    case Operation::kUpdateEntity:
-    case Operation::kMergeEntity:
-    case Operation::kInsertOrReplaceEntity:
-    case Operation::kInsertOrMergeEntity:
-    case Operation::kDeleteEntity: return Placement::kInlineUnlessStalled;
-    case Operation::kGetEntity: return Placement::kInlineUnlessDisk;
-    case Operation::kGetTable:
-    case Operation::kGetTableAcl:
-    case Operation::kGetServiceProperties:
-    case Operation::kGetServiceStats:
-    case Operation::kPreflight: return Placement::kInline;
-    case Operation::kQueryEntities: return Placement::kInlineSlice;
-    case Operation::kQueryTables:
-    case Operation::kDeleteTable: return Placement::kLongLane;
-    // A $batch is placed by what it holds: a wrapped query may read a full
-    // page (seconds), which on the short lane would hold up every write's
-    // acknowledgement queued behind it (AsyncDispatchTest.AQueryBatchRunsOnTheLongLane).
-    case Operation::kBatch:
-      return protocol::batch::IsQueryBatch(info.Header("Content-Type"), info.request.body()) ? Placement::kLongLane
-                                                                                           : Placement::kShortLane;
-    default: return Placement::kShortLane;
-  }
+  EntryOf(info.route.operation).handler(ctx, info, response);
 }
 
 }  // namespace
@@ -184,6 +157,7 @@ Dispatcher::Dispatcher(storage::Engine& engine, ApiOptions options, Metrics* met
       metrics_(metrics),
       trace_(trace),
       log_(spdlog::get("api") ? spdlog::get("api") : spdlog::default_logger()),
+      placement_(engine_, metrics, options_.inline_query_slice),
       context_{engine_, options_, authenticator_, metrics},
       faults_(options_.faults != nullptr ? std::make_unique<FaultInjector>(*options_.faults, log_) : nullptr) {
   authenticator_.SetLoose(options_.loose);
@@ -205,7 +179,7 @@ void Dispatcher::Record(const Tally& tally, const http::Request& request, std::s
     log_->debug("request {} {} {} -> {} {} {}{} in {}us", request_id,
                 tally.operation == Metrics::kUnknownOperation
                     ? std::string_view("(not routed)")
-                    : protocol::OperationName(static_cast<Operation>(tally.operation)),
+                    : Metrics::OperationLabel(tally.operation),
                 protocol::RedactSecrets(ToView(request.target())), response.result_int(), ToView(response.reason()),
                 error == response.end() ? std::string_view() : std::string_view("error "),
                 error == response.end() ? std::string_view() : ToView(error->value()),
@@ -213,43 +187,61 @@ void Dispatcher::Record(const Tally& tally, const http::Request& request, std::s
   }
 }
 
-bool Dispatcher::ServeAdmin(const http::Request& request, std::string_view target, std::string_view remote_ip,
-                            http::Response& response) {
-  if (request.method() != boost::beast::http::verb::get) return false;
+bool Dispatcher::ServeServerRoute(const ServerRoute& route, const http::Request& request,
+                                  const http::RequestContext& context, http::Completion& done) {
+  if (!ServesMethod(route, ToView(request.method_string()))) {
+    // A status or UI route leaves other methods to the Table API's routing;
+    // an admin route answers them (405) itself.
+    if (route.auth != RouteAuth::kAdminSignature) return false;
+  }
+  if (route.id == ServerRouteId::kMetrics && metrics_ == nullptr) return false;  // no metrics: no route
+  const std::string request_id = protocol::NewGuid();
+  if (route.placement == Placement::kLongLane) {
+    // The admin routes: a snapshot or a reset waits for the disk.
+    struct Call {
+      const http::Request& request;
+      std::string request_id;
+      http::Completion done;
+    };
+    auto call = std::make_shared<Call>(Call{request, request_id, std::move(done)});
+    auto answer = [this, call](http::Response r) {
+      r.prepare_payload();
+      Decorate(call->request, call->request_id, std::nullopt, r);
+      call->done(std::move(r));
+    };
+    Status submitted = engine_.Submit(storage::WorkLane::kLong, [this, call, answer](bool dropped) {
+      if (call->done.Cancelled()) return call->done(http::Response());
+      answer(dropped ? http::Response(boost::beast::http::status::service_unavailable, call->request.version())
+                     : HandleAdmin(call->request, engine_, options_, authenticator_, trace_));
+    });
+    if (!submitted.ok()) answer(http::Response(boost::beast::http::status::service_unavailable, request.version()));
+    return true;
+  }
+  const std::string_view target = ToView(request.target());
   const std::string_view path = target.substr(0, target.find('?'));
-  const bool detail = path == kHealthPath && WantsDetail(target);
-  if ((detail || (path == kMetricsPath && metrics_ != nullptr) || (options_.ui && IsUiPath(path))) &&
-      !MayReadServerDetail(request, remote_ip, /*ui=*/IsUiPath(path), response)) {
-    response.prepare_payload();
-    return true;
-  }
-  // A person who types the server's address into a browser gets the data
-  // browser, not 400 InvalidUri. Only a bare GET / asking for HTML and
-  // carrying neither a signature nor x-ms-version: every SDK request keeps
-  // its answer (e2e: test_start_and_health.py, test_browser_at_the_root).
-  if (options_.ui && target == "/" && RequestHeader(request, "Accept").find("text/html") != std::string_view::npos &&
-      RequestHeader(request, "Authorization").empty() && RequestHeader(request, "x-ms-version").empty()) {
-    response.result(302);
-    response.set(boost::beast::http::field::location, "/_tablestone/ui/");
-    response.set(boost::beast::http::field::content_type, "text/plain; charset=utf-8");
-    response.body() = "The tablestone data browser is at /_tablestone/ui/\n";
-    response.prepare_payload();
-    return true;
-  }
-  if (path == kHealthPath) {
+  http::Response response;
+  response.version(request.version());
+  // Only the status and UI routes are answered on the I/O thread.
+  const RouteAuth auth = AuthOf(route, target);
+  const bool allowed =
+      auth == RouteAuth::kAnyone ||
+      MayReadServerDetail(request, context.remote_ip, /*ui=*/auth == RouteAuth::kAllowedHost, response);
+  if (!allowed) {
+    // `response` holds the 403.
+  } else if (route.id == ServerRouteId::kHealth) {
     response.result(200);
     response.set(boost::beast::http::field::content_type, "application/json");
-    response.body() = detail ? HealthDetail() : std::string("{\"status\":\"ok\"}");
-  } else if (path == kMetricsPath && metrics_ != nullptr) {
+    response.body() = auth == RouteAuth::kServerDetail ? HealthDetail() : std::string("{\"status\":\"ok\"}");
+  } else if (route.id == ServerRouteId::kMetrics) {
     response.result(200);
     response.set(boost::beast::http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
     response.body() = MetricsText();
-  } else if (options_.ui && IsUiPath(path)) {
-    ServeUi(path, remote_ip, options_, response);
-  } else {
-    return false;
+  } else if (route.id == ServerRouteId::kUi) {
+    ServeUi(path, context.remote_ip, options_, response);
   }
   response.prepare_payload();
+  Decorate(request, request_id, std::nullopt, response);
+  done(std::move(response));
   return true;
 }
 
@@ -279,32 +271,24 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
   response.version(request.version());
   std::optional<std::string> cors_account;
   std::optional<RequestInfo> info;
-  if (options_.admin_api && IsAdminTarget(ToView(request.target()))) {
-    // Snapshot and reset wait for the disk: the long lane's work.
-    auto shared = std::make_shared<std::pair<http::Request, http::Completion>>(request, std::move(done));
-    Status submitted = engine_.Submit(storage::WorkLane::kLong, [this, shared](bool dropped) {
-      if (shared->second.Cancelled()) return shared->second(http::Response());
-      http::Response r = dropped ? http::Response(boost::beast::http::status::service_unavailable, shared->first.version())
-                                 : HandleAdmin(shared->first, engine_, options_, authenticator_, trace_);
-      r.prepare_payload();
-      shared->second(std::move(r));
-    });
-    if (!submitted.ok()) {
-      http::Response r(boost::beast::http::status::service_unavailable, request.version());
-      r.prepare_payload();
-      shared->second(std::move(r));
+  {
+    const std::string_view target = ToView(request.target());
+    const ServerRoute* route = FindServerRoute(target.substr(0, target.find('?')), options_);
+    if (route != nullptr && ServeServerRoute(*route, request, context, done)) return;
+    if (options_.ui && IsBrowserAtRoot(request)) {
+      response.result(302);
+      response.set(boost::beast::http::field::location, "/_tablestone/ui/");
+      response.set(boost::beast::http::field::content_type, "text/plain; charset=utf-8");
+      response.body() = "The tablestone data browser is at /_tablestone/ui/\n";
+      response.prepare_payload();
+      Decorate(request, request_id, std::nullopt, response);
+      return done(std::move(response));  // not counted, as the UI's routes
     }
-    return;
   }
   Tally tally;
   tally.account = metrics_ != nullptr ? metrics_->AccountIndex("") : 0;
   tally.start = context.start;
   try {
-    std::string_view target = ToView(request.target());
-    if (ServeAdmin(request, target, context.remote_ip, response)) {
-      Decorate(request, request_id, std::nullopt, response);
-      return done(std::move(response));  // not counted: a scrape does not change what it reads
-    }
     if (trace_ != nullptr && trace_->enabled()) tally.trace = NewTrace(context);
     PrepareTimed(request, context, request_id, response, &cors_account, &tally, &info);
   } catch (const std::exception& e) {
@@ -317,8 +301,9 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
     WriteErrorRaw(request_id, {}, error, response);
   }
   if (!info) return Finish(request, request_id, cors_account, std::move(response), std::move(done), nullptr, tally);
+  info->placement = placement_.Place(*info, EntryOf(info->route.operation).placement);
   if (faults_ != nullptr && faults_->active()) {
-    const bool xml = IsXmlOperation(info->route.operation);
+    const bool xml = protocol::IsXmlOperation(info->route.operation);
     FaultInjector::Verdict verdict = faults_->Inspect(*info, xml, done);
     if (verdict.refusal) {
       WriteError(*info, *verdict.refusal, response, xml);
@@ -328,10 +313,7 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
     if (verdict.delay.count() > 0) {
       // The handler runs on an engine lane once the delay has passed, so no
       // thread waits for it.
-      const Placement placement = PlacementOf(*info);
-      const auto lane = placement == Placement::kLongLane || placement == Placement::kInlineSlice
-                            ? storage::WorkLane::kLong
-                            : storage::WorkLane::kShort;
+      const storage::WorkLane lane = info->placement.lane;
       auto pending = std::make_shared<Pending>(
           Pending{std::move(*info), std::move(response), std::move(cors_account), std::move(done), tally});
       return faults_->After(verdict.delay,
@@ -339,51 +321,30 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
     }
   }
 
-  Placement placement = PlacementOf(*info);
-  if (placement == Placement::kInlineUnlessStalled) {
-    placement = engine_.CanWriteWithoutWaiting() ? Placement::kInlineUnlessDisk : Placement::kShortLane;
-  }
-  if (placement == Placement::kInline) {
-    Run(*info, tally.trace.get(), response);
-    return Finish(request, request_id, cors_account, std::move(response), std::move(done), &*info, tally);
-  }
-  if (placement == Placement::kInlineUnlessDisk) {
-    InlineSlice attempt{options_.inline_query_slice, false, nullptr};
+  const RequestPlacement& placement = info->placement;
+  if (placement.io_thread_first) {
+    if (placement.bound == InlineBound::kNone) {
+      Run(*info, tally.trace.get(), response);
+      return Finish(request, request_id, cors_account, std::move(response), std::move(done), &*info, tally);
+    }
+    InlineTry attempt = placement_.TryFor(placement);
     if (TryInline(*info, tally.trace.get(), &attempt, response)) {
       return Finish(request, request_id, cors_account, std::move(response), std::move(done), &*info, tally);
     }
-    // The stored entity is not in memory: run it where waiting for the disk is fine.
-    if (metrics_ != nullptr) metrics_->RecordDiskHandOff();
-    placement = Placement::kShortLane;
+    // The lane continues a query's scan where the slice left it.
+    info->suspended_scan = std::move(attempt.suspended);
+    placement_.GaveUp(*info, placement);
   }
-  if (placement == Placement::kInlineSlice) {
-    const auto now = std::chrono::steady_clock::now();
-    const std::string_view table = info->route.resource.table;
-    if (slice_hints_.SkipInline(info->account(), table, now)) {
-      if (metrics_ != nullptr) metrics_->RecordQuerySlice(/*overran=*/false);
-      placement = Placement::kLongLane;
-    } else {
-      InlineSlice slice{options_.inline_query_slice, false, nullptr};
-      if (TryInline(*info, tally.trace.get(), &slice, response)) {
-        return Finish(request, request_id, cors_account, std::move(response), std::move(done), &*info, tally);
-      }
-      // The long lane continues the scan where the slice left it.
-      info->suspended_scan = std::move(slice.suspended);
-      slice_hints_.OutgrewSlice(info->account(), table, now);
-      if (metrics_ != nullptr) metrics_->RecordQuerySlice(/*overran=*/true);
-      placement = Placement::kLongLane;
-    }
-  }
+  const storage::WorkLane lane = placement.lane;
   auto pending = std::make_shared<Pending>(
       Pending{std::move(*info), std::move(response), std::move(cors_account), std::move(done), tally});
-  RunOnLane(placement == Placement::kLongLane ? storage::WorkLane::kLong : storage::WorkLane::kShort,
-            std::move(pending));
+  RunOnLane(lane, std::move(pending));
 }
 
-bool Dispatcher::TryInline(RequestInfo& info, RequestTrace* trace, InlineSlice* attempt, http::Response& response) {
-  info.inline_slice = attempt;
+bool Dispatcher::TryInline(RequestInfo& info, RequestTrace* trace, InlineTry* attempt, http::Response& response) {
+  info.inline_try = attempt;
   Run(info, trace, response);
-  info.inline_slice = nullptr;
+  info.inline_try = nullptr;
   if (!attempt->gave_up) return true;
   const unsigned version = response.version();
   response = http::Response();  // the handler may have started it
@@ -400,7 +361,7 @@ void Dispatcher::RunOnLane(storage::WorkLane lane, std::shared_ptr<Pending> pend
       pending->info.suspended_scan.reset();
       pending->response = http::Response();
       pending->response.version(pending->info.request.version());
-      WriteError(pending->info, ApiError::ServerBusy(), pending->response, IsXmlOperation(pending->info.route.operation));
+      WriteError(pending->info, ApiError::ServerBusy(), pending->response, protocol::IsXmlOperation(pending->info.route.operation));
     } else {
       Run(pending->info, pending->tally.trace.get(), pending->response);
       pending->info.suspended_scan.reset();  // its snapshot and the engine's gate, let go before the answer waits
@@ -413,7 +374,7 @@ void Dispatcher::RunOnLane(storage::WorkLane lane, std::shared_ptr<Pending> pend
     pending->info.suspended_scan.reset();
     pending->response = http::Response();
     pending->response.version(pending->info.request.version());
-    WriteError(pending->info, ApiError::ServerBusy(), pending->response, IsXmlOperation(pending->info.route.operation));
+    WriteError(pending->info, ApiError::ServerBusy(), pending->response, protocol::IsXmlOperation(pending->info.route.operation));
     Finish(pending->info.request, pending->info.request_id, pending->cors_account, std::move(pending->response),
            std::move(pending->done), &pending->info, pending->tally);
   }
@@ -441,7 +402,7 @@ void Dispatcher::Run(const RequestInfo& info, RequestTrace* trace, http::Respons
     error.cause = std::string("threw: ") + e.what();
     response = http::Response();
     response.version(info.request.version());
-    WriteError(info, error, response, IsXmlOperation(info.route.operation));  // logs it once
+    WriteError(info, error, response, protocol::IsXmlOperation(info.route.operation));  // logs it once
   }
   if (trace != nullptr) {
     // Added, not set: a query given up on the I/O thread runs a second time.
@@ -482,7 +443,8 @@ bool Dispatcher::AdmitHeaders(const http::Request& header, const http::RequestCo
                               http::Response& refusal, http::BodyAdmission& body) {
   const std::string_view target = ToView(header.target());
   const std::string_view path = target.substr(0, target.find('?'));
-  if (path == kHealthPath || path == kMetricsPath || (options_.ui && IsUiPath(path))) {
+  const ServerRoute* route = FindServerRoute(path, options_);
+  if (route != nullptr && route->auth != RouteAuth::kAdminSignature) {
     // Routes without a body and without a signature: a body still to come is
     // refused unread (413 and a lingering close that drops it), so that
     // unauthenticated clients cannot park bodies here.
@@ -491,7 +453,7 @@ bool Dispatcher::AdmitHeaders(const http::Request& header, const http::RequestCo
     RenderTransportError(http::TransportError::kBodyTooLarge, header, refusal);
     return false;
   }
-  if (options_.admin_api && IsAdminTarget(target)) {
+  if (route != nullptr) {
     // Signed on the headers (the body's hash among them): a refusal needs no
     // body, and an admitted one is small (rules, a trace setting).
     auto refused = AdmitAdmin(header, options_, authenticator_);
@@ -551,8 +513,7 @@ void Dispatcher::Finish(const http::Request& request, const std::string& request
   // Nothing pending in the log that this answer can reflect (the common case
   // of a read): send now. An entity read asks only about its own table, so a
   // write burst elsewhere does not hold it (docs/architecture.md, "Write path").
-  const bool entity_read = info != nullptr && (info->route.operation == protocol::Operation::kGetEntity ||
-                                               info->route.operation == protocol::Operation::kQueryEntities);
+  const bool entity_read = info != nullptr && protocol::IsEntityReadOperation(info->route.operation);
   if (engine_.VisibleMark() <= engine_.DurableMark() ||
       (entity_read && engine_.TableReadIsDurable(info->account(), info->route.resource.table))) {
     Record(tally, request, request_id, response);
@@ -632,7 +593,7 @@ bool Dispatcher::Prepare(const http::Request& request, const http::RequestContex
   }
   if (metrics_ != nullptr) tally->account = metrics_->AccountIndex(info.route.account.account);
   if (info.route.operation != Operation::kPreflight) *cors_account = info.route.account.account;
-  const bool xml = IsXmlOperation(info.route.operation);
+  const bool xml = protocol::IsXmlOperation(info.route.operation);
   std::string host(RequestHeader(request, "Host"));
   if (host.empty()) host = "127.0.0.1";
   info.base_url = std::string(context.is_tls ? "https://" : "http://") + host + info.route.account.root_path;

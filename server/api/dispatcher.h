@@ -4,40 +4,12 @@
 // secondary endpoint, calls the one handler of the operation, and stamps the
 // common headers (docs/compatibility.md) on every response, errors included.
 //
-// Where the operation's handler runs (PlacementOf in dispatcher.cc):
-//   on the I/O thread   point reads (Get Entity, Get Table, ACL and service
-//                       property reads), preflight, and every refusal
-//                       before the handler (routing, version, auth): these
-//                       are answered from memory or one RocksDB lookup, and
-//                       a thread hop would cost more than the work. A Get
-//                       Entity's lookup there never waits for the disk
-//                       (Engine::ReadWait::kNoWait): one whose entity is not
-//                       in memory, page cache included, runs again on the
-//                       short lane (metric tablestone_disk_hand_offs_total),
-//                       so a large table's cold reads do not hold up the
-//                       thread's other connections; also
-//                       single-entity writes while the engine says a write
-//                       will not wait (Engine::CanWriteWithoutWaiting: it
-//                       only appends to memory, the log write and any fsync
-//                       stay on the executor's group commit), and whose
-//                       read of the stored version finds it in memory (the
-//                       same no-wait read, the same hand-off);
-//   engine short lane   change-set batches, Create Table, ACL and service-property
-//                       writes, entity writes during a RocksDB stall, and
-//                       Get Entity requests and entity writes that need the disk;
-//   engine long lane    Query Tables, Delete Table, a $batch that wraps a
-//                       query (protocol::batch::IsQueryBatch), and Query Entities
-//                       whose scan did not finish within a short slice
-//                       on the I/O thread (ApiOptions::inline_query_slice,
-//                       3 ms of its CPU time, 30 ms of wall-clock time): a
-//                       query is tried there first, since most
-//                       finish in far less (and skip two thread hand-offs);
-//                       one whose page runs out of time continues on the
-//                       long lane where its scan stopped (its rows so far,
-//                       position, snapshot and cache admission carried over,
-//                       model::SuspendedScan), and for a second the table's
-//                       queries go there directly (SliceHints), sparing the
-//                       I/O thread a slice per page on a table of long pages.
+// Where the operation's handler runs: its row in dispatcher.cc
+// (kOperationEntries) names a Placement, and PlacementPolicy::Place
+// (placement.h) turns it into the request's placement once, after routing
+// and authentication; docs/architecture.md, "Where each operation runs",
+// lists the operations by placement. Every refusal before the handler
+// (routing, version, auth) is answered on the I/O thread.
 // Work handed to the engine's executor (storage/work_executor.h) answers 503
 // ServerBusy when its queue is full, is skipped when its client has gone,
 // and is answered 503 when the server stops before it ran.
@@ -46,16 +18,12 @@
 // (its own or another request's) is held by Engine::AwaitDurable and sent
 // once the engine's next log write has covered it; 500 if that write failed.
 //
-// Status routes (outside the Azure namespace; docs/observability.md): GET
-// /_tablestone/health (a constant, the cheap probe, for anyone),
-// GET /_tablestone/health?detail=1 (version, uptime, data directory,
-// durability, accounts and their table counts) and GET /_tablestone/metrics
-// (Prometheus text, server/api/metrics.h), and the data browser's GET
-// /_tablestone/ui/... (ui_routes.h) unless ApiOptions::ui is off. The last
-// three answer only to a Host no DNS-rebinding page can send, and the details
-// only to loopback peers or admin-signed requests (MayReadServerDetail,
-// docs/admin-api.md). They are answered on the I/O thread and not counted in
-// the metrics. The signed admin routes (admin_routes.h) run on the long lane.
+// The server's own routes under /_tablestone/ (status, UI and admin:
+// server_routes.h) are looked up in their one table before the Table API's
+// routing, when the headers arrive and when the request is handled, and
+// answered where their row places them, with the common headers and without
+// being counted or traced. Who may call them: their row's RouteAuth
+// (MayReadServerDetail for the details, admin_routes.h for the signed ones).
 //
 // Fault injection (server/faults, docs/testing-with-faults.md): with
 // ApiOptions::faults set and active (a rule, or realistic mode on), a routed
@@ -65,9 +33,10 @@
 // the engine's lane; a page cut wraps the handler's engine. After-actions
 // wrap the Completion inside the injector. Otherwise one relaxed load.
 //
-// Metrics: every answer that goes through Handle, AdmitHeaders or
-// RenderTransportError is counted once (Metrics::RecordRequest), when it is
-// ready to send (after the group commit wait, if any).
+// Metrics: every answer of the Table API that goes through Handle,
+// AdmitHeaders or RenderTransportError is counted once
+// (Metrics::RecordRequest), when it is ready to send (after the group commit
+// wait, if any).
 //
 // Trace: when the TraceWriter is on, each such answer also becomes one trace
 // line (trace.h), formatted on the thread that answers and handed to the
@@ -89,7 +58,8 @@
 #include "server/api/authenticator.h"
 #include "server/api/fault_injector.h"
 #include "server/api/metrics.h"
-#include "server/api/slice_hints.h"
+#include "server/api/placement.h"
+#include "server/api/server_routes.h"
 #include "server/api/trace.h"
 #include "server/http/handler.h"
 #include "storage/engine.h"
@@ -132,9 +102,12 @@ class Dispatcher : public http::RequestHandler {
     std::shared_ptr<RequestTrace> trace;  // null unless the trace is on
   };
 
-  // The admin routes and the UI's (ui_routes.h); false when `target` is none of them.
-  bool ServeAdmin(const http::Request& request, std::string_view target, std::string_view remote_ip,
-                  http::Response& response);
+  // Answers `request` on `route` (server_routes.h), now or from its lane,
+  // through `done`; false, `done` untouched, when the route leaves the
+  // request to the Table API (a method a status or UI route does not serve,
+  // the metrics of a dispatcher without Metrics).
+  bool ServeServerRoute(const ServerRoute& route, const http::Request& request, const http::RequestContext& context,
+                        http::Completion& done);
   // The detailed health answer, the metrics and the UI: true when `request`
   // may have them (a Host no DNS-rebinding page can send, and, but for the
   // UI, a loopback peer or an admin signature); else false with the 403 in
@@ -168,10 +141,10 @@ class Dispatcher : public http::RequestHandler {
   // the request is not traced.
   void Run(const RequestInfo& info, RequestTrace* trace, http::Response& response);
   // Runs the handler on this (I/O) thread with `attempt` as the request's
-  // inline_slice (api_context.h). True when it answered; false when it gave
-  // up (a query out of its slice, a read that would wait for the disk), with
+  // inline_try (placement.h). True when it answered; false when it gave up
+  // (a query out of its slice, a read that would wait for the disk), with
   // `response` reset for the lane that runs it again.
-  bool TryInline(RequestInfo& info, RequestTrace* trace, InlineSlice* attempt, http::Response& response);
+  bool TryInline(RequestInfo& info, RequestTrace* trace, InlineTry* attempt, http::Response& response);
   // Runs `pending` on the engine's `lane`, or answers 503 ServerBusy when the
   // lane refuses it.
   void RunOnLane(storage::WorkLane lane, std::shared_ptr<Pending> pending);
@@ -192,7 +165,7 @@ class Dispatcher : public http::RequestHandler {
   Metrics* metrics_;
   TraceWriter* trace_;
   std::shared_ptr<spdlog::logger> log_;  // "api"
-  SliceHints slice_hints_;  // tables whose queries skip the I/O thread's slice for now
+  PlacementPolicy placement_;
   protocol::QueryMemo query_memo_;  // the last query string routed (a SAS repeats it)
   ApiContext context_;
   // Over options_.faults, or null. Last: its delayed calls, run when it is

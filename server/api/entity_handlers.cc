@@ -29,16 +29,11 @@ bool KeyAllowed(const RequestInfo& info, std::string_view pk, std::string_view r
   return info.grant.InRange(pk, rk);
 }
 
-// A request tried on the I/O thread (`inline_try` set, dispatcher.h) reads
-// without waiting for the disk.
-storage::Engine::ReadWait ReadWaitOf(const InlineSlice* inline_try) {
-  return inline_try != nullptr ? storage::Engine::ReadWait::kNoWait : storage::Engine::ReadWait::kMayWait;
-}
-
-// True when the engine would have waited for the disk on the I/O thread: the
-// try is then marked given up, and the dispatcher runs the request again on
-// the short lane (nothing was answered or written).
-bool GaveUpForTheDisk(InlineSlice* inline_try, const Status& status) {
+// True when a read bounded by the I/O thread's try (ReadWaitOf, placement.h)
+// would have waited for the disk: the try is then marked given up, and the
+// dispatcher runs the request again on its lane (nothing was answered or
+// written).
+bool GaveUpForTheDisk(InlineTry* inline_try, const Status& status) {
   if (inline_try == nullptr || status.code() != StatusCode::kWouldBlock) return false;
   inline_try->gave_up = true;
   return true;
@@ -58,8 +53,8 @@ std::optional<ApiError> RunGetEntity(const ApiContext& ctx, const GetEntityReque
   }
   auto table = ctx.engine.GetTable(req.account, req.table);
   if (!table.ok()) return protocol::FromStatus(table.status());
-  auto entity = ctx.engine.GetEntity(*table, req.partition_key, req.row_key, ReadWaitOf(scope.inline_slice));
-  if (GaveUpForTheDisk(scope.inline_slice, entity.status())) return std::nullopt;
+  auto entity = ctx.engine.GetEntity(*table, req.partition_key, req.row_key, ReadWaitOf(scope.inline_try));
+  if (GaveUpForTheDisk(scope.inline_try, entity.status())) return std::nullopt;
   if (!entity.ok()) return protocol::FromStatus(entity.status());
   protocol::EntityWriteContext wctx{scope.base_url, req.account, req.table, req.level, &req.select};
   WriterFor(req.level).Entity(response, 200, *entity, wctx);
@@ -80,7 +75,7 @@ void AnswerGetEntity(const ApiContext& ctx, const RequestParts& parts, const Rea
 
 void HandleGetEntity(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
   BeastRequestHeaders headers(info.request);
-  AnswerGetEntity(ctx, info.Parts(headers), ReadScope{info.request_id, info.base_url, info.grant, info.inline_slice},
+  AnswerGetEntity(ctx, info.Parts(headers), ReadScope{info.request_id, info.base_url, info.grant, info.inline_try},
                   response);
 }
 
@@ -113,8 +108,8 @@ void HandleEntityWrite(const ApiContext& ctx, const RequestInfo& info, http::Res
   auto table = ctx.engine.GetTable(info.account(), info.route.resource.table);
   if (!table.ok()) return WriteError(info, protocol::FromStatus(table.status()), response);
   storage::WriteResult result =
-      ctx.engine.Write(*table, std::span<const model::WriteOp>(&*op, 1), ReadWaitOf(info.inline_slice));
-  if (GaveUpForTheDisk(info.inline_slice, result.status)) return;
+      ctx.engine.Write(*table, std::span<const model::WriteOp>(&*op, 1), ReadWaitOf(info.inline_try));
+  if (GaveUpForTheDisk(info.inline_try, result.status)) return;
   if (!result.status.ok()) return WriteError(info, protocol::FromStatus(result.status), response);
 
   WriteResponseContext wctx{info.base_url, info.account(), info.route.resource.table, level, prefer};

@@ -12,18 +12,6 @@ namespace tablestone::api {
 using protocol::ApiError;
 using protocol::Operation;
 
-bool IsEntityWriteOperation(Operation op) {
-  switch (op) {
-    case Operation::kInsertEntity:
-    case Operation::kUpdateEntity:
-    case Operation::kMergeEntity:
-    case Operation::kInsertOrReplaceEntity:
-    case Operation::kInsertOrMergeEntity:
-    case Operation::kDeleteEntity: return true;
-    default: return false;
-  }
-}
-
 protocol::ApiResult<model::WriteOp> BuildWriteOp(const EntityOpRequest& req) {
   model::WriteOp op;
   switch (req.operation) {

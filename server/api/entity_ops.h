@@ -30,9 +30,6 @@ struct EntityOpRequest {
   std::string_view version;  // x-ms-version (empty when absent): Atom bodies before 2015-12-11
 };
 
-// True for the six entity write operations.
-bool IsEntityWriteOperation(protocol::Operation op);
-
 // Validates and converts. Errors: everything ParseEntityJson reports,
 // PropertiesNeedValue (insert without PartitionKey/RowKey), InvalidInput
 // (body keys differ from the URL keys, malformed If-Match, If-None-Match on a

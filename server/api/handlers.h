@@ -34,7 +34,7 @@ struct ReadScope {
   std::string_view request_id;  // for error bodies and the 500 log line
   std::string_view base_url;    // service root with trailing '/'
   const AuthGrant& grant;       // a service SAS may limit the keys readable
-  InlineSlice* inline_slice = nullptr;  // set only for the I/O-thread try of a query
+  InlineTry* inline_try = nullptr;  // RequestInfo::inline_try
   model::SuspendedScan* resume_scan = nullptr;  // RequestInfo::suspended_scan: a query continues it
 };
 
@@ -42,8 +42,8 @@ struct ReadScope {
 // request (query_ops.h), run it against the engine, and write the whole
 // response, errors included. The same path for a top-level request (the
 // Handle* functions above) and for the GET inside $batch (batch_handler.cc).
-// A query that reached `scope.inline_slice` sets its gave_up (and suspended,
-// its scan's state) and writes nothing; given `scope.resume_scan`, it
+// A read that reached the bound of `scope.inline_try` sets its gave_up (a
+// query also its suspended, its scan's state) and writes nothing; given `scope.resume_scan`, it
 // continues that scan instead of starting one.
 void AnswerGetEntity(const ApiContext& ctx, const RequestParts& parts, const ReadScope& scope,
                      http::Response& response);

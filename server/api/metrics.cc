@@ -159,10 +159,7 @@ uint64_t Metrics::RequestCount(size_t account, size_t operation, size_t status_c
 std::string Metrics::Render(const ScrapeInputs& inputs) const {
   std::string out;
   out.reserve(8192);
-  auto op_name = [](size_t op) -> std::string_view {
-    return op == kUnknownOperation ? std::string_view("Unknown")
-                                   : protocol::OperationName(static_cast<protocol::Operation>(op));
-  };
+  auto op_name = [](size_t op) { return OperationLabel(op); };
   auto account_name = [this](size_t a) { return a < accounts_.size() ? EscapeLabelValue(accounts_[a]) : std::string(); };
 
   AppendHeader("tablestone_requests_total", "counter",

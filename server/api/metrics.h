@@ -81,7 +81,7 @@ struct ScrapeInputs {
 
 class Metrics {
  public:
-  static constexpr size_t kOperations = static_cast<size_t>(protocol::Operation::kPreflight) + 1;
+  static constexpr size_t kOperations = protocol::kOperationCount;
   static constexpr size_t kUnknownOperation = kOperations;  // before routing
   static constexpr size_t kStatusClasses = 5;
 
@@ -92,7 +92,12 @@ class Metrics {
 
   // Index of a configured account (exact name), or the "" slot.
   size_t AccountIndex(std::string_view account) const;
-  static size_t OperationIndex(protocol::Operation op) { return static_cast<size_t>(op); }
+  static size_t OperationIndex(protocol::Operation op) { return protocol::RowOf(op).metrics_index; }
+  // The operation label of a slot: its protocol::OperationName, or "Unknown"
+  // (kUnknownOperation). Slots are the rows' dense metrics indexes.
+  static std::string_view OperationLabel(size_t operation) {
+    return operation < kOperations ? protocol::kOperationTable[operation].name : std::string_view("Unknown");
+  }
 
   // One answered request: its account slot, operation slot (OperationIndex or
   // kUnknownOperation), HTTP status, and the time from its headers' arrival to

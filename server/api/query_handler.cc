@@ -119,7 +119,7 @@ class JsonRowRenderer final : public model::RowRenderer {
 
 // Query Entities' handler step: on success writes the 200 answer; on failure
 // writes nothing and returns the error. A scan that reached the I/O thread's
-// slice sets scope.inline_slice->gave_up (and ->suspended) and writes
+// slice (InlineBound::kSlice) sets scope.inline_try->gave_up (and ->suspended) and writes
 // nothing; one given scope.resume_scan continues it. Consumes `req`
 // (its resume key moves into the scan).
 std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesRequest&& req,
@@ -158,14 +158,14 @@ std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesReq
       spec.renderer = std::make_shared<JsonRowRenderer>(wctx);
     }
     spec.deadline = std::chrono::steady_clock::now() + ctx.options.query_time_budget;
-    const bool sliced = scope.inline_slice != nullptr;
+    const bool sliced = scope.inline_try != nullptr && scope.inline_try->bound == InlineBound::kSlice;
     if (!sliced && ctx.options.scan_cpu_burst.count() > 0) spec.cpu_burst = ctx.options.scan_cpu_burst;
     if (sliced) {
       // Kept when the slice runs out, for the long lane to continue.
       spec.resumable = true;
-      spec.cpu_budget = scope.inline_slice->cpu_budget;
+      spec.cpu_budget = scope.inline_try->cpu_budget;
       // A scan waiting on the disk uses no CPU: the wall clock bounds it too.
-      const auto wall = std::chrono::steady_clock::now() + 10 * scope.inline_slice->cpu_budget;
+      const auto wall = std::chrono::steady_clock::now() + 10 * scope.inline_try->cpu_budget;
       if (wall < *spec.deadline) spec.deadline = wall;
     }
     // The same spec as the I/O thread's try, built again: the first one's
@@ -178,8 +178,8 @@ std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesReq
         // Too long for an I/O thread: the dispatcher hands it to the long
         // lane, which continues the suspended scan (or, without one, starts
         // it again).
-        scope.inline_slice->gave_up = true;
-        scope.inline_slice->suspended = std::move(result->suspended);
+        scope.inline_try->gave_up = true;
+        scope.inline_try->suspended = std::move(result->suspended);
         return std::nullopt;
       }
       entities = std::move(result->entities);
@@ -216,7 +216,7 @@ void AnswerQueryEntities(const ApiContext& ctx, const RequestParts& parts, const
 void HandleQueryEntities(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
   BeastRequestHeaders headers(info.request);
   AnswerQueryEntities(ctx, info.Parts(headers),
-                      ReadScope{info.request_id, info.base_url, info.grant, info.inline_slice,
+                      ReadScope{info.request_id, info.base_url, info.grant, info.inline_try,
                                 info.suspended_scan.get()},
                       response);
 }

@@ -1,7 +1,7 @@
 // Dispatcher's answers to the two read-only status routes outside the Azure
 // namespace (docs/observability.md): GET /_tablestone/health?detail=1 and
-// GET /_tablestone/metrics. Their routing is Dispatcher::ServeAdmin
-// (dispatcher.cc); here is only what they report.
+// GET /_tablestone/metrics. Their routing is server_routes.h and
+// Dispatcher::ServeServerRoute; here is only what they report.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>

@@ -138,7 +138,10 @@ class RequestHandler {
   // Called on the connection's I/O thread, which it must not block for long:
   // work that may (storage scans, writes, log syncs) goes elsewhere and `done`
   // is called from there. `request` and `context` stay valid, unchanged, until
-  // `done` is called. Sets status, headers and body; keep-alive and
+  // `done` is called. `done` may also be called before Handle() returns, on
+  // its thread (an answer from memory): the session then sends it at once,
+  // without a hop through its executor, so its write may start before
+  // Handle() returns. Sets status, headers and body; keep-alive and
   // Content-Length are settled by the session afterwards. Must not throw once
   // it has called or handed off `done`; if it throws before, the session
   // answers with RenderTransportError(kInternalError).

@@ -34,11 +34,6 @@ namespace {
 namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 
-// The session whose HandleRequest() is running on this thread, if any
-// (BasicSession::Complete). Per thread because the question is "am I inside
-// this session's own call stack": a Completion called inline, on the same
-// thread, may answer at once; one called from any other thread must post.
-thread_local const void* t_handling = nullptr;
 namespace net = boost::asio;
 
 // Static so the 100-continue write needs neither a message nor a serializer.
@@ -470,9 +465,9 @@ void BasicSession<Stream>::HandleRequest() {
   handled_ = false;
   cancelled_.store(false, std::memory_order_relaxed);
   work_done_.store(false, std::memory_order_relaxed);
-  // Restored, not cleared: an inline answer may start the next request.
-  const void* const outer = t_handling;
-  t_handling = this;
+  // Restored, not cleared: an inline answer may start the next request,
+  // whose Handle() runs inside this one.
+  const std::thread::id outer = handling_on_.exchange(std::this_thread::get_id(), std::memory_order_relaxed);
   try {
     env_.handler->Handle(request_, context_, Completion(this->shared_from_this()));
   } catch (const std::exception& e) {
@@ -483,7 +478,7 @@ void BasicSession<Stream>::HandleRequest() {
     env_.log->error("handler threw a non-exception on {} {}", std::string_view(request_.method_string()),
                     std::string_view(request_.target()));
   }
-  t_handling = outer;
+  handling_on_.store(outer, std::memory_order_relaxed);
   // Answered inline (a point read): the write is already under way or done,
   // and request_seq_ may have moved on. Otherwise watch for the client
   // leaving, unless the handler said its work is done (an applied write
@@ -500,10 +495,13 @@ void BasicSession<Stream>::Complete(Response&& response) {
 
 template <class Stream>
 void BasicSession<Stream>::CompleteWith(Response&& response, Delivery delivery) {
-  // A handler answering at once, inside our Handle() call: straight on. A
-  // dispatch() would do the same through the type-erased executor, at the
-  // cost of wrapping the response in a heap-allocated function.
-  if (t_handling == this) return OnHandled(std::move(response), delivery);
+  // A handler answering at once, inside our Handle() call and on its thread
+  // (RequestHandler::Handle's contract): straight on, as a dispatch() onto
+  // our executor would, without wrapping the response in a heap-allocated
+  // function.
+  if (handling_on_.load(std::memory_order_relaxed) == std::this_thread::get_id()) {
+    return OnHandled(std::move(response), delivery);
+  }
   // Otherwise posted back to our executor (inline if already on it).
   net::dispatch(stream_.get_executor(), [self = this->shared_from_this(), r = std::move(response), delivery]() mutable {
     self->OnHandled(std::move(r), delivery);

@@ -42,6 +42,7 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <atomic>
+#include <thread>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -199,6 +200,9 @@ class BasicSession : public Closable,
   bool watching_ = false;         // a cancel watch is pending for request_seq_
   std::atomic<bool> cancelled_{false};  // the client left while the request waited
   std::atomic<bool> work_done_{false};  // WorkDone(): no cancel watch for this request
+  // The thread inside the handler's Handle() for this session, while there:
+  // an answer given on it is sent without a hop (CompleteWith).
+  std::atomic<std::thread::id> handling_on_{};
 };
 
 using Session = BasicSession<boost::beast::tcp_stream>;

@@ -5,6 +5,7 @@ target_sources(unit_protocol PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/guid_ascii_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/odata_json_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/odata_writer_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/operation_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/redact_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/request_options_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/route_test.cc
