@@ -48,8 +48,6 @@ bool AnyKeySigns(const std::vector<pauth::HmacKey>& keys, std::string_view strin
   return match;
 }
 
-}
-
 AuthGrant GrantOf(AuthGrant::Kind kind) {
   AuthGrant grant;
   grant.kind = kind;
