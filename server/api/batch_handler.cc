@@ -137,7 +137,7 @@ void RunQuery(const ApiContext& ctx, const RequestInfo& info, const protocol::ba
   SubRequestHeaders headers(sub);
   RequestParts parts{info.account(), info.route.account.secondary, resolved->resource, resolved->query, headers,
                      sub.body, info.api_version};
-  ReadScope scope{info.request_id, info.base_url, info.grant};
+  const ReadScope scope = ScopeOf(info);
   http::Response sub_response;
   sub_response.version(11);
   if (op == Operation::kGetEntity) {

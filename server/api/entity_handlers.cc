@@ -75,8 +75,7 @@ void AnswerGetEntity(const ApiContext& ctx, const RequestParts& parts, const Rea
 
 void HandleGetEntity(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
   BeastRequestHeaders headers(info.request);
-  AnswerGetEntity(ctx, info.Parts(headers), ReadScope{info.request_id, info.base_url, info.grant, info.inline_try},
-                  response);
+  AnswerGetEntity(ctx, info.Parts(headers), ScopeOf(info), response);
 }
 
 void HandleEntityWrite(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {

@@ -93,8 +93,9 @@ FaultInjector::Verdict FaultInjector::Inspect(const RequestInfo& info, bool xml_
   const std::string& account = info.account();
   std::optional<std::string> body_table;
   if (op == Operation::kCreateTable) body_table = BodyField(request, "TableName");
-  // A $batch's URL names no table: its operations do (issue 31: a rule
-  // scoped by match.table never fired on a batch).
+  // A $batch's URL names no table: its operations do, and a rule scoped by
+  // match.table applies to them (tests/e2e/python/test_faults.py,
+  // test_table_rule_fires_on_that_tables_batch).
   std::optional<BatchTarget> batch_target;
   if (op == Operation::kBatch) batch_target = BatchTargetOf(info);
   const std::string_view table = body_table     ? std::string_view(*body_table)

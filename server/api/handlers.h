@@ -38,6 +38,13 @@ struct ReadScope {
   model::SuspendedScan* resume_scan = nullptr;  // RequestInfo::suspended_scan: a query continues it
 };
 
+// The read scope of `info`, the one place it is built: a top-level read and
+// the GET inside a $batch (whose request is never tried on the I/O thread nor
+// continued, so its slice and scan are null) both read through it.
+inline ReadScope ScopeOf(const RequestInfo& info) {
+  return ReadScope{info.request_id, info.base_url, info.grant, info.inline_try, info.suspended_scan.get()};
+}
+
 // Get Entity and Query Entities from their request parts: parse the typed
 // request (query_ops.h), run it against the engine, and write the whole
 // response, errors included. The same path for a top-level request (the

@@ -50,10 +50,10 @@ class SasRangePredicate final : public model::RowPredicate {
   std::shared_ptr<const protocol::filter::Filter> filter_;  // never null
 };
 
-// A page's bytes as the response writes them (issue 22, finding 6): the
-// stored size undercounts strings full of control characters sixfold.
-// Bound() skips the scan for escapes, so a page far from 4 MiB sizes no
-// string (model::RowSizer).
+// A page's bytes as the response writes them, not as they are stored: a
+// string full of control characters is written several times longer than it
+// is stored (escapes). Bound() skips the scan for escapes, so a page far from
+// 4 MiB sizes no string (model::RowSizer).
 class JsonRowSizer final : public model::RowSizer {
  public:
   explicit JsonRowSizer(const protocol::EntityWriteContext& ctx) : ctx_(ctx) {
@@ -215,10 +215,7 @@ void AnswerQueryEntities(const ApiContext& ctx, const RequestParts& parts, const
 
 void HandleQueryEntities(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
   BeastRequestHeaders headers(info.request);
-  AnswerQueryEntities(ctx, info.Parts(headers),
-                      ReadScope{info.request_id, info.base_url, info.grant, info.inline_try,
-                                info.suspended_scan.get()},
-                      response);
+  AnswerQueryEntities(ctx, info.Parts(headers), ScopeOf(info), response);
 }
 
 }  // namespace tablestone::api
