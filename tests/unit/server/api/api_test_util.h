@@ -19,6 +19,23 @@ namespace tablestone::api::testing {
 constexpr const char* kAccount = "devstoreaccount1";
 constexpr const char* kKey = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
+// A request to devstoreaccount1 asking for nometadata JSON, with a
+// Content-Type only when there is a body: what the dispatch tests send.
+inline http::Request NoMetadataRequest(std::string_view method, std::string_view target, std::string body = {},
+                                       std::string_view content_type = "application/json") {
+  http::Request req;
+  req.method_string(boost::beast::string_view(method.data(), method.size()));
+  req.target(std::string("/") + kAccount + std::string(target));
+  req.version(11);
+  req.set("Host", "127.0.0.1:10002");
+  req.set("x-ms-version", "2019-02-02");
+  req.set("Accept", "application/json;odata=nometadata");
+  if (!body.empty()) req.set("Content-Type", boost::beast::string_view(content_type.data(), content_type.size()));
+  req.body() = std::move(body);
+  req.prepare_payload();
+  return req;
+}
+
 class ApiTest : public ::testing::Test {
  protected:
   void SetUp() override {

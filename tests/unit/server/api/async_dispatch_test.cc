@@ -20,6 +20,7 @@
 #include "storage/engine.h"
 #include "storage/model/write_op.h"
 #include "storage/sync_point.h"
+#include "tests/unit/server/api/api_test_util.h"
 #include "tests/unit/server/api/forwarding_engine.h"
 
 namespace tablestone::api {
@@ -77,17 +78,7 @@ class AsyncDispatchTest : public ::testing::Test {
   }
 
   static http::Request Request(std::string_view method, std::string_view target, std::string body = {}) {
-    http::Request req;
-    req.method_string(boost::beast::string_view(method.data(), method.size()));
-    req.target(std::string("/") + kAccount + std::string(target));
-    req.version(11);
-    req.set("Host", "127.0.0.1:10002");
-    req.set("x-ms-version", "2019-02-02");
-    req.set("Accept", "application/json;odata=nometadata");
-    if (!body.empty()) req.set("Content-Type", "application/json");
-    req.body() = std::move(body);
-    req.prepare_payload();
-    return req;
+    return testing::NoMetadataRequest(method, target, std::move(body));
   }
   http::Response Run(const http::Request& req) { return http::HandleAndWait(*handler_, req, http::RequestContext{}); }
 

@@ -22,6 +22,7 @@
 #include "server/api/api_handler.h"
 #include "storage/engine.h"
 #include "tests/unit/protocol/cpu_time.h"
+#include "tests/unit/server/api/api_test_util.h"
 #include "tests/unit/server/api/forwarding_engine.h"
 
 namespace tablestone::api {
@@ -84,17 +85,7 @@ class BatchPlacementTest : public ::testing::Test {
 
   static http::Request Request(std::string_view method, std::string_view target, std::string body = {},
                                std::string content_type = "application/json") {
-    http::Request req;
-    req.method_string(boost::beast::string_view(method.data(), method.size()));
-    req.target(std::string("/") + kAccount + std::string(target));
-    req.version(11);
-    req.set("Host", "127.0.0.1:10002");
-    req.set("x-ms-version", "2019-02-02");
-    req.set("Accept", "application/json;odata=nometadata");
-    if (!body.empty()) req.set("Content-Type", content_type);
-    req.body() = std::move(body);
-    req.prepare_payload();
-    return req;
+    return testing::NoMetadataRequest(method, target, std::move(body), content_type);
   }
   http::Response Run(const http::Request& req) { return http::HandleAndWait(*handler_, req, http::RequestContext{}); }
 
