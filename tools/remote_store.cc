@@ -78,6 +78,12 @@ std::string DescribeError(const Response& r) {
   std::string out = "HTTP " + std::to_string(r.status);
   if (!code.empty()) out += " " + code;
   if (!message.empty()) out += ": " + message;
+  // The service's message names the Authorization header whatever the cause;
+  // from a tool the cause is nearly always the connection string.
+  if (r.status == 403 && code == "AuthenticationFailed") {
+    out += " (the server knows no account of this AccountName, or not with this AccountKey: check both in the "
+           "connection string)";
+  }
   return out;
 }
 

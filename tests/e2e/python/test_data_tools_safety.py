@@ -70,6 +70,19 @@ def test_summaries_name_the_endpoint(servers, workdir):
     assert "copied %d entities of 1 table from %s to %s in " % (n, url_a, url_b) in err, err
 
 
+def test_an_unknown_account_or_wrong_key_points_at_the_connection_string(servers, workdir):
+    # The server cannot be asked which accounts it has before signing, so the 403 it answers says
+    # which part of the connection string to check; the service's own message names only the
+    # Authorization header.
+    a = servers()
+    out = os.path.join(workdir, "out.jsonl")
+    for name, key in (("nosuchaccount", harness.ACCOUNT_KEY), ("devstoreaccount1", "QUFBQQ==")):
+        source = "DefaultEndpointsProtocol=http;AccountName=%s;AccountKey=%s;TableEndpoint=http://127.0.0.1:%d/%s" % (
+            name, key, a.port, name)
+        err = failure(tool("export", "--from", source, "--out", out))
+        assert "403 AuthenticationFailed" in err and "AccountName" in err and "AccountKey" in err, err
+
+
 def test_development_storage_proxy_uri_is_honoured(workdir):
     # The SDKs keep port 10002 and take the proxy's scheme and host: 127.0.0.2 here, where nothing
     # listens. Before, the tools used 127.0.0.1:10002 whatever the proxy said.
