@@ -677,6 +677,27 @@ ApiResult<ParsedEntity> EntityFromMembers(std::vector<JsonMember>&& members) {
   return out;
 }
 
+ApiResult<bool> ValidateEntity(const model::Entity& entity) {
+  for (auto [name, value] : {std::pair<std::string_view, std::string_view>{"PartitionKey", entity.partition_key},
+                             {"RowKey", entity.row_key}}) {
+    auto valid = ValidateBodyKey(name, value);
+    if (!valid.ok()) return valid.error();
+  }
+  if (entity.properties.size() > model::kMaxCustomProperties) return ApiError::TooManyProperties();
+  for (const model::Property& p : entity.properties) {
+    auto name_ok = ValidatePropertyName(p.name);
+    if (!name_ok.ok()) return name_ok.error();
+    if (p.value.type == EdmType::kString && model::Utf16Length(p.value.text) > model::kMaxStringUtf16Units) {
+      return ApiError::PropertyValueTooLarge();
+    }
+    if (p.value.type == EdmType::kBinary && p.value.text.size() > model::kMaxBinaryBytes) {
+      return ApiError::PropertyValueTooLarge();
+    }
+  }
+  if (model::EntitySizeForLimit(entity) > model::kMaxEntityBytes) return ApiError::EntityTooLarge();
+  return true;
+}
+
 ApiResult<std::string> ParseTableNameJson(std::string_view body) {
   auto raw = ParseFlatJsonObject(body);
   if (!raw.ok()) return raw.error();

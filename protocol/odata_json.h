@@ -73,6 +73,13 @@ ApiResult<ParsedEntity> EntityFromMembers(std::vector<JsonMember>&& members);
 // control characters. `name` is "PartitionKey" or "RowKey".
 ApiResult<bool> ValidateBodyKey(std::string_view name, std::string_view value);
 
+// The rules above that concern an entity already decoded (by a reader other
+// than ParseEntityJson, such as the export-file decoder): keys, property
+// names, the number of properties, String and Binary value sizes and the
+// entity's size, with the same errors. For writers that bypass the API (the
+// offline tools), so that they store nothing the service would refuse.
+ApiResult<bool> ValidateEntity(const model::Entity& entity);
+
 // Create Table body {"TableName":"x"}: other properties are ignored.
 // Missing/null TableName -> PropertiesNeedValue; non-string or malformed
 // JSON -> InvalidInput.

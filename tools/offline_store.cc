@@ -3,6 +3,7 @@
 // this tool from opening the same directory.
 #include <filesystem>
 
+#include "protocol/odata_json.h"
 #include "protocol/route.h"
 #include "storage/engine.h"
 #include "tools/table_store.h"
@@ -104,6 +105,16 @@ class OfflineStore final : public TableStore {
     }
     ops_.clear();
     for (const model::Entity& e : entities) {
+      // The API refuses such an entity before storing it; written here
+      // unchecked, it would be data no client of the service could write or
+      // read back the same way.
+      if (auto valid = protocol::ValidateEntity(e); !valid.ok()) {
+        auto cut = [](const std::string& key) { return key.substr(0, 80) + (key.size() > 80 ? "..." : ""); };
+        return Fail("writing to table '" + std::string(table) + "' (PartitionKey '" + cut(e.partition_key) +
+                        "', RowKey '" + cut(e.row_key) + "'): the Table API refuses this entity: " +
+                        valid.error().code + ": " + valid.error().message,
+                    error);
+      }
       model::WriteOp op;
       op.kind = mode == WriteMode::kInsert   ? model::WriteKind::kInsert
                 : mode == WriteMode::kUpsert ? model::WriteKind::kInsertOrMerge

@@ -135,6 +135,28 @@ def test_offline_import_refuses_names_the_api_refuses(workdir):
     assert "no tables" in err, err
 
 
+def test_offline_import_refuses_entities_the_api_refuses(workdir):
+    # import --toLocation writes through no API, so it applies the API's entity rules itself;
+    # before, it stored a 40,000-character string and a '/' in a key.
+    target = os.path.join(workdir, "data")
+    bad_entities = [
+        ({"PartitionKey": "p", "RowKey": "r", "Text": "x" * 40000}, "PropertyValueTooLarge"),
+        ({"PartitionKey": "a/b", "RowKey": "r"}, "OutOfRangeInput"),
+        ({"PartitionKey": "p", "RowKey": "k" * 2000}, "PropertyValueTooLarge"),
+        (dict({"PartitionKey": "p", "RowKey": "r"}, **{"P%d" % i: i for i in range(260)}), "TooManyProperties"),
+    ]
+    for entity, code in bad_entities:
+        path = os.path.join(workdir, "bad.jsonl")
+        write(path, section("checked", [{"PartitionKey": "p", "RowKey": "fine"}, entity]))
+        err = failure(tool("import", "--toLocation", target, "--in", path, "--ifExists", "replace"))
+        assert "the Table API refuses this entity: " + code in err, err
+        assert len(err) < 600, err
+    # A valid file still goes in.
+    path = os.path.join(workdir, "good.jsonl")
+    write(path, section("checked", [{"PartitionKey": "p", "RowKey": "fine", "Text": "x" * 32000}]))
+    ok(tool("import", "--toLocation", target, "--in", path, "--ifExists", "replace"))
+
+
 def test_escape_sequences_never_reach_the_terminal(servers, workdir):
     a = servers()
     hostile = "Evil\x1b[2J\x1b]0;owned\x07\u009b31m\nforged: imported 1 entities"

@@ -518,5 +518,40 @@ TEST(EntityJson, ManyAnnotationsStillTypeTheirProperties) {
   EXPECT_EQ(p->value.type, EdmType::kInt64);
 }
 
+TEST(ValidateEntity, AppliesTheBodyRulesToADecodedEntity) {
+  model::Entity e;
+  e.partition_key = "p";
+  e.row_key = "r";
+  e.properties.push_back({"Name", model::EdmValue::String(std::string(32'768, 'x'))});
+  e.properties.push_back({"Bytes", model::EdmValue::Binary(std::string(65'536, 'b'))});
+  EXPECT_TRUE(ValidateEntity(e).ok());
+
+  auto code_of = [](const model::Entity& entity) {
+    auto r = ValidateEntity(entity);
+    return r.ok() ? std::string("ok") : r.error().code;
+  };
+  model::Entity bad = e;
+  bad.properties[0].value.text.push_back('x');
+  EXPECT_EQ(code_of(bad), "PropertyValueTooLarge");
+  bad = e;
+  bad.properties[1].value.text.push_back('b');
+  EXPECT_EQ(code_of(bad), "PropertyValueTooLarge");
+  bad = e;
+  bad.partition_key = "a/b";
+  EXPECT_EQ(code_of(bad), "OutOfRangeInput");
+  bad = e;
+  bad.row_key = std::string(1'025, 'k');
+  EXPECT_EQ(code_of(bad), "PropertyValueTooLarge");
+  bad = e;
+  bad.properties.push_back({"1st", model::EdmValue::Int32(1)});
+  EXPECT_EQ(code_of(bad), "PropertyNameInvalid");
+  bad = e;
+  for (int i = 0; i < 251; ++i) bad.properties.push_back({"P" + std::to_string(i), model::EdmValue::Int32(i)});
+  EXPECT_EQ(code_of(bad), "TooManyProperties");
+  bad = e;
+  for (int i = 0; i < 20; ++i) bad.properties.push_back({"S" + std::to_string(i), model::EdmValue::String(std::string(32'000, 's'))});
+  EXPECT_EQ(code_of(bad), "EntityTooLarge");
+}
+
 }  // namespace
 }  // namespace tablestone::protocol
