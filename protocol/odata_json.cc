@@ -60,7 +60,7 @@ class FlatObjectParser {
  public:
   // `entity_limits`: stop with TooManyProperties as soon as the members read
   // so far cannot be one entity (EntityMemberBudget), so that a hostile body
-  // costs microseconds, not the parse of all of it (issue 30, item 5).
+  // costs microseconds, not the parse of all of it.
   explicit FlatObjectParser(std::string_view body, bool entity_limits = false)
       : p_(reinterpret_cast<const unsigned char*>(body.data())), end_(p_ + body.size()),
         entity_limits_(entity_limits) {}
@@ -601,14 +601,13 @@ ApiResult<ParsedEntity> EntityFromMembers(std::vector<JsonMember>&& members) {
   // (255 with PartitionKey, RowKey and Timestamp; Learn:
   // understanding-the-table-service-data-model) cannot be one: refused
   // before any value is converted. Null properties count: the body names
-  // them (issue 30, item 5: 40k orphan annotations and 40k nulls were stored
-  // as an empty entity).
+  // them (a body of nulls and orphan annotations is not an empty entity).
   if (named > model::kMaxProperties || annotations.size() > model::kMaxProperties) {
     return ApiError::TooManyProperties();
   }
   // A scan for the few annotations of a typical entity; an index once there
-  // are many, so that any body costs time linear in its size (issue 30, item
-  // 5: 40k orphan annotations and 40k nulls cost seconds with a scan each).
+  // are many, so that any body costs time linear in its size
+  // (fuzz_entity_scaling).
   constexpr size_t kScanMax = 16;
   std::unordered_map<std::string_view, std::string_view> annotation_index;
   if (annotations.size() > kScanMax) {

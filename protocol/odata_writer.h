@@ -49,7 +49,7 @@ std::string WriteEntityFeed(const std::vector<model::Entity>& entities, const st
 // WriteEntityFeed body written with `ctx` (its object and the comma after
 // it). Strings are measured as escaped, so a value full of control characters
 // counts six bytes per byte: query pages are limited by this figure, not by
-// the stored size (issue 22, finding 6; docs/compatibility.md).
+// the stored size (docs/compatibility.md).
 size_t EntityJsonSizeBound(const model::Entity& entity, const EntityWriteContext& ctx);
 // EntityJsonSizeBound without reading any string: every string byte counted
 // as its longest escape (six bytes). Never below EntityJsonSizeBound; costs a

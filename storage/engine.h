@@ -66,8 +66,8 @@ struct EngineOptions {
   // this many bytes of rows; the rest of it reads blocks uncached (freed as
   // the scan moves on). A long scan's blocks would evict the cache's blocks
   // and each other before anything read them again (the scan cache keeps the
-  // partitions worth keeping), and inserting them cost a cold scan ~17% of
-  // its CPU, mostly page faults (docs/benchmarks.md, issue 20).
+  // partitions worth keeping), and inserting them is a large share of a cold
+  // scan's CPU, mostly page faults.
   size_t scan_fill_cache_bytes = 256u << 10;
   // Encoded values of recently read entities (storage/entity_cache.h), for
   // point reads and the reads of Write(); 0 disables.
@@ -75,9 +75,8 @@ struct EngineOptions {
   size_t write_buffer_bytes = 32u << 20;
   // SST files whose table readers (footer, properties, the pinned top level
   // of the index and filter) stay open. A point read in a file whose reader
-  // was closed opens it again first; with more files than this (616 at 55M
-  // entities) that reopening was ~12% of a random point read's CPU
-  // (docs/benchmarks.md, "Cold point reads"). Each open file holds a
+  // was closed opens it again first, so with more files than this random
+  // point reads spend much of their time reopening. Each open file holds a
   // descriptor: the server derives it from its descriptor limit
   // (app::TableFilesKeptOpen).
   int max_open_files = 512;
@@ -97,7 +96,7 @@ struct EngineOptions {
   // log's buffer and AwaitDurable's leader writes it once per group. kRocksDb:
   // every DB::Write writes (and with sync_writes fsyncs) the log itself, and
   // RocksDB groups writers that arrive together; a write is durable when it
-  // returns. Kept to measure the two (docs/benchmarks.md, "Group commit").
+  // returns. Kept so that the two can be measured against each other.
   enum class GroupCommit { kEngine, kRocksDb };
   GroupCommit group_commit = GroupCommit::kEngine;
   // Test hooks in the engine's background threads (storage/sync_point.h);
@@ -198,8 +197,8 @@ class Engine {
   // Write() only appends to the log's buffer) and no column family is
   // delaying or stopping writes. A caller serving many clients per thread may
   // then run such a write on its own thread instead of Submit()ting it: the
-  // hand-off to another thread costs more than the write (docs/benchmarks.md,
-  // "Scans beside point requests"). Advisory: a stall that begins just after
+  // hand-off to another thread costs more than the write. Advisory: a stall
+  // that begins just after
   // this returns delays that one write.
   virtual bool CanWriteWithoutWaiting() = 0;
 

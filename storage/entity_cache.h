@@ -3,8 +3,8 @@
 //
 // Why: a point read that RocksDB serves from its memtable walks a skip list
 // whose nodes are spread over tens of MiB; after a burst of writes to the
-// same keys that walk is mostly cache misses and was ~40% of a point GET's
-// user-space time (docs/benchmarks.md, round 4). RocksDB's own row cache
+// same keys that walk is mostly cache misses and dominates a point GET's
+// user-space time. RocksDB's own row cache
 // only covers SST files, i.e. never the recently written entities.
 //
 // What is cached: only values that a read found (no negative entries). Reads

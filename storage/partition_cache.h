@@ -281,7 +281,7 @@ class PartitionCache {
   // or null. Drops the entry if a write invalidated it. Takes no lock and
   // allocates nothing when the stripe holds no entry (the common answer for
   // the many small partitions of a GUID- or user-id-keyed table, which are
-  // never cached: docs/benchmarks.md, "One-row partitions").
+  // never cached).
   std::shared_ptr<const CachedPartition> Lookup(uint64_t table_id, std::string_view partition_key, size_t stripe,
                                                 uint64_t g0);
   // Adds (or replaces) the entry built from a snapshot taken after `g0` was
@@ -298,7 +298,7 @@ class PartitionCache {
   // while the mark is remembered (with the ghosts, kMaxGhosts FIFO). Without
   // it every first page of a partition larger than the cache started a build
   // that read up to max_entry_bytes and was thrown away, and the page waited
-  // for it (docs/benchmarks.md, "The first page of a large partition").
+  // for it.
   // A partition that later shrinks is cached again once its mark ages out.
   void NoteTooLarge(uint64_t table_id, std::string_view partition_key);
   bool KnownTooLarge(uint64_t table_id, std::string_view partition_key) const;

@@ -8,8 +8,7 @@
 // stopped, at nice 19 (storage/scan_cache_builder.h), makes the first query a
 // cached one.
 //
-// Cost on the write path (the point-write budget is 2% of a request's
-// instructions): a write that goes on filling the partition it filled last
+// Cost on the write path (kept to a few instructions per write): a write that goes on filling the partition it filled last
 // in its lock stripe only adds its rows to the stripe's counter (`rows`, an
 // atomic add) after comparing the partition with the stripe's memo; only the
 // first write to a partition (per stripe, per burst) takes the mutex that

@@ -433,8 +433,8 @@ bool RunCopy(TableStore& source, const std::function<std::unique_ptr<TableStore>
     } else {
       // A table found on the target is refused (--ifExists fail) unless a
       // checkpoint claimed it: then this copy created it and was stopped
-      // before saving that (issue 31: every resume refused it, and the
-      // failure saved a checkpoint without it, so the loop never ended).
+      // before saving that (otherwise every resume would refuse it, and the
+      // failure would save a checkpoint without it: a loop with no end).
       // The claim is saved before the target is touched; nothing was copied
       // into a claimed table yet (its token is at the start).
       const bool claimed = continuing;

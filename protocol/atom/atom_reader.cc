@@ -104,8 +104,7 @@ class PropertiesReader {
   }
 
   // Constant time per property (a set of the names seen), so that a body of
-  // any size costs time linear in it (issue 30, item 5: 80k properties took
-  // 16.7 s with a scan per property).
+  // any size costs time linear in it (fuzz_entity_scaling).
   void AddMember(OpenProperty p) {
     if (!names_.insert(p.name).second) return Fail(ApiError::DuplicatePropertiesSpecified());
     // More properties than an entity can hold: no need to read the rest.

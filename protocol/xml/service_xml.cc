@@ -165,7 +165,7 @@ std::optional<ApiError> ReadCorsRule(const XmlElement& el, CorsRule* out) {
   }
   // Origins and header names are sent back in Access-Control-* response
   // headers: anything but an origin or a header name (a CR/LF above all) would
-  // inject headers into every CORS response (issue 22, finding 2).
+  // inject headers into every CORS response.
   if (!AllItems(out->allowed_origins, IsCorsOriginEntry)) return ApiError::InvalidXmlNodeValue();
   for (const std::string* list : {&out->allowed_headers, &out->exposed_headers}) {
     if (!CountItems(*list, &n) || n > kMaxCorsListItems) return ApiError::InvalidXmlNodeValue();

@@ -56,7 +56,7 @@ struct ApiOptions {
   // (dispatcher.h): long enough for a full 1,000-row page of small entities
   // to answer on the I/O thread, short enough that a long scan stalls that
   // thread once (SliceHints then sends its table's queries to the long lane
-  // directly; docs/benchmarks.md, "Scans beside point requests"). Tests set 0
+  // directly). Tests set 0
   // to hand every query over at its first clock check.
   std::chrono::microseconds inline_query_slice{3000};
   // A query on the long lane offers its core to other threads after this much

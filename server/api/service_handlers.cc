@@ -86,7 +86,7 @@ namespace {
 // included (XML).
 
 // Get/Set Table ACL on a missing table: 404 ResourceNotFound, the code the
-// service's ACL endpoint answers (docs/compatibility.md, issue 36), as Delete
+// service's ACL endpoint answers (docs/compatibility.md), as Delete
 // Table does (Learn: delete-table); not the TableNotFound of entity operations.
 ApiError AclTableError(const Status& status) {
   if (status.code() == StatusCode::kTableNotFound || status.code() == StatusCode::kNotFound) {

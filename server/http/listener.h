@@ -50,7 +50,7 @@ namespace tablestone::http {
 // One CPU is left to the clients: an emulator runs beside the tests that
 // drive it. With as many busy I/O threads as CPUs, a client thread and an I/O
 // thread share a CPU, and a runnable one waits for the other's scheduler
-// slice (docs/benchmarks.md, "Cold point reads"). More threads than usable
+// slice. More threads than usable
 // CPUs only add context switches.
 // Reads the calling thread's mask; thread-safe.
 int DefaultThreadCount();

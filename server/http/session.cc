@@ -228,7 +228,7 @@ void BasicSession<Stream>::Start(ConnectionRegistry::Id id) {
     // The first bytes decide: a TLS record starts the handshake with them, anything else is
     // plain HTTP sent to the HTTPS port and gets a plain 400 (OnFirstBytes).
     // The first bytes and the handshake share one deadline, short, so that
-    // connections that never handshake do not pile up (issue 30, item 12).
+    // connections that never handshake do not pile up.
     state_ = State::kReading;
     Tcp().expires_after(env_.options->handshake_timeout);
     Tcp().async_read_some(buffer_.prepare(kIdleReadBytes),
@@ -648,7 +648,7 @@ template <class Stream>
 void BasicSession<Stream>::DoWrite() {
   state_ = State::kWriting;
   // Defence in depth: whatever put a CR, LF or NUL into a header (a stored
-  // CORS rule did, issue 22), it never reaches the wire, where it would end
+  // CORS rule could), it never reaches the wire, where it would end
   // the header early and let the value inject headers or a whole response.
   auto drop_unsafe = [this] {
     if (const size_t dropped = DropUnsafeHeaderFields(&response_); dropped > 0) {

@@ -70,9 +70,8 @@ class RowSizer {
 };
 
 // Renders a kept row for the response (the server: its JSON object in a
-// query page). Why: on a warm query most of the time went to decoding the
-// kept rows and writing their JSON (docs/benchmarks.md, issue 20, "Where the
-// warm drain goes"); the scan cache keeps the rendering of each cached row it
+// query page). Why: on a warm query most of the time goes to decoding the
+// kept rows and writing their JSON; the scan cache keeps the rendering of each cached row it
 // returns (CachedPartition::Renderings) and hands it back in
 // ScanResult::rendered, so a repeated query copies bytes instead.
 // Thread-safe; called from scan threads.
@@ -145,7 +144,7 @@ struct ScanSpec {
   // (4 ms at HZ=250); a scan sharing a core with point requests would
   // otherwise hold it for whole ticks and the requests queued behind it would
   // wait that long. Its share of the CPU follows from how often the scheduler
-  // picks it again (docs/benchmarks.md, "Scans beside point requests").
+  // picks it again.
   std::optional<std::chrono::nanoseconds> cpu_burst;
   // When set (and `select` is empty), rows served from the scan cache may
   // come back rendered (ScanResult::rendered).
