@@ -129,6 +129,9 @@ if (( want_npm )); then
   npm_ci_if_changed "$ROOT/tests/e2e/js" "@azure/data-tables"
   npm_ci_if_changed "$ROOT/tests/e2e/legacy" "azure-storage"
   npm_ci_if_changed "$ROOT/tests/e2e/atom" "azure-storage-legacy"
+  # Azurite's table server, the other endpoint of the data tools' copy tests over HTTP and HTTPS
+  # (tests/e2e/python/test_data_tools*.py); a test tool, never a dependency of tablestone.
+  npm_ci_if_changed "$ROOT/tests/e2e/azurite" "azurite"
   (( want_ui )) && npm_ci_if_changed "$ROOT/tests/e2e/ui" "playwright-core"
   # Azurite's Testcontainers module, run against the image by docker/test-image.sh (issue 33).
   (( want_image )) && npm_ci_if_changed "$ROOT/tests/e2e/containers" "@testcontainers/azurite"
