@@ -643,7 +643,20 @@ Status RocksEngine::SyncWal() {
                        : Status::IoError("writing the log failed (see the storage log)");
   }
   if (!log_failure_.ok()) return RecoverFromLogFailure(visible);
-  Status s = FromRocks(db_->FlushWAL(options_.sync_writes), "writing the log");
+  Status s;
+  {
+    WalAppendLock::Flush alone(wal_lock_);
+    // Checked again now that no write is appending: one may have failed since.
+    if (log_writer_error_->load() != kLogOk) {
+      log_failure_ = log_writer_error_->load() == kLogNoSpace
+                         ? Status::NoSpace("writing the log: no space left on the device")
+                         : Status::IoError("writing the log failed (see the storage log)");
+      return log_failure_;
+    }
+    s = FromRocks(db_->FlushWAL(false), "writing the log");
+  }
+  // The fsync runs beside new appends (RocksDB's SyncWAL is made for that).
+  if (s.ok() && options_.sync_writes) s = FromRocks(db_->SyncWAL(), "syncing the log");
   wal_syncs_.fetch_add(1, std::memory_order_relaxed);
   if (!s.ok()) {
     log_failure_ = s;
@@ -663,6 +676,7 @@ Status RocksEngine::SyncWal() {
 // log.
 Status RocksEngine::RecoverFromLogFailure(uint64_t visible) {
   if (options_.in_memory || !ResumeAllowedNow(last_log_recovery_ns_)) return log_failure_;
+  WalAppendLock::Flush alone(wal_lock_);
   // Cleared first, so that an error RocksDB reports during the attempt shows.
   const int noted = log_writer_error_->exchange(kLogOk);
   Status s = FromRocks(db_->Resume(), "resuming after a failed log write");
@@ -700,6 +714,7 @@ bool RocksEngine::ResumeAllowedNow(std::atomic<int64_t>& last_attempt_ns) {
 // once: the failed attempt applied nothing, so the retry cannot apply it twice. This lets the
 // server recover from a full or read-only volume without a restart (tests/reliability/disk_test.py).
 rocksdb::Status RocksEngine::CommitBatch(rocksdb::WriteBatch* batch) {
+  WalAppendLock::Append append(wal_lock_);
   rocksdb::Status rs = db_->Write(WriteOpts(), batch);
   if (rs.ok() || options_.in_memory || !(rs.IsIOError() || rs.IsNoSpace())) return rs;
   if (!ResumeAllowedNow(last_resume_ns_) || !db_->Resume().ok()) return rs;

@@ -40,6 +40,7 @@
 #include "storage/partition_cache.h"
 #include "storage/rocks_listeners.h"
 #include "storage/scan_cache_builder.h"
+#include "storage/wal_append_lock.h"
 #include "storage/work_executor.h"
 
 namespace tablestone::storage {
@@ -293,6 +294,10 @@ class RocksEngine final : public Engine {
   // cache, stopped by Close.
   std::unique_ptr<ScanCacheBuilder> builder_;
   std::mutex sync_mu_;  // one SyncWal at a time: concurrent ones would only repeat the work
+  // Shared by every DB::Write and Put, exclusive around FlushWAL and the
+  // recovery after a failed log write (wal_append_lock.h). Taken after
+  // sync_mu_, never while waiting for durability.
+  WalAppendLock wal_lock_;
   // The error of the log write that failed, until RecoverFromLogFailure
   // succeeds; OK otherwise. Guarded by sync_mu_.
   Status log_failure_;

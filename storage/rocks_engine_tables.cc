@@ -141,6 +141,7 @@ Status RocksEngine::PutAccountMeta(std::string_view account, std::string_view ke
   GatePass pass(gate_);
   if (!pass.ok()) return ShutDownStatus();
   MarkedWrite marked(*this, OtherDataMark());
+  WalAppendLock::Append append(wal_lock_);
   return FromRocks(db_->Put(WriteOpts(), cf(kMetaCf), AccountMetaKey(account, key), value), "writing metadata");
 }
 
@@ -162,6 +163,7 @@ Status RocksEngine::PutTableAcl(const TableInfo& table, std::string_view value) 
   GatePass table_pass(state->gate);
   if (!table_pass.ok()) return Status::TableNotFound("table does not exist");
   MarkedWrite marked(*this, OtherDataMark());
+  WalAppendLock::Append append(wal_lock_);
   return FromRocks(db_->Put(WriteOpts(), cf(kMetaCf), TableAclKey(table.id), value), "writing table ACL");
 }
 
