@@ -14,7 +14,6 @@ namespace tablestone::api {
 namespace http_ns = boost::beast::http;
 
 namespace {
-std::string_view ToView(boost::beast::string_view v) { return std::string_view(v.data(), v.size()); }
 
 std::shared_ptr<spdlog::logger> ApiLog() {
   auto logger = spdlog::get("api");
