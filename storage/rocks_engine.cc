@@ -627,6 +627,14 @@ RocksEngine::MarkedWrite::~MarkedWrite() {
 // lost in a crash unless something else makes them durable; until then every
 // response that may reflect them waits and fails (the dispatcher answers it
 // with an error), which is what keeps them invisible to clients.
+namespace {
+// The Status of a log write the listener saw fail (rocks_listeners.h codes).
+Status LogWriterFailure(int code) {
+  return code == kLogNoSpace ? Status::NoSpace("writing the log: no space left on the device")
+                             : Status::IoError("writing the log failed (see the storage log)");
+}
+}  // namespace
+
 Status RocksEngine::SyncWal() {
   GatePass pass(gate_);
   if (!pass.ok()) return Status::Ok();
@@ -638,9 +646,7 @@ Status RocksEngine::SyncWal() {
   if (log_failure_.ok() && log_writer_error_->load() != kLogOk) {
     // A write's own log append failed (DB::Write), or a memtable switch:
     // what the buffer held is as lost as after a failed FlushWAL.
-    log_failure_ = log_writer_error_->load() == kLogNoSpace
-                       ? Status::NoSpace("writing the log: no space left on the device")
-                       : Status::IoError("writing the log failed (see the storage log)");
+    log_failure_ = LogWriterFailure(log_writer_error_->load());
   }
   if (!log_failure_.ok()) return RecoverFromLogFailure(visible);
   Status s;
@@ -648,9 +654,7 @@ Status RocksEngine::SyncWal() {
     WalAppendLock::Flush alone(wal_lock_);
     // Checked again now that no write is appending: one may have failed since.
     if (log_writer_error_->load() != kLogOk) {
-      log_failure_ = log_writer_error_->load() == kLogNoSpace
-                         ? Status::NoSpace("writing the log: no space left on the device")
-                         : Status::IoError("writing the log failed (see the storage log)");
+      log_failure_ = LogWriterFailure(log_writer_error_->load());
       return log_failure_;
     }
     s = FromRocks(db_->FlushWAL(false), "writing the log");
