@@ -11,7 +11,7 @@ import pytest
 
 import harness
 from test_data_tools import (BINARY, azurite_binary, conn, failure, ok, read, reference_file, servers, tool,  # noqa: F401
-                             workdir, write)
+                             needs_azurite, workdir, write)
 
 pytestmark = pytest.mark.skipif(
     not BINARY or not os.access(BINARY, os.X_OK), reason="needs TABLESTONE_BIN (the tablestone binary)")
@@ -92,8 +92,7 @@ def test_untrusted_or_misnamed_certificates_fail_at_once(tls, workdir):
     assert not os.path.exists(out)
 
 
-@pytest.mark.skipif(azurite_binary() is None and os.environ.get("CI") != "true",
-                    reason="Azurite not installed (scripts/install-deps.sh: tests/e2e/azurite)")
+@needs_azurite
 def test_copy_between_tablestone_and_azurite_over_https(tls, workdir):
     cert, key = make_cert(workdir)
     a = tls(cert, key)
