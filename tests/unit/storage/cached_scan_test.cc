@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstdio>
 #include <functional>
+#include <future>
 #include <memory>
 #include <random>
 #include <string>
@@ -391,6 +392,35 @@ TEST_P(CachedScanTest, PartitionsCachedAtACleanCloseAreRebuiltAfterTheOpen) {
   EXPECT_EQ(engines_[0]->GetStats().scan_cache_hits, 1u);
   ScanSpec all;
   EXPECT_EQ(Drain(0, all), Drain(1, all));
+}
+
+// A restore is a build, and a build passes the engine's gate like a scan: the
+// builder starts its restores only once the open has let the gate open, so
+// one that got to run first is not refused and the partition lost from the
+// cache. The open is held just before its gate opens, long enough for a
+// builder started early to have run its restore.
+TEST_P(CachedScanTest, RestoresWaitForTheOpenToFinish) {
+  if (GetParam()) GTEST_SKIP() << "an in-memory engine's data ends with its close";
+  ASSERT_TRUE(InsertRows(200));
+  ScanSpec p_only;
+  p_only.ranges = {KeyRange{KeyBound{"p", std::nullopt, true}, KeyBound{"p", std::nullopt, true}}};
+  ASSERT_TRUE(DrainUntilCached(p_only, Drain(1, p_only)));
+  ASSERT_TRUE(engines_[0]->Close().ok());
+  engines_[0].reset();
+  const uint64_t restores_before = sync_points_->Count("ScanCacheBuilder::RestoresDone");
+  const uint64_t opens_before = sync_points_->Count("RocksEngine::Open:GateOpening");
+  sync_points_->Hold("RocksEngine::Open:GateOpening");
+  auto opening = std::async(std::launch::async, [&] { return Engine::Open(OptionsOf(0)); });
+  ASSERT_TRUE(sync_points_->WaitFor("RocksEngine::Open:GateOpening", opens_before + 1));
+  // Bounded: a builder started before the gate opened finishes its refused
+  // restore within this; one started after it cannot report yet.
+  sync_points_->WaitFor("ScanCacheBuilder::RestoresDone", restores_before + 1, std::chrono::seconds(1));
+  sync_points_->Release("RocksEngine::Open:GateOpening");
+  auto e = opening.get();
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  engines_[0] = std::move(e).value();
+  ASSERT_TRUE(sync_points_->WaitFor("ScanCacheBuilder::RestoresDone", restores_before + 1));
+  EXPECT_EQ(engines_[0]->GetStats().scan_cache_entries, 1u);
 }
 
 // $select: rows carry only the named properties (with keys and Timestamp),
