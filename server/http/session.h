@@ -54,6 +54,7 @@
 #include "server/http/handler.h"
 #include "server/http/http_options.h"
 #include "server/http/response_head.h"
+#include "server/http/tls_write.h"
 #include "server/http/transport_counters.h"
 
 namespace spdlog {
@@ -87,8 +88,8 @@ struct SessionEnv {
 // client's first bytes (under the read deadline): a TLS handshake record
 // starts the handshake with them, anything else (plain HTTP to the HTTPS
 // port) gets a plain-text 400 and the connection closes. A TLS session
-// writes asynchronously only (the plain session's synchronous first send
-// bypasses the stream).
+// seals each response into records itself (tls_write.h) and sends them on the
+// socket as the plain session sends a response.
 template <class Stream>
 class BasicSession : public Closable,
                      public ResponseSink,
@@ -169,6 +170,11 @@ class BasicSession : public Closable,
   Request request_;
   Response response_;
   std::string head_;  // serialized status line + headers, reused per request
+  // TLS only: seals responses; the records of the response being written, and its size in plain text.
+  struct NoSealer {};
+  [[no_unique_address]] std::conditional_t<kIsTls, TlsSealer, NoSealer> sealer_;
+  std::string sealed_;
+  size_t message_bytes_ = 0;
   State state_ = State::kStarting;
   bool shutting_down_ = false;     // a stop was requested: close after this request
   bool close_after_write_ = false; // transport error: the stream state is unknown
