@@ -18,6 +18,7 @@
 #include "server/api/metrics.h"
 #include "server/api/sibling_ports.h"
 #include "server/api/trace.h"
+#include "server/exec/work_executor.h"
 #include "server/faults/fault_rules.h"
 #include "server/http/listener.h"
 #include "server/http/tls_context.h"
@@ -140,7 +141,8 @@ bool Server::Start(std::string* error) {
   if (!config_.logging.trace.empty() && !trace_->Start(config_.logging.trace, config_.logging.trace_bodies, error)) {
     return AbandonStart();
   }
-  handler_ = api::MakeApiHandler(*engine_, std::move(api_options), metrics_.get(), trace_.get());
+  executor_ = std::make_unique<exec::WorkExecutor>(config_.ToExecutorOptions());
+  handler_ = api::MakeApiHandler(*engine_, *executor_, std::move(api_options), metrics_.get(), trace_.get());
 
   http::HttpOptions http_options = config_.ToHttpOptions();
   http_options.counters = &metrics_->transport();
@@ -175,17 +177,30 @@ bool Server::Start(std::string* error) {
 }
 
 bool Server::AbandonStart() {
+  // A listener that started is stopped by its destructor, before the rest.
   blob_listener_.reset();
   queue_listener_.reset();
   listener_.reset();
+  TearDown();
+  return false;
+}
+
+void Server::TearDown() {
+  if (executor_ != nullptr) executor_->Shutdown();
   blob_handler_.reset();
   queue_handler_.reset();
   handler_.reset();
-  trace_.reset();
-  metrics_.reset();
-  if (engine_ != nullptr) (void)engine_->Close();
+  blob_listener_.reset();
+  queue_listener_.reset();
+  listener_.reset();
+  if (engine_ != nullptr) {
+    Status status = engine_->Close();
+    if (!status.ok()) AppLog()->error("closing the data directory failed: {}", status.ToString());
+  }
   engine_.reset();
-  return false;
+  executor_.reset();
+  trace_.reset();  // writes the lines still queued
+  metrics_.reset();
 }
 
 namespace {
@@ -257,19 +272,7 @@ void Server::Stop() {
   if (blob_listener_) blob_listener_->Stop();
   if (queue_listener_) queue_listener_->Stop();
   listener_->Stop();
-  // The engine's executor next: work still running finishes, queued work is
-  // answered 503; their answers are posted to the (stopped) io_contexts,
-  // which therefore must outlive it, as must the handler the tasks call.
-  Status status = engine_->Close();
-  if (!status.ok()) log->error("closing the data directory failed: {}", status.ToString());
-  blob_listener_.reset();
-  queue_listener_.reset();
-  blob_handler_.reset();
-  queue_handler_.reset();
-  listener_.reset();
-  handler_.reset();
-  engine_.reset();
-  trace_.reset();  // writes the lines still queued
+  TearDown();  // steps 2-5 (server.h)
   auto millis =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - begin).count();
   log->info("stopped in {} ms", millis);

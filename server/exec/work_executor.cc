@@ -1,4 +1,4 @@
-#include "storage/work_executor.h"
+#include "server/exec/work_executor.h"
 
 #include <sched.h>
 #include <sys/resource.h>
@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <utility>
 
-namespace tablestone::storage {
+namespace tablestone::exec {
 namespace {
 
 // The CPUs this process may run on (affinity mask; a container's cpuset).
@@ -113,4 +113,4 @@ int WorkExecutor::threads(WorkLane lane) const {
   return static_cast<int>(lanes_[static_cast<size_t>(lane)].threads.size());
 }
 
-}  // namespace tablestone::storage
+}  // namespace tablestone::exec
