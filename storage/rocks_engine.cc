@@ -34,6 +34,7 @@
 #include "storage/nowait_file_system.h"
 #include "storage/rocks_listeners.h"
 #include "storage/rocks_status.h"
+#include "storage/sync_point.h"
 #include "storage/write_stall_counter.h"
 
 namespace tablestone::storage {
@@ -111,9 +112,12 @@ Status RocksEngine::OpenDb() {
           return BuildCachedPartition(table_id, build, use_clock, rows);
         },
         options_.sync_points.get());
-    builder_->Start(std::move(restore));
   }
+  SyncPoint(options_.sync_points.get(), "RocksEngine::Open:GateOpening");
   gate_.Reopen();
+  // After the gate opens: a build passes the gate like a scan, so a restore
+  // started before it would be refused and the partition silently left out.
+  if (builder_) builder_->Start(std::move(restore));
   return s;
 }
 

@@ -65,6 +65,7 @@
 #include "server/api/server_routes.h"
 #include "server/api/trace.h"
 #include "server/exec/work_executor.h"
+#include "server/faults/throughput.h"
 #include "server/http/handler.h"
 #include "storage/engine.h"
 
@@ -170,6 +171,10 @@ class Dispatcher : public http::RequestHandler {
   void Finish(const http::Request& request, const std::string& request_id,
               const std::optional<std::string>& cors_account, http::Response response, http::Completion done,
               const RequestInfo* info, const Tally& tally);
+  // The request-unit budget (budget_ set): true, with the 429 in `response`,
+  // when `info`'s table is over its budget; Charge debits an answered request.
+  bool OverBudget(const RequestInfo& info, http::Response& response);
+  void Charge(const RequestInfo& info, const http::Response& response);
 
   storage::Engine& engine_;
   exec::WorkExecutor& executor_;
@@ -187,6 +192,9 @@ class Dispatcher : public http::RequestHandler {
   std::atomic<size_t> held_{0};
   std::mutex held_mu_;
   std::condition_variable held_cv_;
+  // The Cosmos flavour's request-unit budget (ApiOptions::ru_per_second), or
+  // null: then a request pays one pointer test.
+  std::unique_ptr<faults::ThroughputBudget> budget_;
   // Over options_.faults, or null. Last: its delayed calls, run when it is
   // destroyed, need the rest.
   std::unique_ptr<FaultInjector> faults_;
