@@ -90,7 +90,6 @@ Status RocksEngine::OpenDb() {
     return s;
   }
   RemoveAbandonedSnapshot();
-  executor_ = std::make_unique<WorkExecutor>(options_.executor);
   group_commit_ = std::make_unique<GroupCommit>([this] { return SyncWal(); }, options_.sync_points.get());
   // Before the gate opens, so the snapshot holds no write made after it.
   std::vector<std::pair<uint64_t, std::shared_ptr<TableState>>> tables(live_tables_.begin(), live_tables_.end());
@@ -104,7 +103,7 @@ Status RocksEngine::OpenDb() {
   }
   if (scan_cache_) {
     ScanCacheBuilder::Options builder_options;
-    builder_options.admission_nice = options_.executor.long_nice;
+    builder_options.admission_nice = options_.scan_build_nice;
     builder_options.warm_after_write = options_.warm_after_write;
     builder_options.stripe_count = stripe_count_;
     builder_ = std::make_unique<ScanCacheBuilder>(
@@ -411,10 +410,8 @@ Status RocksEngine::Close() {
   stop_counting_.store(true);
   if (entity_counter_.joinable()) entity_counter_.join();
   if (builder_ != nullptr) builder_->Stop();
-  // First the executor: tasks running finish against an open database, queued
-  // ones are dropped (their callers answer 503). Then the group commit, which
-  // writes the log for the waiters those tasks (and everyone else) queued.
-  if (executor_ != nullptr) executor_->Shutdown();
+  // The group commit writes the log for the waiters still queued. Calls
+  // still running finish against the open database (the gate drains them).
   if (group_commit_ != nullptr) group_commit_->Stop();
   gate_.CloseAndDrain();
   // No scan runs now (the gate is drained); the suspended ones release their
@@ -558,11 +555,6 @@ uint64_t RocksEngine::VisibleMark() {
   // Closed: Close() flushed everything, so nothing visible is pending.
   if (!pass.ok()) return 0;
   return db_->GetLatestSequenceNumber();
-}
-
-Status RocksEngine::Submit(WorkLane lane, WorkExecutor::Task task) {
-  if (executor_ == nullptr) return Status(StatusCode::kShuttingDown, "the engine is not open");
-  return executor_->Submit(lane, std::move(task));
 }
 
 void RocksEngine::AwaitDurable(std::function<void(Status)> done) {

@@ -1,4 +1,4 @@
-#include "storage/work_executor.h"
+#include "server/exec/work_executor.h"
 
 #include <sched.h>
 
@@ -7,7 +7,7 @@
 
 #include "storage/thread_priority.h"
 
-namespace tablestone::storage {
+namespace tablestone::exec {
 namespace {
 
 // The CPUs this process may run on (affinity mask; a container's cpuset).
@@ -55,8 +55,8 @@ void WorkExecutor::Run(Lane* lane, int nice) {
   // thread handing over a write would otherwise be switched out at once, per
   // request; this way it finishes its event-loop turn (handing over every
   // request that turn read) and the executor then takes them all in one go.
-  if (batch_scheduling_) UseBatchScheduling();
-  LowerCurrentThreadPriority(nice);
+  if (batch_scheduling_) storage::UseBatchScheduling();
+  storage::LowerCurrentThreadPriority(nice);
   std::unique_lock lock(lane->mu);
   while (true) {
     lane->cv.wait(lock, [lane] { return lane->stopping || !lane->queue.empty(); });
@@ -98,4 +98,4 @@ int WorkExecutor::threads(WorkLane lane) const {
   return static_cast<int>(lanes_[static_cast<size_t>(lane)].threads.size());
 }
 
-}  // namespace tablestone::storage
+}  // namespace tablestone::exec
