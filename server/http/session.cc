@@ -673,8 +673,18 @@ void BasicSession<Stream>::OnLinger(beast::error_code ec, size_t bytes) {
 
 template <class Stream>
 void BasicSession<Stream>::CloseNow() {
-  state_ = State::kClosed;
   beast::error_code ec;
+  if constexpr (kIsTls) {
+    // A clean end for the client (its session stays resumable), sent only if the socket takes it
+    // at once: nothing waits for a client that does not read. Never while a write is in flight:
+    // CloseNow runs on its completion or where none was started.
+    sealed_.clear();
+    if (state_ != State::kStarting && state_ != State::kClosed &&
+        sealer_.SealCloseNotify(stream_.native_handle(), &sealed_)) {
+      Tcp().socket().write_some(net::buffer(sealed_), ec);
+    }
+  }
+  state_ = State::kClosed;
   Tcp().socket().shutdown(net::ip::tcp::socket::shutdown_both, ec);
   Tcp().close();
 }

@@ -60,12 +60,10 @@ TlsSealer::TlsSealer() {
 
 TlsSealer::~TlsSealer() { BIO_free(bio_); }
 
-bool TlsSealer::Seal(SSL* ssl, std::initializer_list<std::string_view> pieces, std::string* out) {
+template <class Write>
+bool TlsSealer::Lend(SSL* ssl, std::string* out, Write&& write) {
   BIO* stream_bio = SSL_get_wbio(ssl);
   if (stream_bio == nullptr || !SSL_is_init_finished(ssl)) return false;
-  size_t payload = 0;
-  for (std::string_view piece : pieces) payload += piece.size();
-  out->reserve(out->size() + payload + (payload / kTlsMaxRecordPayload + pieces.size()) * kRecordOverhead);
   // SSL_set0_wbio releases one reference of the BIO it replaces: the stream's
   // BIO keeps the one its SSL_set_bio gave (read and write side share it), ours
   // the one BIO_new gave.
@@ -73,18 +71,33 @@ bool TlsSealer::Seal(SSL* ssl, std::initializer_list<std::string_view> pieces, s
   BIO_up_ref(bio_);
   BIO_set_data(bio_, out);
   SSL_set0_wbio(ssl, bio_);
-  bool ok = true;
-  for (std::string_view piece : pieces) {
-    while (ok && !piece.empty()) {
-      size_t written = 0;
-      ok = SSL_write_ex(ssl, piece.data(), piece.size(), &written) == 1;
-      piece.remove_prefix(ok ? written : 0);
-    }
-  }
+  const bool ok = write();
   SSL_set0_wbio(ssl, stream_bio);
   BIO_set_data(bio_, nullptr);
   if (!ok) ERR_clear_error();
   return ok;
+}
+
+bool TlsSealer::Seal(SSL* ssl, std::initializer_list<std::string_view> pieces, std::string* out) {
+  size_t payload = 0;
+  for (std::string_view piece : pieces) payload += piece.size();
+  out->reserve(out->size() + payload + (payload / kTlsMaxRecordPayload + pieces.size()) * kRecordOverhead);
+  return Lend(ssl, out, [ssl, pieces] {
+    for (std::string_view piece : pieces) {
+      while (!piece.empty()) {
+        size_t written = 0;
+        if (SSL_write_ex(ssl, piece.data(), piece.size(), &written) != 1) return false;
+        piece.remove_prefix(written);
+      }
+    }
+    return true;
+  });
+}
+
+bool TlsSealer::SealCloseNotify(SSL* ssl, std::string* out) {
+  // SSL_shutdown returns 0 once it has written close_notify and has not yet received the peer's,
+  // which the session never waits for.
+  return Lend(ssl, out, [ssl] { return SSL_shutdown(ssl) >= 0; });
 }
 
 bool SealResponse(TlsSealer& sealer, SSL* ssl, std::string* head, std::string_view body, std::string* out) {

@@ -44,7 +44,17 @@ class TlsSealer {
   // records.
   bool Seal(SSL* ssl, std::initializer_list<std::string_view> pieces, std::string* out);
 
+  // Appends the close_notify alert of `ssl` to `*out`: sent before the session closes a TLS
+  // connection, it tells the client that the connection ended cleanly, so that its session stays
+  // resumable (OpenSSL's clients drop a session whose connection ends without one). False as Seal.
+  bool SealCloseNotify(SSL* ssl, std::string* out);
+
  private:
+  // Runs `write` (OpenSSL calls that write records) with the sealer's BIO as the write BIO of
+  // `ssl`, appending to `*out`; false if the handshake is not done or `write` fails.
+  template <class Write>
+  bool Lend(SSL* ssl, std::string* out, Write&& write);
+
   BIO* bio_;  // appends to the string set with BIO_set_data during Seal
 };
 

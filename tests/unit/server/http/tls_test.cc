@@ -439,5 +439,31 @@ TEST_F(TlsSessionTest, ANewConnectionResumesAnEarlierSession) {
   }
 }
 
+// A response that closes the connection ("Connection: close", as every HTTP/1.0 request without
+// keep-alive gets) ends with TLS's close_notify: the client sees a clean end, not a truncated
+// stream, and so keeps its session and resumes it on its next connection (OpenSSL's clients,
+// openssl s_time among them, drop a session whose connection was cut).
+TEST_F(TlsSessionTest, AConnectionClosedAfterItsResponseEndsCleanlyAndStaysResumable) {
+  Start();
+  for (int version : {TLS1_2_VERSION, TLS1_3_VERSION}) {
+    SCOPED_TRACE(version);
+    TlsClient first(version);
+    ASSERT_TRUE(first.Connect(listener_->port()));
+    first.Send("GET /size/10 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    ASSERT_EQ(first.ReadBody(), Body(10));
+    char byte;
+    boost::system::error_code ec;
+    first.stream().read_some(boost::asio::buffer(&byte, 1), ec);
+    EXPECT_EQ(ec, boost::asio::error::eof) << ec.message();  // not ssl::error::stream_truncated
+    SSL_SESSION* session = SSL_get1_session(first.ssl());
+    ASSERT_NE(session, nullptr);
+    EXPECT_EQ(SSL_SESSION_is_resumable(session), 1);
+    TlsClient second(version);
+    ASSERT_TRUE(second.Connect(listener_->port(), session));
+    EXPECT_EQ(SSL_session_reused(second.ssl()), 1);
+    SSL_SESSION_free(session);
+  }
+}
+
 }  // namespace
 }  // namespace tablestone::http
