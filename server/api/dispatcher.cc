@@ -129,10 +129,12 @@ const OperationEntry& EntryOf(Operation op) { return kOperationEntries[static_ca
 
 void Dispatch(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
   // The service's 4 MiB cap on any request body (Learn: understanding-the-table-service-data-model,
-  // performing-entity-group-transactions). The transport reads a little more
-  // (limits.maxBodyBytes) so that this answer, and not a closed connection,
-  // is what a body just over the cap gets.
-  if (info.request.body().size() > model::kMaxRequestBodyBytes) {
+  // performing-entity-group-transactions); a $batch's is the flavour's (Cosmos
+  // DB: 2 MB). The transport reads a little more (limits.maxBodyBytes) so that
+  // this answer, and not a closed connection, is what a body just over the cap gets.
+  const size_t cap = info.route.operation == Operation::kBatch ? info.flavor->max_batch_body_bytes
+                                                                 : model::kMaxRequestBodyBytes;
+  if (info.request.body().size() > cap) {
     return WriteError(info, ApiError::RequestBodyTooLarge(), response);
   }
   EntryOf(info.route.operation).handler(ctx, info, response);
@@ -140,7 +142,7 @@ void Dispatch(const ApiContext& ctx, const RequestInfo& info, http::Response& re
 
 }  // namespace
 
-// A request whose handler runs on the engine's executor. `info` refers to the
+// A request whose handler runs on a lane of the executor. `info` refers to the
 // session's request and context, which stay valid until `done` is called.
 struct Dispatcher::Pending {
   RequestInfo info;
@@ -150,8 +152,10 @@ struct Dispatcher::Pending {
   Tally tally;
 };
 
-Dispatcher::Dispatcher(storage::Engine& engine, ApiOptions options, Metrics* metrics, TraceWriter* trace)
+Dispatcher::Dispatcher(storage::Engine& engine, exec::WorkExecutor& executor, ApiOptions options, Metrics* metrics,
+                       TraceWriter* trace)
     : engine_(engine),
+      executor_(executor),
       options_(std::move(options)),
       authenticator_(options_.accounts, options_.allow_anonymous, MakePolicyLookup(engine)),
       metrics_(metrics),
@@ -159,10 +163,20 @@ Dispatcher::Dispatcher(storage::Engine& engine, ApiOptions options, Metrics* met
       log_(spdlog::get("api") ? spdlog::get("api") : spdlog::default_logger()),
       placement_(engine_, metrics, options_.inline_query_slice),
       context_{engine_, options_, authenticator_, metrics},
+      budget_(options_.flavor.flavor == protocol::Flavor::kCosmos && options_.ru_per_second > 0
+                  ? std::make_unique<faults::ThroughputBudget>(options_.ru_per_second)
+                  : nullptr),
       faults_(options_.faults != nullptr ? std::make_unique<FaultInjector>(*options_.faults, log_) : nullptr) {
   authenticator_.SetLoose(options_.loose);
   authenticator_.SetOAuthBasic(options_.oauth_basic);
   authenticator_.SetAdminCredentials(options_.admin_key, options_.admin_account);
+}
+
+Dispatcher::~Dispatcher() {
+  // First the delayed calls (they may hold responses for the log write too).
+  faults_.reset();
+  std::unique_lock lock(held_mu_);
+  held_cv_.wait(lock, [this] { return held_.load(std::memory_order_relaxed) == 0; });
 }
 
 void Dispatcher::Record(const Tally& tally, const http::Request& request, std::string_view request_id,
@@ -209,7 +223,7 @@ bool Dispatcher::ServeServerRoute(const ServerRoute& route, const http::Request&
       Decorate(call->request, call->request_id, std::nullopt, r);
       call->done(std::move(r));
     };
-    Status submitted = engine_.Submit(storage::WorkLane::kLong, [this, call, answer](bool dropped) {
+    Status submitted = executor_.Submit(exec::WorkLane::kLong, [this, call, answer](bool dropped) {
       if (call->done.Cancelled()) return call->done(http::Response());
       answer(dropped ? http::Response(boost::beast::http::status::service_unavailable, call->request.version())
                      : HandleAdmin(call->request, engine_, options_, authenticator_, trace_));
@@ -301,6 +315,9 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
     WriteErrorRaw(request_id, {}, error, response);
   }
   if (!info) return Finish(request, request_id, cors_account, std::move(response), std::move(done), nullptr, tally);
+  if (budget_ != nullptr && OverBudget(*info, response)) {
+    return Finish(request, request_id, cors_account, std::move(response), std::move(done), &*info, tally);
+  }
   info->placement = placement_.Place(*info, EntryOf(info->route.operation).placement);
   if (faults_ != nullptr && faults_->active()) {
     const bool xml = protocol::IsXmlOperation(info->route.operation);
@@ -311,9 +328,9 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
     }
     info->page_cut = verdict.page_cut;
     if (verdict.delay.count() > 0) {
-      // The handler runs on an engine lane once the delay has passed, so no
+      // The handler runs on an executor lane once the delay has passed, so no
       // thread waits for it.
-      const storage::WorkLane lane = info->placement.lane;
+      const exec::WorkLane lane = info->placement.lane;
       auto pending = std::make_shared<Pending>(
           Pending{std::move(*info), std::move(response), std::move(cors_account), std::move(done), tally});
       return faults_->After(verdict.delay,
@@ -335,7 +352,7 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
     info->suspended_scan = std::move(attempt.suspended);
     placement_.GaveUp(*info, placement);
   }
-  const storage::WorkLane lane = placement.lane;
+  const exec::WorkLane lane = placement.lane;
   auto pending = std::make_shared<Pending>(
       Pending{std::move(*info), std::move(response), std::move(cors_account), std::move(done), tally});
   RunOnLane(lane, std::move(pending));
@@ -352,8 +369,8 @@ bool Dispatcher::TryInline(RequestInfo& info, RequestTrace* trace, InlineTry* at
   return false;
 }
 
-void Dispatcher::RunOnLane(storage::WorkLane lane, std::shared_ptr<Pending> pending) {
-  Status submitted = engine_.Submit(lane, [this, pending](bool dropped) {
+void Dispatcher::RunOnLane(exec::WorkLane lane, std::shared_ptr<Pending> pending) {
+  Status submitted = executor_.Submit(lane, [this, pending](bool dropped) {
     if (pending->done.Cancelled()) return pending->done(http::Response());  // its client has gone
     if (dropped) {
       // The server is stopping: the work never started, so a retry is safe.
@@ -496,8 +513,10 @@ bool Dispatcher::AdmitHeaders(const http::Request& header, const http::RequestCo
 void Dispatcher::Decorate(const http::Request& request, const std::string& request_id,
                           const std::optional<std::string>& cors_account, http::Response& response) {
   SetCommonHeaders(request, request_id, response);
+  // Rendering by flavour: Cosmos DB names an error's code in its body only.
+  if (!options_.flavor.error_code_header) response.erase("x-ms-error-code");
   // After the common headers, so Access-Control-Expose-Headers lists them.
-  if (cors_account && FindRequestHeader(request, "Origin").has_value()) {
+  if (options_.flavor.cors && cors_account && FindRequestHeader(request, "Origin").has_value()) {
     try {
       ApplyCorsHeaders(engine_, *cors_account, request, response);
     } catch (const std::exception&) {
@@ -506,15 +525,62 @@ void Dispatcher::Decorate(const http::Request& request, const std::string& reque
   }
 }
 
+namespace {
+
+// Which budget a request draws on (faults::ThroughputBudget): its table's; a
+// $batch its first operation's table; the table operations the account's
+// pseudo-table "$tables" (no table name has a '$').
+std::string BudgetTableOf(const RequestInfo& info) {
+  if (info.route.operation == Operation::kBatch) {
+    auto target = BatchTargetOf(info);
+    return target ? target->table : std::string("$batch");
+  }
+  if (protocol::RowOf(info.route.operation).scope == protocol::OperationScope::kEntity) {
+    return info.route.resource.table;
+  }
+  return "$tables";
+}
+
+}  // namespace
+
+bool Dispatcher::OverBudget(const RequestInfo& info, http::Response& response) {
+  auto wait = budget_->Admit(info.account(), BudgetTableOf(info));
+  if (!wait) return false;
+  WriteErrorRaw(info.request_id, info.Header("Accept"), protocol::RequestRateTooLarge(), response);
+  response.set("x-ms-retry-after-ms", std::to_string(*wait));
+  return true;
+}
+
+void Dispatcher::Charge(const RequestInfo& info, const http::Response& response) {
+  if (response.result_int() >= 300) return;  // only answered requests: unknown names cost no memory
+  double cost = faults::ThroughputBudget::kTableOperationCost;
+  switch (info.route.operation) {
+    case Operation::kQueryEntities:
+    case Operation::kGetEntity:
+    case Operation::kQueryTables:
+    case Operation::kGetTable:
+      cost = faults::ThroughputBudget::ReadCost(response.body().size());
+      break;
+    case Operation::kCreateTable:
+    case Operation::kDeleteTable:
+      break;
+    default:
+      cost = faults::ThroughputBudget::WriteCost(info.request.body().size());
+      break;
+  }
+  budget_->Charge(info.account(), BudgetTableOf(info), cost);
+}
+
 void Dispatcher::Finish(const http::Request& request, const std::string& request_id,
                         const std::optional<std::string>& cors_account, http::Response response,
                         http::Completion done, const RequestInfo* info, const Tally& tally) {
+  if (budget_ != nullptr && info != nullptr) Charge(*info, response);
   Decorate(request, request_id, cors_account, response);
   // Nothing pending in the log that this answer can reflect (the common case
   // of a read): send now. An entity read asks only about its own table, so a
   // write burst elsewhere does not hold it (docs/architecture.md, "Write path").
   const bool entity_read = info != nullptr && protocol::IsEntityReadOperation(info->route.operation);
-  if (engine_.VisibleMark() <= engine_.DurableMark() ||
+  if (engine_.IsDurable() ||
       (entity_read && engine_.TableReadIsDurable(info->account(), info->route.resource.table))) {
     Record(tally, request, request_id, response);
     return done(std::move(response));
@@ -529,6 +595,7 @@ void Dispatcher::Finish(const http::Request& request, const std::string& request
   auto held = std::make_shared<Held>(
       Held{std::move(response), std::move(done), request_id, std::string(RequestHeader(request, "Accept"))});
   const bool read_only = request.method() == boost::beast::http::verb::get || request.method() == boost::beast::http::verb::head;
+  held_.fetch_add(1, std::memory_order_relaxed);
   engine_.AwaitDurable([this, held, tally, read_only, &request](Status status) {
     // A 5xx reflects no state, so it goes out as it is (a write refused by
     // the failing disk keeps its 503). Anything else may reflect a write that
@@ -548,6 +615,9 @@ void Dispatcher::Finish(const http::Request& request, const std::string& request
     }
     Record(tally, request, held->request_id, held->response);  // `request` lives until done
     held->done(std::move(held->response));
+    // Last: once the count is zero the dispatcher may be gone.
+    std::lock_guard lock(held_mu_);
+    if (held_.fetch_sub(1, std::memory_order_relaxed) == 1) held_cv_.notify_all();
   });
 }
 
@@ -567,6 +637,7 @@ bool Dispatcher::Prepare(const http::Request& request, const http::RequestContex
   in.has_if_match = FindRequestHeader(request, "If-Match").has_value();
   in.is_known_account = [this](std::string_view name) { return authenticator_.IsKnownAccount(name); };
   in.disable_product_style = options_.disable_product_style_url;
+  in.default_account = options_.default_account;
   in.query_memo = &query_memo_;
   auto route = protocol::ResolveRoute(in);
   if (!route.ok()) {
@@ -575,6 +646,7 @@ bool Dispatcher::Prepare(const http::Request& request, const http::RequestContex
   }
 
   RequestInfo& info = prepared->emplace(request, context, request_id, model::NowTicks(), std::move(route).value());
+  info.flavor = &options_.flavor;
   // Every refusal below leaves *prepared empty.
   auto refuse = [prepared]() {
     prepared->reset();
@@ -635,6 +707,13 @@ bool Dispatcher::Prepare(const http::Request& request, const http::RequestContex
       return refuse();
     }
   }
+  // Admission by flavour: an operation the imitated service does not have.
+  // Answered in JSON whatever was asked for, as the Cosmos DB service
+  // answers its 501s (docs/compatibility.md, "Cosmos DB for Table mode: choices").
+  if (auto unsupported = protocol::RefuseOperation(options_.flavor, info.route.operation)) {
+    WriteErrorRaw(request_id, accept, *unsupported, response);
+    return refuse();
+  }
   return true;
 }
 
@@ -669,9 +748,9 @@ void Dispatcher::RenderTransportError(http::TransportError error, const http::Re
 
 std::string Dispatcher::LogSafeTarget(std::string_view target) const { return protocol::RedactSecrets(target); }
 
-std::unique_ptr<http::RequestHandler> MakeApiHandler(storage::Engine& engine, ApiOptions options, Metrics* metrics,
-                                                     TraceWriter* trace) {
-  return std::make_unique<Dispatcher>(engine, std::move(options), metrics, trace);
+std::unique_ptr<http::RequestHandler> MakeApiHandler(storage::Engine& engine, exec::WorkExecutor& executor,
+                                                     ApiOptions options, Metrics* metrics, TraceWriter* trace) {
+  return std::make_unique<Dispatcher>(engine, executor, std::move(options), metrics, trace);
 }
 
 }  // namespace tablestone::api
