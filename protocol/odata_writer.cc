@@ -207,13 +207,10 @@ void AppendEntityMembers(JsonOut& out, const model::Entity& e, const EntityWrite
   }
   if (ctx.level != MetadataLevel::kNoMetadata) {
     out.Lit("\"odata.etag\":");
-    // A scratch string per thread, cleared before each use (no state carries
-    // from one entity to the next): an ETag per entity of a page without an
-    // allocation each.
-    static thread_local std::string etag;
-    etag.clear();
-    model::AppendETag(etag, e.timestamp);
-    out.String(etag);
+    // Formatted on this frame's stack: an ETag per entity of a page without
+    // an allocation each.
+    char etag[model::kETagBufferSize];
+    out.String(std::string_view(etag, model::FormatETagTo(e.timestamp, etag)));
     out.Char(',');
   }
   if (full) {

@@ -191,8 +191,14 @@ class Engine {
   WriteResult Write(const TableInfo& table, std::span<const model::WriteOp> ops) {
     return Write(table, ops, ReadWait::kMayWait);
   }
-  // Reads one page from a consistent snapshot.
-  virtual StatusOr<model::ScanResult> Scan(const TableInfo& table, const model::ScanSpec& spec) = 0;
+  // Reads one page from a consistent snapshot: the rows `spec` names, on the
+  // calling thread as `run` says (its CPU budget and bursts, the rendering of
+  // kept rows).
+  virtual StatusOr<model::ScanResult> Scan(const TableInfo& table, const model::ScanSpec& spec,
+                                           const model::ScanRun& run) = 0;
+  StatusOr<model::ScanResult> Scan(const TableInfo& table, const model::ScanSpec& spec) {
+    return Scan(table, spec, model::ScanRun{});
+  }
 
   // ---- Small metadata blobs (opaque to storage) ----
   // Per-account settings such as service properties, keyed by `key`.

@@ -97,7 +97,9 @@ class RocksEngine final : public Engine {
   using Engine::Write;
   WriteResult Write(const TableInfo& table, std::span<const model::WriteOp> ops, ReadWait wait) override;
   // ScanPage, then a debug line on the "storage" logger saying what it read.
-  StatusOr<model::ScanResult> Scan(const TableInfo& table, const model::ScanSpec& spec) override;
+  using Engine::Scan;
+  StatusOr<model::ScanResult> Scan(const TableInfo& table, const model::ScanSpec& spec,
+                                   const model::ScanRun& run) override;
 
   Status PutAccountMeta(std::string_view account, std::string_view key, std::string_view value) override;
   StatusOr<std::optional<std::string>> GetAccountMeta(std::string_view account, std::string_view key) override;
@@ -135,7 +137,8 @@ class RocksEngine final : public Engine {
   // suspended (ScanSpec::resumable). A state it started is owned by *started;
   // its page, the partitions its cache admitted (built after the page by
   // ScanCacheBuilder::Schedule) and its use clock (partition_cache.h) are read from it.
-  Status ScanPage(const TableInfo& table, const model::ScanSpec& spec, std::shared_ptr<ScanState>* started,
+  Status ScanPage(const TableInfo& table, const model::ScanSpec& spec, const model::ScanRun& run,
+                  std::shared_ptr<ScanState>* started,
                   ScanState** state);
   // The scan cache builder's snapshot reader (ScanCacheBuilder::BuildPartition,
   // rocks_engine_builds.cc): builds one partition into the scan cache from

@@ -401,7 +401,7 @@ class ScanState final : public model::SuspendedScan {
   ScanState(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, PartitionCache* cache,
             std::shared_ptr<const void> table_state, const std::atomic<uint64_t>& last_write_stamp,
             uint64_t table_id, const ScanClocks& clocks, size_t stripe_count,
-            ScanCacheBuilder* builder, const model::ScanSpec& spec,
+            ScanCacheBuilder* builder, const model::ScanSpec& spec, const model::ScanRun& run,
             std::vector<std::pair<std::string, std::string>> ranges, std::string resume,
             std::atomic<uint64_t>* hits, std::atomic<uint64_t>* misses, size_t fill_cache_bytes,
             std::shared_ptr<ScanRegistry> registry)
@@ -409,6 +409,7 @@ class ScanState final : public model::SuspendedScan {
         table_state_(std::move(table_state)),
         table_id_(table_id),
         spec_(spec),
+        run_(run),
         ranges_(std::move(ranges)),
         resume_(std::move(resume)),
         clocks_(clocks),
@@ -416,7 +417,7 @@ class ScanState final : public model::SuspendedScan {
         cache_tally_(hits, misses),
         source_(db, cf, snapshot_.get(), cache, last_write_stamp, table_id, clocks, stripe_count, builder,
                 spec.deadline, &cache_tally_, &admitted_, fill_cache_bytes),
-        page_(spec_, &result_) {
+        page_(spec_, run_, &result_) {
     spec_.resume_scan = nullptr;
     Filter();
     // Made inside a gate pass, so Close has not begun: registration succeeds.
@@ -443,9 +444,10 @@ class ScanState final : public model::SuspendedScan {
   model::ScanResult& result() { return result_; }
   std::vector<PartitionToBuild>& admitted() { return admitted_; }
 
-  // Continues a suspended scan under `spec` (ScanSpec::resume_scan).
-  void Resume(const model::ScanSpec& spec) {
+  // Continues a suspended scan under `spec` and `run` (ScanSpec::resume_scan).
+  void Resume(const model::ScanSpec& spec, const model::ScanRun& run) {
     spec_ = spec;
+    run_ = run;
     spec_.resume_scan = nullptr;
     spec_.resumable = false;  // suspended at most once
     Filter();
@@ -476,7 +478,7 @@ class ScanState final : public model::SuspendedScan {
           EncodeEntityKey(table_id_, paused_at_.partition_key, paused_at_.row_key, &cached_from_);
           bool ended = false;
           TABLESTONE_RETURN_IF_ERROR(
-              ServeCached(source_.cached(), cached_from_, upper, spec_, &page_, &result_, &ended));
+              ServeCached(source_.cached(), cached_from_, upper, spec_, run_, &page_, &result_, &ended));
           if (ended) return Ended(Paused::kInCached);
           continue;
         }
@@ -484,7 +486,7 @@ class ScanState final : public model::SuspendedScan {
         if (step == SourceStep::kEnd) break;
         if (step == SourceStep::kCached) {
           bool ended = false;
-          TABLESTONE_RETURN_IF_ERROR(ServeCached(source_.cached(), lower, upper, spec_, &page_, &result_, &ended));
+          TABLESTONE_RETURN_IF_ERROR(ServeCached(source_.cached(), lower, upper, spec_, run_, &page_, &result_, &ended));
           if (ended) return Ended(Paused::kInCached);
           continue;
         }
@@ -547,6 +549,7 @@ class ScanState final : public model::SuspendedScan {
   std::shared_ptr<const void> table_state_;
   const uint64_t table_id_;
   model::ScanSpec spec_;  // page_ and encoded_ look into it
+  model::ScanRun run_;    // page_ looks into it
   std::vector<std::pair<std::string, std::string>> ranges_;  // source_ views them
   std::string resume_;
   const ScanClocks clocks_;
@@ -566,10 +569,11 @@ class ScanState final : public model::SuspendedScan {
   std::string cached_from_;
 };
 
-StatusOr<model::ScanResult> RocksEngine::Scan(const TableInfo& table, const model::ScanSpec& spec) {
+StatusOr<model::ScanResult> RocksEngine::Scan(const TableInfo& table, const model::ScanSpec& spec,
+                                              const model::ScanRun& run) {
   std::shared_ptr<ScanState> started;
   ScanState* state = nullptr;
-  Status status = ScanPage(table, spec, &started, &state);
+  Status status = ScanPage(table, spec, run, &started, &state);
   // A failed scan (closed engine, no table, a read error) schedules nothing.
   StatusOr<model::ScanResult> result = model::ScanResult();
   if (!status.ok()) {
@@ -605,7 +609,8 @@ StatusOr<model::ScanResult> RocksEngine::Scan(const TableInfo& table, const mode
   return result;
 }
 
-Status RocksEngine::ScanPage(const TableInfo& table, const model::ScanSpec& spec, std::shared_ptr<ScanState>* started,
+Status RocksEngine::ScanPage(const TableInfo& table, const model::ScanSpec& spec, const model::ScanRun& run,
+                             std::shared_ptr<ScanState>* started,
                              ScanState** state) {
   GatePass pass(gate_);
   if (!pass.ok()) return Status::ShuttingDown("storage engine is closed");
@@ -615,7 +620,7 @@ Status RocksEngine::ScanPage(const TableInfo& table, const model::ScanSpec& spec
     if (!suspended->suspended() || suspended->table_id() != table.id) {
       return Status::InvalidArgument("not a suspended scan of this table");
     }
-    suspended->Resume(spec);
+    suspended->Resume(spec, run);
     *state = suspended;
     return suspended->Run();
   }
@@ -651,7 +656,7 @@ Status RocksEngine::ScanPage(const TableInfo& table, const model::ScanSpec& spec
   if (scan_cache_) clocks = {scan_cache_->Sequence(), scan_cache_->UseClock()};
   const std::atomic<uint64_t>& last_write_stamp = table_state->last_write_stamp;
   *started = std::make_shared<ScanState>(db_, cf(kEntitiesCf), scan_cache_.get(), std::move(table_state),
-                                         last_write_stamp, table.id, clocks, stripe_count_, builder_.get(), spec, std::move(ranges), std::move(resume),
+                                         last_write_stamp, table.id, clocks, stripe_count_, builder_.get(), spec, run, std::move(ranges), std::move(resume),
                                          &scan_cache_hits_, &scan_cache_misses_, options_.scan_fill_cache_bytes, scans_);
   *state = started->get();
   return (*state)->Run();

@@ -11,14 +11,14 @@ namespace tablestone::storage {
 
 
 Status ServeCached(const std::shared_ptr<const CachedPartition>& entry_ptr, std::string_view lower,
-                   std::string_view upper, const model::ScanSpec& spec, Page* page, model::ScanResult* result,
-                   bool* ended) {
+                   std::string_view upper, const model::ScanSpec& spec, const model::ScanRun& run, Page* page,
+                   model::ScanResult* result, bool* ended) {
   const CachedPartition& entry = *entry_ptr;
   const RowBlock& block = entry.block;
   // Kept rows come back rendered when the renderer may keep its renderings
   // here (RowRenderings); the rest of the predicate looks at keys only then
   // (ScanSpec::select's contract), so no row is decoded twice.
-  const model::RowRenderer* renderer = spec.renderer.get();
+  const model::RowRenderer* renderer = run.renderer.get();
   if (renderer != nullptr && (!spec.select.empty() || !entry.renderings.Claim(renderer->id()))) renderer = nullptr;
   bool pinned = false;
   model::Entity full;  // a row decoded for its rendering; its buffers serve the next one

@@ -33,14 +33,16 @@ inline constexpr size_t kBlockChunkRows = 512;
 // cache so that both paths page identically.
 class Page {
  public:
-  Page(const model::ScanSpec& spec, model::ScanResult* result)
+  // `spec` and `run` must outlive the page (the scan's state holds them).
+  Page(const model::ScanSpec& spec, const model::ScanRun& run, model::ScanResult* result)
       : spec_(spec),
+        run_(run),
         result_(result),
-        timed_(spec.deadline.has_value() || spec.cpu_budget.has_value()),
-        cpu_start_(spec.cpu_budget ? ThreadCpuTime() : std::chrono::nanoseconds(0)),
-        wall_start_(spec.cpu_budget ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point()),
+        timed_(spec.deadline.has_value() || run.cpu_budget.has_value()),
+        cpu_start_(run.cpu_budget ? ThreadCpuTime() : std::chrono::nanoseconds(0)),
+        wall_start_(run.cpu_budget ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point()),
         full_(spec.max_results == 0) {
-    if (spec.cpu_burst) {
+    if (run.cpu_burst) {
       burst_wall_start_ = std::chrono::steady_clock::now();
       burst_cpu_start_ = ThreadCpuTime();
     }
@@ -55,7 +57,7 @@ class Page {
       since_clock_check_ = 0;
       if (TimeIsUp()) {
         full_ = deadline_passed_ = result_->deadline_passed = true;
-      } else if (spec_.cpu_burst) {
+      } else if (run_.cpu_burst) {
         EndBurstIfLong();
       }
     }
@@ -148,12 +150,12 @@ class Page {
   // deadline only ends a page that no limit had filled).
   void Resume() {
     if (!deadline_passed_) return;
-    timed_ = spec_.deadline.has_value() || spec_.cpu_budget.has_value();
-    if (spec_.cpu_budget) {
+    timed_ = spec_.deadline.has_value() || run_.cpu_budget.has_value();
+    if (run_.cpu_budget) {
       cpu_start_ = ThreadCpuTime();
       wall_start_ = std::chrono::steady_clock::now();
     }
-    if (spec_.cpu_burst) {
+    if (run_.cpu_burst) {
       burst_wall_start_ = std::chrono::steady_clock::now();
       burst_cpu_start_ = ThreadCpuTime();
     }
@@ -199,10 +201,10 @@ class Page {
   // gets it back.
   void EndBurstIfLong() {
     const auto now = std::chrono::steady_clock::now();
-    if (now - burst_wall_start_ < *spec_.cpu_burst) return;
+    if (now - burst_wall_start_ < *run_.cpu_burst) return;
     const auto cpu = ThreadCpuTime();
-    if (cpu - burst_cpu_start_ < *spec_.cpu_burst) return;
-    EndScanBurst(cpu - burst_cpu_start_, now - burst_wall_start_, spec_.give_way);
+    if (cpu - burst_cpu_start_ < *run_.cpu_burst) return;
+    EndScanBurst(cpu - burst_cpu_start_, now - burst_wall_start_, run_.give_way);
     ++result_->cpu_yields;
     burst_wall_start_ = std::chrono::steady_clock::now();
     burst_cpu_start_ = cpu;
@@ -215,11 +217,12 @@ class Page {
   bool TimeIsUp() const {
     const auto now = std::chrono::steady_clock::now();
     if (spec_.deadline && now >= *spec_.deadline) return true;
-    return spec_.cpu_budget && now - wall_start_ >= *spec_.cpu_budget &&
-           ThreadCpuTime() - cpu_start_ >= *spec_.cpu_budget;
+    return run_.cpu_budget && now - wall_start_ >= *run_.cpu_budget &&
+           ThreadCpuTime() - cpu_start_ >= *run_.cpu_budget;
   }
 
   const model::ScanSpec& spec_;
+  const model::ScanRun& run_;
   model::ScanResult* result_;
   bool timed_;                    // a deadline or a CPU budget: the clock is read every kClockCheckInterval rows
   std::chrono::nanoseconds cpu_start_;  // the thread's CPU time when the scan began (with a cpu_budget)
@@ -244,10 +247,10 @@ class Page {
 
 // Serves the rows of a cached partition inside [lower, upper) (encoded keys)
 // into `page`. Sets *ended when the page ended inside it (result->next is
-// then set). With spec.renderer (and no $select), kept rows may come back
+// then set). With run.renderer (and no $select), kept rows may come back
 // rendered (ScanResult::rendered), the entry then pinned in result->pins.
 Status ServeCached(const std::shared_ptr<const CachedPartition>& entry_ptr, std::string_view lower,
-                   std::string_view upper, const model::ScanSpec& spec, Page* page, model::ScanResult* result,
-                   bool* ended);
+                   std::string_view upper, const model::ScanSpec& spec, const model::ScanRun& run, Page* page,
+                   model::ScanResult* result, bool* ended);
 
 }  // namespace tablestone::storage

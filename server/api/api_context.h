@@ -14,7 +14,9 @@
 #include "server/api/authenticator.h"
 #include "server/api/metrics.h"
 #include "server/api/placement.h"
+#include "server/api/entity_ops.h"
 #include "server/api/request_parts.h"
+#include "server/api/table_ops.h"
 #include "server/api/trace.h"
 #include "server/faults/fault_rules.h"
 #include "server/http/handler.h"
@@ -66,26 +68,56 @@ struct ApiContext {
   Metrics* metrics = nullptr;  // null: nothing counted (tests)
 };
 
-// One request. Built by the dispatcher before a handler runs.
+// One request's context: created once per request by the dispatcher when its
+// headers are handled, filled in as it is routed and authenticated, and
+// passed by reference to its handler (and, for the GET inside a `$batch`, to
+// the read it runs). It carries what the dispatcher and the handlers share:
+// the request's facts, its placement and I/O-thread try, realistic mode's page
+// cut, its trace and its timing. Moved whole (Dispatcher::Pending) when the
+// request continues on a lane or waits for the log write; `request` and
+// `connection` stay valid until its Completion is called.
 struct RequestInfo {
-  // A constructor rather than aggregate initialisation, so the dispatcher can
-  // build it in place inside its std::optional (no move of the route).
   RequestInfo(const http::Request& request_in, const http::RequestContext& connection_in,
-              const std::string& request_id_in, int64_t start_ticks_in, protocol::Route&& route_in)
+              std::string request_id_in)
       : request(request_in),
         connection(connection_in),
-        request_id(request_id_in),
-        start_ticks(start_ticks_in),
-        route(std::move(route_in)) {}
+        request_id(std::move(request_id_in)),
+        start(connection_in.start) {}
 
   const http::Request& request;
   const http::RequestContext& connection;
   std::string request_id;   // GUID, also in x-ms-request-id and error texts
-  int64_t start_ticks = 0;  // model::NowTicks() at arrival
+  // When the request's headers arrived (the session's clock): its latency
+  // in the metrics and the trace counts from here.
+  std::chrono::steady_clock::time_point start;
+
+  // ---- Set by the dispatcher while it routes and authenticates ----
+  // True once the request is routed, its version checked and it is
+  // authenticated: its handler may run. Until then only `request_id`,
+  // `start`, `trace` and the metrics indices below are meaningful.
+  bool prepared = false;
+  int64_t start_ticks = 0;  // model::NowTicks() when routed
   protocol::Route route;
   AuthGrant grant;
   std::string base_url;     // service root URL with trailing '/', e.g. "http://127.0.0.1:10002/devstoreaccount1/"
-  // Where it runs (PlacementPolicy::Place), decided once before its handler runs.
+  // x-ms-version as sent (empty when absent), checked by the dispatcher before any handler runs.
+  std::string_view api_version;
+  // The listener's flavour (ApiOptions::flavor), which outlives the request.
+  const protocol::FlavorPolicy* flavor = &protocol::StoragePolicy();
+  // The account whose CORS rules apply to the answer (errors included); set
+  // once the account is known, never for a preflight.
+  std::optional<std::string> cors_account;
+  // What the metrics count the answer under (Metrics::AccountIndex,
+  // Metrics::OperationIndex): the unknown account and operation until routed.
+  size_t metrics_account = 0;
+  size_t metrics_operation = Metrics::kUnknownOperation;
+  // The request's trace record, null unless the trace is on: the dispatcher
+  // times routing, authentication and the handler into it, and wraps the
+  // handler's engine in a TracingEngine that records the storage calls.
+  std::shared_ptr<RequestTrace> trace;
+
+  // ---- Where it runs ----
+  // PlacementPolicy::Place's answer, decided once before its handler runs.
   RequestPlacement placement;
   InlineTry* inline_try = nullptr;  // set only while it is tried on the I/O thread (placement.h)
   // The scan a query's I/O-thread try left (InlineTry::suspended), which its
@@ -95,10 +127,15 @@ struct RequestInfo {
   // normal page. For the dispatcher, which wraps the handler's engine in a
   // PageCutEngine; handlers never read it.
   std::optional<faults::PageCut> page_cut;
-  // x-ms-version as sent (empty when absent), checked by the dispatcher before any handler runs.
-  std::string_view api_version;
-  // The listener's flavour (ApiOptions::flavor), which outlives the request.
-  const protocol::FlavorPolicy* flavor = &protocol::StoragePolicy();
+
+  // ---- The body, parsed once ----
+  // A Create Table's or an entity write's typed request, parsed by its first
+  // reader (a fault rule matching on the body's TableName or PartitionKey,
+  // fault_injector.h; else the handler) and read by the others
+  // (ParsedCreateTable, ParsedWriteOp: handlers.h). Set on the thread that
+  // runs the request; it moves with the context.
+  mutable std::optional<protocol::ApiResult<CreateTableRequest>> create_table;
+  mutable std::optional<protocol::ApiResult<model::WriteOp>> write_op;
 
   // Header value by case-insensitive name; empty when absent.
   std::string_view Header(std::string_view name) const { return RequestHeader(request, name); }

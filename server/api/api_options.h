@@ -62,7 +62,7 @@ struct ApiOptions {
   // to hand every query over at its first clock check.
   std::chrono::microseconds inline_query_slice{3000};
   // A query on the long lane offers its core to other threads after this much
-  // CPU time (ScanSpec::cpu_burst), so point requests queued behind it on a
+  // CPU time (ScanRun::cpu_burst), so point requests queued behind it on a
   // busy core wait about this long rather than a scheduler tick (4 ms at
   // HZ=250). 0 = never. The default is bench/async's choice.
   std::chrono::microseconds scan_cpu_burst{250};

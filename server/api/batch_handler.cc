@@ -137,13 +137,12 @@ void RunQuery(const ApiContext& ctx, const RequestInfo& info, const protocol::ba
   SubRequestHeaders headers(sub);
   RequestParts parts{info.account(), info.route.account.secondary, resolved->resource, resolved->query, headers,
                      sub.body, info.api_version, info.flavor};
-  const ReadScope scope = ScopeOf(info);
   http::Response sub_response;
   sub_response.version(11);
   if (op == Operation::kGetEntity) {
-    AnswerGetEntity(ctx, parts, scope, sub_response);
+    AnswerGetEntity(ctx, parts, info, sub_response);
   } else {
-    AnswerQueryEntities(ctx, parts, scope, sub_response);
+    AnswerQueryEntities(ctx, parts, info, sub_response);
   }
   SubResponse part;
   part.status = static_cast<int>(sub_response.result_int());

@@ -19,7 +19,6 @@
 #include "server/api/batch_handler.h"
 #include "server/api/fault_injector.h"
 #include "server/api/handlers.h"
-#include "server/api/page_cut_engine.h"
 #include "server/api/response.h"
 #include "server/api/server_routes.h"
 #include "server/api/service_handlers.h"
@@ -143,16 +142,6 @@ void Dispatch(const ApiContext& ctx, const RequestInfo& info, http::Response& re
 
 }  // namespace
 
-// A request whose handler runs on a lane of the executor. `info` refers to the
-// session's request and context, which stay valid until `done` is called.
-struct Dispatcher::Pending {
-  RequestInfo info;
-  http::Response response;
-  std::optional<std::string> cors_account;
-  http::Completion done;
-  Tally tally;
-};
-
 Dispatcher::Dispatcher(storage::Engine& engine, exec::WorkExecutor& executor, ApiOptions options, Metrics* metrics,
                        TraceWriter* trace)
     : engine_(engine),
@@ -167,7 +156,8 @@ Dispatcher::Dispatcher(storage::Engine& engine, exec::WorkExecutor& executor, Ap
       budget_(options_.flavor.flavor == protocol::Flavor::kCosmos && options_.ru_per_second > 0
                   ? std::make_unique<faults::ThroughputBudget>(options_.ru_per_second)
                   : nullptr),
-      faults_(options_.faults != nullptr ? std::make_unique<FaultInjector>(*options_.faults, log_) : nullptr) {
+      faults_(options_.faults != nullptr ? std::make_unique<FaultInjector>(*options_.faults, log_, *this) : nullptr),
+      stage_(faults_ != nullptr ? static_cast<RequestStage*>(faults_.get()) : this) {
   authenticator_.SetLoose(options_.loose);
   authenticator_.SetOAuthBasic(options_.oauth_basic);
   authenticator_.SetAdminCredentials(options_.admin_key, options_.admin_account);
@@ -180,22 +170,23 @@ Dispatcher::~Dispatcher() {
   held_cv_.wait(lock, [this] { return held_.load(std::memory_order_relaxed) == 0; });
 }
 
-void Dispatcher::Record(const Tally& tally, const http::Request& request, std::string_view request_id,
-                        const http::Response& response) const {
+void Dispatcher::Record(const RequestInfo& info, const http::Response& response) const {
   const auto now = std::chrono::steady_clock::now();
-  const auto elapsed = now - tally.start;
-  if (metrics_ != nullptr) metrics_->RecordRequest(tally.account, tally.operation, response.result_int(), elapsed);
-  if (tally.trace != nullptr) {
-    trace_->Submit(FormatTraceLine(tally.trace.get(), request, response, request_id, tally.start, now,
+  const auto elapsed = now - info.start;
+  if (metrics_ != nullptr) {
+    metrics_->RecordRequest(info.metrics_account, info.metrics_operation, response.result_int(), elapsed);
+  }
+  if (info.trace != nullptr) {
+    trace_->Submit(FormatTraceLine(info.trace.get(), info.request, response, info.request_id, info.start, now,
                                    trace_->bodies()));
   }
   if (log_->should_log(spdlog::level::debug)) {
     const auto error = response.find("x-ms-error-code");
-    log_->debug("request {} {} {} -> {} {} {}{} in {}us", request_id,
-                tally.operation == Metrics::kUnknownOperation
+    log_->debug("request {} {} {} -> {} {} {}{} in {}us", info.request_id,
+                info.metrics_operation == Metrics::kUnknownOperation
                     ? std::string_view("(not routed)")
-                    : Metrics::OperationLabel(tally.operation),
-                protocol::RedactSecrets(ToView(request.target())), response.result_int(), ToView(response.reason()),
+                    : Metrics::OperationLabel(info.metrics_operation),
+                protocol::RedactSecrets(ToView(info.request.target())), response.result_int(), ToView(response.reason()),
                 error == response.end() ? std::string_view() : std::string_view("error "),
                 error == response.end() ? std::string_view() : ToView(error->value()),
                 std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count());
@@ -281,90 +272,69 @@ bool Dispatcher::MayReadServerDetail(const http::Request& request, std::string_v
 }
 
 void Dispatcher::Handle(const http::Request& request, const http::RequestContext& context, http::Completion done) {
-  std::string request_id = protocol::NewGuid();
-  http::Response response;
-  response.version(request.version());
-  std::optional<std::string> cors_account;
-  std::optional<RequestInfo> info;
   {
     const std::string_view target = ToView(request.target());
     const ServerRoute* route = FindServerRoute(target.substr(0, target.find('?')), options_);
     if (route != nullptr && ServeServerRoute(*route, request, context, done)) return;
-    if (options_.ui && IsBrowserAtRoot(request)) {
-      response.result(302);
-      response.set(boost::beast::http::field::location, "/_tablestone/ui/");
-      response.set(boost::beast::http::field::content_type, "text/plain; charset=utf-8");
-      response.body() = "The tablestone data browser is at /_tablestone/ui/\n";
-      response.prepare_payload();
-      Decorate(request, request_id, std::nullopt, response);
-      return done(std::move(response));  // not counted, as the UI's routes
-    }
   }
-  Tally tally;
-  tally.account = metrics_ != nullptr ? metrics_->AccountIndex("") : 0;
-  tally.start = context.start;
+  RequestInfo info(request, context, protocol::NewGuid());
+  http::Response response;
+  response.version(request.version());
+  if (options_.ui && IsBrowserAtRoot(request)) {
+    response.result(302);
+    response.set(boost::beast::http::field::location, "/_tablestone/ui/");
+    response.set(boost::beast::http::field::content_type, "text/plain; charset=utf-8");
+    response.body() = "The tablestone data browser is at /_tablestone/ui/\n";
+    response.prepare_payload();
+    Decorate(info, response);
+    return done(std::move(response));  // not counted, as the UI's routes
+  }
+  if (metrics_ != nullptr) info.metrics_account = metrics_->AccountIndex("");
   try {
-    if (trace_ != nullptr && trace_->enabled()) tally.trace = NewTrace(context);
-    PrepareTimed(request, context, request_id, response, &cors_account, &tally, &info);
+    if (trace_ != nullptr && trace_->enabled()) info.trace = NewTrace(context);
+    PrepareTimed(info, response);
   } catch (const std::exception& e) {
     ApiError error = ApiError::InternalError();
     error.cause = e.what();
-    LogServerError(request_id, "before its handler", error);
-    info.reset();
+    LogServerError(info.request_id, "before its handler", error);
+    info.prepared = false;
     response = http::Response();
     response.version(request.version());
-    WriteErrorRaw(request_id, {}, error, response);
+    WriteErrorRaw(info.request_id, {}, error, response);
   }
-  if (!info) return Finish(request, request_id, cors_account, std::move(response), std::move(done), nullptr, tally);
-  if (budget_ != nullptr && OverBudget(*info, response)) {
-    return Finish(request, request_id, cors_account, std::move(response), std::move(done), &*info, tally);
-  }
-  info->placement = placement_.Place(*info, EntryOf(info->route.operation).placement);
+  if (!info.prepared) return Finish(info, std::move(response), std::move(done));
+  if (budget_ != nullptr && OverBudget(info, response)) return Finish(info, std::move(response), std::move(done));
+  info.placement = placement_.Place(info, EntryOf(info.route.operation).placement);
   // A point request (anything not bound for the long lane): the scans on the
   // long lane give way while these are answered (storage/thread_priority.h).
-  if (info->placement.lane == exec::WorkLane::kShort) storage::NoteForegroundWork();
-  if (faults_ != nullptr && faults_->active()) {
-    const bool xml = protocol::IsXmlOperation(info->route.operation);
-    FaultInjector::Verdict verdict = faults_->Inspect(*info, xml, done);
-    if (verdict.refusal) {
-      WriteError(*info, *verdict.refusal, response, xml);
-      return Finish(request, request_id, cors_account, std::move(response), std::move(done), &*info, tally);
-    }
-    info->page_cut = verdict.page_cut;
-    if (verdict.delay.count() > 0) {
-      // The handler runs on an executor lane once the delay has passed, so no
-      // thread waits for it.
-      const exec::WorkLane lane = info->placement.lane;
-      auto pending = std::make_shared<Pending>(
-          Pending{std::move(*info), std::move(response), std::move(cors_account), std::move(done), tally});
-      return faults_->After(verdict.delay,
-                            [this, lane, pending]() mutable { RunOnLane(lane, std::move(pending)); });
-    }
-  }
-
-  const RequestPlacement& placement = info->placement;
-  if (placement.io_thread_first) {
-    if (placement.bound == InlineBound::kNone) {
-      Run(*info, tally.trace.get(), response);
-      return Finish(request, request_id, cors_account, std::move(response), std::move(done), &*info, tally);
-    }
-    InlineTry attempt = placement_.TryFor(placement);
-    if (TryInline(*info, tally.trace.get(), &attempt, response)) {
-      return Finish(request, request_id, cors_account, std::move(response), std::move(done), &*info, tally);
-    }
-    // The lane continues a query's scan where the slice left it.
-    info->suspended_scan = std::move(attempt.suspended);
-    placement_.GaveUp(*info, placement);
-  }
-  const exec::WorkLane lane = placement.lane;
-  auto pending = std::make_shared<Pending>(
-      Pending{std::move(*info), std::move(response), std::move(cors_account), std::move(done), tally});
-  RunOnLane(lane, std::move(pending));
+  if (info.placement.lane == exec::WorkLane::kShort) storage::NoteForegroundWork();
+  stage_->Execute(info, std::move(response), std::move(done));
 }
 
-bool Dispatcher::TryInline(RequestInfo& info, RequestTrace* trace, InlineTry* attempt, http::Response& response) {
+void Dispatcher::Execute(RequestInfo& info, http::Response response, http::Completion done) {
+  const RequestPlacement& placement = info.placement;
+  if (placement.io_thread_first) {
+    if (placement.bound == InlineBound::kNone) {
+      Run(info, response);
+      return Finish(info, std::move(response), std::move(done));
+    }
+    InlineTry attempt = placement_.TryFor(placement);
+    if (TryInline(info, &attempt, response)) return Finish(info, std::move(response), std::move(done));
+    // The lane continues a query's scan where the slice left it.
+    info.suspended_scan = std::move(attempt.suspended);
+    placement_.GaveUp(info, placement);
+  }
+  ExecuteOnLane(std::make_shared<PendingRequest>(PendingRequest{std::move(info), std::move(response), std::move(done)}));
+}
+
+void Dispatcher::Refuse(RequestInfo& info, const ApiError& error, http::Response response, http::Completion done) {
+  WriteError(info, error, response, protocol::IsXmlOperation(info.route.operation));
+  Finish(info, std::move(response), std::move(done));
+}
+
+bool Dispatcher::TryInline(RequestInfo& info, InlineTry* attempt, http::Response& response) {
   info.inline_try = attempt;
-  Run(info, trace, response);
+  Run(info, response);
   info.inline_try = nullptr;
   if (!attempt->gave_up) return true;
   const unsigned version = response.version();
@@ -373,7 +343,8 @@ bool Dispatcher::TryInline(RequestInfo& info, RequestTrace* trace, InlineTry* at
   return false;
 }
 
-void Dispatcher::RunOnLane(exec::WorkLane lane, std::shared_ptr<Pending> pending) {
+void Dispatcher::ExecuteOnLane(std::shared_ptr<PendingRequest> pending) {
+  const exec::WorkLane lane = pending->info.placement.lane;
   Status submitted = executor_.Submit(lane, [this, pending](bool dropped) {
     if (pending->done.Cancelled()) return pending->done(http::Response());  // its client has gone
     if (dropped) {
@@ -384,11 +355,10 @@ void Dispatcher::RunOnLane(exec::WorkLane lane, std::shared_ptr<Pending> pending
       pending->response.version(pending->info.request.version());
       WriteError(pending->info, ApiError::ServerBusy(), pending->response, protocol::IsXmlOperation(pending->info.route.operation));
     } else {
-      Run(pending->info, pending->tally.trace.get(), pending->response);
+      Run(pending->info, pending->response);
       pending->info.suspended_scan.reset();  // its snapshot and the engine's gate, let go before the answer waits
     }
-    Finish(pending->info.request, pending->info.request_id, pending->cors_account, std::move(pending->response),
-           std::move(pending->done), &pending->info, pending->tally);
+    Finish(std::move(pending));
   });
   if (!submitted.ok()) {
     // Queue full (or stopping): the service's answer to overload.
@@ -396,28 +366,15 @@ void Dispatcher::RunOnLane(exec::WorkLane lane, std::shared_ptr<Pending> pending
     pending->response = http::Response();
     pending->response.version(pending->info.request.version());
     WriteError(pending->info, ApiError::ServerBusy(), pending->response, protocol::IsXmlOperation(pending->info.route.operation));
-    Finish(pending->info.request, pending->info.request_id, pending->cors_account, std::move(pending->response),
-           std::move(pending->done), &pending->info, pending->tally);
+    Finish(std::move(pending));
   }
 }
 
-void Dispatcher::Run(const RequestInfo& info, RequestTrace* trace, http::Response& response) {
+void Dispatcher::Run(const RequestInfo& info, http::Response& response) {
+  RequestTrace* const trace = info.trace.get();
   const auto begin = trace != nullptr ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
   try {
-    // The handler's engine: the engine itself, or it wrapped by realistic
-    // mode's page cut and, outside that (so it sees the cut page), the trace.
-    storage::Engine* engine = &engine_;
-    std::optional<PageCutEngine> cut;
-    std::optional<TracingEngine> traced;
-    if (info.page_cut) engine = &cut.emplace(*engine, *info.page_cut);
-    if (trace != nullptr) engine = &traced.emplace(*engine, *trace, info.route.operation);
-    if (engine == &engine_) {
-      Dispatch(context_, info, response);
-    } else {
-      Dispatch(ApiContext{*engine, options_, authenticator_, metrics_}, info, response);
-    }
-    if (cut && cut->drop_next_row_key()) response.erase("x-ms-continuation-NextRowKey");
-    if (faults_ != nullptr) faults_->NoteAnswer(info, response);
+    stage_->RunHandler(info, engine_, response);
   } catch (const std::exception& e) {
     ApiError error = ApiError::InternalError();
     error.cause = std::string("threw: ") + e.what();
@@ -437,6 +394,20 @@ void Dispatcher::Run(const RequestInfo& info, RequestTrace* trace, http::Respons
   }
 }
 
+void Dispatcher::RunHandler(const RequestInfo& info, storage::Engine& engine, http::Response& response) {
+  // The handler's engine: `engine` (the engine itself, or it wrapped by a
+  // stage around this one, such as realistic mode's page cut) and, outside
+  // that (so it sees the cut page), the trace's when the request is traced.
+  std::optional<TracingEngine> traced;
+  storage::Engine* run_on = &engine;
+  if (info.trace != nullptr) run_on = &traced.emplace(engine, *info.trace, info.route.operation);
+  if (run_on == &engine_) {
+    Dispatch(context_, info, response);
+  } else {
+    Dispatch(ApiContext{*run_on, options_, authenticator_, metrics_}, info, response);
+  }
+}
+
 std::shared_ptr<RequestTrace> Dispatcher::NewTrace(const http::RequestContext& context) {
   auto trace = std::make_shared<RequestTrace>();
   trace->received = std::chrono::steady_clock::now();
@@ -444,14 +415,11 @@ std::shared_ptr<RequestTrace> Dispatcher::NewTrace(const http::RequestContext& c
   return trace;
 }
 
-bool Dispatcher::PrepareTimed(const http::Request& request, const http::RequestContext& context,
-                              const std::string& request_id, http::Response& response,
-                              std::optional<std::string>* cors_account, Tally* tally, std::optional<RequestInfo>* info) {
-  if (tally->trace == nullptr) return Prepare(request, context, request_id, response, cors_account, tally, info);
+void Dispatcher::PrepareTimed(RequestInfo& info, http::Response& response) {
+  if (info.trace == nullptr) return Prepare(info, response);
   const auto begin = std::chrono::steady_clock::now();
-  const bool prepared = Prepare(request, context, request_id, response, cors_account, tally, info);
-  tally->trace->auth = std::chrono::steady_clock::now() - begin;
-  return prepared;
+  Prepare(info, response);
+  info.trace->auth = std::chrono::steady_clock::now() - begin;
 }
 
 bool Dispatcher::AdmitHeaders(const http::Request& header, const http::RequestContext& context,
@@ -485,16 +453,13 @@ bool Dispatcher::AdmitHeaders(const http::Request& header, const http::RequestCo
     body.limit = kAdminBodyLimit;
     return true;
   }
-  const std::string request_id = protocol::NewGuid();
-  std::optional<std::string> cors_account;
-  Tally tally;
-  tally.account = metrics_ != nullptr ? metrics_->AccountIndex("") : 0;
-  tally.start = context.start;
-  if (trace_ != nullptr && trace_->enabled()) tally.trace = NewTrace(context);
+  RequestInfo info(header, context, protocol::NewGuid());
+  if (metrics_ != nullptr) info.metrics_account = metrics_->AccountIndex("");
+  if (trace_ != nullptr && trace_->enabled()) info.trace = NewTrace(context);
   try {
-    std::optional<RequestInfo> info;
-    if (PrepareTimed(header, context, request_id, refusal, &cors_account, &tally, &info)) {
-      if (info && info->route.operation == Operation::kPreflight) {
+    PrepareTimed(info, refusal);
+    if (info.prepared) {
+      if (info.route.operation == Operation::kPreflight) {
         // A preflight is not authenticated and has no body (Fetch standard,
         // CORS-preflight request): none is read.
         body.limit = 0;
@@ -509,8 +474,8 @@ bool Dispatcher::AdmitHeaders(const http::Request& header, const http::RequestCo
     body.send_continue = false;
     return true;
   }
-  Decorate(header, request_id, cors_account, refusal);
-  Record(tally, header, request_id, refusal);
+  Decorate(info, refusal);
+  Record(info, refusal);
   return false;
 }
 
@@ -575,60 +540,70 @@ void Dispatcher::Charge(const RequestInfo& info, const http::Response& response)
   budget_->Charge(info.account(), BudgetTableOf(info), cost);
 }
 
-void Dispatcher::Finish(const http::Request& request, const std::string& request_id,
-                        const std::optional<std::string>& cors_account, http::Response response,
-                        http::Completion done, const RequestInfo* info, const Tally& tally) {
-  if (budget_ != nullptr && info != nullptr) Charge(*info, response);
-  Decorate(request, request_id, cors_account, response);
+bool Dispatcher::SendIfDurable(const RequestInfo& info, http::Response& response, http::Completion& done) {
+  if (budget_ != nullptr && info.prepared) Charge(info, response);
+  Decorate(info, response);
   // Nothing pending in the log that this answer can reflect (the common case
   // of a read): send now. An entity read asks only about its own table, so a
   // write burst elsewhere does not hold it (docs/architecture.md, "Write path").
-  const bool entity_read = info != nullptr && protocol::IsEntityReadOperation(info->route.operation);
-  if (engine_.IsDurable() ||
-      (entity_read && engine_.TableReadIsDurable(info->account(), info->route.resource.table))) {
-    Record(tally, request, request_id, response);
-    return done(std::move(response));
+  // A request refused before its handler ran asks about everything (a SAS
+  // refusal may reflect a stored access policy just deleted).
+  const bool entity_read = info.prepared && protocol::IsEntityReadOperation(info.route.operation);
+  if (engine_.IsDurable() || (entity_read && engine_.TableReadIsDurable(info.account(), info.route.resource.table))) {
+    Record(info, response);
+    done(std::move(response));
+    return true;
   }
-  struct Held {
-    http::Response response;
-    http::Completion done;
-    std::string request_id;
-    std::string accept;
-  };
-  done.WorkDone();  // only the log write is left: nothing for a leaving client to cancel
-  auto held = std::make_shared<Held>(
-      Held{std::move(response), std::move(done), request_id, std::string(RequestHeader(request, "Accept"))});
-  const bool read_only = request.method() == boost::beast::http::verb::get || request.method() == boost::beast::http::verb::head;
+  return false;
+}
+
+void Dispatcher::Finish(RequestInfo& info, http::Response response, http::Completion done) {
+  if (SendIfDurable(info, response, done)) return;
+  // The one allocation of a response that waits for the log write.
+  AwaitLogWrite(std::make_shared<PendingRequest>(PendingRequest{std::move(info), std::move(response), std::move(done)}));
+}
+
+void Dispatcher::Finish(std::shared_ptr<PendingRequest> pending) {
+  if (SendIfDurable(pending->info, pending->response, pending->done)) return;
+  AwaitLogWrite(std::move(pending));
+}
+
+void Dispatcher::AwaitLogWrite(std::shared_ptr<PendingRequest> pending) {
+  pending->done.WorkDone();  // only the log write is left: nothing for a leaving client to cancel
   held_.fetch_add(1, std::memory_order_relaxed);
-  engine_.AwaitDurable([this, held, tally, read_only, &request](Status status) {
+  engine_.AwaitDurable([this, pending = std::move(pending)](Status status) {
     // A 5xx reflects no state, so it goes out as it is (a write refused by
     // the failing disk keeps its 503). Anything else may reflect a write that
     // a crash could take back (a 404 a delete's, a 409 an insert's).
-    if (!status.ok() && held->response.result_int() < 500) {
+    const RequestInfo& info = pending->info;  // its request lives until done
+    http::Response& response = pending->response;
+    if (!status.ok() && response.result_int() < 500) {
       // The write may be lost in a crash: never acknowledge it. A read that
       // waited changed nothing and can be retried once the disk recovers
       // (503); a write's answer is 500: it may or may not survive.
-      const unsigned version = held->response.version();
-      held->response = http::Response();
-      held->response.version(version);
+      const unsigned version = response.version();
+      const auto method = info.request.method();
+      const bool read_only = method == boost::beast::http::verb::get || method == boost::beast::http::verb::head;
+      response = http::Response();
+      response.version(version);
       ApiError error = read_only ? ApiError::ServerBusy() : ApiError::InternalError();
       error.cause = "not durable: " + status.ToString();
-      LogServerError(held->request_id, "awaiting durability", error);
-      WriteErrorRaw(held->request_id, held->accept, error, held->response);
-      held->response.set("x-ms-request-id", held->request_id);
+      LogServerError(info.request_id, "awaiting durability", error);
+      WriteErrorRaw(info.request_id, RequestHeader(info.request, "Accept"), error, response);
+      response.set("x-ms-request-id", info.request_id);
     }
-    Record(tally, request, held->request_id, held->response);  // `request` lives until done
-    held->done(std::move(held->response));
+    Record(info, response);
+    pending->done(std::move(response));
     // Last: once the count is zero the dispatcher may be gone.
     std::lock_guard lock(held_mu_);
     if (held_.fetch_sub(1, std::memory_order_relaxed) == 1) held_cv_.notify_all();
   });
 }
 
-bool Dispatcher::Prepare(const http::Request& request, const http::RequestContext& context,
-                         const std::string& request_id, http::Response& response,
-                         std::optional<std::string>* cors_account, Tally* tally, std::optional<RequestInfo>* prepared) {
-  prepared->reset();
+void Dispatcher::Prepare(RequestInfo& info, http::Response& response) {
+  info.prepared = false;
+  const http::Request& request = info.request;
+  const http::RequestContext& context = info.connection;
   const std::string_view target = ToView(request.target());
   const std::string_view accept = RequestHeader(request, "Accept");
 
@@ -645,20 +620,16 @@ bool Dispatcher::Prepare(const http::Request& request, const http::RequestContex
   in.query_memo = &query_memo_;
   auto route = protocol::ResolveRoute(in);
   if (!route.ok()) {
-    WriteErrorRaw(request_id, accept, route.error(), response, LooksLikeXmlRequest(target));
-    return false;
+    WriteErrorRaw(info.request_id, accept, route.error(), response, LooksLikeXmlRequest(target));
+    return;
   }
 
-  RequestInfo& info = prepared->emplace(request, context, request_id, model::NowTicks(), std::move(route).value());
+  info.route = std::move(route).value();
   info.flavor = &options_.flavor;
-  // Every refusal below leaves *prepared empty.
-  auto refuse = [prepared]() {
-    prepared->reset();
-    return false;
-  };
-  tally->operation = Metrics::OperationIndex(info.route.operation);
-  if (tally->trace != nullptr) {
-    RequestTrace& t = *tally->trace;
+  info.start_ticks = model::NowTicks();
+  info.metrics_operation = Metrics::OperationIndex(info.route.operation);
+  if (info.trace != nullptr) {
+    RequestTrace& t = *info.trace;
     t.account = info.route.account.account;
     t.operation = protocol::OperationName(info.route.operation);
     if (!info.route.resource.table.empty()) t.table = info.route.resource.table;
@@ -667,8 +638,8 @@ bool Dispatcher::Prepare(const http::Request& request, const http::RequestContex
       t.row_key = info.route.resource.key->row_key;
     }
   }
-  if (metrics_ != nullptr) tally->account = metrics_->AccountIndex(info.route.account.account);
-  if (info.route.operation != Operation::kPreflight) *cors_account = info.route.account.account;
+  if (metrics_ != nullptr) info.metrics_account = metrics_->AccountIndex(info.route.account.account);
+  if (info.route.operation != Operation::kPreflight) info.cors_account = info.route.account.account;
   const bool xml = protocol::IsXmlOperation(info.route.operation);
   std::string host(RequestHeader(request, "Host"));
   if (host.empty()) host = "127.0.0.1";
@@ -680,7 +651,7 @@ bool Dispatcher::Prepare(const http::Request& request, const http::RequestContex
     auto version = protocol::CheckApiVersion(info.api_version, api_version.has_value());
     if (!version.ok()) {
       WriteError(info, version.error(), response, xml);
-      return refuse();
+      return;
     }
   }
 
@@ -701,24 +672,24 @@ bool Dispatcher::Prepare(const http::Request& request, const http::RequestContex
     auto grant = authenticator_.Authenticate(auth);
     if (!grant.ok()) {
       WriteError(info, grant.error(), response, xml);
-      return refuse();
+      return;
     }
     info.grant = std::move(grant).value();
 
     // The secondary endpoint is read-only.
     if (info.route.account.secondary && protocol::IsWriteOperation(info.route.operation)) {
       WriteError(info, ApiError::WriteOnSecondary(), response, xml);
-      return refuse();
+      return;
     }
   }
   // Admission by flavour: an operation the imitated service does not have.
   // Answered in JSON whatever was asked for, as the Cosmos DB service
   // answers its 501s (docs/compatibility.md, "Cosmos DB for Table mode: choices").
   if (auto unsupported = protocol::RefuseOperation(options_.flavor, info.route.operation)) {
-    WriteErrorRaw(request_id, accept, *unsupported, response);
-    return refuse();
+    WriteErrorRaw(info.request_id, accept, *unsupported, response);
+    return;
   }
-  return true;
+  info.prepared = true;
 }
 
 void Dispatcher::RenderTransportError(http::TransportError error, const http::Request& partial_request,

@@ -25,13 +25,12 @@
 // being counted or traced. Who may call them: their row's RouteAuth
 // (MayReadServerDetail for the details, admin_routes.h for the signed ones).
 //
-// Fault injection (server/faults, docs/testing-with-faults.md): with
-// ApiOptions::faults set and active (a rule, or realistic mode on), a routed
-// and authenticated request is shown to the FaultInjector (fault_injector.h)
-// before its handler runs, and its verdict is done here: a refusal is
-// answered like any other; a delay hands the request, once it has passed, to
-// its lane; a page cut wraps the handler's engine. After-actions
-// wrap the Completion inside the injector. Otherwise one relaxed load.
+// After routing, authentication and placement the request goes to the
+// outermost RequestStage (request_stage.h): the dispatcher itself (Execute:
+// tried on the I/O thread, or on its lane), or, with ApiOptions::faults set,
+// the FaultInjector around it (fault_injector.h, docs/testing-with-faults.md),
+// which may refuse, delay or cut the request before handing it on. The
+// dispatcher has no branch of its own for faults.
 //
 // Metrics: every answer of the Table API that goes through Handle,
 // AdmitHeaders or RenderTransportError is counted once
@@ -62,6 +61,7 @@
 #include "server/api/fault_injector.h"
 #include "server/api/metrics.h"
 #include "server/api/placement.h"
+#include "server/api/request_stage.h"
 #include "server/api/server_routes.h"
 #include "server/api/trace.h"
 #include "server/exec/work_executor.h"
@@ -75,7 +75,7 @@ class logger;
 
 namespace tablestone::api {
 
-class Dispatcher : public http::RequestHandler {
+class Dispatcher final : public http::RequestHandler, public RequestStage {
  public:
   // `engine`, `executor` (the lanes the requests placed there run on),
   // `metrics` (may be null: no metrics route, nothing counted) and `trace`
@@ -105,16 +105,16 @@ class Dispatcher : public http::RequestHandler {
   // protocol::RedactSecrets: no SAS signature reaches the access log.
   std::string LogSafeTarget(std::string_view target) const override;
 
- private:
-  struct Pending;
-  // What the metrics count a request under, and when its headers arrived.
-  struct Tally {
-    size_t account = 0;
-    size_t operation = Metrics::kUnknownOperation;
-    std::chrono::steady_clock::time_point start;
-    std::shared_ptr<RequestTrace> trace;  // null unless the trace is on
-  };
+  // RequestStage: the innermost stage, which runs the handler.
+  void Execute(RequestInfo& info, http::Response response, http::Completion done) override;
+  void Refuse(RequestInfo& info, const protocol::ApiError& error, http::Response response,
+              http::Completion done) override;
+  void ExecuteOnLane(std::shared_ptr<PendingRequest> pending) override;
+  // Dispatches to the operation's handler against `engine`, wrapped in a
+  // TracingEngine when the request is traced.
+  void RunHandler(const RequestInfo& info, storage::Engine& engine, http::Response& response) override;
 
+ private:
   // Answers `request` on `route` (server_routes.h), now or from its lane,
   // through `done`; false, `done` untouched, when the route leaves the
   // request to the Table API (a method a status or UI route does not serve,
@@ -129,48 +129,47 @@ class Dispatcher : public http::RequestHandler {
                            http::Response& refusal) const;
   std::string HealthDetail();
   std::string MetricsText();
-  // Counts an answer under `tally` and, at debug level on the "api" logger,
-  // says what the request did.
-  void Record(const Tally& tally, const http::Request& request, std::string_view request_id,
-              const http::Response& response) const;
+  // Counts an answer under `info`'s metrics indices, adds its trace line
+  // (when traced) and, at debug level on the "api" logger, says what the
+  // request did.
+  void Record(const RequestInfo& info, const http::Response& response) const;
 
-  // Routes, checks the version and authenticates. Returns true with the
-  // request's facts in *info (built in place) when the operation's handler is
-  // to run; otherwise false, *info empty and the refusal in `response`. Sets *cors_account once the request's account is known, so
-  // CORS headers go on whatever response follows (errors included), and
-  // *tally's account and operation once routed.
-  bool Prepare(const http::Request& request, const http::RequestContext& context, const std::string& request_id,
-               http::Response& response, std::optional<std::string>* cors_account, Tally* tally,
-               std::optional<RequestInfo>* info);
-  // Prepare, timed into tally->trace->auth when tracing.
-  bool PrepareTimed(const http::Request& request, const http::RequestContext& context, const std::string& request_id,
-                    http::Response& response, std::optional<std::string>* cors_account, Tally* tally,
-                    std::optional<RequestInfo>* info);
+  // Routes, checks the version and authenticates `info`'s request, filling
+  // in `info` as it goes (its route, account, metrics indices, trace fields,
+  // CORS account, grant). Sets info.prepared when the operation's handler is
+  // to run; otherwise the refusal is in `response`.
+  void Prepare(RequestInfo& info, http::Response& response);
+  // Prepare, timed into info.trace->auth when tracing.
+  void PrepareTimed(RequestInfo& info, http::Response& response);
   // A request's trace record, started now.
   static std::shared_ptr<RequestTrace> NewTrace(const http::RequestContext& context);
-  // Runs the operation's handler (never throws: a throw becomes a 500), on
-  // the engine wrapped by what this request adds to it (realistic mode's page
-  // cut, the trace: page_cut_engine.h, trace_engine.h); `trace` is null when
-  // the request is not traced.
-  void Run(const RequestInfo& info, RequestTrace* trace, http::Response& response);
+  // Runs the operation's handler through the outermost stage's RunHandler
+  // (never throws: a throw becomes a 500), timed into the trace.
+  void Run(const RequestInfo& info, http::Response& response);
   // Runs the handler on this (I/O) thread with `attempt` as the request's
   // inline_try (placement.h). True when it answered; false when it gave up
   // (a query out of its slice, a read that would wait for the disk), with
   // `response` reset for the lane that runs it again.
-  bool TryInline(RequestInfo& info, RequestTrace* trace, InlineTry* attempt, http::Response& response);
-  // Runs `pending` on the engine's `lane`, or answers 503 ServerBusy when the
-  // lane refuses it.
-  void RunOnLane(exec::WorkLane lane, std::shared_ptr<Pending> pending);
+  bool TryInline(RequestInfo& info, InlineTry* attempt, http::Response& response);
   // The common headers, and CORS headers when the request has an Origin.
   void Decorate(const http::Request& request, const std::string& request_id,
                 const std::optional<std::string>& cors_account, http::Response& response);
-  // Decorate, then the group commit wait, then `done`. `info` (null when the
-  // request was refused before its handler) narrows the wait of an entity read
-  // to writes its answer can reflect (Engine::TableReadIsDurable). Counts the
-  // answer under `tally` when it is ready to send.
-  void Finish(const http::Request& request, const std::string& request_id,
-              const std::optional<std::string>& cors_account, http::Response response, http::Completion done,
-              const RequestInfo* info, const Tally& tally);
+  void Decorate(const RequestInfo& info, http::Response& response) {
+    Decorate(info.request, info.request_id, info.cors_account, response);
+  }
+  // Decorate, then the group commit wait, then `done`; the answer is counted
+  // (Record) when it is ready to send. The wait of an entity read that ran is
+  // narrowed to writes its answer can reflect (Engine::TableReadIsDurable).
+  // From the I/O thread's stack (`info` moves into a PendingRequest only when
+  // the answer must wait) or from a PendingRequest.
+  void Finish(RequestInfo& info, http::Response response, http::Completion done);
+  void Finish(std::shared_ptr<PendingRequest> pending);
+  // Decorate; then, when nothing the answer may reflect waits for the log
+  // write, Record and send it and return true.
+  bool SendIfDurable(const RequestInfo& info, http::Response& response, http::Completion& done);
+  // Holds `pending`'s answer for the engine's next log write (AwaitDurable),
+  // then sends it (a 500 or 503 if that write failed).
+  void AwaitLogWrite(std::shared_ptr<PendingRequest> pending);
   // The request-unit budget (budget_ set): true, with the 429 in `response`,
   // when `info`'s table is over its budget; Charge debits an answered request.
   bool OverBudget(const RequestInfo& info, http::Response& response);
@@ -195,9 +194,11 @@ class Dispatcher : public http::RequestHandler {
   // The Cosmos flavour's request-unit budget (ApiOptions::ru_per_second), or
   // null: then a request pays one pointer test.
   std::unique_ptr<faults::ThroughputBudget> budget_;
-  // Over options_.faults, or null. Last: its delayed calls, run when it is
-  // destroyed, need the rest.
+  // Over options_.faults, or null; the destructor drops it first: its
+  // delayed calls, run when it is destroyed, need the rest.
   std::unique_ptr<FaultInjector> faults_;
+  // The outermost stage: faults_, or this dispatcher.
+  RequestStage* stage_;
 };
 
 }  // namespace tablestone::api

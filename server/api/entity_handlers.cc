@@ -45,18 +45,15 @@ namespace {
 
 // Get Entity's handler step: on success writes the 200 answer; on failure
 // writes nothing and returns the error.
-std::optional<ApiError> RunGetEntity(const ApiContext& ctx, const GetEntityRequest& req, const ReadScope& scope,
+std::optional<ApiError> RunGetEntity(const ApiContext& ctx, const GetEntityRequest& req, const RequestInfo& info,
                                      http::Response& response) {
-  // A service SAS may be limited to a key range (Learn: create-service-sas).
-  if (scope.grant.kind == AuthGrant::Kind::kServiceSas && !scope.grant.InRange(req.partition_key, req.row_key)) {
-    return ApiError::AuthorizationFailure();
-  }
+  if (!KeyAllowed(info, req.partition_key, req.row_key)) return ApiError::AuthorizationFailure();
   auto table = ctx.engine.GetTable(req.account, req.table);
   if (!table.ok()) return protocol::FromStatus(table.status());
-  auto entity = ctx.engine.GetEntity(*table, req.partition_key, req.row_key, ReadWaitOf(scope.inline_try));
-  if (GaveUpForTheDisk(scope.inline_try, entity.status())) return std::nullopt;
+  auto entity = ctx.engine.GetEntity(*table, req.partition_key, req.row_key, ReadWaitOf(info.inline_try));
+  if (GaveUpForTheDisk(info.inline_try, entity.status())) return std::nullopt;
   if (!entity.ok()) return protocol::FromStatus(entity.status());
-  protocol::EntityWriteContext wctx{scope.base_url, req.account, req.table, req.level, &req.select};
+  protocol::EntityWriteContext wctx{info.base_url, req.account, req.table, req.level, &req.select};
   WriterFor(req.level).Entity(response, 200, *entity, wctx);
   response.set("ETag", model::FormatETag(entity->timestamp));
   return std::nullopt;
@@ -64,43 +61,50 @@ std::optional<ApiError> RunGetEntity(const ApiContext& ctx, const GetEntityReque
 
 }  // namespace
 
-void AnswerGetEntity(const ApiContext& ctx, const RequestParts& parts, const ReadScope& scope,
+void AnswerGetEntity(const ApiContext& ctx, const RequestParts& parts, const RequestInfo& info,
                      http::Response& response) {
   auto req = ParseGetEntity(parts);
-  if (!req.ok()) return WriteError(protocol::Operation::kGetEntity, parts, scope.request_id, req.error(), response);
-  if (auto error = RunGetEntity(ctx, *req, scope, response)) {
-    WriteError(protocol::Operation::kGetEntity, parts, scope.request_id, *error, response);
+  if (!req.ok()) return WriteError(protocol::Operation::kGetEntity, parts, info.request_id, req.error(), response);
+  if (auto error = RunGetEntity(ctx, *req, info, response)) {
+    WriteError(protocol::Operation::kGetEntity, parts, info.request_id, *error, response);
   }
 }
 
 void HandleGetEntity(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
   BeastRequestHeaders headers(info.request);
-  AnswerGetEntity(ctx, info.Parts(headers), ScopeOf(info), response);
+  AnswerGetEntity(ctx, info.Parts(headers), info, response);
+}
+
+const protocol::ApiResult<model::WriteOp>& ParsedWriteOp(const RequestInfo& info) {
+  if (!info.write_op) {
+    EntityOpRequest req;
+    req.operation = info.route.operation;
+    req.url_key = info.route.resource.key;
+    req.body = info.request.body();
+    req.if_match = OptionalHeader(info, "If-Match");
+    req.if_none_match = OptionalHeader(info, "If-None-Match");
+    req.content_type = OptionalHeader(info, "Content-Type");
+    req.version = info.api_version;
+    req.flavor = info.flavor;
+    info.write_op = BuildWriteOp(req);
+  }
+  return *info.write_op;
 }
 
 void HandleEntityWrite(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
-  EntityOpRequest req;
-  req.operation = info.route.operation;
-  req.url_key = info.route.resource.key;
-  req.body = info.request.body();
-  req.if_match = OptionalHeader(info, "If-Match");
-  req.if_none_match = OptionalHeader(info, "If-None-Match");
-  req.content_type = OptionalHeader(info, "Content-Type");
-  req.version = info.api_version;
-  req.flavor = info.flavor;
-  const bool is_insert = req.operation == protocol::Operation::kInsertEntity;
+  const bool is_insert = info.route.operation == protocol::Operation::kInsertEntity;
 
   protocol::MetadataLevel level = protocol::MetadataLevel::kMinimalMetadata;
   protocol::PreferReturn prefer = protocol::PreferReturn::kNone;
   if (is_insert) {
     // Only inserts have a body to negotiate and honour Prefer (Learn:
     // setting-the-prefer-header-to-manage-response-echo-on-insert-operations).
-    auto negotiated = protocol::NegotiateMetadata(info.Query("$format"), info.Header("Accept"), req.version);
+    auto negotiated = protocol::NegotiateMetadata(info.Query("$format"), info.Header("Accept"), info.api_version);
     if (!negotiated.ok()) return WriteError(info, negotiated.error(), response);
     level = *negotiated;
     if (info.HasHeader("Prefer")) prefer = protocol::ParsePrefer(info.Header("Prefer"));
   }
-  auto op = BuildWriteOp(req);
+  const auto& op = ParsedWriteOp(info);
   if (!op.ok()) return WriteError(info, op.error(), response);
   if (!KeyAllowed(info, op->entity.partition_key, op->entity.row_key)) {
     return WriteError(info, ApiError::AuthorizationFailure(), response);

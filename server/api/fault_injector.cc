@@ -2,12 +2,13 @@
 
 #include <spdlog/spdlog.h>
 
-#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 
 #include "protocol/operation.h"
 #include "server/api/batch_handler.h"
+#include "server/api/handlers.h"
+#include "server/api/page_cut_engine.h"
 #include "server/api/response.h"
 
 namespace tablestone::api {
@@ -17,20 +18,6 @@ using protocol::ApiError;
 using protocol::Operation;
 
 std::string_view ToView(boost::beast::string_view v) { return std::string_view(v.data(), v.size()); }
-
-// A string field of the request's JSON body ("PartitionKey" of an insert,
-// "TableName" of Create Table), for the fault rules only; nullopt when the
-// body is not a JSON object with that string. The rules decide before the
-// handler parses the body, so this is a parse of its own: it is made only
-// while faults are active, and for an insert only when a rule matches on
-// PartitionKey (FaultSet::wants_partition_key).
-std::optional<std::string> BodyField(const http::Request& request, const char* field) {
-  auto body = nlohmann::json::parse(request.body(), nullptr, false);
-  if (!body.is_object()) return std::nullopt;
-  auto it = body.find(field);
-  if (it == body.end() || !it->is_string()) return std::nullopt;
-  return it->get<std::string>();
-}
 
 // Applies a fault rule's after-action to the answer the handler gives (once
 // durable): wraps the request's Completion.
@@ -83,22 +70,56 @@ class FaultSink final : public http::ResponseSink {
 
 }  // namespace
 
-FaultInjector::FaultInjector(faults::FaultSet& faults, std::shared_ptr<spdlog::logger> log)
-    : faults_(faults), log_(std::move(log)) {}
+FaultInjector::FaultInjector(faults::FaultSet& faults, std::shared_ptr<spdlog::logger> log, RequestStage& inner)
+    : faults_(faults), log_(std::move(log)), inner_(inner) {}
 
-FaultInjector::Verdict FaultInjector::Inspect(const RequestInfo& info, bool xml_errors, http::Completion& done) {
+void FaultInjector::Execute(RequestInfo& info, http::Response response, http::Completion done) {
+  if (!faults_.active()) return inner_.Execute(info, std::move(response), std::move(done));
+  Verdict verdict = Inspect(info, done);
+  if (verdict.refusal) return inner_.Refuse(info, *verdict.refusal, std::move(response), std::move(done));
+  info.page_cut = verdict.page_cut;
+  if (verdict.delay.count() == 0) return inner_.Execute(info, std::move(response), std::move(done));
+  // Held on the delay thread, then run on the request's lane: no thread waits for it.
+  auto pending = std::make_shared<PendingRequest>(PendingRequest{std::move(info), std::move(response), std::move(done)});
+  delays_.After(verdict.delay, [this, pending]() mutable { inner_.ExecuteOnLane(std::move(pending)); });
+}
+
+void FaultInjector::RunHandler(const RequestInfo& info, storage::Engine& engine, http::Response& response) {
+  if (!info.page_cut) {
+    inner_.RunHandler(info, engine, response);
+  } else {
+    // Inside the trace's wrapper (the inner stage adds it), so the trace
+    // counts the rows of the cut page.
+    PageCutEngine cut(engine, *info.page_cut);
+    inner_.RunHandler(info, cut, response);
+    if (cut.drop_next_row_key()) response.erase("x-ms-continuation-NextRowKey");
+  }
+  // What an answer tells realistic mode: a table deleted now is "being
+  // deleted" for a while (TableBeingDeleted).
+  if (info.route.operation == Operation::kDeleteTable && response.result_int() == 204 && faults_.active()) {
+    faults_.NoteTableDeleted(info.account(), info.route.resource.table);
+  }
+}
+
+FaultInjector::Verdict FaultInjector::Inspect(const RequestInfo& info, http::Completion& done) {
   Verdict verdict;
   const http::Request& request = info.request;
   const Operation op = info.route.operation;
+  const bool xml_errors = protocol::IsXmlOperation(op);
   const std::string& account = info.account();
-  std::optional<std::string> body_table;
-  if (op == Operation::kCreateTable) body_table = BodyField(request, "TableName");
+  // A Create Table names its table in the body: read from the handler's own
+  // parse of it, made here once and kept for the handler (ParsedCreateTable).
+  std::optional<std::string_view> body_table;
+  if (op == Operation::kCreateTable) {
+    const auto& create = ParsedCreateTable(info);
+    if (create.ok()) body_table = create->name;
+  }
   // A $batch's URL names no table: its operations do, and a rule scoped by
   // match.table applies to them (tests/e2e/python/test_faults.py,
   // test_table_rule_fires_on_that_tables_batch).
   std::optional<BatchTarget> batch_target;
   if (op == Operation::kBatch) batch_target = BatchTargetOf(info);
-  const std::string_view table = body_table     ? std::string_view(*body_table)
+  const std::string_view table = body_table     ? *body_table
                                  : batch_target ? std::string_view(batch_target->table)
                                                 : std::string_view(info.route.resource.table);
 
@@ -121,14 +142,14 @@ FaultInjector::Verdict FaultInjector::Inspect(const RequestInfo& info, bool xml_
   q.operation = protocol::OperationName(op);
   q.method = ToView(request.method_string());
   q.header = [&request](std::string_view name) { return FindRequestHeader(request, name); };
-  std::optional<std::string> body_pk;
   if (info.route.resource.key) {
     q.partition_key = info.route.resource.key->partition_key;
   } else if (batch_target && batch_target->partition_key) {
     q.partition_key = *batch_target->partition_key;
   } else if (op == Operation::kInsertEntity && faults_.wants_partition_key()) {
-    body_pk = BodyField(request, "PartitionKey");
-    if (body_pk) q.partition_key = *body_pk;
+    // The handler's own parse of the body, made once (ParsedWriteOp).
+    const auto& write = ParsedWriteOp(info);
+    if (write.ok()) q.partition_key = write->entity.partition_key;
   }
   std::optional<faults::FaultDecision> decision = faults_.Evaluate(q);
   if (!decision) return verdict;
@@ -154,12 +175,6 @@ FaultInjector::Verdict FaultInjector::Inspect(const RequestInfo& info, bool xml_
       break;
   }
   return verdict;
-}
-
-void FaultInjector::NoteAnswer(const RequestInfo& info, const http::Response& response) {
-  if (info.route.operation == Operation::kDeleteTable && response.result_int() == 204 && faults_.active()) {
-    faults_.NoteTableDeleted(info.account(), info.route.resource.table);  // realistic mode's TableBeingDeleted
-  }
 }
 
 }  // namespace tablestone::api

@@ -44,8 +44,10 @@ class ForwardingEngine : public storage::Engine {
                              ReadWait wait) override {
     return inner_.Write(table, ops, wait);
   }
-  StatusOr<model::ScanResult> Scan(const storage::TableInfo& table, const model::ScanSpec& spec) override {
-    return inner_.Scan(table, spec);
+  using storage::Engine::Scan;
+  StatusOr<model::ScanResult> Scan(const storage::TableInfo& table, const model::ScanSpec& spec,
+                                   const model::ScanRun& run) override {
+    return inner_.Scan(table, spec, run);
   }
   Status PutAccountMeta(std::string_view account, std::string_view key, std::string_view value) override {
     return inner_.PutAccountMeta(account, key, value);

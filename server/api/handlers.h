@@ -27,34 +27,26 @@ void HandleEntityWrite(const ApiContext& ctx, const RequestInfo& info, http::Res
 
 void HandleQueryEntities(const ApiContext& ctx, const RequestInfo& info, http::Response& response);
 
-// Who asks, and how the answer addresses its entities, for an entity read
-// run from RequestParts. Views into the caller's request, which outlives the
-// call.
-struct ReadScope {
-  std::string_view request_id;  // for error bodies and the 500 log line
-  std::string_view base_url;    // service root with trailing '/'
-  const AuthGrant& grant;       // a service SAS may limit the keys readable
-  InlineTry* inline_try = nullptr;  // RequestInfo::inline_try
-  model::SuspendedScan* resume_scan = nullptr;  // RequestInfo::suspended_scan: a query continues it
-};
-
-// The read scope of `info`, the one place it is built: a top-level read and
-// the GET inside a $batch (whose request is never tried on the I/O thread nor
-// continued, so its slice and scan are null) both read through it.
-inline ReadScope ScopeOf(const RequestInfo& info) {
-  return ReadScope{info.request_id, info.base_url, info.grant, info.inline_try, info.suspended_scan.get()};
-}
+// The typed request of a Create Table or an entity write, parsed from the
+// body on the first call for `info` and kept in it (RequestInfo::create_table,
+// RequestInfo::write_op): a fault rule that matches on the body and the
+// handler read the one parse.
+const protocol::ApiResult<CreateTableRequest>& ParsedCreateTable(const RequestInfo& info);
+const protocol::ApiResult<model::WriteOp>& ParsedWriteOp(const RequestInfo& info);
 
 // Get Entity and Query Entities from their request parts: parse the typed
 // request (query_ops.h), run it against the engine, and write the whole
 // response, errors included. The same path for a top-level request (the
-// Handle* functions above) and for the GET inside $batch (batch_handler.cc).
-// A read that reached the bound of `scope.inline_try` sets its gave_up (a
-// query also its suspended, its scan's state) and writes nothing; given `scope.resume_scan`, it
-// continues that scan instead of starting one.
-void AnswerGetEntity(const ApiContext& ctx, const RequestParts& parts, const ReadScope& scope,
+// Handle* functions above) and for the GET inside $batch (batch_handler.cc),
+// whose parts are the sub-request's and whose `info` is the outer request's
+// (who asks, the service root the answer names; a `$batch` is never tried on
+// the I/O thread nor continued, so its inline_try and suspended_scan are
+// null). A read that reached the bound of `info.inline_try` sets its gave_up
+// (a query also its suspended, its scan's state) and writes nothing; given
+// `info.suspended_scan`, a query continues that scan instead of starting one.
+void AnswerGetEntity(const ApiContext& ctx, const RequestParts& parts, const RequestInfo& info,
                      http::Response& response);
-void AnswerQueryEntities(const ApiContext& ctx, const RequestParts& parts, const ReadScope& scope,
+void AnswerQueryEntities(const ApiContext& ctx, const RequestParts& parts, const RequestInfo& info,
                          http::Response& response);
 
 }  // namespace tablestone::api

@@ -20,11 +20,12 @@ StatusOr<storage::TableListResult> PageCutEngine::ListTables(std::string_view ac
   return result;
 }
 
-StatusOr<model::ScanResult> PageCutEngine::Scan(const storage::TableInfo& table, const model::ScanSpec& spec) {
+StatusOr<model::ScanResult> PageCutEngine::Scan(const storage::TableInfo& table, const model::ScanSpec& spec,
+                                                const model::ScanRun& run) {
   drop_next_row_key_ = false;
   model::ScanSpec cut = spec;
   cut.max_results = std::max<size_t>(1, std::min(spec.max_results, cut_.max_rows));
-  auto result = inner_.Scan(table, cut);
+  auto result = inner_.Scan(table, cut, run);
   if (!result.ok()) return result;
   if (cut_.max_rows == 0 && !result->entities.empty()) {
     // An empty page whose token names the row it would have returned.

@@ -27,7 +27,9 @@ class PageCutEngine final : public ForwardingEngine {
 
   StatusOr<storage::TableListResult> ListTables(std::string_view account,
                                                 const storage::TableListSpec& spec) override;
-  StatusOr<model::ScanResult> Scan(const storage::TableInfo& table, const model::ScanSpec& spec) override;
+  using storage::Engine::Scan;
+  StatusOr<model::ScanResult> Scan(const storage::TableInfo& table, const model::ScanSpec& spec,
+                                   const model::ScanRun& run) override;
 
   // True when the last Scan's continuation fell on a partition boundary and
   // the cut names only the partition.

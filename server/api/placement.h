@@ -76,7 +76,7 @@ struct RequestPlacement {
 // null, and the lane then starts the scan again).
 struct InlineTry {
   InlineBound bound = InlineBound::kNone;
-  // kSlice: CPU time of the I/O thread (ScanSpec::cpu_budget), and ten times
+  // kSlice: CPU time of the I/O thread (ScanRun::cpu_budget), and ten times
   // that of wall-clock time (a scan waiting on the disk uses no CPU).
   std::chrono::nanoseconds cpu_budget{0};
   bool gave_up = false;

@@ -81,7 +81,7 @@ class JsonRowSizer final : public model::RowSizer {
   }
 
  private:
-  // Views into the request's parts and ReadScope, which outlive the scan.
+  // Views into the request's parts and RequestInfo, which outlive the scan.
   protocol::EntityWriteContext ctx_;
   // EntityJsonSizeBudgetBound holds only if no $select name repeats.
   bool budget_bound_usable_ = true;
@@ -121,11 +121,11 @@ class JsonRowRenderer final : public model::RowRenderer {
 
 // Query Entities' handler step: on success writes the 200 answer; on failure
 // writes nothing and returns the error. A scan that reached the I/O thread's
-// slice (InlineBound::kSlice) sets scope.inline_try->gave_up (and ->suspended) and writes
-// nothing; one given scope.resume_scan continues it. Consumes `req`
+// slice (InlineBound::kSlice) sets info.inline_try->gave_up (and ->suspended) and writes
+// nothing; one given info.suspended_scan continues it. Consumes `req`
 // (its resume key moves into the scan).
 std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesRequest&& req,
-                                         const ReadScope& scope, http::Response& response) {
+                                         const RequestInfo& info, http::Response& response) {
   auto table = ctx.engine.GetTable(req.account, req.table);
   if (!table.ok()) return protocol::FromStatus(table.status());
 
@@ -134,12 +134,12 @@ std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesReq
   std::vector<std::shared_ptr<const void>> pins;  // keep `rendered` valid
   std::optional<model::EntityKey> next;
   size_t rows_scanned = 0;
-  protocol::EntityWriteContext wctx{scope.base_url, req.account, req.table, req.level, &req.select};
+  protocol::EntityWriteContext wctx{info.base_url, req.account, req.table, req.level, &req.select};
   if (!req.top.has_value() || *req.top > 0) {
     model::ScanSpec spec;
     spec.resume_from = std::move(req.resume_from);
     if (req.filter) req.filter->PlanScan(&spec);
-    const AuthGrant& grant = scope.grant;
+    const AuthGrant& grant = info.grant;
     const bool sas_range = grant.kind == AuthGrant::Kind::kServiceSas &&
                            (grant.sas_start.has_value() || grant.sas_end.has_value());
     if (sas_range) {
@@ -156,26 +156,30 @@ std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesReq
     spec.max_results = req.top.has_value() ? static_cast<size_t>(*req.top) : model::kMaxPageEntities;
     spec.max_bytes = model::kMaxPageBytes;
     spec.row_sizer = std::make_shared<JsonRowSizer>(wctx);
+    // How this call runs, apart from what it reads: its CPU slice or bursts,
+    // and the rendering of the rows the scan cache may keep.
+    model::ScanRun run;
     if (JsonRowRenderer::IdOf(wctx) != 0) {
-      spec.renderer = std::make_shared<JsonRowRenderer>(wctx);
+      run.renderer = std::make_shared<JsonRowRenderer>(wctx);
     }
     spec.deadline = std::chrono::steady_clock::now() + ctx.options.query_time_budget;
-    const bool sliced = scope.inline_try != nullptr && scope.inline_try->bound == InlineBound::kSlice;
+    const bool sliced = info.inline_try != nullptr && info.inline_try->bound == InlineBound::kSlice;
     if (!sliced && ctx.options.scan_cpu_burst.count() > 0) {
-      spec.cpu_burst = ctx.options.scan_cpu_burst;
-      spec.give_way = storage::ScanGiveWay(ctx.options.scan_cpu_burst, ctx.options.scan_nice);
+      run.cpu_burst = ctx.options.scan_cpu_burst;
+      run.give_way = storage::ScanGiveWay(ctx.options.scan_cpu_burst, ctx.options.scan_nice);
     }
     if (sliced) {
       // Kept when the slice runs out, for the long lane to continue.
       spec.resumable = true;
-      spec.cpu_budget = scope.inline_try->cpu_budget;
+      run.cpu_budget = info.inline_try->cpu_budget;
       // A scan waiting on the disk uses no CPU: the wall clock bounds it too.
-      const auto wall = std::chrono::steady_clock::now() + 10 * scope.inline_try->cpu_budget;
+      const auto wall = std::chrono::steady_clock::now() + 10 * info.inline_try->cpu_budget;
       if (wall < *spec.deadline) spec.deadline = wall;
     }
-    // The same spec as the I/O thread's try, built again: the first one's
-    // predicate, sizer and renderer view that run's request, which has moved.
-    spec.resume_scan = scope.resume_scan;
+    // The same spec and run as the I/O thread's try, built again: the first
+    // one's predicate, sizer and renderer view that try's request, which has
+    // moved.
+    spec.resume_scan = info.suspended_scan.get();
     const protocol::FlavorPolicy& flavor = ctx.options.flavor;
     if (flavor.shuffle && !spec.match_nothing) {
       // Query order by flavour: Cosmos DB's is not the keys' (shuffled_scan.h).
@@ -184,10 +188,11 @@ std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesReq
       // slice and runs whole on the long lane.
       if (!sliced) spec.deadline.reset();
       const size_t n = req.top.has_value() ? static_cast<size_t>(*req.top) : model::kMaxPageEntities;
-      auto page = ScanShuffled(ctx.engine, *table, std::move(spec), n, flavor.shuffle_seed, req.shuffled_after);
+      auto page = ScanShuffled(ctx.engine, *table, std::move(spec), std::move(run), n, flavor.shuffle_seed,
+                               req.shuffled_after);
       if (!page.ok()) return protocol::FromStatus(page.status());
       if (page->deadline_passed) {
-        scope.inline_try->gave_up = true;
+        info.inline_try->gave_up = true;
         return std::nullopt;
       }
       if (ctx.metrics != nullptr) {
@@ -203,14 +208,14 @@ std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesReq
       return std::nullopt;
     }
     if (!spec.match_nothing) {
-      auto result = ctx.engine.Scan(*table, spec);
+      auto result = ctx.engine.Scan(*table, spec, run);
       if (!result.ok()) return protocol::FromStatus(result.status());
       if (sliced && result->deadline_passed) {
         // Too long for an I/O thread: the dispatcher hands it to the long
         // lane, which continues the suspended scan (or, without one, starts
         // it again).
-        scope.inline_try->gave_up = true;
-        scope.inline_try->suspended = std::move(result->suspended);
+        info.inline_try->gave_up = true;
+        info.inline_try->suspended = std::move(result->suspended);
         return std::nullopt;
       }
       entities = std::move(result->entities);
@@ -238,20 +243,20 @@ std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesReq
 
 }  // namespace
 
-void AnswerQueryEntities(const ApiContext& ctx, const RequestParts& parts, const ReadScope& scope,
+void AnswerQueryEntities(const ApiContext& ctx, const RequestParts& parts, const RequestInfo& info,
                          http::Response& response) {
   auto req = ParseQueryEntities(parts);
   if (!req.ok()) {
-    return WriteError(protocol::Operation::kQueryEntities, parts, scope.request_id, req.error(), response);
+    return WriteError(protocol::Operation::kQueryEntities, parts, info.request_id, req.error(), response);
   }
-  if (auto error = RunQueryEntities(ctx, std::move(*req), scope, response)) {
-    WriteError(protocol::Operation::kQueryEntities, parts, scope.request_id, *error, response);
+  if (auto error = RunQueryEntities(ctx, std::move(*req), info, response)) {
+    WriteError(protocol::Operation::kQueryEntities, parts, info.request_id, *error, response);
   }
 }
 
 void HandleQueryEntities(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
   BeastRequestHeaders headers(info.request);
-  AnswerQueryEntities(ctx, info.Parts(headers), ScopeOf(info), response);
+  AnswerQueryEntities(ctx, info.Parts(headers), info, response);
 }
 
 }  // namespace tablestone::api

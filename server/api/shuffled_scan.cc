@@ -29,13 +29,14 @@ struct ByKey {
 }  // namespace
 
 StatusOr<ShuffledPage> ScanShuffled(storage::Engine& engine, const storage::TableInfo& table, model::ScanSpec spec,
-                                    size_t n, uint64_t seed, const std::optional<protocol::CosmosResume>& after) {
+                                    model::ScanRun run, size_t n, uint64_t seed,
+                                    const std::optional<protocol::CosmosResume>& after) {
   ShuffledPage page;
   if (n == 0) return page;
   spec.resume_from.reset();
   spec.resume_scan = nullptr;
   spec.resumable = false;
-  spec.renderer.reset();
+  run.renderer.reset();
   spec.max_results = model::kMaxPageEntities;
   spec.max_bytes = model::kMaxPageBytes;
   // The heap is always the smallest entities seen so far, in order: once one
@@ -54,7 +55,7 @@ StatusOr<ShuffledPage> ScanShuffled(storage::Engine& engine, const storage::Tabl
     more = true;
   };
   while (true) {
-    auto result = engine.Scan(table, spec);
+    auto result = engine.Scan(table, spec, run);
     if (!result.ok()) return result.status();
     page.rows_examined += result->rows_examined;
     if (result->deadline_passed) {

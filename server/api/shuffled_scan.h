@@ -33,8 +33,10 @@ struct ShuffledPage {
 };
 
 // `spec` as a query page would use it (ranges, bound, predicate, select,
-// row_sizer, deadline); its resume, page limits and renderer are replaced.
+// row_sizer, deadline), and `run` as its call would (CPU budget and bursts);
+// the spec's resume and page limits and the run's renderer are replaced.
 StatusOr<ShuffledPage> ScanShuffled(storage::Engine& engine, const storage::TableInfo& table, model::ScanSpec spec,
-                                    size_t n, uint64_t seed, const std::optional<protocol::CosmosResume>& after);
+                                    model::ScanRun run, size_t n, uint64_t seed,
+                                    const std::optional<protocol::CosmosResume>& after);
 
 }  // namespace tablestone::api

@@ -140,9 +140,18 @@ void HandleQueryTables(const ApiContext& ctx, const RequestInfo& info, http::Res
   RunQueryTables(ctx, info, std::move(*req), response);
 }
 
+const protocol::ApiResult<CreateTableRequest>& ParsedCreateTable(const RequestInfo& info) {
+  if (!info.create_table) {
+    BeastRequestHeaders headers(info.request);
+    info.create_table = ParseCreateTable(info.Parts(headers));
+  }
+  // `account` views the context's route, which may have moved since the parse.
+  if (info.create_table->ok()) (*info.create_table)->account = info.account();
+  return *info.create_table;
+}
+
 void HandleCreateTable(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
-  BeastRequestHeaders headers(info.request);
-  auto req = ParseCreateTable(info.Parts(headers));
+  const auto& req = ParsedCreateTable(info);
   if (!req.ok()) return WriteError(info, req.error(), response);
   RunCreateTable(ctx, info, *req, response);
 }

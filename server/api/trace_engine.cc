@@ -57,8 +57,9 @@ storage::WriteResult TracingEngine::Write(const storage::TableInfo& table, std::
   return Timed(trace_, [&] { return inner_.Write(table, ops, wait); });
 }
 
-StatusOr<model::ScanResult> TracingEngine::Scan(const storage::TableInfo& table, const model::ScanSpec& spec) {
-  auto result = Timed(trace_, [&] { return inner_.Scan(table, spec); });
+StatusOr<model::ScanResult> TracingEngine::Scan(const storage::TableInfo& table, const model::ScanSpec& spec,
+                                                const model::ScanRun& run) {
+  auto result = Timed(trace_, [&] { return inner_.Scan(table, spec, run); });
   if (result.ok()) {
     trace_.rows_scanned = result->rows_examined;
     trace_.rows_returned = result->entities.size();

@@ -38,7 +38,9 @@ class TracingEngine final : public ForwardingEngine {
   using storage::Engine::Write;
   storage::WriteResult Write(const storage::TableInfo& table, std::span<const model::WriteOp> ops,
                              ReadWait wait) override;
-  StatusOr<model::ScanResult> Scan(const storage::TableInfo& table, const model::ScanSpec& spec) override;
+  using storage::Engine::Scan;
+  StatusOr<model::ScanResult> Scan(const storage::TableInfo& table, const model::ScanSpec& spec,
+                                   const model::ScanRun& run) override;
 
  private:
   RequestTrace& trace_;

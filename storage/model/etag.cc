@@ -1,22 +1,36 @@
 #include "storage/model/etag.h"
 
+#include <cstring>
+
 #include "storage/model/datetime.h"
 
 namespace tablestone::model {
 
-void AppendETag(std::string& out, int64_t ticks) {
+size_t FormatETagTo(int64_t ticks, char (&buf)[kETagBufferSize]) {
+  static_assert(kETagBufferSize >= 12 + kDateTimeBufferSize + 2 * 2 + 2, "room for the longest ETag");
   char time[kDateTimeBufferSize];
   const size_t n = FormatDateTimeTrimmedTo(ticks, time);
-  out += "W/\"datetime'";
-  size_t run = 0;  // append between the colons in runs, each ':' as %3A
+  size_t at = 0;
+  auto put = [&](const char* text, size_t len) {
+    std::memcpy(buf + at, text, len);
+    at += len;
+  };
+  put("W/\"datetime'", 12);
+  size_t run = 0;  // copied between the colons in runs, each ':' as %3A
   for (size_t i = 0; i < n; ++i) {
     if (time[i] != ':') continue;
-    out.append(time + run, i - run);
-    out += "%3A";
+    put(time + run, i - run);
+    put("%3A", 3);
     run = i + 1;
   }
-  out.append(time + run, n - run);
-  out += "'\"";
+  put(time + run, n - run);
+  put("'\"", 2);
+  return at;
+}
+
+void AppendETag(std::string& out, int64_t ticks) {
+  char etag[kETagBufferSize];
+  out.append(etag, FormatETagTo(ticks, etag));
 }
 
 std::string FormatETag(int64_t ticks) {

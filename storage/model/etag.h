@@ -3,6 +3,7 @@
 // (trimmed 7-digit time, ':' percent-encoded). See Learn: update-entity2
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -12,6 +13,12 @@ namespace tablestone::model {
 std::string FormatETag(int64_t timestamp_ticks);
 // Appends the same text to `out` (no temporary; query pages write one per entity).
 void AppendETag(std::string& out, int64_t timestamp_ticks);
+// Writes the same text to `buf` (no terminator) and returns its length: for
+// a caller that escapes or copies it from its own stack, with no allocation.
+// Room for the longest ETag: its fixed text, the date-time, two colons
+// encoded as %3A.
+inline constexpr size_t kETagBufferSize = 64;
+size_t FormatETagTo(int64_t timestamp_ticks, char (&buf)[kETagBufferSize]);
 
 // What an If-Match header asks for.
 struct IfMatch {

@@ -132,11 +132,32 @@ struct ScanSpec {
   size_t max_bytes = kMaxPageBytes;
   std::shared_ptr<const RowSizer> row_sizer;
   std::optional<std::chrono::steady_clock::time_point> deadline;
-  // Like `deadline`, but counting only the CPU time the scanning thread
-  // spends from the start of the scan (CLOCK_THREAD_CPUTIME_ID): a scan tried
-  // on an I/O thread stops after this much work, however long other threads
-  // of a busy machine kept it waiting. Reaching it ends the page as the
-  // deadline does (ScanResult::deadline_passed).
+  // When the page ends at ScanRun::cpu_budget or `deadline`, keep the scan's state
+  // in ScanResult::suspended instead of ending the page there, so that it can
+  // be continued (resume_scan). Ignored by a scan that continues one: a scan
+  // is suspended at most once.
+  bool resumable = false;
+  // Continue this suspended scan (a ScanResult::suspended of an earlier Scan
+  // of the same table with the same ranges, bound, resume_from, predicate,
+  // select and page limits) instead of starting: the page comes out exactly
+  // as if the first Scan had never stopped (same rows, same `next`, one
+  // snapshot), under this spec's deadline and the continuing call's ScanRun.
+  // This spec's predicate and row_sizer, and that ScanRun's renderer, replace
+  // the first call's, which need not outlive it. Owned by the caller; must
+  // outlive the call and not be continued twice.
+  SuspendedScan* resume_scan = nullptr;
+};
+
+// How one call of a scan runs, apart from what it reads (ScanSpec): the
+// caller's scheduling of its thread and the rendering it wants of the rows.
+// None of it changes which rows a page holds, only where it may stop early
+// (cpu_budget, like ScanSpec::deadline) and in what form kept rows come back.
+struct ScanRun {
+  // Like ScanSpec::deadline, but counting only the CPU time the scanning
+  // thread spends from the start of the call (CLOCK_THREAD_CPUTIME_ID): a
+  // scan tried on an I/O thread stops after this much work, however long
+  // other threads of a busy machine kept it waiting. Reaching it ends the
+  // page as the deadline does (ScanResult::deadline_passed).
   std::optional<std::chrono::nanoseconds> cpu_budget;
   // For a scan off the I/O threads: once it has run this long (its thread's
   // CPU time) since it last did, it offers the CPU to other runnable threads
@@ -152,23 +173,9 @@ struct ScanSpec {
   // EndScanBurst), so point requests go first among tablestone's threads
   // while the scan keeps the default priority against other processes.
   std::chrono::nanoseconds give_way{0};
-  // When set (and `select` is empty), rows served from the scan cache may
-  // come back rendered (ScanResult::rendered).
+  // When set (and ScanSpec::select is empty), rows served from the scan cache
+  // may come back rendered (ScanResult::rendered).
   std::shared_ptr<const RowRenderer> renderer;
-  // When the page ends at `cpu_budget` or `deadline`, keep the scan's state
-  // in ScanResult::suspended instead of ending the page there, so that it can
-  // be continued (resume_scan). Ignored by a scan that continues one: a scan
-  // is suspended at most once.
-  bool resumable = false;
-  // Continue this suspended scan (a ScanResult::suspended of an earlier Scan
-  // of the same table with the same ranges, bound, resume_from, predicate,
-  // select and page limits) instead of starting: the page comes out exactly
-  // as if the first Scan had never stopped (same rows, same `next`, one
-  // snapshot), under this spec's deadline, cpu_budget and cpu_burst. This
-  // spec's predicate, row_sizer and renderer replace the first one's, which
-  // need not outlive the first call. Owned by the caller; must outlive the
-  // call and not be continued twice.
-  SuspendedScan* resume_scan = nullptr;
 };
 
 struct ScanResult {
@@ -177,13 +184,13 @@ struct ScanResult {
   std::optional<EntityKey> next;
   // Rows read (kept or not), for benchmarks and logs.
   size_t rows_examined = 0;
-  // The page ended at spec.deadline (or spec.cpu_budget) before it was
+  // The page ended at spec.deadline (or ScanRun::cpu_budget) before it was
   // complete: `next` is the first row not examined.
   bool deadline_passed = false;
-  // Times the scan offered the CPU (ScanSpec::cpu_burst), for tests and logs.
+  // Times the scan offered the CPU (ScanRun::cpu_burst), for tests and logs.
   size_t cpu_yields = 0;
   // Empty, or as long as `entities`: a non-empty rendered[i] is entity i's
-  // rendering by ScanSpec::renderer, and entity i then holds only its keys
+  // rendering by ScanRun::renderer, and entity i then holds only its keys
   // and Timestamp (no properties). The views stay valid while `pins` lives.
   std::vector<std::string_view> rendered;
   std::vector<std::shared_ptr<const void>> pins;

@@ -19,6 +19,18 @@ TEST(ETagTest, FormatMatchesTheServiceShape) {
   EXPECT_EQ(appended, std::string("x") + kSampleETag);
 }
 
+// The stack-buffer form (the query page's, protocol/odata_writer.cc) writes
+// the same text, up to the longest date-times the ticks can name.
+TEST(ETagTest, FormatToABufferWritesTheSameText) {
+  const int64_t last = ParseIsoDateTime("9999-12-31T23:59:59.9999999Z").value_or(0);
+  for (int64_t ticks : {Sample(), Sample() - 3'795'894, int64_t{0}, last}) {
+    char buf[kETagBufferSize];
+    const size_t n = FormatETagTo(ticks, buf);
+    ASSERT_LE(n, kETagBufferSize);
+    EXPECT_EQ(std::string(buf, n), FormatETag(ticks)) << ticks;
+  }
+}
+
 TEST(ETagTest, ParseAcceptsStarAndWellFormedETags) {
   IfMatch m;
   ASSERT_TRUE(ParseIfMatch("*", &m));

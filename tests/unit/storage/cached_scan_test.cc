@@ -145,8 +145,9 @@ class CachedScanTest : public ::testing::TestWithParam<bool> {
     for (int guard = 0; guard < 10000; ++guard) {
       ScanSpec first = spec;
       first.resumable = true;
-      first.cpu_budget = std::chrono::nanoseconds(0);  // suspended at the first clock check
-      auto r = engines_[i]->Scan(tables_[i], first);
+      model::ScanRun zero;
+      zero.cpu_budget = std::chrono::nanoseconds(0);  // suspended at the first clock check
+      auto r = engines_[i]->Scan(tables_[i], first, zero);
       EXPECT_TRUE(r.ok()) << r.status().ToString();
       if (!r.ok()) break;
       std::shared_ptr<model::SuspendedScan> held = r->suspended;
@@ -703,10 +704,10 @@ struct TextPage {
   friend bool operator==(const TextPage& a, const TextPage& b) { return a.rows == b.rows && a.next == b.next; }
 };
 
-std::vector<TextPage> DrainText(Engine& engine, const TableInfo& table, ScanSpec spec) {
+std::vector<TextPage> DrainText(Engine& engine, const TableInfo& table, ScanSpec spec, const model::ScanRun& run) {
   std::vector<TextPage> pages;
   for (int guard = 0; guard < 10000; ++guard) {
-    auto r = engine.Scan(table, spec);
+    auto r = engine.Scan(table, spec, run);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     if (!r.ok()) break;
     TextPage p{{}, r->next, 0};
@@ -751,28 +752,29 @@ TEST_P(CachedScanTest, CachedRowsComeBackRenderedOnceAndEqual) {
 
   auto renderer = std::make_shared<TextRenderer>(7);
   ScanSpec spec = plain;
-  spec.renderer = renderer;
+  model::ScanRun run;
+  run.renderer = renderer;
   spec.row_sizer = std::make_shared<TestSizer>();
   spec.max_bytes = 600;  // pages end by bytes, mid-partition
-  const std::vector<TextPage> want = DrainText(*engines_[1], tables_[1], spec);
+  const std::vector<TextPage> want = DrainText(*engines_[1], tables_[1], spec, run);
   ASSERT_GT(want.size(), 2u);
   EXPECT_EQ(RenderedRows(want), 0u);  // no cache, no rendering
-  const std::vector<TextPage> first = DrainText(*engines_[0], tables_[0], spec);
+  const std::vector<TextPage> first = DrainText(*engines_[0], tables_[0], spec, run);
   EXPECT_EQ(first, want);
   EXPECT_EQ(RenderedRows(first), 50u);
   EXPECT_EQ(renderer->renders.load(), 50);
-  const std::vector<TextPage> second = DrainText(*engines_[0], tables_[0], spec);
+  const std::vector<TextPage> second = DrainText(*engines_[0], tables_[0], spec, run);
   EXPECT_EQ(second, want);
   EXPECT_EQ(RenderedRows(second), 50u);
   EXPECT_EQ(renderer->renders.load(), 50);  // kept: not rendered again
 
   auto other = std::make_shared<TextRenderer>(8);  // the entry is claimed by id 7
-  spec.renderer = other;
-  EXPECT_EQ(DrainText(*engines_[0], tables_[0], spec), want);
+  run.renderer = other;
+  EXPECT_EQ(DrainText(*engines_[0], tables_[0], spec, run), want);
   EXPECT_EQ(other->renders.load(), 0);
-  spec.renderer = renderer;
+  run.renderer = renderer;
   spec.select = {"n"};
-  EXPECT_EQ(RenderedRows(DrainText(*engines_[0], tables_[0], spec)), 0u);
+  EXPECT_EQ(RenderedRows(DrainText(*engines_[0], tables_[0], spec, run)), 0u);
 }
 
 

@@ -66,8 +66,8 @@ class EngineScanTest : public test_util::EngineTest {
     }
   }
 
-  model::ScanResult Run(const ScanSpec& spec) {
-    auto r = engine_->Scan(table_, spec);
+  model::ScanResult Run(const ScanSpec& spec, const model::ScanRun& run = {}) {
+    auto r = engine_->Scan(table_, spec, run);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? std::move(r).value() : model::ScanResult{};
   }
@@ -511,14 +511,15 @@ TEST_P(EngineScanTest, CpuBudgetEndsThePageLikeTheDeadline) {
   InsertBigPartition();
   ScanSpec spec;
   spec.ranges = {KeyRange{Partition("big", true), Partition("big", true)}};
-  spec.cpu_budget = std::chrono::nanoseconds(0);
-  model::ScanResult r = Run(spec);
+  model::ScanRun run;
+  run.cpu_budget = std::chrono::nanoseconds(0);
+  model::ScanResult r = Run(spec, run);
   EXPECT_EQ(r.entities.size(), 255u);  // the clock is read every 256 rows
   EXPECT_TRUE(r.deadline_passed);
   ASSERT_TRUE(r.next.has_value());
   EXPECT_EQ(*r.next, (EntityKey{"big", "0255"}));
-  spec.cpu_budget = std::chrono::seconds(60);
-  r = Run(spec);
+  run.cpu_budget = std::chrono::seconds(60);
+  r = Run(spec, run);
   EXPECT_EQ(r.entities.size(), 1000u);
   EXPECT_FALSE(r.deadline_passed);
 }
@@ -532,14 +533,15 @@ TEST_P(EngineScanTest, CpuBurstYieldsWithoutChangingThePage) {
   spec.deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
   model::ScanResult plain = Run(spec);
   EXPECT_EQ(plain.cpu_yields, 0u);
-  spec.cpu_burst = std::chrono::nanoseconds(1);
-  model::ScanResult yielding = Run(spec);
+  model::ScanRun run;
+  run.cpu_burst = std::chrono::nanoseconds(1);
+  model::ScanResult yielding = Run(spec, run);
   EXPECT_EQ(KeysOf(yielding.entities), KeysOf(plain.entities));
   EXPECT_EQ(yielding.entities.size(), 1000u);
   EXPECT_FALSE(yielding.deadline_passed);
   EXPECT_EQ(yielding.cpu_yields, 1000u / 256);  // the clock is read every 256 rows
-  spec.cpu_burst = std::chrono::minutes(1);
-  EXPECT_EQ(Run(spec).cpu_yields, 0u);
+  run.cpu_burst = std::chrono::minutes(1);
+  EXPECT_EQ(Run(spec, run).cpu_yields, 0u);
 }
 
 // A resumable scan that reaches its CPU budget is suspended (ScanResult::
@@ -558,8 +560,9 @@ TEST_P(EngineScanTest, ASuspendedScanContinuesAsIfUninterrupted) {
 
   ScanSpec first = spec;
   first.resumable = true;
-  first.cpu_budget = std::chrono::nanoseconds(0);  // suspended at the first clock check
-  model::ScanResult paused = Run(first);
+  model::ScanRun zero;
+  zero.cpu_budget = std::chrono::nanoseconds(0);  // suspended at the first clock check
+  model::ScanResult paused = Run(first, zero);
   ASSERT_NE(paused.suspended, nullptr);
   EXPECT_TRUE(paused.deadline_passed);
   EXPECT_TRUE(paused.entities.empty());
@@ -585,22 +588,23 @@ TEST_P(EngineScanTest, ASuspendedScanContinuesAsIfUninterrupted) {
 TEST_P(EngineScanTest, OnlyAResumableScanIsSuspendedAndOnlyOnce) {
   InsertBigPartition();
   ScanSpec spec;
-  spec.cpu_budget = std::chrono::nanoseconds(0);
-  model::ScanResult ended = Run(spec);
+  model::ScanRun zero;
+  zero.cpu_budget = std::chrono::nanoseconds(0);
+  model::ScanResult ended = Run(spec, zero);
   EXPECT_EQ(ended.suspended, nullptr);
   EXPECT_TRUE(ended.deadline_passed);
   EXPECT_EQ(ended.entities.size(), 255u);
 
   spec.resumable = true;
-  model::ScanResult paused = Run(spec);
+  model::ScanResult paused = Run(spec, zero);
   ASSERT_NE(paused.suspended, nullptr);
   TableInfo other = Create("other");
   ScanSpec elsewhere;
   elsewhere.resume_scan = paused.suspended.get();
   EXPECT_FALSE(engine_->Scan(other, elsewhere).ok());
-  ScanSpec again = spec;  // still a zero budget, still resumable
+  ScanSpec again = spec;  // still resumable, and run with a zero budget again
   again.resume_scan = paused.suspended.get();
-  model::ScanResult continued = Run(again);
+  model::ScanResult continued = Run(again, zero);
   EXPECT_EQ(continued.suspended, nullptr);
   EXPECT_TRUE(continued.deadline_passed);  // its own budget ends the page, at its next clock check
   EXPECT_EQ(continued.entities.size(), 255u + 255u);
@@ -615,8 +619,9 @@ TEST_P(EngineScanTest, CloseInvalidatesASuspendedScanInsteadOfWaitingForIt) {
   InsertBigPartition();
   ScanSpec spec;
   spec.resumable = true;
-  spec.cpu_budget = std::chrono::nanoseconds(0);
-  model::ScanResult paused = Run(spec);
+  model::ScanRun zero;
+  zero.cpu_budget = std::chrono::nanoseconds(0);
+  model::ScanResult paused = Run(spec, zero);
   ASSERT_NE(paused.suspended, nullptr);
   auto closed = std::async(std::launch::async, [&] { return engine_->Close(); });
   ASSERT_EQ(closed.wait_for(std::chrono::seconds(30)), std::future_status::ready) << "Close waited for the scan";

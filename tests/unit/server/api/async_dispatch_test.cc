@@ -291,6 +291,24 @@ TEST_F(AsyncDispatchTest, AWriteIsAcknowledgedWhileEveryLaneIsBusy) {
   EXPECT_EQ(f.get().result_int(), 201);
 }
 
+// Server::Stop drops the handler while answers may still wait for the log
+// write; the engine's log writer calls back into the dispatcher for them, so
+// dropping it waits until they are answered (server.h, step 3).
+TEST_F(AsyncDispatchTest, DroppingTheHandlerWaitsForTheAnswersHeldForTheLogWrite) {
+  HoldLogWriter();
+  http::Request insert = Request("POST", "/asyncq", Insert("held"));
+  auto sink = std::make_shared<TestSink>();
+  handler_->Handle(insert, http::RequestContext{}, http::Completion(sink));
+  auto f = sink->Future();
+  ASSERT_EQ(f.wait_for(50ms), std::future_status::timeout);  // held for the log write
+  executor_->Shutdown();
+  auto dropped = std::async(std::launch::async, [this] { handler_.reset(); });
+  EXPECT_EQ(dropped.wait_for(100ms), std::future_status::timeout) << "the handler went with an answer pending";
+  Release();
+  ASSERT_EQ(dropped.wait_for(10s), std::future_status::ready);
+  EXPECT_EQ(f.get().result_int(), 201);
+}
+
 TEST_F(AsyncDispatchTest, AnEntityReadWaitsOnlyForWritesItCanReflect) {
   ASSERT_EQ(Run(Request("POST", "/Tables", R"({"TableName":"other"})")).result_int(), 201);
   ASSERT_EQ(Run(Request("POST", "/other", Insert("o"))).result_int(), 201);

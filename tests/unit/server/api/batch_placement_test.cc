@@ -40,12 +40,14 @@ constexpr auto kScanHold = 200ms;
 class SlowScanEngine final : public testing::ForwardingEngine {
  public:
   using ForwardingEngine::ForwardingEngine;
-  StatusOr<model::ScanResult> Scan(const storage::TableInfo& table, const model::ScanSpec& spec) override {
+  using storage::Engine::Scan;
+  StatusOr<model::ScanResult> Scan(const storage::TableInfo& table, const model::ScanSpec& spec,
+                                   const model::ScanRun& run) override {
     if (table.name == "big") {
       scans_started.fetch_add(1);
       std::this_thread::sleep_for(kScanHold);
     }
-    return inner_.Scan(table, spec);
+    return inner_.Scan(table, spec, run);
   }
   std::atomic<int> scans_started{0};
 };
