@@ -91,6 +91,8 @@ for round in $(seq "$ROUNDS"); do
     for f in "${spec[@]:1}"; do f="${f//\{DATA\}/$DATA/extra}"; f="${f//\{CERT\}/$CERT}"; flags+=("${f//\{KEY\}/$KEY}"); done
     URL="http://127.0.0.1:$PORT"
     [[ " ${flags[*]} " == *" --cert "* ]] && URL="https://127.0.0.1:$PORT"
+    # Another server on the port (another bench/ab.sh run) would answer for this one.
+    if curl -sk -o /dev/null "$URL/"; then echo "port $PORT is in use: pass --port" >&2; exit 2; fi
     timeout 600 taskset -c 0 "${spec[0]}" --tablePort "$PORT" -s -l "$DATA/d" "${flags[@]}" >/dev/null 2>&1 &
     PID=$!
     for _ in $(seq 100); do curl -sk -o /dev/null "$URL/" && break; sleep 0.05; done

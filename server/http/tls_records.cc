@@ -56,28 +56,21 @@ int Create(BIO* bio) {
   return 1;
 }
 
+const BIO_METHOD* MakeMethod(const char* name, int (*write)(BIO*, const char*, int), int (*read)(BIO*, char*, int),
+                             long (*ctrl)(BIO*, int, long, void*)) {
+  BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, name);
+  if (m == nullptr) return nullptr;
+  if (write != nullptr) BIO_meth_set_write(m, write);
+  if (read != nullptr) BIO_meth_set_read(m, read);
+  BIO_meth_set_ctrl(m, ctrl);
+  BIO_meth_set_create(m, Create);
+  return m;
+}
+
 BIO* NewBio(bool reads) {
-  static const BIO_METHOD* const methods[2] = {
-      [] {
-        BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "tablestone TLS out");
-        if (m != nullptr) {
-          BIO_meth_set_write(m, AppendWrite);
-          BIO_meth_set_ctrl(m, AppendCtrl);
-          BIO_meth_set_create(m, Create);
-        }
-        return m;
-      }(),
-      [] {
-        BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "tablestone TLS in");
-        if (m != nullptr) {
-          BIO_meth_set_read(m, TakeRead);
-          BIO_meth_set_ctrl(m, TakeCtrl);
-          BIO_meth_set_create(m, Create);
-        }
-        return m;
-      }(),
-  };
-  const BIO_METHOD* method = methods[reads ? 1 : 0];
+  static const BIO_METHOD* const out = MakeMethod("tablestone TLS out", AppendWrite, nullptr, AppendCtrl);
+  static const BIO_METHOD* const in = MakeMethod("tablestone TLS in", nullptr, TakeRead, TakeCtrl);
+  const BIO_METHOD* method = reads ? in : out;
   BIO* bio = method != nullptr ? BIO_new(method) : nullptr;
   if (bio == nullptr) throw std::bad_alloc();
   return bio;
