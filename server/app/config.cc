@@ -341,12 +341,13 @@ std::vector<Setting> BuildSettings() {
                "with its published key); a path naming none of them addresses the first.",
        .check = [](std::string* value, std::string* why) {
          std::vector<api::AccountKeys> accounts;
+         if (value->empty()) return true;  // the emulator's account
          if (!ParseAccountsEnv(*value, &accounts, why)) return false;
          if (accounts.empty()) *why = "at least one account is required";
          return !accounts.empty();
        },
        .set = [](Config& c, const Value& v) { c.cosmos_accounts = Str(v); },
-       .show = [](const Config& c) { return c.cosmos_accounts == kCosmosEmulatorAccounts ? std::string("localhost:(emulator key)") : std::string("(set)"); }});
+       .show = [](const Config& c) { return c.cosmos_accounts.empty() ? std::string() : std::string("(set)"); }});
   add({.path = "cosmos.shuffle", .env = "TABLESTONE_COSMOS_SHUFFLE", .kind = Kind::kChoice,
        .help = "Cosmos flavour: query results in a deterministic non-key order seeded by --faultSeed (on), or in "
                "key order (off).",
@@ -853,7 +854,8 @@ api::ApiOptions Config::ToApiOptions() const {
 std::vector<api::AccountKeys> Config::CosmosAccounts() const {
   std::vector<api::AccountKeys> accounts;
   std::string ignored;
-  (void)ParseAccountsEnv(cosmos_accounts, &accounts, &ignored);
+  (void)ParseAccountsEnv(cosmos_accounts.empty() ? std::string(kCosmosEmulatorAccounts) : cosmos_accounts, &accounts,
+                         &ignored);
   return accounts;
 }
 
