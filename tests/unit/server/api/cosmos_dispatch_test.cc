@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "api_test_util.h"
 #include "protocol/cosmos_token.h"
 #include "protocol/url.h"
 #include "server/api/api_handler.h"
@@ -42,7 +43,7 @@ class CosmosDispatchTest : public ::testing::Test {
     options.flavor = protocol::CosmosPolicy(shuffle, 0);
     options.default_account = kCosmosAccount;
     options.ru_per_second = ru_per_second;
-    handler_ = MakeApiHandler(*engine_, options);
+    handler_ = MakeApiHandler(*engine_, *executor_, options);
   }
 
   // `target` has no account segment, as the emulator's endpoint.
@@ -115,6 +116,7 @@ class CosmosDispatchTest : public ::testing::Test {
 
   std::unique_ptr<storage::Engine> engine_;
   std::unique_ptr<http::RequestHandler> handler_;
+  std::unique_ptr<exec::WorkExecutor> executor_ = TestLanes();
 };
 
 TEST_F(CosmosDispatchTest, ThePathNeedsNoAccountSegmentButMayHaveOne) {

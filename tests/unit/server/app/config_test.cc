@@ -425,6 +425,7 @@ TEST(ConfigTest, ProjectionsCarryEveryValue) {
   api::ApiOptions a = r.config.ToApiOptions();
   EXPECT_EQ(a.query_time_budget.count(), 14);
   EXPECT_EQ(a.scan_cpu_burst.count(), 250);
+  EXPECT_EQ(a.scan_nice, 7);  // the scans' give-way, relative to point requests
   EXPECT_TRUE(a.loose);
   EXPECT_TRUE(a.allow_anonymous);
   EXPECT_TRUE(a.skip_api_version_check);
@@ -437,10 +438,12 @@ TEST(ConfigTest, ProjectionsCarryEveryValue) {
   EXPECT_EQ(e.block_cache_bytes, 5u << 20);
   EXPECT_EQ(e.scan_cache_bytes, 0u);
   EXPECT_EQ(e.entity_cache_bytes, 3u << 20);
-  EXPECT_EQ(e.executor.short_threads, 3);
-  EXPECT_EQ(e.executor.long_threads, 5);
-  EXPECT_EQ(e.executor.long_nice, 7);
-  EXPECT_EQ(e.executor.max_queued, 99u);
+  EXPECT_EQ(e.scan_build_nice, 0);  // the builder's queries' builds, at the long lane's priority
+  exec::ExecutorOptions x = r.config.ToExecutorOptions();
+  EXPECT_EQ(x.short_threads, 3);
+  EXPECT_EQ(x.long_threads, 5);
+  EXPECT_EQ(x.long_nice, 0);  // the query threads keep the default priority
+  EXPECT_EQ(x.max_queued, 99u);
 }
 
 // The cache sizes (MiB in every source, bytes in EngineOptions): file, then

@@ -1,15 +1,18 @@
 // WorkExecutor: threads for request work that may take long or block (scans,
 // writes during a RocksDB stall, table deletes, `$batch`), so the caller's
-// threads (the HTTP I/O threads) never wait on storage. Which request runs in
-// which lane is the caller's decision (server/api/dispatcher.h); the log
-// writes of the group commit are not lane work (storage/group_commit.h).
+// threads (the HTTP I/O threads) never wait on storage. server/app creates
+// it (Server::Start) and hands it to the API handler; which request runs in
+// which lane is server/api's decision (server/api/placement.h). The engine
+// has threads of its own for its background work (the log writer,
+// storage/group_commit.h; the scan cache's builder) and none of its code
+// depends on these lanes.
 //
 // Two lanes, each a FIFO queue with its own threads:
 //   kShort  work that is short and latency-sensitive.
-//   kLong   work that may run for seconds. Its threads run at a lower CPU
-//           priority (nice), so on a busy machine the I/O threads and the
-//           short lane go first; a long task still gets the CPU the others
-//           leave.
+//   kLong   work that may run for seconds. Its threads may run at a lower
+//           CPU priority (ExecutorOptions::long_nice); the server keeps them
+//           at the default and has its scans give way to point requests
+//           instead (storage/thread_priority.h).
 // A lane's queue is bounded (ExecutorOptions::max_queued): Submit() refuses
 // with kBusy when it is full, and the caller answers 503 ServerBusy, as the
 // service does when a partition or account is over its targets, rather than
@@ -38,7 +41,7 @@
 
 #include "storage/model/status.h"
 
-namespace tablestone::storage {
+namespace tablestone::exec {
 
 enum class WorkLane : uint8_t { kShort = 0, kLong = 1 };
 
@@ -48,8 +51,10 @@ struct ExecutorOptions {
   int long_threads = 0;
   // Tasks waiting (not yet running) per lane before Submit() says kBusy.
   size_t max_queued = 4096;
-  // nice value added to the long lane's threads (0 = same priority).
-  int long_nice = 4;
+  // nice value added to the long lane's threads (0 = same priority). The
+  // server leaves it at 0 (thread_priority.h: an absolute nice loses to every
+  // other process of a busy machine).
+  int long_nice = 0;
   // Run the lanes' threads under SCHED_BATCH (see work_executor.cc).
   bool batch_scheduling = true;
 };
@@ -91,4 +96,4 @@ class WorkExecutor {
   std::mutex shutdown_mu_;  // serializes Shutdown()
 };
 
-}  // namespace tablestone::storage
+}  // namespace tablestone::exec
