@@ -503,7 +503,8 @@ api::ApiOptions Config::ToApiOptions() const {
 std::vector<api::AccountKeys> Config::CosmosAccounts() const {
   std::vector<api::AccountKeys> accounts;
   std::string ignored;
-  (void)ParseAccountsEnv(cosmos_accounts, &accounts, &ignored);
+  (void)ParseAccountsEnv(cosmos_accounts.empty() ? std::string(kCosmosEmulatorAccounts) : cosmos_accounts, &accounts,
+                         &ignored);
   return accounts;
 }
 

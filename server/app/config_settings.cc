@@ -333,12 +333,13 @@ std::vector<Setting> BuildSettings() {
                "with its published key); a path naming none of them addresses the first.",
        .check = [](std::string* value, std::string* why) {
          std::vector<api::AccountKeys> accounts;
+         if (value->empty()) return true;  // the emulator's account
          if (!ParseAccountsEnv(*value, &accounts, why)) return false;
          if (accounts.empty()) *why = "at least one account is required";
          return !accounts.empty();
        },
        .set = [](Config& c, const Value& v) { c.cosmos_accounts = Str(v); },
-       .show = [](const Config& c) { return c.cosmos_accounts == kCosmosEmulatorAccounts ? std::string("localhost:(emulator key)") : std::string("(set)"); }});
+       .show = [](const Config& c) { return c.cosmos_accounts.empty() ? std::string() : std::string("(set)"); }});
   add({.path = "cosmos.shuffle", .env = "TABLESTONE_COSMOS_SHUFFLE", .kind = Kind::kChoice,
        .help = "Cosmos flavour: query results in a deterministic non-key order seeded by --faultSeed (on), or in "
                "key order (off).",
