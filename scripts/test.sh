@@ -454,7 +454,7 @@ stage_fuzz() {
     record_failure "fuzz build failed"; return 1
   fi
   local log="$WORK/fuzz.log" rc
-  bash "$ROOT/tests/fuzz/run_fuzzers.sh" "$dir" "$secs" 2>&1 | tee "$log"
+  FUZZ_JOBS="${FUZZ_JOBS:-$(nproc)}" bash "$ROOT/tests/fuzz/run_fuzzers.sh" "$dir" "$secs" 2>&1 | tee "$log"
   rc=${PIPESTATUS[0]}
   record "$(grep -c '^fuzz: .* ok ' "$log")" "$(grep -cE '^fuzz: .* (FAIL|MISSING)' "$log")"
   # The summary is often all a CI log keeps: name the failing targets and their first finding there.
