@@ -287,7 +287,8 @@ stage_e2e_localhost() {
 # clients on 127.0.0.1, then on localhost (TABLESTONE_E2E_LOCALHOST=1, as for the other harnesses) on a port other than 10002,
 # where the Azure SDK takes the endpoint for a Cosmos DB Table endpoint. Every test starts its own
 # servers from TABLESTONE_BIN. No dotnet on the machine: skipped with one line, a failure under CI=true.
-# Tables/CosmosTests.cs (the Cosmos DB flavour, docs/cosmos-mode.md) runs in the localhost shape only.
+# The Cosmos DB flavour's tests (Tables/CosmosTests.cs, Legacy/CosmosListenerTests.cs, docs/cosmos-mode.md)
+# run in the localhost shape only.
 dotnet_summary() {  # dotnet_summary LOG -> "PASSED FAILED SKIPPED" from VSTest's closing line, or nothing
   sed -nE 's/^.*(Passed|Failed)! +- +Failed: +([0-9]+), +Passed: +([0-9]+), +Skipped: +([0-9]+), +Total.*$/\3 \2 \4/p' "$1" | tail -1
 }
@@ -310,10 +311,10 @@ stage_e2e_dotnet() {
     fi
     for shape in 127.0.0.1 localhost; do
       log="$WORK/$name-$shape.log"
-      # The Cosmos flavour's tests (Tables/CosmosTests.cs) address their own servers whatever the
-      # shape: they run once, with the localhost shape.
+      # The Cosmos flavour's tests ([Trait("Flavour", "Cosmos")]) address their own servers whatever
+      # the shape: they run once, with the localhost shape.
       filter=()
-      [[ $shape == 127.0.0.1 ]] && filter=(--filter "FullyQualifiedName!~Tablestone.E2E.Tables.CosmosTests")
+      [[ $shape == 127.0.0.1 ]] && filter=(--filter "Flavour!=Cosmos")
       TABLESTONE_E2E_LOCALHOST="$([[ $shape == localhost ]] && echo 1 || echo 0)" timeout 900 dotnet test "$ROOT/tests/e2e/$proj" --no-build -nologo "${filter[@]}" 2>&1 | tee "$log" | grep -E '^\s+(Failed|Skipped) |Passed!|Failed!|error' || true
       counts="$(dotnet_summary "$log")"
       if [[ -z "$counts" ]]; then record_failure "e2e-dotnet: $proj ($shape) produced no summary"; rc=1; continue; fi

@@ -55,6 +55,7 @@ public sealed class CosmosServersFixture : IDisposable
     }
 }
 
+[Trait("Flavour", "Cosmos")]
 public class CosmosTests(CosmosServersFixture fx) : IClassFixture<CosmosServersFixture>
 {
     private TableServiceClient Cosmos(TableClientOptions? o = null) => new(fx.CosmosCs, o ?? Clients.Options());
