@@ -1,6 +1,8 @@
 #include "protocol/request_options.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <string>
 
 #include "storage/model/ascii.h"
 
@@ -181,12 +183,21 @@ ApiResult<std::vector<std::string>> ParseSelect(const std::string* select_param)
   return names;
 }
 
-ApiResult<std::optional<int>> ParseTop(const std::string* top_param) {
+ApiResult<std::optional<int>> ParseTop(const std::string* top_param, int max_top) {
   if (top_param == nullptr) return std::optional<int>();
   std::string_view t = Trim(*top_param);
-  int v = 0;
-  if (t.size() > 5 || !ParseFixedDigits(t, &v) || v > 1000) return ApiError::InvalidInput();
-  return std::optional<int>(v);
+  // One leading zero at most beyond the maximum's own digits (storage: "01000"
+  // parses, "001000" does not); at most 11 digits, compared in 64 bits, so no
+  // text overflows.
+  const size_t max_digits = std::to_string(max_top).size() + 1;
+  int64_t v = 0;
+  if (t.empty() || t.size() > max_digits) return ApiError::InvalidInput();
+  for (char c : t) {
+    if (c < '0' || c > '9') return ApiError::InvalidInput();
+    v = v * 10 + (c - '0');
+  }
+  if (v > max_top) return ApiError::InvalidInput();
+  return std::optional<int>(static_cast<int>(v));
 }
 
 ApiResult<bool> CheckApiVersion(std::string_view header, bool present) {

@@ -47,9 +47,10 @@ std::string_view PreferReturnName(PreferReturn p);  // "return-content" / "retur
 // (empty vector). Duplicates are dropped. Empty names -> 400 InvalidInput.
 ApiResult<std::vector<std::string>> ParseSelect(const std::string* select_param);
 
-// $top: 0..1000 (0 = empty page, Learn: query-entities); absent = nullopt. Anything
-// else -> 400 InvalidInput.
-ApiResult<std::optional<int>> ParseTop(const std::string* top_param);
+// $top: 0..max_top (0 = empty page; Table storage's maximum is 1000, Learn:
+// query-entities; Cosmos DB for Table has none, protocol/flavor.h); absent =
+// nullopt. Anything else -> 400 InvalidInput.
+ApiResult<std::optional<int>> ParseTop(const std::string* top_param, int max_top = 1000);
 
 // Newest x-ms-version we know of (Azurite's table API version constant).
 inline constexpr std::string_view kNewestApiVersion = "2026-06-06";

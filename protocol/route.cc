@@ -198,7 +198,7 @@ ApiResult<Resource> ParseResource(std::string_view raw) {
 
 ApiResult<AccountResolution> ResolveAccount(std::string_view host_header, std::string_view raw_path,
                                             const std::function<bool(std::string_view)>& is_known_account,
-                                            bool disable_product_style) {
+                                            bool disable_product_style, std::string_view default_account) {
   AccountResolution out;
   std::string_view host = StripPort(host_header);
   bool try_host_style = !disable_product_style && !host.empty() && !IsIpLiteral(host) &&
@@ -224,8 +224,20 @@ ApiResult<AccountResolution> ResolveAccount(std::string_view host_header, std::s
   rest.remove_prefix(1);
   size_t slash = rest.find('/');
   std::string_view segment = rest.substr(0, slash);
-  if (segment.empty()) return ApiError::InvalidUri();
   auto decoded = PercentDecodePath(segment);
+  if (!default_account.empty()) {
+    std::string named;
+    bool secondary = false;
+    if (decoded) SplitSecondary(*decoded, &named, &secondary);
+    if (segment.empty() || !decoded || !is_known_account || !is_known_account(named)) {
+      out.account = std::string(default_account);
+      out.path_style = false;
+      out.root_path = "/";
+      out.resource_path = std::string(raw_path);
+      return out;
+    }
+  }
+  if (segment.empty()) return ApiError::InvalidUri();
   if (!decoded) return ApiError::InvalidUri();
   SplitSecondary(*decoded, &out.account, &out.secondary);
   out.path_style = true;
@@ -351,7 +363,7 @@ ApiResult<Route> ResolveRoute(const RouteInput& in) {
     route.query = std::move(*params);
     if (in.query_memo != nullptr && !query.empty()) in.query_memo->Remember(query, route.query);
   }
-  auto account = ResolveAccount(host, path, in.is_known_account, in.disable_product_style);
+  auto account = ResolveAccount(host, path, in.is_known_account, in.disable_product_style, in.default_account);
   if (!account.ok()) return account.error();
   route.account = std::move(account).value();
   StripRepeatedSecondaryAccount(&route.account, route.query);

@@ -66,7 +66,7 @@ struct AccountResolution {
 // hosts and unknown first labels (Learn: addressing-table-service-resources, Azurite's rule).
 ApiResult<AccountResolution> ResolveAccount(std::string_view host, std::string_view raw_path,
                                             const std::function<bool(std::string_view)>& is_known_account,
-                                            bool disable_product_style);
+                                            bool disable_product_style, std::string_view default_account = {});
 
 // Maps verb + resource to an Operation.
 //   x_http_method: every X-HTTP-Method header value sent (usually none).
@@ -97,6 +97,11 @@ struct RouteInput {
   bool has_if_match = false;
   std::function<bool(std::string_view)> is_known_account;
   bool disable_product_style = false;
+  // Path-style paths whose first segment is not a known account address this
+  // account, with the whole path as its resource path (the Cosmos DB
+  // emulator's endpoint, http://localhost:8902/, has no account segment).
+  // Empty: the first segment is always the account.
+  std::string_view default_account;
   QueryMemo* query_memo = nullptr;  // optional
 };
 

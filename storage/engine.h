@@ -105,7 +105,18 @@ struct EngineOptions {
   // The file system under the data directory; null = the operating system's.
   // Tests put one here that fails chosen writes (a full disk, an I/O error).
   std::shared_ptr<rocksdb::FileSystem> file_system;
+  // Accounts whose table names are compared exactly (Cosmos DB for Table,
+  // docs/cosmos-mode.md); every other account's are compared ASCII
+  // case-insensitively, as Table storage's. A property of the account's
+  // data: the catalog keys its tables by the compared form, so the server
+  // records it (kTableNameCaseKey) and refuses to start on a mismatch.
+  std::vector<std::string> case_sensitive_accounts;
 };
+
+// The account metadata key recording that an account's table names are
+// compared exactly (value kTableNamesExact); absent = case-insensitively.
+inline constexpr std::string_view kTableNameCaseKey = "tableNameCase";
+inline constexpr std::string_view kTableNamesExact = "exact";
 
 struct TableInfo {
   uint64_t id = 0;        // never reused, even after the table is deleted
@@ -114,7 +125,8 @@ struct TableInfo {
 };
 
 struct TableListSpec {
-  // Resume at this lower-cased name (inclusive); empty = from the start.
+  // Resume at this compared name (lower-cased, or exact for a case-sensitive
+  // account; inclusive); empty = from the start.
   std::string resume_from;
   // Keep tables for which this returns true (argument: the stored name).
   std::function<bool(std::string_view)> predicate;

@@ -244,6 +244,9 @@ class RocksEngine final : public Engine {
   Status ReadEntityValue(const std::string& key, ReadWait wait, std::string* cached, rocksdb::PinnableSlice* value,
                          std::string_view* bytes);
 
+  // The catalog's form of a table name: lower-cased, or as given for an
+  // account in EngineOptions::case_sensitive_accounts.
+  std::string CatalogName(std::string_view account, std::string_view name) const;
   const EngineOptions options_;
   std::unique_ptr<rocksdb::Env> mem_env_;  // outlives db_ (in-memory mode)
   std::unique_ptr<rocksdb::Env> nowait_env_;  // outlives db_ (on disk): NoWaitFileSystem under the default Env

@@ -29,11 +29,18 @@ Status ShutDownStatus() { return Status::ShuttingDown("storage engine is closed"
 
 // ---- Tables ----
 
+std::string RocksEngine::CatalogName(std::string_view account, std::string_view name) const {
+  for (const std::string& exact : options_.case_sensitive_accounts) {
+    if (exact == account) return std::string(name);
+  }
+  return model::ToAsciiLower(name);
+}
+
 StatusOr<TableInfo> RocksEngine::CreateTable(std::string_view account, std::string_view name) {
   GatePass pass(gate_);
   if (!pass.ok()) return ShutDownStatus();
   std::lock_guard ddl(ddl_mu_);
-  const std::string key = CatalogKey(account, model::ToAsciiLower(name));
+  const std::string key = CatalogKey(account, CatalogName(account, name));
   {
     std::shared_lock lock(catalog_mu_);
     if (catalog_.count(key) != 0) return Status::TableAlreadyExists("table " + std::string(name) + " exists");
@@ -57,7 +64,7 @@ Status RocksEngine::DeleteTable(std::string_view account, std::string_view name)
   GatePass pass(gate_);
   if (!pass.ok()) return ShutDownStatus();
   std::lock_guard ddl(ddl_mu_);
-  const std::string key = CatalogKey(account, model::ToAsciiLower(name));
+  const std::string key = CatalogKey(account, CatalogName(account, name));
   uint64_t id = 0;
   std::shared_ptr<TableState> state;
   {
@@ -109,7 +116,7 @@ Status RocksEngine::DeleteTable(std::string_view account, std::string_view name)
 StatusOr<TableInfo> RocksEngine::GetTable(std::string_view account, std::string_view name) {
   GatePass pass(gate_);
   if (!pass.ok()) return ShutDownStatus();
-  const std::string key = CatalogKey(account, model::ToAsciiLower(name));
+  const std::string key = CatalogKey(account, CatalogName(account, name));
   std::shared_lock lock(catalog_mu_);
   auto it = catalog_.find(key);
   if (it == catalog_.end()) return Status::TableNotFound("table " + std::string(name) + " does not exist");

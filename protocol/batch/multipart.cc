@@ -264,7 +264,7 @@ std::optional<std::string> ContentTypeFromBatchBody(std::string_view body) {
   return "multipart/mixed; boundary=" + std::string(boundary);
 }
 
-ApiResult<BatchRequest> ParseBatchRequest(std::string_view content_type, std::string_view body) {
+ApiResult<BatchRequest> ParseBatchRequest(std::string_view content_type, std::string_view body, size_t max_operations) {
   std::optional<std::string> boundary = MultipartBoundary(content_type);
   if (!boundary) return Malformed();
   bool saw_delimiter = false;
@@ -290,9 +290,10 @@ ApiResult<BatchRequest> ParseBatchRequest(std::string_view content_type, std::st
       std::vector<std::string_view> inner = SplitParts(part.substr(pos), *changeset_boundary, &saw_inner);
       for (std::string_view op_part : inner) {
         if (Trim(op_part).empty()) continue;
-        if (result.operations.size() == kMaxBatchOperations) {
-          return ApiError::InvalidInput("The batch request operation exceeds the maximum 100 changes per change set.")
-              .WithBatchIndex(kMaxBatchOperations - 1);
+        if (max_operations != 0 && result.operations.size() == max_operations) {
+          return ApiError::InvalidInput("The batch request operation exceeds the maximum " +
+                                        std::to_string(max_operations) + " changes per change set.")
+              .WithBatchIndex(max_operations - 1);
         }
         ApiResult<SubRequest> op = ParseHttpPart(op_part);
         if (!op.ok()) return op.error();

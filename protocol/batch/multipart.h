@@ -66,7 +66,11 @@ struct BatchRequest {
 // only inside the changeset); an empty changeset; more than 100 operations
 // ("99:The batch request operation exceeds the maximum 100 changes per change
 // set."). The 4 MiB / 413 check is done by the caller on the raw body size.
-ApiResult<BatchRequest> ParseBatchRequest(std::string_view content_type, std::string_view body);
+// `max_operations`: the most operations in the change set (more: 400
+// InvalidInput blaming the last one allowed); 0 = no limit (Cosmos DB for
+// Table documents none; protocol/flavor.h).
+ApiResult<BatchRequest> ParseBatchRequest(std::string_view content_type, std::string_view body,
+                                          size_t max_operations = kMaxBatchOperations);
 
 // True when `body` may be a query batch: its first part directly under the
 // batch boundary is not a changeset (multipart/...). Reads only that part's

@@ -97,6 +97,8 @@ struct RequestInfo {
   std::optional<faults::PageCut> page_cut;
   // x-ms-version as sent (empty when absent), checked by the dispatcher before any handler runs.
   std::string_view api_version;
+  // The listener's flavour (ApiOptions::flavor), which outlives the request.
+  const protocol::FlavorPolicy* flavor = &protocol::StoragePolicy();
 
   // Header value by case-insensitive name; empty when absent.
   std::string_view Header(std::string_view name) const { return RequestHeader(request, name); }
@@ -109,7 +111,7 @@ struct RequestInfo {
   // the parts.
   RequestParts Parts(const RequestHeaders& headers) const {
     return RequestParts{account(), route.account.secondary, route.resource, route.query, headers,
-                        std::string_view(request.body()), api_version};
+                        std::string_view(request.body()), api_version, flavor};
   }
 };
 

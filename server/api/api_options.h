@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "protocol/flavor.h"
+
 namespace tablestone::faults {
 class FaultSet;
 }
@@ -65,6 +67,16 @@ struct ApiOptions {
   // HZ=250). 0 = never. The default is bench/async's choice.
   std::chrono::microseconds scan_cpu_burst{250};
   ServerFacts facts;
+  // The service this listener imitates (protocol/flavor.h): the main
+  // listener's --flavor, or cosmos on the --cosmosPort listener.
+  protocol::FlavorPolicy flavor = protocol::StoragePolicy();
+  // A path whose first segment names no account of this listener addresses
+  // this account with no account segment (the Cosmos DB emulator's
+  // TableEndpoint=http://localhost:8902/); empty = every path names its account.
+  std::string default_account;
+  // Cosmos flavour: request units per second per table (faults::ThroughputBudget);
+  // 0 = no budget. Ignored under the storage flavour.
+  uint64_t ru_per_second = 0;
   // Fault rules and realistic mode (server/faults/fault_rules.h); null = none
   // can ever be added. Shared with the admin route that edits them.
   std::shared_ptr<faults::FaultSet> faults;

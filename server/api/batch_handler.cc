@@ -136,7 +136,7 @@ void RunQuery(const ApiContext& ctx, const RequestInfo& info, const protocol::ba
   // repeat x-ms-version: the outer request's decides the payload format.
   SubRequestHeaders headers(sub);
   RequestParts parts{info.account(), info.route.account.secondary, resolved->resource, resolved->query, headers,
-                     sub.body, info.api_version};
+                     sub.body, info.api_version, info.flavor};
   const ReadScope scope = ScopeOf(info);
   http::Response sub_response;
   sub_response.version(11);
@@ -162,13 +162,14 @@ void HandleBatch(const ApiContext& ctx, const RequestInfo& info, http::Response&
   // A body over the service's 4 MiB cap (Learn: performing-entity-group-transactions)
   // never gets here: Dispatch refuses it before any handler, as a plain error.
   const std::string_view content_type = info.Header("Content-Type");
-  auto parsed = protocol::batch::ParseBatchRequest(content_type, info.request.body());
+  const size_t max_operations = info.flavor->max_batch_operations;
+  auto parsed = protocol::batch::ParseBatchRequest(content_type, info.request.body(), max_operations);
   if (!parsed.ok() && ctx.options.loose && !protocol::batch::HasBatchBoundary(content_type)) {
     // --loose: a well-formed multipart body sent with another Content-Type is
     // read with the boundary it opens with, as Azurite reads it; otherwise the
     // first error stands.
     if (auto guessed = protocol::batch::ContentTypeFromBatchBody(info.request.body())) {
-      auto retried = protocol::batch::ParseBatchRequest(*guessed, info.request.body());
+      auto retried = protocol::batch::ParseBatchRequest(*guessed, info.request.body(), max_operations);
       if (retried.ok() || retried.error().failed_index) {
         WarnLeniency(Leniency::kBatchContentType);
         parsed = std::move(retried);
@@ -187,7 +188,8 @@ void HandleBatch(const ApiContext& ctx, const RequestInfo& info, http::Response&
 
   // 1. Validate everything before touching the engine.
   PlanResult planned =
-      PlanChangeset(parsed->operations, info.route.account.root_path, MakeAuthorizer(ctx, info), info.api_version);
+      PlanChangeset(parsed->operations, info.route.account.root_path, MakeAuthorizer(ctx, info), info.api_version,
+                    *info.flavor);
   if (planned.failure) return WriteFailure(info, planned.failure->Indexed(), false, response);
   BatchPlan& plan = planned.plan;
 
@@ -230,8 +232,9 @@ void HandleBatch(const ApiContext& ctx, const RequestInfo& info, http::Response&
 }
 
 std::optional<BatchTarget> BatchTargetOf(const RequestInfo& info) {
-  if (info.request.body().size() > model::kMaxBatchBodyBytes) return std::nullopt;
-  auto parsed = protocol::batch::ParseBatchRequest(info.Header("Content-Type"), info.request.body());
+  if (info.request.body().size() > info.flavor->max_batch_body_bytes) return std::nullopt;
+  auto parsed = protocol::batch::ParseBatchRequest(info.Header("Content-Type"), info.request.body(),
+                                                   info.flavor->max_batch_operations);
   if (!parsed.ok() || parsed->operations.empty()) return std::nullopt;
   const protocol::batch::SubRequest& first = parsed->operations.front();
   auto resolved = ResolveSubRequest(first, info.route.account.root_path);

@@ -57,7 +57,8 @@ protocol::ApiResult<ResolvedSubRequest> ResolveSubRequest(const SubRequest& sub,
 }
 
 PlanResult PlanChangeset(const std::vector<SubRequest>& operations, std::string_view root_path,
-                         const BatchAuthorizer& authorize, std::string_view version) {
+                         const BatchAuthorizer& authorize, std::string_view version,
+                         const protocol::FlavorPolicy& flavor) {
   PlanResult result;
   auto fail = [&result](size_t index, ApiError error) {
     result.failure = BatchFailure{index, std::move(error)};
@@ -101,6 +102,7 @@ PlanResult PlanChangeset(const std::vector<SubRequest>& operations, std::string_
     req.if_none_match = OptionalHeader(sub, "if-none-match");
     req.content_type = OptionalHeader(sub, "content-type");
     req.version = version;
+    req.flavor = &flavor;
     auto op = BuildWriteOp(req);
     if (!op.ok()) return fail(i, op.error());
     planned.op = std::move(op).value();

@@ -22,6 +22,7 @@
 
 #include "protocol/api_error.h"
 #include "protocol/batch/multipart.h"
+#include "protocol/flavor.h"
 #include "protocol/operation.h"
 #include "protocol/request_options.h"
 #include "protocol/route.h"
@@ -97,7 +98,9 @@ using BatchAuthorizer = std::function<protocol::ApiResult<bool>(protocol::Operat
 // business (checked when the plan is applied). `version` is the outer
 // request's x-ms-version (sub-requests do not repeat it): before 2015-12-11
 // the operations may carry Atom entries and inserts may negotiate Atom.
+// `flavor`: the listener's rules each entity is checked by (BuildWriteOp).
 PlanResult PlanChangeset(const std::vector<protocol::batch::SubRequest>& operations, std::string_view root_path,
-                         const BatchAuthorizer& authorize, std::string_view version = {});
+                         const BatchAuthorizer& authorize, std::string_view version = {},
+                         const protocol::FlavorPolicy& flavor = protocol::StoragePolicy());
 
 }  // namespace tablestone::api

@@ -129,10 +129,12 @@ const OperationEntry& EntryOf(Operation op) { return kOperationEntries[static_ca
 
 void Dispatch(const ApiContext& ctx, const RequestInfo& info, http::Response& response) {
   // The service's 4 MiB cap on any request body (Learn: understanding-the-table-service-data-model,
-  // performing-entity-group-transactions). The transport reads a little more
-  // (limits.maxBodyBytes) so that this answer, and not a closed connection,
-  // is what a body just over the cap gets.
-  if (info.request.body().size() > model::kMaxRequestBodyBytes) {
+  // performing-entity-group-transactions); a $batch's is the flavour's (Cosmos
+  // DB: 2 MB). The transport reads a little more (limits.maxBodyBytes) so that
+  // this answer, and not a closed connection, is what a body just over the cap gets.
+  const size_t cap = info.route.operation == Operation::kBatch ? info.flavor->max_batch_body_bytes
+                                                                 : model::kMaxRequestBodyBytes;
+  if (info.request.body().size() > cap) {
     return WriteError(info, ApiError::RequestBodyTooLarge(), response);
   }
   EntryOf(info.route.operation).handler(ctx, info, response);
@@ -159,6 +161,9 @@ Dispatcher::Dispatcher(storage::Engine& engine, ApiOptions options, Metrics* met
       log_(spdlog::get("api") ? spdlog::get("api") : spdlog::default_logger()),
       placement_(engine_, metrics, options_.inline_query_slice),
       context_{engine_, options_, authenticator_, metrics},
+      budget_(options_.flavor.flavor == protocol::Flavor::kCosmos && options_.ru_per_second > 0
+                  ? std::make_unique<faults::ThroughputBudget>(options_.ru_per_second)
+                  : nullptr),
       faults_(options_.faults != nullptr ? std::make_unique<FaultInjector>(*options_.faults, log_) : nullptr) {
   authenticator_.SetLoose(options_.loose);
   authenticator_.SetOAuthBasic(options_.oauth_basic);
@@ -301,6 +306,9 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
     WriteErrorRaw(request_id, {}, error, response);
   }
   if (!info) return Finish(request, request_id, cors_account, std::move(response), std::move(done), nullptr, tally);
+  if (budget_ != nullptr && OverBudget(*info, response)) {
+    return Finish(request, request_id, cors_account, std::move(response), std::move(done), &*info, tally);
+  }
   info->placement = placement_.Place(*info, EntryOf(info->route.operation).placement);
   if (faults_ != nullptr && faults_->active()) {
     const bool xml = protocol::IsXmlOperation(info->route.operation);
@@ -496,8 +504,10 @@ bool Dispatcher::AdmitHeaders(const http::Request& header, const http::RequestCo
 void Dispatcher::Decorate(const http::Request& request, const std::string& request_id,
                           const std::optional<std::string>& cors_account, http::Response& response) {
   SetCommonHeaders(request, request_id, response);
+  // Rendering by flavour: Cosmos DB names an error's code in its body only.
+  if (!options_.flavor.error_code_header) response.erase("x-ms-error-code");
   // After the common headers, so Access-Control-Expose-Headers lists them.
-  if (cors_account && FindRequestHeader(request, "Origin").has_value()) {
+  if (options_.flavor.cors && cors_account && FindRequestHeader(request, "Origin").has_value()) {
     try {
       ApplyCorsHeaders(engine_, *cors_account, request, response);
     } catch (const std::exception&) {
@@ -506,9 +516,56 @@ void Dispatcher::Decorate(const http::Request& request, const std::string& reque
   }
 }
 
+namespace {
+
+// Which budget a request draws on (faults::ThroughputBudget): its table's; a
+// $batch its first operation's table; the table operations the account's
+// pseudo-table "$tables" (no table name has a '$').
+std::string BudgetTableOf(const RequestInfo& info) {
+  if (info.route.operation == Operation::kBatch) {
+    auto target = BatchTargetOf(info);
+    return target ? target->table : std::string("$batch");
+  }
+  if (protocol::RowOf(info.route.operation).scope == protocol::OperationScope::kEntity) {
+    return info.route.resource.table;
+  }
+  return "$tables";
+}
+
+}  // namespace
+
+bool Dispatcher::OverBudget(const RequestInfo& info, http::Response& response) {
+  auto wait = budget_->Admit(info.account(), BudgetTableOf(info));
+  if (!wait) return false;
+  WriteErrorRaw(info.request_id, info.Header("Accept"), protocol::RequestRateTooLarge(), response);
+  response.set("x-ms-retry-after-ms", std::to_string(*wait));
+  return true;
+}
+
+void Dispatcher::Charge(const RequestInfo& info, const http::Response& response) {
+  if (response.result_int() >= 300) return;  // only answered requests: unknown names cost no memory
+  double cost = faults::ThroughputBudget::kTableOperationCost;
+  switch (info.route.operation) {
+    case Operation::kQueryEntities:
+    case Operation::kGetEntity:
+    case Operation::kQueryTables:
+    case Operation::kGetTable:
+      cost = faults::ThroughputBudget::ReadCost(response.body().size());
+      break;
+    case Operation::kCreateTable:
+    case Operation::kDeleteTable:
+      break;
+    default:
+      cost = faults::ThroughputBudget::WriteCost(info.request.body().size());
+      break;
+  }
+  budget_->Charge(info.account(), BudgetTableOf(info), cost);
+}
+
 void Dispatcher::Finish(const http::Request& request, const std::string& request_id,
                         const std::optional<std::string>& cors_account, http::Response response,
                         http::Completion done, const RequestInfo* info, const Tally& tally) {
+  if (budget_ != nullptr && info != nullptr) Charge(*info, response);
   Decorate(request, request_id, cors_account, response);
   // Nothing pending in the log that this answer can reflect (the common case
   // of a read): send now. An entity read asks only about its own table, so a
@@ -567,6 +624,7 @@ bool Dispatcher::Prepare(const http::Request& request, const http::RequestContex
   in.has_if_match = FindRequestHeader(request, "If-Match").has_value();
   in.is_known_account = [this](std::string_view name) { return authenticator_.IsKnownAccount(name); };
   in.disable_product_style = options_.disable_product_style_url;
+  in.default_account = options_.default_account;
   in.query_memo = &query_memo_;
   auto route = protocol::ResolveRoute(in);
   if (!route.ok()) {
@@ -575,6 +633,7 @@ bool Dispatcher::Prepare(const http::Request& request, const http::RequestContex
   }
 
   RequestInfo& info = prepared->emplace(request, context, request_id, model::NowTicks(), std::move(route).value());
+  info.flavor = &options_.flavor;
   // Every refusal below leaves *prepared empty.
   auto refuse = [prepared]() {
     prepared->reset();
@@ -634,6 +693,13 @@ bool Dispatcher::Prepare(const http::Request& request, const http::RequestContex
       WriteError(info, ApiError::WriteOnSecondary(), response, xml);
       return refuse();
     }
+  }
+  // Admission by flavour: an operation the imitated service does not have.
+  // Answered in JSON whatever was asked for, as the Cosmos DB service
+  // answers its 501s (docs/compatibility.md, "Cosmos DB for Table mode: choices").
+  if (auto unsupported = protocol::RefuseOperation(options_.flavor, info.route.operation)) {
+    WriteErrorRaw(request_id, accept, *unsupported, response);
+    return refuse();
   }
   return true;
 }

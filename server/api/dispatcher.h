@@ -61,6 +61,7 @@
 #include "server/api/placement.h"
 #include "server/api/server_routes.h"
 #include "server/api/trace.h"
+#include "server/faults/throughput.h"
 #include "server/http/handler.h"
 #include "storage/engine.h"
 
@@ -158,6 +159,10 @@ class Dispatcher : public http::RequestHandler {
   void Finish(const http::Request& request, const std::string& request_id,
               const std::optional<std::string>& cors_account, http::Response response, http::Completion done,
               const RequestInfo* info, const Tally& tally);
+  // The request-unit budget (budget_ set): true, with the 429 in `response`,
+  // when `info`'s table is over its budget; Charge debits an answered request.
+  bool OverBudget(const RequestInfo& info, http::Response& response);
+  void Charge(const RequestInfo& info, const http::Response& response);
 
   storage::Engine& engine_;
   ApiOptions options_;
@@ -168,6 +173,9 @@ class Dispatcher : public http::RequestHandler {
   PlacementPolicy placement_;
   protocol::QueryMemo query_memo_;  // the last query string routed (a SAS repeats it)
   ApiContext context_;
+  // The Cosmos flavour's request-unit budget (ApiOptions::ru_per_second), or
+  // null: then a request pays one pointer test.
+  std::unique_ptr<faults::ThroughputBudget> budget_;
   // Over options_.faults, or null. Last: its delayed calls, run when it is
   // destroyed, need the rest.
   std::unique_ptr<FaultInjector> faults_;

@@ -87,6 +87,7 @@ void HandleEntityWrite(const ApiContext& ctx, const RequestInfo& info, http::Res
   req.if_none_match = OptionalHeader(info, "If-None-Match");
   req.content_type = OptionalHeader(info, "Content-Type");
   req.version = info.api_version;
+  req.flavor = info.flavor;
   const bool is_insert = req.operation == protocol::Operation::kInsertEntity;
 
   protocol::MetadataLevel level = protocol::MetadataLevel::kMinimalMetadata;

@@ -46,6 +46,7 @@ protocol::ApiResult<model::WriteOp> BuildWriteOp(const EntityOpRequest& req) {
     if (!req.url_key) return ApiError::InvalidInput();
     op.entity.partition_key = req.url_key->partition_key;
     op.entity.row_key = req.url_key->row_key;
+    if (auto refused = protocol::CheckEntity(*req.flavor, op.entity)) return *refused;
     return op;
   }
   auto format = protocol::CheckBodyContentType(req.content_type, req.version, req.body);
@@ -65,6 +66,7 @@ protocol::ApiResult<model::WriteOp> BuildWriteOp(const EntityOpRequest& req) {
   } else if (!parsed->has_partition_key || !parsed->has_row_key) {
     return ApiError::PropertiesNeedValue();
   }
+  if (auto refused = protocol::CheckEntity(*req.flavor, op.entity)) return *refused;
   return op;
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "protocol/api_error.h"
+#include "protocol/flavor.h"
 #include "protocol/operation.h"
 #include "protocol/request_options.h"
 #include "storage/model/scan_spec.h"
@@ -28,6 +29,8 @@ struct EntityOpRequest {
   std::optional<std::string_view> if_none_match;
   std::optional<std::string_view> content_type;
   std::string_view version;  // x-ms-version (empty when absent): Atom bodies before 2015-12-11
+  // The listener's rules (protocol::CheckEntity), checked last.
+  const protocol::FlavorPolicy* flavor = &protocol::StoragePolicy();
 };
 
 // Validates and converts. Errors: everything ParseEntityJson reports,

@@ -15,6 +15,7 @@
 #include "server/api/query_ops.h"
 #include "server/api/response.h"
 #include "server/api/response_writer.h"
+#include "server/api/shuffled_scan.h"
 #include "storage/model/datetime.h"
 
 namespace tablestone::api {
@@ -171,6 +172,32 @@ std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesReq
     // The same spec as the I/O thread's try, built again: the first one's
     // predicate, sizer and renderer view that run's request, which has moved.
     spec.resume_scan = scope.resume_scan;
+    const protocol::FlavorPolicy& flavor = ctx.options.flavor;
+    if (flavor.shuffle && !spec.match_nothing) {
+      // Query order by flavour: Cosmos DB's is not the keys' (shuffled_scan.h).
+      // Its page is known only once every kept row was seen, so it is not
+      // cut at the page's time budget: on the I/O thread it gives up at the
+      // slice and runs whole on the long lane.
+      if (!sliced) spec.deadline.reset();
+      const size_t n = req.top.has_value() ? static_cast<size_t>(*req.top) : model::kMaxPageEntities;
+      auto page = ScanShuffled(ctx.engine, *table, std::move(spec), n, flavor.shuffle_seed, req.shuffled_after);
+      if (!page.ok()) return protocol::FromStatus(page.status());
+      if (page->deadline_passed) {
+        scope.inline_try->gave_up = true;
+        return std::nullopt;
+      }
+      if (ctx.metrics != nullptr) {
+        ctx.metrics->RecordQueryPage(ctx.metrics->AccountIndex(req.account), page->rows_examined,
+                                     page->entities.size());
+      }
+      if (page->next) {
+        response.set("x-ms-continuation-NextPartitionKey",
+                     protocol::EncodeCosmosToken(protocol::CosmosTokenKind::kShuffledEntities, *page->next));
+        response.set("x-ms-continuation-NextRowKey", protocol::kCosmosNextRowKey);
+      }
+      WriterFor(req.level).EntityFeed(response, page->entities, {}, wctx);
+      return std::nullopt;
+    }
     if (!spec.match_nothing) {
       auto result = ctx.engine.Scan(*table, spec);
       if (!result.ok()) return protocol::FromStatus(result.status());
@@ -192,7 +219,12 @@ std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesReq
   if (ctx.metrics != nullptr) {
     ctx.metrics->RecordQueryPage(ctx.metrics->AccountIndex(req.account), rows_scanned, entities.size());
   }
-  if (next) {
+  if (next && ctx.options.flavor.continuation == protocol::ContinuationStyle::kCosmosToken) {
+    response.set("x-ms-continuation-NextPartitionKey",
+                 protocol::EncodeCosmosToken(protocol::CosmosTokenKind::kKeyOrderEntities,
+                                             {0, std::move(next->partition_key), std::move(next->row_key)}));
+    response.set("x-ms-continuation-NextRowKey", protocol::kCosmosNextRowKey);
+  } else if (next) {
     response.set("x-ms-continuation-NextPartitionKey", protocol::EncodeContinuation(next->partition_key));
     response.set("x-ms-continuation-NextRowKey", protocol::EncodeContinuation(next->row_key));
   }

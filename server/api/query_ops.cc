@@ -47,12 +47,32 @@ protocol::ApiResult<GetEntityRequest> ParseGetEntity(const RequestParts& parts) 
 protocol::ApiResult<QueryEntitiesRequest> ParseQueryEntities(const RequestParts& parts) {
   QueryEntitiesRequest req;
   if (auto shape = ParseEntityShape(parts, &req.level, &req.select); !shape.ok()) return shape.error();
-  auto top = protocol::ParseTop(parts.Query("$top"));
+  auto top = protocol::ParseTop(parts.Query("$top"), parts.flavor->max_top);
   if (!top.ok()) return top.error();
   req.top = *top;
   auto filter = ParseFilterOption(parts.query);
   if (!filter.ok()) return filter.error();
   req.filter = std::move(filter).value();
+  req.account = parts.account;
+  req.table = parts.resource.table;
+  if (parts.flavor->continuation == protocol::ContinuationStyle::kCosmosToken) {
+    const std::string* next_pk = parts.Query("NextPartitionKey");
+    const std::string* next_rk = parts.Query("NextRowKey");
+    if (next_rk != nullptr && (next_pk == nullptr || *next_rk != protocol::kCosmosNextRowKey)) {
+      return ApiError::InvalidInput();
+    }
+    if (next_pk == nullptr) return req;
+    const bool shuffled = parts.flavor->shuffle;
+    auto resume = protocol::DecodeCosmosToken(*next_pk, shuffled ? protocol::CosmosTokenKind::kShuffledEntities
+                                                                 : protocol::CosmosTokenKind::kKeyOrderEntities);
+    if (!resume.ok()) return resume.error();
+    if (shuffled) {
+      req.shuffled_after = std::move(resume).value();
+    } else {
+      req.resume_from = model::EntityKey{std::move(resume->first), std::move(resume->second)};
+    }
+    return req;
+  }
 
   // A token parameter that is present must be a token: an empty
   // `NextRowKey=` (or `NextPartitionKey=`) is 400 InvalidInput, as the service
@@ -73,8 +93,6 @@ protocol::ApiResult<QueryEntitiesRequest> ParseQueryEntities(const RequestParts&
   } else if (next_rk != nullptr) {
     return ApiError::InvalidInput();
   }
-  req.account = parts.account;
-  req.table = parts.resource.table;
   return req;
 }
 

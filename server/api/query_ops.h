@@ -4,6 +4,8 @@
 // typed request against the engine is in handlers.h.
 #pragma once
 
+#include "protocol/cosmos_token.h"
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,16 +42,20 @@ struct QueryEntitiesRequest {
   std::string_view table;  // as addressed
   protocol::MetadataLevel level = protocol::MetadataLevel::kMinimalMetadata;
   std::vector<std::string> select;  // empty = every property
-  std::optional<int> top;           // 0..1000; 0 = an empty page without a scan
+  std::optional<int> top;           // 0..max_top of the flavour; 0 = an empty page without a scan
   std::shared_ptr<const protocol::filter::Filter> filter;  // null without $filter
   // From NextPartitionKey (+ NextRowKey, empty when absent or empty).
   std::optional<model::EntityKey> resume_from;
+  // Cosmos flavour with the shuffle on: the page starts after this place in
+  // the shuffled order (protocol/cosmos_token.h); resume_from is then unset.
+  std::optional<protocol::CosmosResume> shuffled_after;
 };
 
 // Errors, in this order: NegotiateMetadata's, ParseSelect's, ParseTop's,
 // Filter::Parse's, DecodeContinuation's (NextPartitionKey, then
 // NextRowKey), and InvalidInput for a non-empty NextRowKey without
-// NextPartitionKey.
+// NextPartitionKey. Under a flavour with Cosmos tokens, NextPartitionKey is
+// DecodeCosmosToken's and NextRowKey, when sent, must be "NA".
 protocol::ApiResult<QueryEntitiesRequest> ParseQueryEntities(const RequestParts& parts);
 
 // The $filter query option shared by Query Tables and Query Entities: null

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string_view>
 
+#include "protocol/flavor.h"
 #include "protocol/route.h"
 #include "protocol/url.h"
 
@@ -39,6 +40,9 @@ struct RequestParts {
   // $batch sub-request has the outer request's. Versions before 2015-12-11
   // may use Atom payloads (protocol::IsAtomEraVersion).
   std::string_view api_version;
+  // The listener's flavour (ApiOptions::flavor); parse functions ask it for
+  // the rules that differ between the services.
+  const protocol::FlavorPolicy* flavor = &protocol::StoragePolicy();
 
   // First value of a query parameter (exact name), or nullptr.
   const std::string* Query(std::string_view name) const { return protocol::FindQueryParam(query, name); }

@@ -1,7 +1,9 @@
 // Query Tables, Create Table, Delete Table, Get Table (Learn: query-tables, create-table, delete-table): each parses
 // its typed request (table_ops.h), then runs it against the engine and renders the answer.
 #include <algorithm>
+#include <cstdint>
 #include <optional>
+#include <tuple>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,12 +15,49 @@
 #include "server/api/table_ops.h"
 #include "storage/model/ascii.h"
 #include "storage/model/datetime.h"
+#include "storage/model/limits.h"
 
 namespace tablestone::api {
 
 using protocol::ApiError;
 
 namespace {
+
+// Query Tables under a flavour with Cosmos tokens: the account's matching
+// tables ordered by (ShuffleKey(seed, name), name), or by name with the
+// shuffle off (hash 0), a page of them after req.cosmos_after. The whole
+// listing is read per page: an account's tables are few.
+void RunCosmosQueryTables(const ApiContext& ctx, const RequestInfo& info, QueryTablesRequest&& req,
+                          storage::TableListSpec&& spec, http::Response& response) {
+  const protocol::FlavorPolicy& flavor = ctx.options.flavor;
+  std::vector<std::pair<uint64_t, std::string>> placed;
+  std::optional<protocol::CosmosResume> next;
+  const size_t n = req.top.has_value() ? static_cast<size_t>(*req.top) : model::kMaxPageEntities;
+  if (n > 0) {
+    spec.max_results = SIZE_MAX;
+    auto result = ctx.engine.ListTables(req.account, spec);
+    if (!result.ok()) return WriteError(info, protocol::FromStatus(result.status()), response);
+    for (storage::TableInfo& table : result->tables) {
+      const uint64_t hash = flavor.shuffle ? protocol::ShuffleKey(flavor.shuffle_seed, table.name) : 0;
+      if (req.cosmos_after && std::tie(hash, table.name) <= std::tie(req.cosmos_after->hash, req.cosmos_after->first)) {
+        continue;
+      }
+      placed.emplace_back(hash, std::move(table.name));
+    }
+    std::sort(placed.begin(), placed.end());
+    if (placed.size() > n) {
+      placed.resize(n);
+      next = protocol::CosmosResume{placed.back().first, placed.back().second, {}};
+    }
+  }
+  std::vector<std::string> names;
+  names.reserve(placed.size());
+  for (auto& [hash, name] : placed) names.push_back(std::move(name));
+  if (next) {
+    response.set("x-ms-continuation-NextTableName", protocol::EncodeCosmosToken(protocol::CosmosTokenKind::kTables, *next));
+  }
+  WriterFor(req.level).TableFeed(response, names, info.base_url, req.account);
+}
 
 void RunQueryTables(const ApiContext& ctx, const RequestInfo& info, QueryTablesRequest&& req,
                     http::Response& response) {
@@ -28,6 +67,9 @@ void RunQueryTables(const ApiContext& ctx, const RequestInfo& info, QueryTablesR
     spec.predicate = [filter = std::move(req.filter)](std::string_view name) {
       return filter->MatchesTableName(name);
     };
+  }
+  if (ctx.options.flavor.continuation == protocol::ContinuationStyle::kCosmosToken) {
+    return RunCosmosQueryTables(ctx, info, std::move(req), std::move(spec), response);
   }
   std::vector<std::string> names;
   std::optional<std::string> next;

@@ -17,12 +17,20 @@ protocol::ApiResult<QueryTablesRequest> ParseQueryTables(const RequestParts& par
   auto level = protocol::NegotiateMetadata(parts.Query("$format"), parts.headers.Get("Accept"), parts.api_version);
   if (!level.ok()) return level.error();
   req.level = *level;
-  auto top = protocol::ParseTop(parts.Query("$top"));
+  auto top = protocol::ParseTop(parts.Query("$top"), parts.flavor->max_top);
   if (!top.ok()) return top.error();
   req.top = *top;
   auto filter = ParseFilterOption(parts.query);
   if (!filter.ok()) return filter.error();
   req.filter = std::move(filter).value();
+  if (parts.flavor->continuation == protocol::ContinuationStyle::kCosmosToken) {
+    if (const std::string* token = parts.Query("NextTableName")) {
+      auto resume = protocol::DecodeCosmosToken(*token, protocol::CosmosTokenKind::kTables);
+      if (!resume.ok()) return resume.error();
+      req.cosmos_after = std::move(resume).value();
+    }
+    return req;
+  }
   if (const std::string* token = parts.Query("NextTableName")) {
     auto resume = protocol::DecodeContinuation(*token);
     if (!resume.ok()) return resume.error();

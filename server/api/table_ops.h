@@ -6,6 +6,8 @@
 // (request_parts.h).
 #pragma once
 
+#include "protocol/cosmos_token.h"
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,10 +28,14 @@ struct QueryTablesRequest {
   std::optional<int> top;  // 0..1000; 0 = an empty page without a listing
   std::shared_ptr<const protocol::filter::Filter> filter;  // null without $filter
   std::optional<std::string> resume_from;                  // decoded NextTableName
+  // Cosmos flavour: the listing is in shuffled order (or by name with the
+  // shuffle off) and resumes after this place (protocol/cosmos_token.h).
+  std::optional<protocol::CosmosResume> cosmos_after;
 };
 
 // Errors, in this order: NegotiateMetadata's ($format, else Accept),
-// ParseTop's, Filter::Parse's, DecodeContinuation's (NextTableName).
+// ParseTop's, Filter::Parse's, DecodeContinuation's (NextTableName; under a
+// flavour with Cosmos tokens, DecodeCosmosToken's).
 protocol::ApiResult<QueryTablesRequest> ParseQueryTables(const RequestParts& parts);
 
 struct CreateTableRequest {

@@ -319,6 +319,46 @@ std::vector<Setting> BuildSettings() {
        .help = "Realistic mode: median of the added per-request latency (log-normal); 0 = none.",
        .set = [](Config& c, const Value& v) { c.realistic_latency_ms = Uint(v); },
        .show = [](const Config& c) { return std::to_string(c.realistic_latency_ms); }});
+  add({.path = "api.flavor", .env = "TABLESTONE_FLAVOR", .kind = Kind::kChoice,
+       .help = "The service the main listener imitates: storage (Azure Table storage) or cosmos (Azure Cosmos DB "
+               "for Table: unsorted query results, 255-byte RowKeys, 2 MB batches, no CORS; docs/cosmos-mode.md).",
+       .choices = "storage|cosmos",
+       .set = [](Config& c, const Value& v) { c.flavor = Str(v); },
+       .show = [](const Config& c) { return c.flavor; }});
+  add({.path = "cosmos.port", .env = "TABLESTONE_COSMOS_PORT", .kind = Kind::kUint,
+       .help = "Also listen on this port as Azure Cosmos DB for Table, as the Cosmos DB emulator's Table endpoint "
+               "does (it uses 8902); 0 = no such listener (docs/cosmos-mode.md).",
+       .min = 0, .max = 65535,
+       .set = [](Config& c, const Value& v) { c.cosmos_port = static_cast<uint16_t>(Uint(v)); },
+       .show = [](const Config& c) { return std::to_string(c.cosmos_port); }});
+  add({.path = "cosmos.host", .env = "TABLESTONE_COSMOS_HOST", .kind = Kind::kString,
+       .help = "Address of the Cosmos listener; empty = the main listener's.",
+       .check = [](std::string* value, std::string* why) { return value->empty() || CheckHost(value, why); },
+       .set = [](Config& c, const Value& v) { c.cosmos_host = Str(v); },
+       .show = [](const Config& c) { return c.cosmos_host; }});
+  add({.path = "cosmos.accounts", .env = "TABLESTONE_COSMOS_ACCOUNTS", .kind = Kind::kString,
+       .help = "Accounts of the Cosmos listener, name:key1[:key2];... (default: the emulator's account localhost "
+               "with its published key); a path naming none of them addresses the first.",
+       .check = [](std::string* value, std::string* why) {
+         std::vector<api::AccountKeys> accounts;
+         if (!ParseAccountsEnv(*value, &accounts, why)) return false;
+         if (accounts.empty()) *why = "at least one account is required";
+         return !accounts.empty();
+       },
+       .set = [](Config& c, const Value& v) { c.cosmos_accounts = Str(v); },
+       .show = [](const Config& c) { return c.cosmos_accounts == kCosmosEmulatorAccounts ? std::string("localhost:(emulator key)") : std::string("(set)"); }});
+  add({.path = "cosmos.shuffle", .env = "TABLESTONE_COSMOS_SHUFFLE", .kind = Kind::kChoice,
+       .help = "Cosmos flavour: query results in a deterministic non-key order seeded by --faultSeed (on), or in "
+               "key order (off).",
+       .choices = "on|off",
+       .set = [](Config& c, const Value& v) { c.cosmos_shuffle = Str(v) == "on"; },
+       .show = [](const Config& c) { return std::string(c.cosmos_shuffle ? "on" : "off"); }});
+  add({.path = "cosmos.ruPerSecond", .env = "TABLESTONE_COSMOS_RU_PER_SECOND", .kind = Kind::kUint,
+       .help = "Cosmos flavour: request units per second per table; a request to a table over its budget is "
+               "answered 429 with x-ms-retry-after-ms, which the SDKs wait for and retry. 0 = no budget.",
+       .min = 0, .max = 1'000'000'000,
+       .set = [](Config& c, const Value& v) { c.cosmos_ru_per_second = Uint(v); },
+       .show = [](const Config& c) { return std::to_string(c.cosmos_ru_per_second); }});
   add({.path = "storage.seed", .env = "TABLESTONE_SEED", .kind = Kind::kString,
        .help = "Export file, or directory of them, loaded at startup before the port opens; empty = none.",
        .set = [](Config& c, const Value& v) { c.seed = Str(v); },
@@ -753,6 +793,24 @@ bool ResolveAdminSettings(Config* config, std::string* error) {
   return true;
 }
 
+bool CheckCosmosSettings(const Config& config, std::string* error) {
+  if (config.cosmos_port == 0) return true;
+  if (config.cosmos_port == config.port) {
+    *error = "cosmos.port " + std::to_string(config.cosmos_port) + " is the main listener's port too";
+    return false;
+  }
+  for (const api::AccountKeys& cosmos : config.CosmosAccounts()) {
+    for (const api::AccountKeys& main : config.accounts) {
+      if (main.name == cosmos.name) {
+        *error = "account '" + cosmos.name + "' is both a cosmos.accounts account and a main listener account; "
+                 "an account belongs to one listener";
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 api::ApiOptions Config::ToApiOptions() const {
   api::ApiOptions o;
   o.accounts = accounts;
@@ -787,6 +845,28 @@ api::ApiOptions Config::ToApiOptions() const {
   o.facts.data_dir = location;
   o.facts.in_memory = in_memory;
   o.facts.durability = durability;
+  if (flavor == "cosmos") o.flavor = protocol::CosmosPolicy(cosmos_shuffle, fault_seed);
+  o.ru_per_second = cosmos_ru_per_second;
+  return o;
+}
+
+std::vector<api::AccountKeys> Config::CosmosAccounts() const {
+  std::vector<api::AccountKeys> accounts;
+  std::string ignored;
+  (void)ParseAccountsEnv(cosmos_accounts, &accounts, &ignored);
+  return accounts;
+}
+
+api::ApiOptions Config::ToCosmosApiOptions() const {
+  api::ApiOptions o = ToApiOptions();
+  o.accounts = CosmosAccounts();
+  o.flavor = protocol::CosmosPolicy(cosmos_shuffle, fault_seed);
+  if (!o.accounts.empty()) o.default_account = o.accounts.front().name;
+  o.admin_api = false;
+  o.admin_key.clear();
+  o.admin_account.clear();
+  o.ui = false;
+  o.ui_dev_key = false;
   return o;
 }
 

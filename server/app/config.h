@@ -31,6 +31,10 @@ namespace tablestone::app {
 inline constexpr char kDevAccountName[] = "devstoreaccount1";
 inline constexpr char kDevAccountKey[] =
     "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+// The account of the Azure Cosmos DB emulator's Table endpoint, with its
+// published key (Learn: "Develop locally using the Azure Cosmos DB emulator").
+inline constexpr char kCosmosEmulatorAccounts[] =
+    "localhost:C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==";
 
 struct LoggingConfig {
   std::string level = "info";   // trace|debug|info|warn|error|critical|off
@@ -103,6 +107,16 @@ struct Config {
   bool realistic = false;        // --realistic
   uint64_t table_being_deleted_ms = 40'000;
   uint64_t realistic_latency_ms = 0;
+  // Cosmos DB for Table mode (docs/cosmos-mode.md): the main listener's
+  // flavour, and an optional second listener that always imitates Cosmos DB,
+  // with accounts of its own (AZURITE_ACCOUNTS' format), the first of which a
+  // path without an account segment addresses.
+  std::string flavor = "storage";    // storage|cosmos
+  uint16_t cosmos_port = 0;          // 0 = no Cosmos listener
+  std::string cosmos_host;           // empty = listen.host
+  std::string cosmos_accounts = kCosmosEmulatorAccounts;
+  bool cosmos_shuffle = true;        // query results in a seeded non-key order (seed: fault_seed)
+  uint64_t cosmos_ru_per_second = 0; // request units per second per table; 0 = no budget
 
   // Azurite's Blob and Queue ports, served only when the program runs as
   // `azurite` (Personality::kAzurite): there api/sibling_ports.h answers the
@@ -120,6 +134,11 @@ struct Config {
   // Projections into the per-layer option structs.
   http::HttpOptions ToHttpOptions() const;
   api::ApiOptions ToApiOptions() const;
+  // The Cosmos listener's options: ToApiOptions() with its accounts, the
+  // cosmos flavour, and neither the data browser nor the admin routes.
+  api::ApiOptions ToCosmosApiOptions() const;
+  // The cosmos_accounts list, parsed (checked when the setting was read).
+  std::vector<api::AccountKeys> CosmosAccounts() const;
   storage::EngineOptions ToEngineOptions() const;
 };
 
@@ -173,6 +192,11 @@ LoadResult LoadConfig(const std::vector<std::string>& args, const Environment& e
 // "<location>.traces", and the --trace file lie outside the data directory,
 // and the two directories differ; docs/admin-api.md, "Files").
 bool ResolveAdminSettings(Config* config, std::string* error);
+
+// With a Cosmos listener (cosmos.port): its port differs from the main one and
+// no account is on both listeners (an account is one flavour's data: its
+// table names are compared with or without case, docs/cosmos-mode.md).
+bool CheckCosmosSettings(const Config& config, std::string* error);
 
 bool ParseAccountsEnv(const std::string& text, std::vector<api::AccountKeys>* accounts, std::string* error);
 

@@ -99,6 +99,12 @@ const std::vector<Flag>& Flags() {
       F("--realistic", "", "faults.realistic"),
       F("--tableBeingDeletedMs", "", "faults.tableBeingDeletedMs"),
       F("--realisticLatencyMs", "", "faults.latencyMedianMs"),
+      F("--flavor", "", "api.flavor"),
+      F("--cosmosPort", "", "cosmos.port"),
+      F("--cosmosHost", "", "cosmos.host"),
+      F("--cosmosAccounts", "", "cosmos.accounts"),
+      F("--cosmosShuffle", "", "cosmos.shuffle"),
+      F("--cosmosRuPerSecond", "", "cosmos.ruPerSecond"),
   };
   return kFlags;
 }
@@ -498,6 +504,7 @@ LoadResult LoadConfig(const std::vector<std::string>& args, const Environment& e
   config.sibling_ports = personality == Personality::kAzurite;
 
   if (std::string why; !ResolveAdminSettings(&config, &why)) return Fail(why);
+  if (std::string why; !CheckCosmosSettings(config, &why)) return Fail(why);
   result.config = std::move(config);
   return result;
 }

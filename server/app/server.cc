@@ -48,6 +48,11 @@ uint64_t RaiseOpenFileLimit() {
   return limit.rlim_cur == RLIM_INFINITY ? UINT64_MAX : static_cast<uint64_t>(limit.rlim_cur);
 }
 
+std::string UrlOf(const std::string& host, uint16_t port, bool tls) {
+  std::string shown = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+  return std::string(tls ? "https://" : "http://") + shown + ":" + std::to_string(port);
+}
+
 }  // namespace
 
 Server::Server(Config config) : config_(std::move(config)) {}
@@ -57,6 +62,15 @@ Server::~Server() { Stop(); }
 bool Server::Start(std::string* error) {
   auto begin = std::chrono::steady_clock::now();
   storage::EngineOptions engine_options = config_.ToEngineOptions();
+  // Cosmos DB for Table compares table names exactly (docs/cosmos-mode.md).
+  if (config_.flavor == "cosmos") {
+    for (const api::AccountKeys& account : config_.accounts) engine_options.case_sensitive_accounts.push_back(account.name);
+  }
+  if (config_.cosmos_port != 0) {
+    for (const api::AccountKeys& account : config_.CosmosAccounts()) {
+      engine_options.case_sensitive_accounts.push_back(account.name);
+    }
+  }
   const uint64_t fd_limit = RaiseOpenFileLimit();
   engine_options.max_open_files = TableFilesKeptOpen(fd_limit);
   // -l pointed at an Azurite workspace (the drop-in image on Azurite's old
@@ -89,6 +103,7 @@ bool Server::Start(std::string* error) {
     return false;
   }
   engine_ = std::move(engine).value();
+  if (!CheckTableNameCase(engine_options.case_sensitive_accounts, error)) return AbandonStart();
   if (!config_.seed.empty()) {
     // Before the port opens, so no client ever sees a half-seeded server.
     auto store = tools::WrapEngine(*engine_, config_.accounts.empty() ? std::string("devstoreaccount1")
@@ -135,6 +150,11 @@ bool Server::Start(std::string* error) {
   if (config_.realistic) AppLog()->info("realistic mode on (fault seed {})", config_.fault_seed);
   std::vector<std::string> account_names;
   for (const api::AccountKeys& account : api_options.accounts) account_names.push_back(account.name);
+  if (config_.cosmos_port != 0) {
+    for (const api::AccountKeys& account : config_.CosmosAccounts()) account_names.push_back(account.name);
+  }
+  // Both listeners' fault rules are one set (the admin route edits it).
+  const std::shared_ptr<faults::FaultSet> fault_set = api_options.faults;
   metrics_ = std::make_unique<api::Metrics>(std::move(account_names));
   trace_ = std::make_unique<api::TraceWriter>();
   if (!config_.logging.trace.empty() && !trace_->Start(config_.logging.trace, config_.logging.trace_bodies, error)) {
@@ -155,7 +175,8 @@ bool Server::Start(std::string* error) {
   }
   const http::HttpOptions table_options = http_options;
   listener_ = std::make_unique<http::Listener>(std::move(http_options), *handler_);
-  if (tls_failed || !listener_->Start(error) || (config_.sibling_ports && !StartSiblingPorts(table_options, error))) {
+  if (tls_failed || !listener_->Start(error) || (config_.sibling_ports && !StartSiblingPorts(table_options, error)) ||
+      (config_.cosmos_port != 0 && !StartCosmosListener(table_options, fault_set, error))) {
     return AbandonStart();
   }
   running_ = true;
@@ -169,12 +190,61 @@ bool Server::Start(std::string* error) {
                  config_.in_memory ? std::string("in memory") : config_.location,
                  config_.config_file.empty() ? std::string() : ", config " + config_.config_file,
                  listener_->threads(), config_.durability, millis);
+  if (cosmos_listener_) {
+    const std::string host = config_.cosmos_host.empty() ? config_.host : config_.cosmos_host;
+    AppLog()->info("Cosmos DB for Table listener on {} (accounts {}; docs/cosmos-mode.md)",
+                   UrlOf(host, cosmos_port(), !config_.cert.empty()), config_.cosmos_accounts == kCosmosEmulatorAccounts
+                                                                        ? std::string("localhost, the emulator's")
+                                                                        : std::string("from cosmos.accounts"));
+  }
+  if (config_.flavor == "cosmos") AppLog()->info("main listener imitates Cosmos DB for Table (--flavor cosmos)");
   if (config_.ui) AppLog()->info("data browser at {}/_tablestone/ui/ (docs/ui.md; --noUi turns it off)", url());
   if (config_.sibling_ports) AnnounceLikeAzurite();
   return true;
 }
 
+bool Server::CheckTableNameCase(const std::vector<std::string>& exact_accounts, std::string* error) {
+  auto is_exact = [&](const std::string& name) {
+    return std::find(exact_accounts.begin(), exact_accounts.end(), name) != exact_accounts.end();
+  };
+  std::vector<std::string> accounts;
+  for (const api::AccountKeys& account : config_.accounts) accounts.push_back(account.name);
+  if (config_.cosmos_port != 0) {
+    for (const api::AccountKeys& account : config_.CosmosAccounts()) accounts.push_back(account.name);
+  }
+  for (const std::string& account : accounts) {
+    auto recorded = engine_->GetAccountMeta(account, storage::kTableNameCaseKey);
+    if (!recorded.ok()) {
+      *error = "cannot read account " + account + "'s metadata: " + recorded.status().ToString();
+      return false;
+    }
+    const bool was_exact = recorded->has_value() && **recorded == storage::kTableNamesExact;
+    if (was_exact && !is_exact(account)) {
+      *error = "account " + account + " holds Cosmos DB flavour data (table names compared exactly) and is served "
+               "here with the storage flavour; use another --location, or serve it with the cosmos flavour";
+      return false;
+    }
+    if (!is_exact(account) || was_exact) continue;
+    storage::TableListSpec any;
+    any.max_results = 1;
+    auto tables = engine_->ListTables(account, any);
+    if (!tables.ok() || !tables->tables.empty()) {
+      *error = "account " + account + " holds storage flavour data (table names compared without case) and is "
+               "served here with the cosmos flavour; use another --location or another account";
+      return false;
+    }
+    Status put = engine_->PutAccountMeta(account, storage::kTableNameCaseKey, storage::kTableNamesExact);
+    if (!put.ok()) {
+      *error = "cannot record account " + account + "'s table name rule: " + put.ToString();
+      return false;
+    }
+  }
+  return true;
+}
+
 bool Server::AbandonStart() {
+  cosmos_listener_.reset();
+  cosmos_handler_.reset();
   blob_listener_.reset();
   queue_listener_.reset();
   listener_.reset();
@@ -187,15 +257,6 @@ bool Server::AbandonStart() {
   engine_.reset();
   return false;
 }
-
-namespace {
-
-std::string UrlOf(const std::string& host, uint16_t port, bool tls) {
-  std::string shown = host.find(':') != std::string::npos ? "[" + host + "]" : host;
-  return std::string(tls ? "https://" : "http://") + shown + ":" + std::to_string(port);
-}
-
-}  // namespace
 
 bool Server::StartSiblingPorts(const http::HttpOptions& table_options, std::string* error) {
   std::vector<std::string> accounts;
@@ -216,6 +277,20 @@ bool Server::StartSiblingPorts(const http::HttpOptions& table_options, std::stri
   return start(api::SiblingService::kBlob, config_.blob_host, config_.blob_port, &blob_handler_, &blob_listener_) &&
          start(api::SiblingService::kQueue, config_.queue_host, config_.queue_port, &queue_handler_,
                &queue_listener_);
+}
+
+bool Server::StartCosmosListener(const http::HttpOptions& table_options, std::shared_ptr<faults::FaultSet> faults,
+                                 std::string* error) {
+  api::ApiOptions options = config_.ToCosmosApiOptions();
+  options.faults = std::move(faults);
+  cosmos_handler_ = api::MakeApiHandler(*engine_, std::move(options), metrics_.get(), trace_.get());
+  http::HttpOptions http_options = table_options;  // same TLS, limits and timeouts as the main listener
+  http_options.address = config_.cosmos_host.empty() ? config_.host : config_.cosmos_host;
+  http_options.port = config_.cosmos_port;
+  cosmos_listener_ = std::make_unique<http::Listener>(std::move(http_options), *cosmos_handler_);
+  if (cosmos_listener_->Start(error)) return true;
+  *error = "Cosmos listener (cosmos.port " + std::to_string(config_.cosmos_port) + "): " + *error;
+  return false;
 }
 
 void Server::AnnounceLikeAzurite() const {
@@ -243,6 +318,7 @@ void Server::AnnounceLikeAzurite() const {
   std::fflush(stdout);
 }
 
+uint16_t Server::cosmos_port() const { return cosmos_listener_ ? cosmos_listener_->port() : 0; }
 uint16_t Server::blob_port() const { return blob_listener_ ? blob_listener_->port() : 0; }
 uint16_t Server::queue_port() const { return queue_listener_ ? queue_listener_->port() : 0; }
 
@@ -256,6 +332,7 @@ void Server::Stop() {
   // drain timeout); the I/O threads are joined, their io_contexts kept.
   if (blob_listener_) blob_listener_->Stop();
   if (queue_listener_) queue_listener_->Stop();
+  if (cosmos_listener_) cosmos_listener_->Stop();
   listener_->Stop();
   // The engine's executor next: work still running finishes, queued work is
   // answered 503; their answers are posted to the (stopped) io_contexts,
@@ -266,6 +343,8 @@ void Server::Stop() {
   queue_listener_.reset();
   blob_handler_.reset();
   queue_handler_.reset();
+  cosmos_listener_.reset();
+  cosmos_handler_.reset();
   listener_.reset();
   handler_.reset();
   engine_.reset();

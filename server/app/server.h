@@ -16,11 +16,15 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "server/app/config.h"
 
 namespace tablestone::storage {
 class Engine;
+}
+namespace tablestone::faults {
+class FaultSet;
 }
 namespace tablestone::api {
 class Metrics;
@@ -59,6 +63,8 @@ class Server {
   // The Blob and Queue ports (Config::sibling_ports; 0 when not serving them).
   uint16_t blob_port() const;
   uint16_t queue_port() const;
+  // The Cosmos listener's port (Config::cosmos_port; 0 when not serving it).
+  uint16_t cosmos_port() const;
   const Config& config() const { return config_; }
 
  private:
@@ -71,9 +77,20 @@ class Server {
   // Config::sibling_ports: Azurite's Blob and Queue ports (api/sibling_ports.h).
   std::unique_ptr<http::RequestHandler> blob_handler_, queue_handler_;
   std::unique_ptr<http::Listener> blob_listener_, queue_listener_;
+  // Config::cosmos_port: the same engine behind a dispatcher of the cosmos
+  // flavour with its own accounts (docs/cosmos-mode.md).
+  std::unique_ptr<http::RequestHandler> cosmos_handler_;
+  std::unique_ptr<http::Listener> cosmos_listener_;
   bool running_ = false;
 
+  // Table names are compared exactly for `exact_accounts` (the cosmos
+  // flavour's) and without case for the others; the rule is recorded in each
+  // exact account's metadata and a data directory whose accounts were written
+  // under the other rule is refused (false, `error` says which account).
+  bool CheckTableNameCase(const std::vector<std::string>& exact_accounts, std::string* error);
   bool StartSiblingPorts(const http::HttpOptions& table_options, std::string* error);
+  bool StartCosmosListener(const http::HttpOptions& table_options, std::shared_ptr<faults::FaultSet> faults,
+                           std::string* error);
   // The one cleanup of a Start that failed part way: drops what it made, in
   // the reverse order of Stop (listeners, handlers, the trace and metrics,
   // then the Engine, closed). Returns false, Start's answer.

@@ -7,6 +7,8 @@ Fixtures:
   table_name  a unique, not yet created table name (deleted at teardown if it exists)
   table    a created TableClient on a unique table (deleted at teardown)
   restart  callable restarting the managed server on the same data dir (skips on external targets)
+  cosmos   session-wide harness.CosmosEndpoint: a tablestone of its own with a Cosmos DB for Table
+           listener (--cosmosPort), for the test_cosmos_*.py files (skips on external targets)
 
 Markers:
   @pytest.mark.azurite_wrong("why")  Azurite is known to deviate from the real service here
@@ -51,6 +53,11 @@ def target():
     code = t.close()
     if t.managed:
         assert code == 0, "tablestone did not exit with 0 on SIGTERM (got %r)" % (code,)
+
+
+@pytest.fixture(scope="session")
+def cosmos(target):
+    yield from harness.cosmos_server(target, "tablestone-e2e-cosmos.")
 
 
 @pytest.fixture(scope="session")

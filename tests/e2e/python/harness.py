@@ -497,3 +497,37 @@ def build_batch(base_url, ops, batch_boundary=None, changeset_boundary=None, crl
         out.append(json.dumps(body) if body is not None else "")
     out += ["--%s--" % c, "--%s--" % b, ""]
     return b, crlf.join(out).encode("utf-8")
+
+
+# The Azure Cosmos DB emulator's Table account (Learn: "Develop locally using the Azure Cosmos DB
+# emulator"), which tablestone's Cosmos listener serves by default (docs/cosmos-mode.md).
+COSMOS_ACCOUNT = "localhost"
+COSMOS_KEY = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
+
+
+class CosmosEndpoint:
+    """The Cosmos listener (--cosmosPort) of a managed server, addressed as the emulator's Table
+    endpoint: http://localhost:<port>/ with no account segment. azure-data-tables takes its Cosmos
+    path for it (_is_cosmos_endpoint: host localhost, port other than 10002). Quacks like a Target
+    for RawClient (host, port, base_path, account, key)."""
+
+    def __init__(self, server, port):
+        self.server = server
+        self.port = port
+        self.host = "localhost"
+        self.base_path = ""
+        self.account, self.key = COSMOS_ACCOUNT, COSMOS_KEY
+        self.endpoint = "http://localhost:%d/" % port
+        self.connection_string = (
+            "DefaultEndpointsProtocol=http;AccountName=%s;AccountKey=%s;TableEndpoint=%s;"
+            % (self.account, self.key, self.endpoint))
+        self.raw = RawClient(self)
+
+
+def cosmos_server(target, prefix, extra_args=None):
+    """Generator for a pytest fixture: own_server with a Cosmos listener on a free port; yields
+    the CosmosEndpoint (its .server is the ManagedServer, whose main port serves the storage flavour)."""
+    port = free_port()
+    args = ["--cosmosPort", str(port)] + list(extra_args or [])
+    for server in own_server(target, prefix, extra_args=args):
+        yield CosmosEndpoint(server, port)

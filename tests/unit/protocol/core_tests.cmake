@@ -1,7 +1,9 @@
 # Core protocol tests (url, route, OData JSON, request options, continuation, error bodies, ACL blob).
 target_sources(unit_protocol PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/acl_blob_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/cosmos_token_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/error_body_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/flavor_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/guid_ascii_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/odata_json_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/odata_writer_test.cc

@@ -1,5 +1,7 @@
 #include "protocol/request_options.h"
 
+#include <cstdint>
+
 #include <gtest/gtest.h>
 
 #include "protocol/continuation.h"
@@ -48,9 +50,22 @@ TEST(RequestOptionsTest, PreferSelectTop) {
     std::string t = ok;
     EXPECT_EQ(*ParseTop(&t).value(), std::stoi(ok));
   }
-  for (const char* bad_top : {"-1", "1001", "abc", "", "1.5"}) {
+  for (const char* bad_top : {"-1", "1001", "abc", "", "1.5", "001000"}) {
     std::string t = bad_top;
     EXPECT_EQ(ParseTop(&t).error().code, "InvalidInput") << bad_top;
+  }
+}
+
+// Cosmos DB for Table: $top is not limited to 1,000 (protocol/flavor.h); the
+// largest int is the cap, and no text overflows.
+TEST(RequestOptionsTest, TopWithAHigherMaximum) {
+  for (const char* ok : {"1001", "5000", "2147483647", "02147483647"}) {
+    std::string t = ok;
+    EXPECT_EQ(*ParseTop(&t, INT32_MAX).value(), std::stoll(ok)) << ok;
+  }
+  for (const char* bad_top : {"2147483648", "99999999999", "999999999999999999999", "-1", "1e3", ""}) {
+    std::string t = bad_top;
+    EXPECT_EQ(ParseTop(&t, INT32_MAX).error().code, "InvalidInput") << bad_top;
   }
 }
 
