@@ -215,7 +215,6 @@ public class CosmosTests(CosmosServersFixture fx) : IClassFixture<CosmosServersF
         {
             ["GetProperties"] = () => Cosmos().GetProperties(),
             ["SetProperties"] = () => Cosmos().SetProperties(new TableServiceProperties()),
-            ["GetStatistics"] = () => Cosmos().GetStatistics(),
             ["GetAccessPolicies"] = () => table.GetAccessPolicies(),
             ["SetAccessPolicy"] = () => table.SetAccessPolicy(Array.Empty<TableSignedIdentifier>()),
         };
@@ -226,6 +225,11 @@ public class CosmosTests(CosmosServersFixture fx) : IClassFixture<CosmosServersF
             Assert.True(e.ErrorCode == "NotImplemented", $"{what}: {e.ErrorCode}");
         }
         Assert.NotNull(Storage().GetProperties().Value);
+        // Statistics are read from the account's secondary endpoint, which the SDK names after the host's
+        // first label: on the emulator's endpoint that is "localhost-secondary", so the call never reaches
+        // a server (as against the Windows emulator).
+        var stats = Assert.ThrowsAny<Exception>(() => Cosmos().GetStatistics());
+        Assert.Contains("localhost-secondary", stats.ToString());
     }
 
     [Fact]
@@ -310,8 +314,9 @@ public class CosmosTests(CosmosServersFixture fx) : IClassFixture<CosmosServersF
         return null;
     }
 
-    /// <summary>What the SDK's Cosmos path sends for a merge. Its CosmosPatchTransformPolicy rewrites only
-    /// PATCH requests; this pins the verb Azure.Data.Tables 12.13.0 really puts on the wire.</summary>
+    /// <summary>What the SDK's Cosmos path sends for a merge: Azure.Data.Tables 12.13.0 builds merges as
+    /// PATCH and its CosmosPatchTransformPolicy sends them as POST with X-HTTP-Method: MERGE, inside a
+    /// transaction too.</summary>
     [Fact]
     public void Merge_ThroughTheCosmosPath()
     {
@@ -328,8 +333,10 @@ public class CosmosTests(CosmosServersFixture fx) : IClassFixture<CosmosServersF
         var merges = TraceLines(l => Str(l, "table") == name && Str(l, "operation") is "MergeEntity" or "InsertOrMergeEntity");
         Assert.Equal(new[] { "InsertOrMergeEntity", "MergeEntity" }, merges.Select(l => Str(l, "operation")).Order().ToArray());
         foreach (var l in merges)
-            Assert.True(Str(l, "method") == "MERGE" && RequestHeader(l, "X-HTTP-Method") == null, l.ToString());
+            Assert.True(Str(l, "method") == "POST" && RequestHeader(l, "X-HTTP-Method") == "MERGE", l.ToString());
         var batch = TraceLines(l => Str(l, "operation") == "EntityGroupTransaction" && (Str(l, "requestBody") ?? "").Contains(name)).Single();
-        Assert.Contains($"MERGE http://localhost:{fx.CosmosPort}/{name}(PartitionKey='p',RowKey='1') HTTP/1.1", Str(batch, "requestBody"));
+        var body = Str(batch, "requestBody")!;
+        Assert.Contains($"POST http://localhost:{fx.CosmosPort}/{name}(PartitionKey='p',RowKey='1')", body);
+        Assert.Contains("X-HTTP-Method: MERGE", body, StringComparison.OrdinalIgnoreCase);
     }
 }
