@@ -396,14 +396,17 @@ void Dispatcher::Run(const RequestInfo& info, RequestTrace* trace, http::Respons
     storage::Engine* engine = &engine_;
     std::optional<PageCutEngine> cut;
     std::optional<TracingEngine> traced;
-    if (info.page_cut) engine = &cut.emplace(*engine, *info.page_cut);
+    if (info.page_cut && !CutsWholePage(*info.flavor, info.route.operation)) engine = &cut.emplace(*engine, *info.page_cut);
     if (trace != nullptr) engine = &traced.emplace(*engine, *trace, info.route.operation);
     if (engine == &engine_) {
       Dispatch(context_, info, response);
     } else {
       Dispatch(ApiContext{*engine, options_, authenticator_, metrics_}, info, response);
     }
-    if (cut && cut->drop_next_row_key()) response.erase("x-ms-continuation-NextRowKey");
+    // A Cosmos token holds the whole resume point; its NextRowKey ("NA") stays.
+    if (cut && cut->drop_next_row_key() && info.flavor->continuation != protocol::ContinuationStyle::kCosmosToken) {
+      response.erase("x-ms-continuation-NextRowKey");
+    }
     if (faults_ != nullptr) faults_->NoteAnswer(info, response);
   } catch (const std::exception& e) {
     ApiError error = ApiError::InternalError();

@@ -36,13 +36,15 @@ struct ReadScope {
   const AuthGrant& grant;       // a service SAS may limit the keys readable
   InlineTry* inline_try = nullptr;  // RequestInfo::inline_try
   model::SuspendedScan* resume_scan = nullptr;  // RequestInfo::suspended_scan: a query continues it
+  const faults::PageCut* page_cut = nullptr;    // RequestInfo::page_cut, for a page cut whole (CutsWholePage)
 };
 
 // The read scope of `info`, the one place it is built: a top-level read and
 // the GET inside a $batch (whose request is never tried on the I/O thread nor
 // continued, so its slice and scan are null) both read through it.
 inline ReadScope ScopeOf(const RequestInfo& info) {
-  return ReadScope{info.request_id, info.base_url, info.grant, info.inline_try, info.suspended_scan.get()};
+  return ReadScope{info.request_id, info.base_url, info.grant, info.inline_try, info.suspended_scan.get(),
+                   info.page_cut ? &*info.page_cut : nullptr};
 }
 
 // Get Entity and Query Entities from their request parts: parse the typed

@@ -12,6 +12,7 @@
 #include "protocol/filter/filter.h"
 #include "protocol/odata_writer.h"
 #include "server/api/handlers.h"
+#include "server/api/page_cut_engine.h"
 #include "server/api/query_ops.h"
 #include "server/api/response.h"
 #include "server/api/response_writer.h"
@@ -179,7 +180,8 @@ std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesReq
       // cut at the page's time budget: on the I/O thread it gives up at the
       // slice and runs whole on the long lane.
       if (!sliced) spec.deadline.reset();
-      const size_t n = req.top.has_value() ? static_cast<size_t>(*req.top) : model::kMaxPageEntities;
+      const size_t n = CutPageSize(req.top.has_value() ? static_cast<size_t>(*req.top) : model::kMaxPageEntities,
+                                   scope.page_cut);
       auto page = ScanShuffled(ctx.engine, *table, std::move(spec), n, flavor.shuffle_seed, req.shuffled_after);
       if (!page.ok()) return protocol::FromStatus(page.status());
       if (page->deadline_passed) {
@@ -189,6 +191,11 @@ std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesReq
       if (ctx.metrics != nullptr) {
         ctx.metrics->RecordQueryPage(ctx.metrics->AccountIndex(req.account), page->rows_examined,
                                      page->entities.size());
+      }
+      if (scope.page_cut != nullptr && scope.page_cut->max_rows == 0 && req.shuffled_after && !page->entities.empty()) {
+        // Realistic mode's empty page: no row, and the token the request came with.
+        page->entities.clear();
+        page->next = req.shuffled_after;
       }
       if (page->next) {
         response.set("x-ms-continuation-NextPartitionKey",
