@@ -14,7 +14,7 @@ import statistics
 import sys
 from collections import defaultdict
 
-TS, AZ, FL = "tablestone", "azurite", "floor"
+TS, AZ, FL, TLS = "tablestone", "azurite", "floor", "https"
 WRITE_SCENARIOS = ["insert", "upsert", "merge", "delete"]
 SCENARIOS = ["get", "insert", "upsert", "merge", "delete", "page", "scan", "batch"]
 SCENARIO_TEXT = {
@@ -26,6 +26,7 @@ SCENARIO_TEXT = {
     "page": "GET partition page (1000 entities)",
     "scan": "filtered scan (first response)",
     "batch": "$batch of 100 creates (requests/s)",
+    "getnew": "point GET, a new connection per request",
 }
 
 
@@ -199,6 +200,28 @@ def report(res):
             f"{c} conns: tablestone {per100(ops(t))}, Azurite {per100(ops(a))}"
             for c, t, a in b))
         p("")
+
+    # ---- HTTPS ----
+    https_rows = [(scen, c) for scen in ("get", "page", "getnew") for c in conns_list + [8]
+                  if res.wrk_stats(TLS, scen, c)]
+    if https_rows:
+        p("## HTTPS next to HTTP (the same tablestone binary, a self-signed RSA-2048 certificate)")
+        p("")
+        p("| scenario | conns | HTTP ops/s | HTTPS ops/s | HTTPS/HTTP | HTTPS p50 | p99 | errors | HTTPS command |")
+        p("|---|---:|---:|---:|---:|---:|---:|---|---|")
+        for scen, c in sorted(set(https_rows), key=lambda x: (["get", "page", "getnew"].index(x[0]), x[1])):
+            h, t = res.wrk_stats(TS, scen, c), res.wrk_stats(TLS, scen, c)
+            g = lambda st, k: st[k] if st else None
+            p(f"| {SCENARIO_TEXT[scen]} | {c} | {fmt(g(h, 'ops'))} | {fmt(g(t, 'ops'))} | {ratio(g(t, 'ops'), g(h, 'ops'))} "
+              f"| {fmt(g(t, 'p50'), 2)} | {fmt(g(t, 'p99'), 2)} | {g(t, 'errors')} | `{short_cmd(t['cmd'])}` |")
+        p("")
+        hs = {mode: [r for r in res.rows if r.get("kind") == "handshake" and r.get("mode") == mode] for mode in ("new", "reuse")}
+        if hs["new"] or hs["reuse"]:
+            n, r = (med([x["per_s"] for x in hs[m]]) if hs[m] else None for m in ("new", "reuse"))
+            p(f"TLS handshakes one connection at a time (openssl s_time, one point GET per connection; connections/s, "
+              f"median): full {fmt(n)}, resumed {fmt(r)} ({ratio(r, n)}). "
+              f"`{(hs['new'] or hs['reuse'])[0]['cmd']}` (and -reuse)")
+            p("")
 
     # ---- SDK ----
     sdk = defaultdict(dict)

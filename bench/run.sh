@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # bench/run.sh: the side-by-side benchmark of tablestone, Azurite 3.35.0 and
 # the HTTP floor (bench_floor_server), one after another in the same run, on
-# loopback only. Prints one Markdown report (ops/s, p50, p99, ratios, startup,
+# loopback only; "https" is the same tablestone binary serving HTTPS (a
+# self-signed RSA-2048 pair made for the run), next to its HTTP figures. Prints one Markdown report (ops/s, p50, p99, ratios, startup,
 # RSS, disk, big-table figures) with the command next to every figure, and
 # keeps the raw output under the results directory. Method: docs/benchmarks.md.
 #
-#   bench/run.sh [--smoke] [--duration S] [--reps N] [--servers tablestone,azurite,floor]
+#   bench/run.sh [--smoke] [--duration S] [--reps N] [--servers tablestone,https,azurite,floor]
 #                [--conns 1,64] [--batch-conns 1,32,64] [--big N] [--azurite-big N]
 #                [--sdk-duration S] [--no-sdk] [--no-big] [--build DIR] [--tablestone BIN]
 #                [--tablestone-args "..."] [--server-cpus 0] [--client-cpus 1]
@@ -27,7 +28,7 @@ AZURITE_VERSION=3.35.0
 SMOKE=0
 DURATION=5
 REPS=3
-SERVERS="tablestone,azurite,floor"
+SERVERS="tablestone,https,azurite,floor"
 CONNS="1,64"
 BATCH_CONNS="1,32,64"
 BIG=2000000          # tablestone big table; startup/RSS/disk are taken at BIG/2
@@ -132,8 +133,10 @@ FLOOR_THREADS="${FLOOR_THREADS:-$NCPU_SERVER}"
 SAS="$("$PY" "$BENCH_DIR/make_sas.py")"
 export BENCH_SAS="$SAS" BENCH_WRK_DIR="$BENCH_DIR/wrk"
 
-declare -A PORT=([tablestone]=20002 [azurite]=20012 [floor]=20022)
-declare -A LABEL=([tablestone]=tablestone [azurite]="azurite $AZURITE_VERSION" [floor]=floor)
+declare -A PORT=([tablestone]=20002 [azurite]=20012 [floor]=20022 [https]=20032)
+declare -A LABEL=([tablestone]=tablestone [azurite]="azurite $AZURITE_VERSION" [floor]=floor [https]="tablestone (HTTPS)")
+declare -A SCHEME=([tablestone]=http [azurite]=http [floor]=http [https]=https)
+TLS_CERT="$DATA/tls/cert.pem" TLS_KEY="$DATA/tls/key.pem"  # made by bench_https
 
 # ---- process management --------------------------------------------------------
 PIDS=()
@@ -160,8 +163,9 @@ probe_path() {  # the first-200 probe: an authenticated Query Tables (floor: any
 server_cmd() {  # server_cmd NAME DATADIR|"" -> prints the command words, one per line
   local name="$1" dir="$2" port="${PORT[$1]}"
   case "$name" in
-    tablestone)
+    tablestone|https)
       printf '%s\n' taskset -c "$SERVER_CPUS" "$TS_BIN" --tableHost 127.0.0.1 --tablePort "$port" -s
+      [[ $name == https ]] && printf '%s\n' --cert "$TLS_CERT" --key "$TLS_KEY"
       if [[ -n "$dir" ]]; then printf '%s\n' -l "$dir"; else printf '%s\n' --inMemoryPersistence; fi
       # shellcheck disable=SC2086
       [[ -n "$TS_ARGS" ]] && printf '%s\n' $TS_ARGS ;;
@@ -185,7 +189,7 @@ start_server() {  # start_server NAME DATADIR|"" ; sets SERVER_PID, returns 1 if
   local path; path="$(probe_path "$name")"
   for _ in $(seq 600); do
     alive "$SERVER_PID" || { fail "$name exited at startup (see $RAW/$name-server.log)"; SERVER_PID=""; return 1; }
-    [[ "$(curl -s -o /dev/null -w '%{http_code}' -H 'Accept: application/json;odata=nometadata' "http://127.0.0.1:$port$path")" == 200 ]] && return 0
+    [[ "$(curl -sk -o /dev/null -w '%{http_code}' -H 'Accept: application/json;odata=nometadata' "${SCHEME[$name]}://127.0.0.1:$port$path")" == 200 ]] && return 0
     sleep 0.1
   done
   fail "$name: no 200 on $path within 60 s"; stop_server; return 1
@@ -216,7 +220,7 @@ node_tool() {  # node_tool SCRIPT ARGS... (bounded, pinned to the client CPUs)
 run_wrk() {
   local server="$1" scen="$2" conns="$3" rep="$4"; shift 4
   local threads=$(( WRK_THREADS < conns ? WRK_THREADS : conns ))
-  local url="http://127.0.0.1:${PORT[$server]}"
+  local url="${SCHEME[$server]}://127.0.0.1:${PORT[$server]}"
   local envs=("BENCH_BASE=$url" "BENCH_THREADS=$threads" "$@")
   local cmd="taskset -c $CLIENT_CPUS wrk -t$threads -c$conns -d${DURATION}s --timeout 30s -s bench/wrk/$scen.lua $url"
   local raw="$RAW/$server-$scen-c$conns-r$rep.txt"
@@ -237,7 +241,7 @@ run_wrk() {
 
 load() {  # load SERVER TABLE COUNT LOADER-ARGS... ; records the load rate
   local server="$1" table="$2" count="$3"; shift 3
-  local url="http://127.0.0.1:${PORT[$server]}"
+  local url="${SCHEME[$server]}://127.0.0.1:${PORT[$server]}"
   local out
   out="$(node_tool loader.mjs --url "$url" --table "$table" --count "$count" --concurrency "$LOAD_CONC" --quiet "$@" 2>>"$LOG")" \
     || { fail "$server: loading $count into $table failed"; return 1; }
@@ -301,6 +305,9 @@ bench_server() {
       run_wrk "$s" batch "$c" "$rep" BENCH_TABLE=bat BENCH_PK="bat-$STAMP-c$c-r$rep"
     done
   done
+  if [[ $s == tablestone ]]; then  # a new connection per request, beside bench_https's
+    for rep in $(seq "$REPS"); do run_wrk "$s" getnew 8 "$rep" BENCH_TABLE=bench BENCH_PK=pt BENCH_N="$PT_N"; done
+  fi
 
   # Does the filtered scan answer in one response (no continuation)?
   local hdrs
@@ -379,6 +386,41 @@ big_server() {
   stop_server
 }
 
+# The same binary over HTTPS: keep-alive point GET and page (as bench_server), a new connection per
+# request (wrk getnew: a TLS handshake each time), and handshakes alone with openssl s_time, one
+# connection at a time, each with one point GET: full (-new) and resumed (-reuse).
+bench_https() {
+  local s=https url="https://127.0.0.1:${PORT[https]}"
+  log "=== https: tablestone over TLS"
+  mkdir -p "$DATA/tls"
+  openssl req -x509 -newkey rsa:2048 -nodes -keyout "$TLS_KEY" -out "$TLS_CERT" -days 1 -subj /CN=127.0.0.1 \
+    -addext subjectAltName=IP:127.0.0.1 >>"$LOG" 2>&1 || { fail "https: openssl req failed"; return 1; }
+  start_server "$s" "$DATA/$s-load" || return 1
+  NODE_EXTRA_CA_CERTS="$TLS_CERT" load "$s" bench "$PT_N" --pk pt || { stop_server; return 1; }
+  local c rep mode out t0 n
+  for c in ${CONNS//,/ }; do
+    for rep in $(seq "$REPS"); do
+      run_wrk "$s" get "$c" "$rep" BENCH_TABLE=bench BENCH_PK=pt BENCH_N="$PT_N"
+      run_wrk "$s" page "$c" "$rep" BENCH_TABLE=bench BENCH_PK=pt
+    done
+  done
+  local path="/devstoreaccount1/bench(PartitionKey='pt',RowKey='r0000001')?$SAS"
+  for rep in $(seq "$REPS"); do
+    run_wrk "$s" getnew 8 "$rep" BENCH_TABLE=bench BENCH_PK=pt BENCH_N="$PT_N"
+    for mode in new reuse; do
+      t0=$(date +%s%N)
+      out="$(timeout $(( ${DURATION%.*} + 60 )) taskset -c "$CLIENT_CPUS" openssl s_time -connect "127.0.0.1:${PORT[$s]}" \
+        -www "$path" "-$mode" -time "${DURATION%.*}" 2>>"$LOG" | grep 'real seconds' | tail -1)"
+      n="${out%% connections*}"
+      [[ $n =~ ^[0-9]+$ ]] || { fail "https: openssl s_time -$mode: $out"; continue; }
+      record kind=handshake server="$s" mode="$mode" rep="$rep" connections="$n" \
+        per_s="$(( n * 1000000000 / ($(date +%s%N) - t0) ))" \
+        cmd="taskset -c $CLIENT_CPUS openssl s_time -connect 127.0.0.1:${PORT[$s]} -www '/devstoreaccount1/bench(PartitionKey=''pt'',RowKey=''r0000001'')?\$SAS' -$mode -time ${DURATION%.*}"
+    done
+  done
+  stop_server
+}
+
 bench_floor() {
   # Without a measured entity GET (tablestone and Azurite not run), ~300 bytes.
   FLOOR_BODY="${FLOOR_BODY:-300}"
@@ -426,6 +468,9 @@ for s in tablestone azurite; do
   bench_server "$s"
   if [[ $DO_BIG == 1 ]]; then big_server "$s" "$( [[ $s == tablestone ]] && echo "$BIG" || echo "$AZURITE_BIG" )"; fi
 done
+if [[ ",$SERVERS," == *,https,* ]]; then
+  if [[ -x "$TS_BIN" ]]; then bench_https; else fail "https: $TS_BIN not built"; fi
+fi
 [[ ",$SERVERS," == *,floor,* ]] && bench_floor
 record kind=meta_end seconds=$(( $(date +%s) - T_START )) failures="$FAILURES" load_end="$(cut -d" " -f1-3 /proc/loadavg)"
 

@@ -20,7 +20,8 @@ RULES=(
   "server/http|server/http/|rocksdb/ nlohmann/ expat CLI/"
   "server/ui|server/ui/|rocksdb/ boost/ spdlog/ nlohmann/ openssl/ expat CLI/"
   "server/faults|server/faults/ protocol/operation.h storage/model/|rocksdb/ boost/ spdlog/ openssl/ expat CLI/"
-  "server/api|server/api/ server/http/handler.h server/http/transport_counters.h server/faults/ server/ui/ protocol/ storage/engine.h storage/model/|rocksdb/ CLI/"
+  "server/exec|server/exec/ storage/model/status.h storage/thread_priority.h|rocksdb/ boost/ spdlog/ nlohmann/ openssl/ expat CLI/"
+  "server/api|server/api/ server/http/handler.h server/http/transport_counters.h server/faults/ server/exec/ server/ui/ protocol/ storage/engine.h storage/model/|rocksdb/ CLI/"
   "tools|tools/ protocol/ storage/engine.h storage/model/|rocksdb/ CLI/"
 )
 

@@ -466,7 +466,7 @@ stage_fuzz() {
   (( rc == 0 ))
 }
 
-# tsan: the server and the unit tests of the threaded layers (http, api, storage) under
+# tsan: the server and the unit tests of the threaded layers (http, api, exec, storage) under
 # ThreadSanitizer, then the Python e2e suite and the hostile/concurrency clients against that server.
 # Not in DEFAULT_STAGES (about 12 minutes on 2 cores); run it with TABLESTONE_TEST_STAGES=tsan.
 # RocksDB (Debian's uninstrumented library) is suppressed as a whole: docs/reliability.md, "TSan".
@@ -474,7 +474,7 @@ stage_tsan() {
   local dir="${TABLESTONE_TSAN_BUILD_DIR:-$ROOT/build-tsan}" rc=0
   # CMakePresets.json's `tsan` (its build preset names the targets).
   if ! timeout 3600 bash -c 'cmake --preset tsan -B "$1" >/dev/null &&
-      cmake --build "$1" --parallel "$2" --target tablestone unit_http unit_api unit_storage' \
+      cmake --build "$1" --parallel "$2" --target tablestone unit_http unit_api unit_exec unit_storage' \
       _ "$dir" "${TABLESTONE_JOBS:-$(nproc)}"; then
     record_failure "TSan build failed"; return 1
   fi
@@ -483,7 +483,7 @@ stage_tsan() {
   export TSAN_OPTIONS="suppressions=$ROOT/tests/reliability/tsan.supp:halt_on_error=0:log_path=$reports/tsan"
   local t log="$WORK/tsan-unit.log"
   : >"$log"
-  for t in server/http/unit_http server/api/unit_api storage/unit_storage; do
+  for t in server/http/unit_http server/api/unit_api server/exec/unit_exec storage/unit_storage; do
     # gtest prints "[  PASSED  ] N tests." and "[  FAILED  ] N tests, listed below:".
     timeout 900 "$dir/tests/unit/$t" 2>&1 | tee -a "$log" | grep -E '^\[  (PASSED|FAILED)  \] [0-9]+ tests?' || rc=1
   done

@@ -5,11 +5,13 @@
 // Writes to one (table, PartitionKey) are serialized by a striped lock; a
 // table's deletion waits for writes in flight on that table and vice versa.
 //
-// Work scheduling: the synchronous methods below block their caller (a scan
-// for up to its deadline, a write on a RocksDB stall, DeleteTable on its
-// drain). Callers that serve many clients on few threads run them through
-// Submit() on the engine's own executor (work_executor.h) instead, whose
-// bounded queue refuses with kBusy rather than grow.
+// Work: the methods below block their caller (a scan for up to its
+// deadline, a write on a RocksDB stall, DeleteTable on its drain). Where they
+// run is the caller's business: a caller that serves many clients on few
+// threads runs them on threads of its own (server/exec/work_executor.h), and
+// asks the engine only whether a call would wait (ReadWait::kNoWait,
+// CanWriteWithoutWaiting). The engine's own threads (the log writer, the
+// scan cache's builder) run nothing of the caller's.
 //
 // Durability (group commit): Write() and the other writes return once their
 // batch is in the write-ahead log's buffer and visible to readers; they are
@@ -46,7 +48,6 @@
 #include "storage/model/scan_spec.h"
 #include "storage/model/status.h"
 #include "storage/model/write_op.h"
-#include "storage/work_executor.h"
 
 namespace rocksdb {
 class FileSystem;
@@ -90,8 +91,11 @@ struct EngineOptions {
   // query after a load is a cached one. Zero (the default; the server sets
   // it) turns this off.
   std::chrono::milliseconds warm_after_write{0};
-  // The engine's threads for scans, writes and log syncs (work_executor.h).
-  ExecutorOptions executor;
+  // nice value the scan cache's builder thread runs at while it builds the
+  // partitions queries asked for (its warming builds run at 19). The server
+  // gives it the nice of the lane its long queries run on, so a build and the
+  // scan that asked for it compete for the CPU on equal terms.
+  int scan_build_nice = 4;
   // Who groups log writes. kEngine (the default): writes only append to the
   // log's buffer and AwaitDurable's leader writes it once per group. kRocksDb:
   // every DB::Write writes (and with sync_writes fsyncs) the log itself, and
@@ -199,19 +203,14 @@ class Engine {
   virtual Status PutTableAcl(const TableInfo& table, std::string_view value) = 0;
   virtual StatusOr<std::string> GetTableAcl(const TableInfo& table) = 0;
 
-  // ---- Work scheduling (see above) ----
-  // Runs `task` on the engine's executor; kBusy when that lane's queue is
-  // full, kShuttingDown once Close() has begun. A task still queued when
-  // Close() begins runs with dropped = true and must skip its work.
-  virtual Status Submit(WorkLane lane, WorkExecutor::Task task) = 0;
+  // ---- Work (see above) ----
   // True when a small Write() would neither wait for the disk nor sleep in a
   // RocksDB write stall now: the engine groups log writes itself (kEngine, so
   // Write() only appends to the log's buffer) and no column family is
   // delaying or stopping writes. A caller serving many clients per thread may
-  // then run such a write on its own thread instead of Submit()ting it: the
-  // hand-off to another thread costs more than the write. Advisory: a stall
-  // that begins just after
-  // this returns delays that one write.
+  // then run such a write on its own thread instead of handing it to a thread
+  // that may wait: the hand-off costs more than the write. Advisory: a stall
+  // that begins just after this returns delays that one write.
   virtual bool CanWriteWithoutWaiting() = 0;
 
   // ---- Group commit of the write-ahead log (see "Durability" above) ----
@@ -230,23 +229,22 @@ class Engine {
   virtual bool TableReadIsDurable(std::string_view account, std::string_view table) {
     (void)account;
     (void)table;
-    return VisibleMark() <= DurableMark();
+    return IsDurable();
   }
-  // Lower-level pieces of the same, for tests and tools:
-  // A number covering every write visible to readers now (RocksDB's last
-  // published sequence number). Cheap: an atomic load.
-  virtual uint64_t VisibleMark() = 0;
-  // Writes covered by a VisibleMark() <= this are durable.
-  virtual uint64_t DurableMark() = 0;
-  // Writes the buffered log to its file (and fsyncs it with sync_writes), then
-  // raises DurableMark() to the VisibleMark() read before. On failure (a full
-  // or failing disk) the mark stays where it was and the error is returned:
-  // the caller answers the responses that waited with an error, and every
-  // read that may reflect those writes keeps waiting and failing the same way,
-  // so no client sees a write a crash could take back. The writes stay in
-  // RocksDB's memtables; later calls try to make them durable another way
-  // (DB::Resume, which flushes every memtable to table files, at most every
-  // 500 ms) and raise the mark once that succeeded. OK after Close().
+  // True when every write visible to readers now is durable: a response built
+  // now, whatever it read, may be sent. Cheap: two atomic loads.
+  virtual bool IsDurable() = 0;
+  // AwaitDurable's work done on the calling thread, for tools that write
+  // without serving requests (a reset, an import): writes the buffered log
+  // to its file (and fsyncs it with sync_writes), so that every write visible
+  // before the call is durable when it returns OK. On failure (a full
+  // or failing disk) those writes stay not durable and the error is returned:
+  // the responses that waited are answered with an error, and every read that
+  // may reflect those writes keeps waiting and failing the same way, so no
+  // client sees a write a crash could take back. The writes stay in RocksDB's
+  // memtables; later calls try to make them durable another way (DB::Resume,
+  // which flushes every memtable to table files, at most every 500 ms). OK
+  // after Close().
   virtual Status SyncWal() = 0;
 
   // ---- Snapshots ----

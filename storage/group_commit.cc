@@ -1,10 +1,8 @@
 #include "storage/group_commit.h"
 
-#include <sched.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <utility>
+
+#include "storage/thread_priority.h"
 
 namespace tablestone::storage {
 
@@ -34,9 +32,7 @@ void GroupCommit::Run() {
   // this thread does not preempt the I/O thread that woke it, which finishes
   // its event-loop turn (whose other responses then join the same group)
   // instead of being switched out per group on a machine with few free cores.
-  // Failure leaves the thread as it was.
-  sched_param param{};
-  (void)sched_setscheduler(static_cast<pid_t>(syscall(SYS_gettid)), SCHED_BATCH, &param);
+  UseBatchScheduling();
   std::vector<Callback> group;
   std::unique_lock lock(mu_);
   while (true) {

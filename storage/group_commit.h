@@ -6,8 +6,8 @@
 // and with fsync one fsync), and runs the group's callbacks with its result;
 // callbacks queued while a log write runs form the next group. The thread
 // does nothing else, so a log write never waits behind request work (a scan
-// or a `$batch` on an executor lane): `GroupCommitTest.
-// TheLogWriteDoesNotWaitBehindLaneWork` pins it.
+// or a `$batch` on a lane of the server's executor): `AsyncDispatchTest.
+// AWriteIsAcknowledgedWhileEveryLaneIsBusy` pins it.
 //
 // States (state()):
 //   kIdle      no callback queued, no log write running

@@ -34,6 +34,7 @@
 #include "storage/nowait_file_system.h"
 #include "storage/rocks_listeners.h"
 #include "storage/rocks_status.h"
+#include "storage/sync_point.h"
 #include "storage/write_stall_counter.h"
 
 namespace tablestone::storage {
@@ -89,7 +90,6 @@ Status RocksEngine::OpenDb() {
     return s;
   }
   RemoveAbandonedSnapshot();
-  executor_ = std::make_unique<WorkExecutor>(options_.executor);
   group_commit_ = std::make_unique<GroupCommit>([this] { return SyncWal(); }, options_.sync_points.get());
   // Before the gate opens, so the snapshot holds no write made after it.
   std::vector<std::pair<uint64_t, std::shared_ptr<TableState>>> tables(live_tables_.begin(), live_tables_.end());
@@ -103,7 +103,7 @@ Status RocksEngine::OpenDb() {
   }
   if (scan_cache_) {
     ScanCacheBuilder::Options builder_options;
-    builder_options.admission_nice = options_.executor.long_nice;
+    builder_options.admission_nice = options_.scan_build_nice;
     builder_options.warm_after_write = options_.warm_after_write;
     builder_options.stripe_count = stripe_count_;
     builder_ = std::make_unique<ScanCacheBuilder>(
@@ -112,9 +112,12 @@ Status RocksEngine::OpenDb() {
           return BuildCachedPartition(table_id, build, use_clock, rows);
         },
         options_.sync_points.get());
-    builder_->Start(std::move(restore));
   }
+  SyncPoint(options_.sync_points.get(), "RocksEngine::Open:GateOpening");
   gate_.Reopen();
+  // After the gate opens: a build passes the gate like a scan, so a restore
+  // started before it would be refused and the partition silently left out.
+  if (builder_) builder_->Start(std::move(restore));
   return s;
 }
 
@@ -407,10 +410,8 @@ Status RocksEngine::Close() {
   stop_counting_.store(true);
   if (entity_counter_.joinable()) entity_counter_.join();
   if (builder_ != nullptr) builder_->Stop();
-  // First the executor: tasks running finish against an open database, queued
-  // ones are dropped (their callers answer 503). Then the group commit, which
-  // writes the log for the waiters those tasks (and everyone else) queued.
-  if (executor_ != nullptr) executor_->Shutdown();
+  // The group commit writes the log for the waiters still queued. Calls
+  // still running finish against the open database (the gate drains them).
   if (group_commit_ != nullptr) group_commit_->Stop();
   gate_.CloseAndDrain();
   // No scan runs now (the gate is drained); the suspended ones release their
@@ -554,11 +555,6 @@ uint64_t RocksEngine::VisibleMark() {
   // Closed: Close() flushed everything, so nothing visible is pending.
   if (!pass.ok()) return 0;
   return db_->GetLatestSequenceNumber();
-}
-
-Status RocksEngine::Submit(WorkLane lane, WorkExecutor::Task task) {
-  if (executor_ == nullptr) return Status(StatusCode::kShuttingDown, "the engine is not open");
-  return executor_->Submit(lane, std::move(task));
 }
 
 void RocksEngine::AwaitDurable(std::function<void(Status)> done) {

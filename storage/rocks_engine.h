@@ -41,7 +41,6 @@
 #include "storage/rocks_listeners.h"
 #include "storage/scan_cache_builder.h"
 #include "storage/wal_append_lock.h"
-#include "storage/work_executor.h"
 
 namespace tablestone::storage {
 
@@ -105,16 +104,20 @@ class RocksEngine final : public Engine {
   Status PutTableAcl(const TableInfo& table, std::string_view value) override;
   StatusOr<std::string> GetTableAcl(const TableInfo& table) override;
 
-  Status Submit(WorkLane lane, WorkExecutor::Task task) override;
   bool CanWriteWithoutWaiting() override {
     return options_.group_commit == EngineOptions::GroupCommit::kEngine &&
            stalled_column_families_->load(std::memory_order_relaxed) == 0;
   }
   void AwaitDurable(std::function<void(Status)> done) override;
   bool TableReadIsDurable(std::string_view account, std::string_view table) override;
+  bool IsDurable() override { return VisibleMark() <= DurableMark(); }
 
-  uint64_t VisibleMark() override;
-  uint64_t DurableMark() override {
+  // The marks behind IsDurable, for the storage tests: a number covering
+  // every write visible to readers now (RocksDB's last published sequence
+  // number; an atomic load), and the one up to which writes are durable
+  // (SyncWal raises it to the VisibleMark read before its log write).
+  uint64_t VisibleMark();
+  uint64_t DurableMark() {
     // RocksDB's group commit: a write is visible only once DB::Write has put
     // it in the log file (and fsynced it when asked), so visible = durable.
     if (options_.group_commit == EngineOptions::GroupCommit::kRocksDb) return VisibleMark();
@@ -308,10 +311,8 @@ class RocksEngine final : public Engine {
   // write's log append or a memtable switch failed; cleared by a recovery.
   std::shared_ptr<std::atomic<int>> log_writer_error_ = std::make_shared<std::atomic<int>>(kLogOk);
   std::mutex snapshot_mu_;  // one CreateCheckpoint at a time (its marker file)
-  // Created by OpenDb; shut down first thing in Close().
-  std::unique_ptr<WorkExecutor> executor_;
-  // Created by OpenDb; stopped by Close() after the executor (its tasks'
-  // waiters are answered by its last log write).
+  // Created by OpenDb; stopped by Close(), whose last log write answers the
+  // waiters still queued.
   std::unique_ptr<GroupCommit> group_commit_;
 
   std::atomic<int64_t> last_timestamp_{0};

@@ -1,11 +1,9 @@
 #include "storage/scan_cache_builder.h"
 
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <unordered_map>
+
+#include "storage/thread_priority.h"
 
 namespace tablestone::storage {
 namespace {
@@ -99,6 +97,7 @@ bool ScanCacheBuilder::RunOneQueuedBuild() {
     if (next.build.rows) rows_bytes_ -= next.build.rows->bytes();
     SetBuilding(next.table_id, next.build.partition_key);
   }
+  SyncPoint(sync_points_, "ScanCacheBuilder::BuildStarted");
   build_(next.table_id, next.build, next.use_clock, nullptr);
   ClearBuilding();
   return true;
@@ -115,6 +114,12 @@ bool ScanCacheBuilder::AwaitRunning(uint64_t table_id, std::string_view partitio
     return building_ && building_->first == table_id && building_->second == partition_key;
   };
   if (!running()) return false;
+  // Read under builds_mu_: the builder sets its nice before SetBuilding.
+  if (build_nice_.load(std::memory_order_relaxed) > ThreadNice(CurrentThreadId())) {
+    lock.unlock();
+    SyncPoint(sync_points_, "ScanCacheBuilder::ReadAround");
+    return false;
+  }
   build_done_.wait_until(lock, until, [&] { return !running(); });
   return true;
 }
@@ -146,6 +151,7 @@ bool ScanCacheBuilder::BuildUnqueued(uint64_t table_id, std::string_view partiti
     if (queued_.contains({table_id, std::string(partition_key)})) return false;  // built from that queue
     SetBuilding(table_id, partition_key);
   }
+  SyncPoint(sync_points_, "ScanCacheBuilder::BuildStarted");
   PartitionToBuild build{std::string(partition_key), stripe, std::nullopt, {}, 0};
   const bool kept = build_(table_id, build, use_clock, rows);
   *refused_for_room = !kept && cache_.RefusedForRoom(use_clock);
@@ -165,14 +171,20 @@ void ScanCacheBuilder::Run() {
   // The admission's builds run at the long lane's nice: the queries that
   // asked for them come back at once, and at nice 19 a build on a one-core
   // server starved behind them. The warmer's and the restores run at nice 19,
-  // below every request: nothing waits for them. Nice rather than
-  // SCHED_IDLE: on a machine kept busy by other processes an idle thread may
-  // not run for seconds, and a query that finds the partition being built
-  // waits for it (AwaitRunning). Failure leaves the thread as it was.
-  const auto tid = static_cast<id_t>(syscall(SYS_gettid));
-  int nice = 0;
+  // below every request: no request waits for them (AwaitRunning reads
+  // around a build below the caller). Nice rather than SCHED_IDLE: on a
+  // machine kept busy by other processes an idle thread may not run for
+  // seconds. Going back from 19 to the admission's nice needs CAP_SYS_NICE
+  // (thread_priority.h); refused, the thread stays at 19 and build_nice_
+  // says so.
+  const pid_t tid = CurrentThreadId();
+  int nice = ThreadNice(tid);
+  build_nice_.store(nice);
   const auto set_nice = [&](int n) {
-    if (n != nice && setpriority(PRIO_PROCESS, tid, n) == 0) nice = n;
+    if (n == nice) return;
+    (void)SetThreadNice(tid, n);
+    nice = ThreadNice(tid);
+    build_nice_.store(nice);
   };
   const int admission_nice = std::clamp(options_.admission_nice, 0, 19);
   const std::chrono::steady_clock::duration quiet = options_.warm_after_write;

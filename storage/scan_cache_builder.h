@@ -13,7 +13,15 @@
 //      of the burst's start, so a load larger than the cache fills it once and
 //      the rest is left to the ordinary admission.
 // A scan that reaches the partition being built waits for it (AwaitRunning)
-// rather than read it again.
+// rather than read it again, but only if the build runs at the scan's own
+// priority or a higher one: no request waits on work that runs below it
+// (docs/architecture.md, "Threads and priorities"). Below it (a restore or a
+// warm build at nice 19, or an asked build at the long lane's nice met by a
+// scan on an I/O thread) the scan reads the partition from RocksDB, and the
+// build goes on beside it. Raising the build's priority instead would need
+// CAP_SYS_NICE (thread_priority.h); and on a machine kept busy by other
+// processes a nice-19 build gets ~1.5% of a core, so waiting for it cost the
+// first query after a restart seconds (docs/benchmarks.md, "A busy machine").
 //
 // Reading the database is the owner's: `build` reads one partition (from
 // build.rows, else from a snapshot of its own) and offers it to the cache.
@@ -23,7 +31,11 @@
 //   "ScanCacheBuilder::RestoresDone"     the restore list is worked through
 //   "ScanCacheBuilder::SkippedTooLarge"  a warm candidate the cache marked too
 //                                        large was skipped, not built
+//   "ScanCacheBuilder::BuildStarted"     a build of any source is about to
+//                                        read its partition (AwaitRunning sees it)
 //   "ScanCacheBuilder::BuildDone"        a build of any source ended
+//   "ScanCacheBuilder::ReadAround"       AwaitRunning met a build running below
+//                                        the caller's priority and did not wait
 //
 // Thread safety: every method may be called from any thread; NoteWrite()
 // under the lock of `stripe` (it keeps a per-stripe memo).
@@ -80,10 +92,11 @@ class ScanCacheBuilder {
   // admit it meanwhile). The copied rows waiting stay within the cache's size;
   // past it a build reads its partition from a snapshot instead.
   void Schedule(uint64_t table_id, uint64_t use_clock, std::vector<PartitionToBuild> builds);
-  // If the partition's build is running now, waits until it is done (or
-  // `deadline`, or a second) and returns true: a scan that misses the cache
-  // there spends less waiting than reading the partition again. False at
-  // once otherwise (one atomic load when no build of it runs).
+  // If the partition's build is running now at the calling thread's priority
+  // or a higher one, waits until it is done (or `deadline`, or a second) and
+  // returns true: a scan that misses the cache there spends less waiting than
+  // reading the partition again. False at once otherwise (one atomic load
+  // when no build of it runs; a getpriority when one runs).
   bool AwaitRunning(uint64_t table_id, std::string_view partition_key,
                     std::optional<std::chrono::steady_clock::time_point> deadline);
   // Whether the owner should call NoteWrite (warm_after_write > 0).
@@ -140,6 +153,9 @@ class ScanCacheBuilder {
   // (0 = none), and the signal that a build ended.
   std::optional<std::pair<uint64_t, std::string>> building_;  // guarded by builds_mu_
   std::atomic<uint64_t> building_hash_{0};
+  // The nice value the thread runs its builds at now, as read back from the
+  // kernel after each change (a refused change leaves the old value).
+  std::atomic<int> build_nice_{0};
   std::condition_variable build_done_;
 
   std::mutex warm_mu_;

@@ -161,8 +161,6 @@ namespace {
 StatusOr<std::unique_ptr<storage::Engine>> OpenEngine(const std::string& path, std::string* error) {
   storage::EngineOptions options;
   options.path = path;
-  options.executor.short_threads = 1;
-  options.executor.long_threads = 1;
   auto engine = storage::Engine::Open(options);
   if (!engine.ok()) {
     if (engine.status().code() == StatusCode::kDataDirLocked) {

@@ -10,24 +10,34 @@
 # Prints Ir per request; annotate with callgrind_annotate --inclusive=yes.
 # PROFILE_FLAGS: extra server flags for the measured run, e.g. "--trace /tmp/t.jsonl"
 # (split on spaces; callgrind counts every thread, so a writer thread's work is included).
+# PROFILE_TLS=1: the server runs with a self-signed RSA-2048 pair made in OUTDIR
+# and every request goes over https:// (TLS 1.3; PROFILE_TLS=1.2 for TLS 1.2),
+# so the same binary with and without it is the cost of TLS per request.
 set -euo pipefail
 BIN=$1; OUT=$2; N=${3:-2000}; PORT=${PROFILE_PORT:-20102}  # PROFILE_PORT: run two at once
 HERE=$(cd "$(dirname "$0")" && pwd)
 PY=/usr/bin/python3
 rm -rf "$OUT"; mkdir -p "$OUT"
-"$BIN" --tableHost 127.0.0.1 --tablePort $PORT -s -l "$OUT/data" >/dev/null 2>&1 & pid=$!
-for _ in $(seq 100); do curl -s -o /dev/null http://127.0.0.1:$PORT/ && break; sleep 0.1; done
-$PY "$HERE/load.py" setup --n 1000 --port $PORT >/dev/null
-$PY "$HERE/load.py" setup --n 0 --port $PORT --table scan >/dev/null
+TLS_FLAGS=() LOAD_TLS=() SCHEME=http
+if [[ -n "${PROFILE_TLS:-}" ]]; then
+  openssl req -x509 -newkey rsa:2048 -nodes -keyout "$OUT/key.pem" -out "$OUT/cert.pem" -days 1 \
+    -subj /CN=127.0.0.1 >/dev/null 2>&1
+  TLS_FLAGS=(--cert "$OUT/cert.pem" --key "$OUT/key.pem") LOAD_TLS=(--tls) SCHEME=https
+  [[ $PROFILE_TLS == 1.2 ]] && LOAD_TLS+=(--tls12)
+fi
+"$BIN" --tableHost 127.0.0.1 --tablePort $PORT -s -l "$OUT/data" "${TLS_FLAGS[@]}" >/dev/null 2>&1 & pid=$!
+for _ in $(seq 100); do curl -sk -o /dev/null $SCHEME://127.0.0.1:$PORT/ && break; sleep 0.1; done
+$PY "$HERE/load.py" setup --n 1000 --port $PORT "${LOAD_TLS[@]}" >/dev/null
+$PY "$HERE/load.py" setup --n 0 --port $PORT --table scan "${LOAD_TLS[@]}" >/dev/null
 kill -TERM $pid; wait $pid || true
 valgrind --tool=callgrind --callgrind-out-file="$OUT/cg.out" "$BIN" --tableHost 127.0.0.1 --tablePort $PORT -s \
-  -l "$OUT/data" --threads 1 ${PROFILE_FLAGS:-} >"$OUT/valgrind.log" 2>&1 & vg=$!
-for _ in $(seq 300); do curl -s -o /dev/null http://127.0.0.1:$PORT/ && break; sleep 0.2; done
-$PY "$HERE/load.py" get --n 20 --port $PORT >/dev/null
+  -l "$OUT/data" --threads 1 "${TLS_FLAGS[@]}" ${PROFILE_FLAGS:-} >"$OUT/valgrind.log" 2>&1 & vg=$!
+for _ in $(seq 300); do curl -sk -o /dev/null $SCHEME://127.0.0.1:$PORT/ && break; sleep 0.2; done
+$PY "$HERE/load.py" get --n 20 --port $PORT "${LOAD_TLS[@]}" >/dev/null
 for kind in ${PROFILE_KINDS:-get insert upsert merge page}; do
   n=$N; [ $kind = page ] || [ $kind = batch ] && n=$((N / 20))
   callgrind_control -z $vg >/dev/null
-  $PY "$HERE/load.py" $kind --n $n --port $PORT >/dev/null
+  $PY "$HERE/load.py" $kind --n $n --port $PORT "${LOAD_TLS[@]}" >/dev/null
   callgrind_control -d $kind $vg >/dev/null
   f=$(ls -t "$OUT"/cg.out.* | head -1); mv "$f" "$OUT/$kind.out"
   ir=$(grep '^summary:' "$OUT/$kind.out" | awk '{print $2}')

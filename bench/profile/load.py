@@ -9,7 +9,8 @@ entity shape of bench/scale/load.lua: the bulk-load path), scale-get and
 scale-insert (against a directory loaded by bench/scale/run.sh --keep, table
 `big` of --count entities: GETs of random existing keys, and $batch requests
 of 100 new keys between the existing ones of a random partition), upsert (PUT of existing keys), merge (MERGE If-Match * of existing keys), page (GET a 1000-entity page of partition pt), scan (filter on Num).
-Authentication: the account SAS of bench/make_sas.py in the query string.
+Authentication: the account SAS of bench/make_sas.py in the query string. --tls: over https:// (TLS 1.3,
+--tls12 for 1.2), the certificate not checked.
 Standard library only.
 """
 import argparse
@@ -17,6 +18,7 @@ import http.client
 import json
 import os
 import random
+import ssl
 import sys
 import time
 
@@ -43,6 +45,11 @@ class OnePieceConnection(http.client.HTTPConnection):
             del self._buffer[:]
             return self.send(head + message_body)
         return super()._send_output(message_body, encode_chunked=encode_chunked)
+
+
+class OnePieceTlsConnection(OnePieceConnection, http.client.HTTPSConnection):
+    """OnePieceConnection over TLS (--tls): the server's certificate is not checked (a throwaway self-signed
+    one made by callgrind.sh); TLS 1.3 unless --tls12."""
 
 
 def entity(pk, rk, i):
@@ -87,9 +94,19 @@ def main():
     ap.add_argument("--n", type=int, default=2000)
     ap.add_argument("--table", default="prof")
     ap.add_argument("--count", type=int, default=2000000, help="scale-*: entities of bench/scale/run.sh's table")
+    ap.add_argument("--tls", action="store_true", help="https:// (certificate not checked)")
+    ap.add_argument("--tls12", action="store_true", help="with --tls: TLS 1.2 instead of 1.3")
     args = ap.parse_args()
     sas = make_sas(ACCOUNT, KEY)
-    conn = OnePieceConnection("127.0.0.1", args.port, timeout=120)
+    if args.tls:
+        tls = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        tls.check_hostname = False
+        tls.verify_mode = ssl.CERT_NONE
+        if args.tls12:
+            tls.maximum_version = ssl.TLSVersion.TLSv1_2
+        conn = OnePieceTlsConnection("127.0.0.1", args.port, timeout=120, context=tls)
+    else:
+        conn = OnePieceConnection("127.0.0.1", args.port, timeout=120)
     t = args.table
 
     def req(method, path, body=None, extra=None, want=(200, 201, 204)):

@@ -8,16 +8,19 @@
 #include "server/api/api_options.h"
 #include "server/api/metrics.h"
 #include "server/api/trace.h"
+#include "server/exec/work_executor.h"
 #include "server/http/handler.h"
 #include "storage/engine.h"
 
 namespace tablestone::api {
 
-// `engine` must outlive the returned handler.
-// `metrics` (may be null: no metrics route, nothing counted) must outlive
-// the handler, as must `trace` (may be null: no request trace, no
-// /_tablestone/trace route).
-std::unique_ptr<http::RequestHandler> MakeApiHandler(storage::Engine& engine, ApiOptions options,
-                                                     Metrics* metrics = nullptr, TraceWriter* trace = nullptr);
+// `engine` and `executor` (the lanes of the requests placed there) must
+// outlive the returned handler, and the executor must be shut down before
+// the handler is dropped (dispatcher.h, ~Dispatcher). `metrics` (may be
+// null: no metrics route, nothing counted) must outlive the handler, as must
+// `trace` (may be null: no request trace, no /_tablestone/trace route).
+std::unique_ptr<http::RequestHandler> MakeApiHandler(storage::Engine& engine, exec::WorkExecutor& executor,
+                                                     ApiOptions options, Metrics* metrics = nullptr,
+                                                     TraceWriter* trace = nullptr);
 
 }  // namespace tablestone::api

@@ -142,7 +142,7 @@ void Dispatch(const ApiContext& ctx, const RequestInfo& info, http::Response& re
 
 }  // namespace
 
-// A request whose handler runs on the engine's executor. `info` refers to the
+// A request whose handler runs on a lane of the executor. `info` refers to the
 // session's request and context, which stay valid until `done` is called.
 struct Dispatcher::Pending {
   RequestInfo info;
@@ -152,8 +152,10 @@ struct Dispatcher::Pending {
   Tally tally;
 };
 
-Dispatcher::Dispatcher(storage::Engine& engine, ApiOptions options, Metrics* metrics, TraceWriter* trace)
+Dispatcher::Dispatcher(storage::Engine& engine, exec::WorkExecutor& executor, ApiOptions options, Metrics* metrics,
+                       TraceWriter* trace)
     : engine_(engine),
+      executor_(executor),
       options_(std::move(options)),
       authenticator_(options_.accounts, options_.allow_anonymous, MakePolicyLookup(engine)),
       metrics_(metrics),
@@ -168,6 +170,13 @@ Dispatcher::Dispatcher(storage::Engine& engine, ApiOptions options, Metrics* met
   authenticator_.SetLoose(options_.loose);
   authenticator_.SetOAuthBasic(options_.oauth_basic);
   authenticator_.SetAdminCredentials(options_.admin_key, options_.admin_account);
+}
+
+Dispatcher::~Dispatcher() {
+  // First the delayed calls (they may hold responses for the log write too).
+  faults_.reset();
+  std::unique_lock lock(held_mu_);
+  held_cv_.wait(lock, [this] { return held_.load(std::memory_order_relaxed) == 0; });
 }
 
 void Dispatcher::Record(const Tally& tally, const http::Request& request, std::string_view request_id,
@@ -214,7 +223,7 @@ bool Dispatcher::ServeServerRoute(const ServerRoute& route, const http::Request&
       Decorate(call->request, call->request_id, std::nullopt, r);
       call->done(std::move(r));
     };
-    Status submitted = engine_.Submit(storage::WorkLane::kLong, [this, call, answer](bool dropped) {
+    Status submitted = executor_.Submit(exec::WorkLane::kLong, [this, call, answer](bool dropped) {
       if (call->done.Cancelled()) return call->done(http::Response());
       answer(dropped ? http::Response(boost::beast::http::status::service_unavailable, call->request.version())
                      : HandleAdmin(call->request, engine_, options_, authenticator_, trace_));
@@ -319,9 +328,9 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
     }
     info->page_cut = verdict.page_cut;
     if (verdict.delay.count() > 0) {
-      // The handler runs on an engine lane once the delay has passed, so no
+      // The handler runs on an executor lane once the delay has passed, so no
       // thread waits for it.
-      const storage::WorkLane lane = info->placement.lane;
+      const exec::WorkLane lane = info->placement.lane;
       auto pending = std::make_shared<Pending>(
           Pending{std::move(*info), std::move(response), std::move(cors_account), std::move(done), tally});
       return faults_->After(verdict.delay,
@@ -343,7 +352,7 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
     info->suspended_scan = std::move(attempt.suspended);
     placement_.GaveUp(*info, placement);
   }
-  const storage::WorkLane lane = placement.lane;
+  const exec::WorkLane lane = placement.lane;
   auto pending = std::make_shared<Pending>(
       Pending{std::move(*info), std::move(response), std::move(cors_account), std::move(done), tally});
   RunOnLane(lane, std::move(pending));
@@ -360,8 +369,8 @@ bool Dispatcher::TryInline(RequestInfo& info, RequestTrace* trace, InlineTry* at
   return false;
 }
 
-void Dispatcher::RunOnLane(storage::WorkLane lane, std::shared_ptr<Pending> pending) {
-  Status submitted = engine_.Submit(lane, [this, pending](bool dropped) {
+void Dispatcher::RunOnLane(exec::WorkLane lane, std::shared_ptr<Pending> pending) {
+  Status submitted = executor_.Submit(lane, [this, pending](bool dropped) {
     if (pending->done.Cancelled()) return pending->done(http::Response());  // its client has gone
     if (dropped) {
       // The server is stopping: the work never started, so a retry is safe.
@@ -574,7 +583,7 @@ void Dispatcher::Finish(const http::Request& request, const std::string& request
   // of a read): send now. An entity read asks only about its own table, so a
   // write burst elsewhere does not hold it (docs/architecture.md, "Write path").
   const bool entity_read = info != nullptr && protocol::IsEntityReadOperation(info->route.operation);
-  if (engine_.VisibleMark() <= engine_.DurableMark() ||
+  if (engine_.IsDurable() ||
       (entity_read && engine_.TableReadIsDurable(info->account(), info->route.resource.table))) {
     Record(tally, request, request_id, response);
     return done(std::move(response));
@@ -589,6 +598,7 @@ void Dispatcher::Finish(const http::Request& request, const std::string& request
   auto held = std::make_shared<Held>(
       Held{std::move(response), std::move(done), request_id, std::string(RequestHeader(request, "Accept"))});
   const bool read_only = request.method() == boost::beast::http::verb::get || request.method() == boost::beast::http::verb::head;
+  held_.fetch_add(1, std::memory_order_relaxed);
   engine_.AwaitDurable([this, held, tally, read_only, &request](Status status) {
     // A 5xx reflects no state, so it goes out as it is (a write refused by
     // the failing disk keeps its 503). Anything else may reflect a write that
@@ -608,6 +618,9 @@ void Dispatcher::Finish(const http::Request& request, const std::string& request
     }
     Record(tally, request, held->request_id, held->response);  // `request` lives until done
     held->done(std::move(held->response));
+    // Last: once the count is zero the dispatcher may be gone.
+    std::lock_guard lock(held_mu_);
+    if (held_.fetch_sub(1, std::memory_order_relaxed) == 1) held_cv_.notify_all();
   });
 }
 
@@ -738,9 +751,9 @@ void Dispatcher::RenderTransportError(http::TransportError error, const http::Re
 
 std::string Dispatcher::LogSafeTarget(std::string_view target) const { return protocol::RedactSecrets(target); }
 
-std::unique_ptr<http::RequestHandler> MakeApiHandler(storage::Engine& engine, ApiOptions options, Metrics* metrics,
-                                                     TraceWriter* trace) {
-  return std::make_unique<Dispatcher>(engine, std::move(options), metrics, trace);
+std::unique_ptr<http::RequestHandler> MakeApiHandler(storage::Engine& engine, exec::WorkExecutor& executor,
+                                                     ApiOptions options, Metrics* metrics, TraceWriter* trace) {
+  return std::make_unique<Dispatcher>(engine, executor, std::move(options), metrics, trace);
 }
 
 }  // namespace tablestone::api

@@ -10,9 +10,9 @@
 // and authentication; docs/architecture.md, "Where each operation runs",
 // lists the operations by placement. Every refusal before the handler
 // (routing, version, auth) is answered on the I/O thread.
-// Work handed to the engine's executor (storage/work_executor.h) answers 503
-// ServerBusy when its queue is full, is skipped when its client has gone,
-// and is answered 503 when the server stops before it ran.
+// Work handed to a lane of the executor (server/exec/work_executor.h) answers
+// 503 ServerBusy when its queue is full, is skipped when its client has gone,
+// and is answered 503 when the executor stops before it ran.
 //
 // Group commit: a response that may reflect a write not yet in the log file
 // (its own or another request's) is held by Engine::AwaitDurable and sent
@@ -30,7 +30,7 @@
 // and authenticated request is shown to the FaultInjector (fault_injector.h)
 // before its handler runs, and its verdict is done here: a refusal is
 // answered like any other; a delay hands the request, once it has passed, to
-// the engine's lane; a page cut wraps the handler's engine. After-actions
+// its lane; a page cut wraps the handler's engine. After-actions
 // wrap the Completion inside the injector. Otherwise one relaxed load.
 //
 // Metrics: every answer of the Table API that goes through Handle,
@@ -45,8 +45,11 @@
 // Thread safety: Handle() may run concurrently on any number of I/O threads.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
+#include <mutex>
 #include <memory>
 #include <optional>
 #include <string>
@@ -61,6 +64,7 @@
 #include "server/api/placement.h"
 #include "server/api/server_routes.h"
 #include "server/api/trace.h"
+#include "server/exec/work_executor.h"
 #include "server/faults/throughput.h"
 #include "server/http/handler.h"
 #include "storage/engine.h"
@@ -73,10 +77,18 @@ namespace tablestone::api {
 
 class Dispatcher : public http::RequestHandler {
  public:
-  // `engine`, `metrics` (may be null: no metrics route, nothing counted) and
-  // `trace` (may be null: no trace, no trace admin route) must outlive the
+  // `engine`, `executor` (the lanes the requests placed there run on),
+  // `metrics` (may be null: no metrics route, nothing counted) and `trace`
+  // (may be null: no trace, no trace admin route) must outlive the
   // dispatcher.
-  Dispatcher(storage::Engine& engine, ApiOptions options, Metrics* metrics = nullptr, TraceWriter* trace = nullptr);
+  Dispatcher(storage::Engine& engine, exec::WorkExecutor& executor, ApiOptions options, Metrics* metrics = nullptr,
+             TraceWriter* trace = nullptr);
+  // Answers the requests a fault rule still delays (through the executor:
+  // 503 once it is shut down), then waits for the responses held for the log
+  // write (Engine::AwaitDurable calls back on the engine's log writer thread,
+  // within one log write). Shut the executor down first: a task still running
+  // would call a destroyed dispatcher.
+  ~Dispatcher() override;
 
   void Handle(const http::Request& request, const http::RequestContext& context, http::Completion done) override;
   // Routes, checks the version and authenticates on the headers alone, so an
@@ -148,7 +160,7 @@ class Dispatcher : public http::RequestHandler {
   bool TryInline(RequestInfo& info, RequestTrace* trace, InlineTry* attempt, http::Response& response);
   // Runs `pending` on the engine's `lane`, or answers 503 ServerBusy when the
   // lane refuses it.
-  void RunOnLane(storage::WorkLane lane, std::shared_ptr<Pending> pending);
+  void RunOnLane(exec::WorkLane lane, std::shared_ptr<Pending> pending);
   // The common headers, and CORS headers when the request has an Origin.
   void Decorate(const http::Request& request, const std::string& request_id,
                 const std::optional<std::string>& cors_account, http::Response& response);
@@ -165,6 +177,7 @@ class Dispatcher : public http::RequestHandler {
   void Charge(const RequestInfo& info, const http::Response& response);
 
   storage::Engine& engine_;
+  exec::WorkExecutor& executor_;
   ApiOptions options_;
   Authenticator authenticator_;
   Metrics* metrics_;
@@ -173,6 +186,12 @@ class Dispatcher : public http::RequestHandler {
   PlacementPolicy placement_;
   protocol::QueryMemo query_memo_;  // the last query string routed (a SAS repeats it)
   ApiContext context_;
+  // Responses waiting in Engine::AwaitDurable; the destructor waits for zero.
+  // Raised without the mutex (only request threads raise it, and none runs
+  // once the destructor does), lowered under it.
+  std::atomic<size_t> held_{0};
+  std::mutex held_mu_;
+  std::condition_variable held_cv_;
   // The Cosmos flavour's request-unit budget (ApiOptions::ru_per_second), or
   // null: then a request pays one pointer test.
   std::unique_ptr<faults::ThroughputBudget> budget_;

@@ -7,7 +7,7 @@
 //     internalErrorBefore, realistic mode's TableBeingDeleted) is a refusal
 //     the dispatcher answers like any other;
 //   - latency before (a rule's, realistic mode's) is a delay after which the
-//     dispatcher runs the handler from After()'s thread, so on an engine lane;
+//     dispatcher runs the handler from After()'s thread, so on an executor lane;
 //   - an after-action (timeoutAfter, closeAfter, resetMidResponse,
 //     latencyAfter) wraps the request's Completion, so it applies to the
 //     answer the handler gives once its write is durable;

@@ -57,16 +57,12 @@ class ForwardingEngine : public storage::Engine {
     return inner_.PutTableAcl(table, value);
   }
   StatusOr<std::string> GetTableAcl(const storage::TableInfo& table) override { return inner_.GetTableAcl(table); }
-  Status Submit(storage::WorkLane lane, storage::WorkExecutor::Task task) override {
-    return inner_.Submit(lane, std::move(task));
-  }
   bool CanWriteWithoutWaiting() override { return inner_.CanWriteWithoutWaiting(); }
   void AwaitDurable(std::function<void(Status)> done) override { inner_.AwaitDurable(std::move(done)); }
   bool TableReadIsDurable(std::string_view account, std::string_view table) override {
     return inner_.TableReadIsDurable(account, table);
   }
-  uint64_t VisibleMark() override { return inner_.VisibleMark(); }
-  uint64_t DurableMark() override { return inner_.DurableMark(); }
+  bool IsDurable() override { return inner_.IsDurable(); }
   Status SyncWal() override { return inner_.SyncWal(); }
   Status CreateCheckpoint(const std::string& dir) override { return inner_.CreateCheckpoint(dir); }
   Stats GetStats() override { return inner_.GetStats(); }

@@ -13,6 +13,7 @@
 
 #include "server/api/metrics.h"
 #include "server/api/slice_hints.h"
+#include "server/exec/work_executor.h"
 #include "storage/engine.h"
 #include "storage/model/scan_spec.h"
 
@@ -65,7 +66,7 @@ struct RequestPlacement {
   // Where it runs: from the start unless io_thread_first, otherwise once its
   // try gave up. Also where it runs when something delays it (a fault
   // rule's latency): a delayed request never runs on an I/O thread.
-  storage::WorkLane lane = storage::WorkLane::kShort;
+  exec::WorkLane lane = exec::WorkLane::kShort;
 };
 
 // The I/O thread's try of one request (RequestInfo::inline_try, set only

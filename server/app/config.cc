@@ -886,12 +886,18 @@ storage::EngineOptions Config::ToEngineOptions() const {
   // between a loader's batches, shorter than a client's turn to query.
   o.warm_after_write = std::chrono::milliseconds(20);
   o.entity_cache_bytes = static_cast<size_t>(entity_cache_mb) << 20;
-  o.executor.short_threads = static_cast<int>(write_threads);
-  o.executor.long_threads = static_cast<int>(scan_threads);
-  o.executor.max_queued = static_cast<size_t>(queue_limit);
-  o.executor.long_nice = static_cast<int>(scan_nice);
+  o.scan_build_nice = static_cast<int>(scan_nice);  // as the long lane's (ToExecutorOptions)
   o.group_commit = group_commit == "rocksdb" ? storage::EngineOptions::GroupCommit::kRocksDb
                                              : storage::EngineOptions::GroupCommit::kEngine;
+  return o;
+}
+
+exec::ExecutorOptions Config::ToExecutorOptions() const {
+  exec::ExecutorOptions o;
+  o.short_threads = static_cast<int>(write_threads);
+  o.long_threads = static_cast<int>(scan_threads);
+  o.max_queued = static_cast<size_t>(queue_limit);
+  o.long_nice = static_cast<int>(scan_nice);
   return o;
 }
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "server/api/api_options.h"
+#include "server/exec/work_executor.h"
 #include "server/http/http_options.h"
 #include "storage/engine.h"
 
@@ -61,7 +62,7 @@ struct Config {
   uint64_t block_cache_mb = 64;        // RocksDB blocks: index, filter and data
   uint64_t scan_cache_mb = 64;         // partition cache of filtered scans; 0 = off
   uint64_t entity_cache_mb = 16;       // recently read entities (point reads); 0 = off
-  // The engine's executor (storage/work_executor.h): threads of the write and
+  // The lanes' executor (server/exec/work_executor.h): threads of the write and
   // scan lanes (0 = number of cores), queued requests per lane before 503
   // ServerBusy, and the nice value added to scan threads.
   uint64_t write_threads = 0;
@@ -140,6 +141,7 @@ struct Config {
   // The cosmos_accounts list, parsed (checked when the setting was read).
   std::vector<api::AccountKeys> CosmosAccounts() const;
   storage::EngineOptions ToEngineOptions() const;
+  exec::ExecutorOptions ToExecutorOptions() const;
 };
 
 using Environment = std::map<std::string, std::string>;

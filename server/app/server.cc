@@ -18,6 +18,7 @@
 #include "server/api/metrics.h"
 #include "server/api/sibling_ports.h"
 #include "server/api/trace.h"
+#include "server/exec/work_executor.h"
 #include "server/faults/fault_rules.h"
 #include "server/http/listener.h"
 #include "server/http/tls_context.h"
@@ -160,7 +161,8 @@ bool Server::Start(std::string* error) {
   if (!config_.logging.trace.empty() && !trace_->Start(config_.logging.trace, config_.logging.trace_bodies, error)) {
     return AbandonStart();
   }
-  handler_ = api::MakeApiHandler(*engine_, std::move(api_options), metrics_.get(), trace_.get());
+  executor_ = std::make_unique<exec::WorkExecutor>(config_.ToExecutorOptions());
+  handler_ = api::MakeApiHandler(*engine_, *executor_, std::move(api_options), metrics_.get(), trace_.get());
 
   http::HttpOptions http_options = config_.ToHttpOptions();
   http_options.counters = &metrics_->transport();
@@ -243,19 +245,33 @@ bool Server::CheckTableNameCase(const std::vector<std::string>& exact_accounts, 
 }
 
 bool Server::AbandonStart() {
+  // A listener that started is stopped by its destructor, before the rest.
   cosmos_listener_.reset();
-  cosmos_handler_.reset();
   blob_listener_.reset();
   queue_listener_.reset();
   listener_.reset();
+  TearDown();
+  return false;
+}
+
+void Server::TearDown() {
+  if (executor_ != nullptr) executor_->Shutdown();
   blob_handler_.reset();
   queue_handler_.reset();
+  cosmos_handler_.reset();
   handler_.reset();
-  trace_.reset();
-  metrics_.reset();
-  if (engine_ != nullptr) (void)engine_->Close();
+  blob_listener_.reset();
+  queue_listener_.reset();
+  cosmos_listener_.reset();
+  listener_.reset();
+  if (engine_ != nullptr) {
+    Status status = engine_->Close();
+    if (!status.ok()) AppLog()->error("closing the data directory failed: {}", status.ToString());
+  }
   engine_.reset();
-  return false;
+  executor_.reset();
+  trace_.reset();  // writes the lines still queued
+  metrics_.reset();
 }
 
 bool Server::StartSiblingPorts(const http::HttpOptions& table_options, std::string* error) {
@@ -283,7 +299,7 @@ bool Server::StartCosmosListener(const http::HttpOptions& table_options, std::sh
                                  std::string* error) {
   api::ApiOptions options = config_.ToCosmosApiOptions();
   options.faults = std::move(faults);
-  cosmos_handler_ = api::MakeApiHandler(*engine_, std::move(options), metrics_.get(), trace_.get());
+  cosmos_handler_ = api::MakeApiHandler(*engine_, *executor_, std::move(options), metrics_.get(), trace_.get());
   http::HttpOptions http_options = table_options;  // same TLS, limits and timeouts as the main listener
   http_options.address = config_.cosmos_host.empty() ? config_.host : config_.cosmos_host;
   http_options.port = config_.cosmos_port;
@@ -334,21 +350,7 @@ void Server::Stop() {
   if (queue_listener_) queue_listener_->Stop();
   if (cosmos_listener_) cosmos_listener_->Stop();
   listener_->Stop();
-  // The engine's executor next: work still running finishes, queued work is
-  // answered 503; their answers are posted to the (stopped) io_contexts,
-  // which therefore must outlive it, as must the handler the tasks call.
-  Status status = engine_->Close();
-  if (!status.ok()) log->error("closing the data directory failed: {}", status.ToString());
-  blob_listener_.reset();
-  queue_listener_.reset();
-  blob_handler_.reset();
-  queue_handler_.reset();
-  cosmos_listener_.reset();
-  cosmos_handler_.reset();
-  listener_.reset();
-  handler_.reset();
-  engine_.reset();
-  trace_.reset();  // writes the lines still queued
+  TearDown();  // steps 2-5 (server.h)
   auto millis =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - begin).count();
   log->info("stopped in {} ms", millis);

@@ -1,11 +1,21 @@
 // Server: owns the pieces of a running tablestone and starts/stops them in
 // order.
 //
-//   Start(): open the Engine (data dir, durability) -> open the trace file
-//            (--trace) -> build the API handler -> start the HTTP listener
-//            -> log one startup line.
-//   Stop():  stop accepting and drain the listener (HttpOptions::drain_timeout)
-//            -> drop the handler -> close the Engine (flush, release the lock).
+//   Start(): open the Engine (data dir, durability) -> start the lanes'
+//            executor -> open the trace file (--trace) -> build the API
+//            handler -> start the HTTP listener -> log one startup line.
+//   Stop():  each step ends what the next one needs to have ended:
+//            1. stop accepting and drain the listeners (HttpOptions::
+//               drain_timeout): no new request reaches the handler;
+//            2. shut the executor down: running lane work finishes, queued
+//               work is answered 503; those answers are posted to the
+//               listeners' stopped io_contexts, so the listeners stay;
+//            3. drop the handler: it answers the requests a fault rule
+//               delays and waits for its responses held for the log write
+//               (the engine's log writer answers them);
+//            4. drop the listeners (and the answers posted to them);
+//            5. close the Engine (flush, release the lock): nothing calls it
+//               any more. Closing it earlier is not needed by anything above.
 //
 // Startup does no blocking work besides opening RocksDB, so the first request
 // can be served a few milliseconds after spawn.
@@ -22,6 +32,9 @@
 
 namespace tablestone::storage {
 class Engine;
+}
+namespace tablestone::exec {
+class WorkExecutor;
 }
 namespace tablestone::faults {
 class FaultSet;
@@ -72,6 +85,7 @@ class Server {
   std::unique_ptr<api::Metrics> metrics_;  // outlives the handler and listener
   std::unique_ptr<api::TraceWriter> trace_;  // likewise; on with --trace or the admin switch
   std::unique_ptr<storage::Engine> engine_;
+  std::unique_ptr<exec::WorkExecutor> executor_;  // the lanes (config storage.writeThreads, scanThreads)
   std::unique_ptr<http::RequestHandler> handler_;
   std::unique_ptr<http::Listener> listener_;
   // Config::sibling_ports: Azurite's Blob and Queue ports (api/sibling_ports.h).
@@ -91,9 +105,11 @@ class Server {
   bool StartSiblingPorts(const http::HttpOptions& table_options, std::string* error);
   bool StartCosmosListener(const http::HttpOptions& table_options, std::shared_ptr<faults::FaultSet> faults,
                            std::string* error);
-  // The one cleanup of a Start that failed part way: drops what it made, in
-  // the reverse order of Stop (listeners, handlers, the trace and metrics,
-  // then the Engine, closed). Returns false, Start's answer.
+  // Stop's steps 2-5 and the trace and metrics, for Stop and for a Start that
+  // failed part way (each step skips what was not made).
+  void TearDown();
+  // The one cleanup of a Start that failed part way. Returns false, Start's
+  // answer.
   bool AbandonStart();
   void AnnounceLikeAzurite() const;
 };

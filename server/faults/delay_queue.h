@@ -1,6 +1,6 @@
 // DelayQueue: runs callbacks after a delay on one thread of its own, so that
 // injected latency (fault rules, realistic mode) never holds an I/O thread or
-// an engine lane. The thread starts with the first callback: a server that
+// an executor lane. The thread starts with the first callback: a server that
 // never delays anything has none.
 //
 // Callbacks must be short (hand real work to another executor). Destroying

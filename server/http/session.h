@@ -53,6 +53,8 @@
 #include "server/http/connection_registry.h"
 #include "server/http/handler.h"
 #include "server/http/http_options.h"
+#include "server/http/response_head.h"
+#include "server/http/tls_write.h"
 #include "server/http/transport_counters.h"
 
 namespace spdlog {
@@ -60,26 +62,6 @@ class logger;
 }
 
 namespace tablestone::http {
-
-// Appends the status line and header block of `response` (through the blank
-// line) to `*out`, byte for byte what Beast's serializer sends for it: Beast's
-// buffer-sequence machinery cost more than the rest of the write. Not for
-// chunked messages (the session never sends those; it falls back to Beast).
-// Returns the number of header fields written.
-size_t SerializeResponseHead(const Response& response, std::string* out);
-
-// True if `head` (SerializeResponseHead's output, `fields` fields) holds no
-// CR, LF or NUL but the line ends it wrote itself: exactly fields + 2 of each
-// of CR and LF (status line, fields, blank line) and no NUL, so any such byte
-// inside a reason, name or value makes it false. One pass over the head
-// costs a point request far less than checking each field.
-bool HeadHasOnlyItsOwnLineBreaks(std::string_view head, size_t fields);
-
-// Removes every field of `response` whose name or value holds CR, LF or NUL
-// (they would split the header block on the wire); returns how many. The
-// session runs it on a response whose serialized head fails the test above
-// (then serializes again), and on every chunked one.
-size_t DropUnsafeHeaderFields(Response* response);
 
 // The most bytes a connection's read buffer holds (the header limit plus a
 // small slack). Reading past it fails the request with 400 and closes the
@@ -106,8 +88,8 @@ struct SessionEnv {
 // client's first bytes (under the read deadline): a TLS handshake record
 // starts the handshake with them, anything else (plain HTTP to the HTTPS
 // port) gets a plain-text 400 and the connection closes. A TLS session
-// writes asynchronously only (the plain session's synchronous first send
-// bypasses the stream).
+// seals each response into records itself (tls_write.h) and sends them on the
+// socket as the plain session sends a response.
 template <class Stream>
 class BasicSession : public Closable,
                      public ResponseSink,
@@ -188,6 +170,11 @@ class BasicSession : public Closable,
   Request request_;
   Response response_;
   std::string head_;  // serialized status line + headers, reused per request
+  // TLS only: seals responses; the records of the response being written, and its size in plain text.
+  struct NoSealer {};
+  [[no_unique_address]] std::conditional_t<kIsTls, TlsSealer, NoSealer> sealer_;
+  std::string sealed_;
+  size_t message_bytes_ = 0;
   State state_ = State::kStarting;
   bool shutting_down_ = false;     // a stop was requested: close after this request
   bool close_after_write_ = false; // transport error: the stream state is unknown

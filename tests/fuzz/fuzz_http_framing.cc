@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "server/http/framing.h"
-#include "server/http/session.h"
+#include "server/http/response_head.h"
 
 namespace {
 

@@ -26,6 +26,7 @@
 
 #include "server/api/api_handler.h"
 #include "server/api/api_options.h"
+#include "server/exec/work_executor.h"
 #include "server/http/handler.h"
 #include "storage/engine.h"
 
@@ -43,12 +44,15 @@ constexpr size_t kBodyLimit = 5 * 1024 * 1024;
 
 struct World {
   std::unique_ptr<tablestone::storage::Engine> engine;
+  std::unique_ptr<tablestone::exec::WorkExecutor> executor;
   std::unique_ptr<tablestone::http::RequestHandler> handler;
   int runs = 0;
 };
 
 void Reset(World* w) {
+  if (w->executor) w->executor->Shutdown();  // before the handler (api_handler.h)
   w->handler.reset();
+  w->executor.reset();
   w->engine.reset();
   tablestone::storage::EngineOptions eo;
   eo.path = "/fuzz-http-request";
@@ -66,7 +70,11 @@ void Reset(World* w) {
   ao.accounts = {{"devstoreaccount1",
                   {"Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="}}};
   ao.allow_anonymous = true;
-  w->handler = tablestone::api::MakeApiHandler(*w->engine, ao);
+  tablestone::exec::ExecutorOptions lanes;
+  lanes.short_threads = 1;
+  lanes.long_threads = 1;
+  w->executor = std::make_unique<tablestone::exec::WorkExecutor>(lanes);
+  w->handler = tablestone::api::MakeApiHandler(*w->engine, *w->executor, ao);
   w->runs = 0;
 }
 

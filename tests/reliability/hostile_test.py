@@ -166,7 +166,7 @@ def read_one_response(s):
 
 def roundtrip(server, raw, timeout=10.0):
     """Sends raw bytes and reads the first response. The client keeps its sending side open, as
-    HTTP clients do: a client that half-closes while its request waits for the engine's executor
+    HTTP clients do: a client that half-closes while its request waits for an executor lane
     is treated as gone (docs/compatibility.md, "Clients that leave")."""
     s = connect(server, timeout)
     try:

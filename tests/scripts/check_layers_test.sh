@@ -59,8 +59,12 @@ expect_fail "ui includes api" server/ui/ui_assets.h '#include "server/api/ui_rou
 expect_fail "faults includes http" server/faults/fault_rules.h '#include "server/http/handler.h"'
 expect_fail "api includes app" server/api/dispatcher.cc '#include "server/app/config.h"'
 expect_fail "api includes the engine's insides" server/api/dispatcher.cc '#include "storage/rocks_engine.h"'
+expect_fail "storage includes the executor" storage/rocks_engine.cc '#include "server/exec/work_executor.h"'
+expect_fail "the executor includes the engine" server/exec/work_executor.cc '#include "storage/engine.h"'
+expect_fail "the executor includes api" server/exec/work_executor.h '#include "server/api/placement.h"'
 expect_fail "a new file is checked too" server/http/new_file.h '#include "server/api/api_handler.h"'
 expect_pass "app includes everything" server/app/server.cc '#include "server/api/dispatcher.h"'
+expect_pass "api includes the executor" server/api/cors.cc '#include "server/exec/work_executor.h"'
 expect_pass "api includes the handler interface" server/api/cors.cc '#include "server/http/handler.h"'
 
 echo "check_layers_test: $passed passed, $failed failed"

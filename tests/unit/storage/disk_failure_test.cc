@@ -91,8 +91,6 @@ class DiskFailureTest : public ::testing::Test {
     o.path = path;
     o.block_cache_bytes = 8u << 20;
     o.write_buffer_bytes = 8u << 20;
-    o.executor.short_threads = 1;
-    o.executor.long_threads = 1;
     o.file_system = std::make_shared<FullDiskFileSystem>(full_);
     return o;
   }
@@ -102,6 +100,7 @@ class DiskFailureTest : public ::testing::Test {
     engine_ = std::move(opened).value();
   }
   std::string data() const { return dir_.path() + "/data"; }
+  RocksEngine& rocks() { return static_cast<RocksEngine&>(*engine_); }
 
   // What a kill -9 now would leave: the data directory's files as they are
   // (the memtables and the log's unwritten buffer are lost), opened by a
@@ -155,13 +154,13 @@ TEST_F(DiskFailureTest, AWriteWhoseLogWriteFailedIsNeverReportedDurable) {
   full_->store(true);
   // The write lands in the memtable and the log's buffer; its log write fails.
   ASSERT_TRUE(WriteOne(*engine_, *t, Op(model::WriteKind::kInsert, MakeEntity("p", "lost"))).status.ok());
-  const uint64_t visible = engine_->VisibleMark();
+  const uint64_t visible = rocks().VisibleMark();
   const Status synced = AwaitDurable();
   EXPECT_FALSE(synced.ok());
   EXPECT_EQ(synced.code(), StatusCode::kNoSpace) << synced.ToString();
   // Before the fix the mark rose anyway, so readers stopped waiting and
   // showed the write, which the crash below then takes back.
-  EXPECT_LT(engine_->DurableMark(), visible);
+  EXPECT_LT(rocks().DurableMark(), visible);
   EXPECT_FALSE(engine_->TableReadIsDurable(kAccount, "full"));
   // Every later wait fails the same way while the disk is full.
   std::this_thread::sleep_for(600ms);  // past the retry interval: a real attempt
@@ -175,7 +174,7 @@ TEST_F(DiskFailureTest, AWriteWhoseLogWriteFailedIsNeverReportedDurable) {
   full_->store(false);
   const Status recovered = AwaitDurableWithin(15s);
   EXPECT_TRUE(recovered.ok()) << recovered.ToString();
-  EXPECT_GE(engine_->DurableMark(), visible);
+  EXPECT_GE(rocks().DurableMark(), visible);
   EXPECT_TRUE(engine_->TableReadIsDurable(kAccount, "full"));
   EXPECT_TRUE(SurvivesACrash("full", "lost"));
   // And writes work again, through the log.
@@ -195,7 +194,7 @@ TEST_F(DiskFailureTest, AWriteWhoseOwnLogAppendFailedHoldsTheBufferedWrites) {
   ASSERT_TRUE(t.ok());
   ASSERT_TRUE(AwaitDurable().ok());
   ASSERT_TRUE(WriteOne(*engine_, *t, Op(model::WriteKind::kInsert, MakeEntity("p", "small"))).status.ok());
-  const uint64_t visible = engine_->VisibleMark();
+  const uint64_t visible = rocks().VisibleMark();
   full_->store(true);
   std::vector<model::WriteOp> ops;
   for (int i = 0; i < 4; ++i) {
@@ -204,7 +203,7 @@ TEST_F(DiskFailureTest, AWriteWhoseOwnLogAppendFailedHoldsTheBufferedWrites) {
   }
   EXPECT_FALSE(engine_->Write(*t, ops).status.ok());
   EXPECT_FALSE(AwaitDurable().ok());
-  EXPECT_LT(engine_->DurableMark(), visible);
+  EXPECT_LT(rocks().DurableMark(), visible);
   EXPECT_FALSE(engine_->TableReadIsDurable(kAccount, "big"));
   full_->store(false);
   ASSERT_TRUE(AwaitDurableWithin(15s).ok());

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "storage/engine.h"
+#include "storage/rocks_engine.h"
 #include "storage/model/entity.h"
 #include "storage/model/row_predicate.h"
 #include "storage/model/write_op.h"
@@ -97,7 +98,6 @@ class EngineTest : public ::testing::TestWithParam<bool> {
     o.write_buffer_bytes = 8u << 20;
     o.entity_cache_bytes = entity_cache_bytes_;
     o.scan_fill_cache_bytes = scan_fill_cache_bytes_;
-    o.executor = executor_options_;
     o.sync_points = sync_points_;
     return o;
   }
@@ -111,6 +111,9 @@ class EngineTest : public ::testing::TestWithParam<bool> {
     ASSERT_TRUE(opened.ok()) << opened.status().ToString();
     engine_ = std::move(opened).value();
   }
+
+  // The engine as what Engine::Open makes, for its durability marks.
+  RocksEngine& rocks() { return static_cast<RocksEngine&>(*engine_); }
 
   TableInfo Create(const std::string& name, const std::string& account = "devstoreaccount1") {
     auto t = engine_->CreateTable(account, name);
@@ -131,7 +134,6 @@ class EngineTest : public ::testing::TestWithParam<bool> {
   TempDir dir_;
   size_t entity_cache_bytes_ = EngineOptions().entity_cache_bytes;  // set before Reopen()
   size_t scan_fill_cache_bytes_ = EngineOptions().scan_fill_cache_bytes;  // set before Reopen()
-  ExecutorOptions executor_options_;                                 // set before Reopen()
   // The engine's test hooks (storage/sync_point.h), shared by every engine the fixture opens.
   std::shared_ptr<SyncPoints> sync_points_ = std::make_shared<SyncPoints>();
   std::unique_ptr<Engine> engine_;

@@ -317,14 +317,14 @@ uintmax_t WalBytes(const std::string& dir) {
 
 TEST_P(EngineWriteTest, WritesAreDurableOnlyAfterSyncWal) {
   ASSERT_TRUE(engine_->SyncWal().ok());  // the table's creation
-  const uint64_t start = engine_->VisibleMark();
-  EXPECT_LE(start, engine_->DurableMark());
+  const uint64_t start = rocks().VisibleMark();
+  EXPECT_LE(start, rocks().DurableMark());
   const uintmax_t wal_before = GetParam() ? 0 : WalBytes(dir_.path() + "/data");
 
   ASSERT_TRUE(Write1(WriteKind::kInsert, MakeEntity("p", "r", {{"a", EdmValue::String(std::string(500, 'x'))}})).status.ok());
-  const uint64_t visible = engine_->VisibleMark();
+  const uint64_t visible = rocks().VisibleMark();
   EXPECT_GT(visible, start);
-  EXPECT_LT(engine_->DurableMark(), visible) << "a write must not count as durable before SyncWal";
+  EXPECT_LT(rocks().DurableMark(), visible) << "a write must not count as durable before SyncWal";
   EXPECT_EQ(Get("p", "r").row_key, "r");  // visible to readers meanwhile
   if (!GetParam()) {
     // Group commit: the write is in the log's buffer, not yet in the file.
@@ -332,18 +332,18 @@ TEST_P(EngineWriteTest, WritesAreDurableOnlyAfterSyncWal) {
   }
 
   ASSERT_TRUE(engine_->SyncWal().ok());
-  EXPECT_GE(engine_->DurableMark(), visible);
+  EXPECT_GE(rocks().DurableMark(), visible);
   if (!GetParam()) EXPECT_GT(WalBytes(dir_.path() + "/data"), wal_before + 500);
 
   // A write that fails makes nothing visible, so it needs no log write.
   EXPECT_EQ(Code(WriteKind::kInsert, MakeEntity("p", "r")), StatusCode::kAlreadyExists);
-  EXPECT_EQ(engine_->VisibleMark(), visible);
-  EXPECT_GE(engine_->DurableMark(), engine_->VisibleMark());
+  EXPECT_EQ(rocks().VisibleMark(), visible);
+  EXPECT_GE(rocks().DurableMark(), rocks().VisibleMark());
 
   // Closed: everything was flushed, nothing waits, SyncWal is harmless.
   ASSERT_TRUE(engine_->Close().ok());
   EXPECT_TRUE(engine_->SyncWal().ok());
-  EXPECT_LE(engine_->VisibleMark(), engine_->DurableMark());
+  EXPECT_LE(rocks().VisibleMark(), rocks().DurableMark());
 }
 
 TEST_P(EngineWriteTest, CloseWritesTheBufferedLog) {

@@ -27,15 +27,7 @@ using test_util::WriteOne;
 
 constexpr const char* kAccount = "devstoreaccount1";
 
-// One thread per lane, so a task that holds the short lane holds all of it.
-class GroupCommitTest : public EngineTest {
- protected:
-  void SetUp() override {
-    executor_options_.short_threads = 1;
-    executor_options_.long_threads = 1;
-    EngineTest::SetUp();
-  }
-};
+using GroupCommitTest = EngineTest;
 
 TEST_P(GroupCommitTest, NothingPendingIsAnsweredAtOnceOnTheCallingThread) {
   TableInfo t = Create("gc");
@@ -56,12 +48,12 @@ TEST_P(GroupCommitTest, NothingPendingIsAnsweredAtOnceOnTheCallingThread) {
 TEST_P(GroupCommitTest, AWriteIsAnsweredOnlyOnceDurable) {
   TableInfo t = Create("gc");
   ASSERT_TRUE(WriteOne(*engine_, t, Op(model::WriteKind::kInsert, MakeEntity("p", "r"))).status.ok());
-  const uint64_t mark = engine_->VisibleMark();
-  ASSERT_GT(mark, engine_->DurableMark());
+  const uint64_t mark = rocks().VisibleMark();
+  ASSERT_GT(mark, rocks().DurableMark());
   std::promise<uint64_t> durable_at_callback;
   engine_->AwaitDurable([&](Status s) {
     EXPECT_TRUE(s.ok());
-    durable_at_callback.set_value(engine_->DurableMark());
+    durable_at_callback.set_value(rocks().DurableMark());
   });
   auto f = durable_at_callback.get_future();
   ASSERT_EQ(f.wait_for(10s), std::future_status::ready);
@@ -123,11 +115,11 @@ TEST_P(GroupCommitTest, OneLogWriteCoversEveryWaiterQueuedBeforeIt) {
         auto r = WriteOne(*engine_, t,
                           Op(model::WriteKind::kInsert, MakeEntity("p" + std::to_string(w), std::to_string(i))));
         ASSERT_TRUE(r.status.ok());
-        const uint64_t visible = engine_->VisibleMark();
+        const uint64_t visible = rocks().VisibleMark();
         engine_->AwaitDurable([&, visible](Status s) {
           EXPECT_TRUE(s.ok());
           std::lock_guard lock(mu);
-          marks.emplace_back(visible, engine_->DurableMark());
+          marks.emplace_back(visible, rocks().DurableMark());
           ++answered;
         });
       }
@@ -144,57 +136,30 @@ TEST_P(GroupCommitTest, OneLogWriteCoversEveryWaiterQueuedBeforeIt) {
   for (auto [visible, durable] : marks) EXPECT_GE(durable, visible);
 }
 
-// The log write has its own thread: a write answered while every lane thread
-// is busy with request work (a long scan, a `$batch`) is not held behind it.
-// Before, the log write was queued on the short lane and waited for the task.
-TEST_P(GroupCommitTest, TheLogWriteDoesNotWaitBehindLaneWork) {
-  TableInfo t = Create("gc");
-  std::promise<void> release, short_started, long_started;
-  std::shared_future<void> gate = release.get_future().share();
-  ASSERT_TRUE(engine_->Submit(WorkLane::kShort, [&, gate](bool) {
-                        short_started.set_value();
-                        gate.wait();
-                      }).ok());
-  ASSERT_TRUE(engine_->Submit(WorkLane::kLong, [&, gate](bool) {
-                        long_started.set_value();
-                        gate.wait();
-                      }).ok());
-  short_started.get_future().wait();
-  long_started.get_future().wait();
-  ASSERT_TRUE(WriteOne(*engine_, t, Op(model::WriteKind::kInsert, MakeEntity("p", "r"))).status.ok());
-  const uint64_t visible = engine_->VisibleMark();
-  std::promise<uint64_t> durable_at_callback;
-  engine_->AwaitDurable([&](Status s) {
-    EXPECT_TRUE(s.ok());
-    durable_at_callback.set_value(engine_->DurableMark());
-  });
-  auto f = durable_at_callback.get_future();
-  const bool answered = f.wait_for(10s) == std::future_status::ready;
-  release.set_value();  // before any assertion can return: the lanes' threads wait on it
-  ASSERT_TRUE(answered) << "the log write waited behind the lanes' work";
-  EXPECT_GE(f.get(), visible);
-}
-
-// Many writers through the executor, as the API runs them: every write is
-// answered, durable, and the log writes are fewer than the writes.
+// Many writers on threads of their own, as the API's lanes and I/O threads
+// run them: every write is answered, durable, and the log writes are fewer
+// than the writes.
 TEST_P(GroupCommitTest, WritersOnSeveralThreadsShareLogWrites) {
   TableInfo t = Create("gc");
   const uint64_t syncs_before = engine_->GetStats().wal_syncs;
-  constexpr int kWrites = 400;
+  constexpr int kThreads = 4, kPerThread = 100, kWrites = kThreads * kPerThread;
   std::atomic<int> answered{0}, failed{0};
-  for (int i = 0; i < kWrites; ++i) {
-    Status s = engine_->Submit(WorkLane::kShort, [&, i](bool dropped) {
-      ASSERT_FALSE(dropped);
-      auto r = WriteOne(*engine_, t, Op(model::WriteKind::kInsert, MakeEntity("p", std::to_string(i))));
-      if (!r.status.ok()) ++failed;
-      const uint64_t visible = engine_->VisibleMark();
-      engine_->AwaitDurable([&, visible](Status st) {
-        if (!st.ok() || engine_->DurableMark() < visible) ++failed;
-        ++answered;
-      });
+  std::vector<std::thread> writers;
+  for (int w = 0; w < kThreads; ++w) {
+    writers.emplace_back([&, w] {
+      for (int i = 0; i < kPerThread; ++i) {
+        auto r = WriteOne(*engine_, t,
+                          Op(model::WriteKind::kInsert, MakeEntity("p" + std::to_string(w), std::to_string(i))));
+        if (!r.status.ok()) ++failed;
+        const uint64_t visible = rocks().VisibleMark();
+        engine_->AwaitDurable([&, visible](Status st) {
+          if (!st.ok() || rocks().DurableMark() < visible) ++failed;
+          ++answered;
+        });
+      }
     });
-    ASSERT_TRUE(s.ok()) << s.ToString();
   }
+  for (auto& w : writers) w.join();
   for (int i = 0; i < 1000 && answered.load() < kWrites; ++i) std::this_thread::sleep_for(10ms);
   ASSERT_EQ(answered.load(), kWrites);
   EXPECT_EQ(failed.load(), 0);
@@ -204,32 +169,23 @@ TEST_P(GroupCommitTest, WritersOnSeveralThreadsShareLogWrites) {
   RecordProperty("wal_syncs_for_400_writes", static_cast<int>(syncs));
 }
 
-TEST_P(GroupCommitTest, CloseAnswersWaitersAndDropsQueuedWork) {
+// Close answers the waiters still queued (its last log write covers them),
+// and the write they waited for survives it.
+TEST_P(GroupCommitTest, CloseAnswersTheWaitersStillQueued) {
   TableInfo t = Create("gc");
-  std::promise<void> release, started;
-  std::shared_future<void> gate = release.get_future().share();
-  ASSERT_TRUE(engine_->Submit(WorkLane::kShort, [&, gate](bool) {
-                        started.set_value();
-                        gate.wait();
-                        // Still running when Close began: its write and its wait complete.
-                        auto r = WriteOne(*engine_, t, Op(model::WriteKind::kInsert, MakeEntity("p", "late")));
-                        EXPECT_TRUE(r.status.ok());
-                        engine_->AwaitDurable([](Status s) { EXPECT_TRUE(s.ok()); });
-                      }).ok());
-  started.get_future().wait();
-  std::atomic<int> dropped{0}, ran{0};
-  for (int i = 0; i < 3; ++i) {
-    ASSERT_TRUE(engine_->Submit(WorkLane::kShort, [&](bool d) { ++(d ? dropped : ran); }).ok());
-  }
+  ASSERT_TRUE(engine_->SyncWal().ok());
+  sync_points_->Hold("GroupCommit::Woken");
+  ASSERT_TRUE(WriteOne(*engine_, t, Op(model::WriteKind::kInsert, MakeEntity("p", "late"))).status.ok());
+  std::promise<Status> answered;
+  engine_->AwaitDurable([&](Status s) { answered.set_value(s); });
+  auto f = answered.get_future();
+  EXPECT_EQ(f.wait_for(20ms), std::future_status::timeout);  // the log writer is held
   std::thread closer([&] { EXPECT_TRUE(engine_->Close().ok()); });
-  while (engine_->Submit(WorkLane::kLong, [](bool) {}).code() != StatusCode::kShuttingDown) {
-    std::this_thread::sleep_for(1ms);
-  }
-  release.set_value();
+  sync_points_->ReleaseAll();
   closer.join();
-  EXPECT_EQ(dropped.load(), 3);
-  EXPECT_EQ(ran.load(), 0);
-  if (!GetParam()) {  // on disk: the running task's write survived the close
+  ASSERT_EQ(f.wait_for(10s), std::future_status::ready);
+  EXPECT_TRUE(f.get().ok());
+  if (!GetParam()) {  // on disk: the write survived the close
     Reopen();
     auto e = engine_->GetEntity(*engine_->GetTable("devstoreaccount1", "gc"), "p", "late");
     EXPECT_TRUE(e.ok()) << e.status().ToString();
@@ -249,7 +205,7 @@ TEST_P(GroupCommitTest, RocksDbGroupCommitMakesEveryVisibleWriteDurable) {
   TableInfo t = Create("gc");
   const uint64_t syncs = engine_->GetStats().wal_syncs;
   ASSERT_TRUE(WriteOne(*engine_, t, Op(model::WriteKind::kInsert, MakeEntity("p", "r"))).status.ok());
-  EXPECT_EQ(engine_->DurableMark(), engine_->VisibleMark());
+  EXPECT_EQ(rocks().DurableMark(), rocks().VisibleMark());
   bool inline_answer = false;
   engine_->AwaitDurable([&](Status s) { inline_answer = s.ok(); });
   EXPECT_TRUE(inline_answer);

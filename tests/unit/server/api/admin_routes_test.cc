@@ -72,8 +72,6 @@ class AdminRoutesTest : public ::testing::Test {
     ::chmod((root_ / "data").c_str(), 0700);
     storage::EngineOptions eo;
     eo.path = (root_ / "data").string();
-    eo.executor.short_threads = 1;
-    eo.executor.long_threads = 1;
     auto engine = storage::Engine::Open(eo);
     ASSERT_TRUE(engine.ok()) << engine.status().ToString();
     engine_ = std::move(engine).value();
@@ -228,8 +226,6 @@ TEST_F(AdminRoutesTest, SnapshotHoldsEveryAcknowledgedWriteAndNothingLater) {
 
   storage::EngineOptions eo;
   eo.path = dir;
-  eo.executor.short_threads = 1;
-  eo.executor.long_threads = 1;
   auto snap = storage::Engine::Open(eo);
   ASSERT_TRUE(snap.ok()) << snap.status().ToString();
   auto tables = snap.value()->ListTables("acct1", storage::TableListSpec{});

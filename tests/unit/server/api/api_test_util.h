@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "server/api/api_handler.h"
+#include "server/exec/work_executor.h"
 #include "storage/engine.h"
 
 namespace tablestone::api::testing {
@@ -36,6 +37,17 @@ inline http::Request NoMetadataRequest(std::string_view method, std::string_view
   return req;
 }
 
+// The lanes of a test's handler: one thread each. Keep it after the handler
+// it serves among the members, so that it is shut down (destroyed) before
+// the handler is dropped (api_handler.h).
+inline std::unique_ptr<exec::WorkExecutor> TestLanes(size_t max_queued = 4096) {
+  exec::ExecutorOptions o;
+  o.short_threads = 1;
+  o.long_threads = 1;
+  o.max_queued = max_queued;
+  return std::make_unique<exec::WorkExecutor>(o);
+}
+
 class ApiTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -48,7 +60,7 @@ class ApiTest : public ::testing::Test {
     ApiOptions options;
     options.accounts = {{kAccount, {kKey}}};
     options.allow_anonymous = true;
-    handler_ = MakeApiHandler(*engine_, options);
+    handler_ = MakeApiHandler(*engine_, *executor_, options);
   }
 
   http::Response Send(std::string_view method, std::string_view target, std::string body = {},
@@ -88,6 +100,7 @@ class ApiTest : public ::testing::Test {
 
   std::unique_ptr<storage::Engine> engine_;
   std::unique_ptr<http::RequestHandler> handler_;
+  std::unique_ptr<exec::WorkExecutor> executor_ = TestLanes();
 };
 
 }  // namespace tablestone::api::testing

@@ -1,8 +1,8 @@
-// The dispatcher over the engine's executor (server/api/dispatcher.h): point
+// The dispatcher over the executor's lanes (server/api/dispatcher.h): point
 // reads and unstalled entity writes are answered inline, other writes and
 // queries on the executor, every write acknowledged after its log write; a full queue
 // answers 503 ServerBusy; a queued request whose client has gone is skipped;
-// requests still queued when the engine closes are answered 503.
+// requests still queued when the executor shuts down are answered 503.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -18,6 +18,7 @@
 #include "server/api/api_handler.h"
 #include "server/api/metrics.h"
 #include "storage/engine.h"
+#include "storage/rocks_engine.h"  // its durability marks
 #include "storage/model/write_op.h"
 #include "storage/sync_point.h"
 #include "tests/unit/server/api/api_test_util.h"
@@ -53,9 +54,6 @@ class AsyncDispatchTest : public ::testing::Test {
     storage::EngineOptions eo;
     eo.in_memory = true;
     eo.path = "/tmp/tablestone-unit-async-dispatch";
-    eo.executor.short_threads = 1;
-    eo.executor.long_threads = 1;
-    eo.executor.max_queued = 1;
     eo.sync_points = sync_points_;
     auto engine = storage::Engine::Open(eo);
     ASSERT_TRUE(engine.ok()) << engine.status().ToString();
@@ -67,12 +65,13 @@ class AsyncDispatchTest : public ::testing::Test {
     // A query that examines more than 255 rows (one clock check) outgrows
     // its I/O-thread slice, whatever the machine's speed.
     options.inline_query_slice = std::chrono::microseconds(0);
-    handler_ = MakeApiHandler(*engine_, options);
+    handler_ = MakeApiHandler(*engine_, *executor_, options);
     http::Response created = Run(Request("POST", "/Tables", R"({"TableName":"asyncq"})"));
     ASSERT_EQ(created.result_int(), 201) << created.body();
   }
   void TearDown() override {
     Release();
+    executor_->Shutdown();
     handler_.reset();
     engine_.reset();
   }
@@ -83,9 +82,9 @@ class AsyncDispatchTest : public ::testing::Test {
   http::Response Run(const http::Request& req) { return http::HandleAndWait(*handler_, req, http::RequestContext{}); }
 
   // Occupies the lane's only thread until Release() (TearDown releases it too).
-  void HoldLane(storage::WorkLane lane) {
+  void HoldLane(exec::WorkLane lane) {
     std::promise<void> started;
-    ASSERT_TRUE(engine_
+    ASSERT_TRUE(executor_
                     ->Submit(lane,
                              [this, &started](bool) {
                                started.set_value();
@@ -132,17 +131,18 @@ class AsyncDispatchTest : public ::testing::Test {
       at = found + row.size();
     }
   }
-  // Sends `request` while `lane`'s thread is held, closes the engine, then
-  // lets the lane go: the request's answer, given at the close.
-  http::Response AnswerAtClose(storage::WorkLane lane, const http::Request& request) {
+  // Sends `request` while `lane`'s thread is held, shuts the executor down
+  // (as Server::Stop does), then lets the lane go: the request's answer,
+  // given at the shutdown.
+  http::Response AnswerAtClose(exec::WorkLane lane, const http::Request& request) {
     HoldLane(lane);
     auto sink = std::make_shared<TestSink>();
     handler_->Handle(request, http::RequestContext{}, http::Completion(sink));
-    std::thread closer([&] { EXPECT_TRUE(engine_->Close().ok()); });
+    std::thread closer([&] { executor_->Shutdown(); });
     // Probed on the other lane: `request` may fill the held one's queue.
-    const storage::WorkLane probe =
-        lane == storage::WorkLane::kShort ? storage::WorkLane::kLong : storage::WorkLane::kShort;
-    while (engine_->Submit(probe, [](bool) {}).code() != StatusCode::kShuttingDown) {
+    const exec::WorkLane probe =
+        lane == exec::WorkLane::kShort ? exec::WorkLane::kLong : exec::WorkLane::kShort;
+    while (executor_->Submit(probe, [](bool) {}).code() != StatusCode::kShuttingDown) {
       std::this_thread::sleep_for(1ms);
     }
     Release();
@@ -153,6 +153,8 @@ class AsyncDispatchTest : public ::testing::Test {
 
   std::unique_ptr<storage::Engine> engine_;
   std::unique_ptr<http::RequestHandler> handler_;
+  // One thread per lane and one queued request per lane.
+  std::unique_ptr<exec::WorkExecutor> executor_ = testing::TestLanes(1);
   std::shared_ptr<storage::SyncPoints> sync_points_ = std::make_shared<storage::SyncPoints>();
   std::promise<void> release_;
   std::shared_future<void> release_future_ = release_.get_future().share();
@@ -209,7 +211,7 @@ TEST_F(AsyncDispatchTest, APointReadOrWriteThatWouldWaitForTheDiskIsAnsweredFrom
   options.accounts = {
       {kAccount, {"Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="}}};
   Metrics metrics({kAccount});
-  auto handler = MakeApiHandler(disk, options, &metrics);
+  auto handler = MakeApiHandler(disk, *executor_, options, &metrics);
   auto sink = std::make_shared<TestSink>();
   const http::Request get = Request("GET", "/asyncq(PartitionKey='p',RowKey='a')");
   const http::RequestContext connection{};  // both outlive the answer, as a session's do
@@ -252,6 +254,21 @@ TEST_F(AsyncDispatchTest, EntityWriteRunsInlineButIsAcknowledgedAfterTheLogWrite
   Release();
   EXPECT_EQ(f.get().result_int(), 201);
   EXPECT_NE(sink->on_thread, std::this_thread::get_id());  // the group commit's thread answered
+}
+
+// The log write has its own thread (storage/group_commit.h), not a lane: a
+// write is acknowledged while every lane thread is busy with request work (a
+// long scan, a `$batch`).
+TEST_F(AsyncDispatchTest, AWriteIsAcknowledgedWhileEveryLaneIsBusy) {
+  ASSERT_TRUE(engine_->CanWriteWithoutWaiting());
+  HoldLane(exec::WorkLane::kShort);
+  HoldLane(exec::WorkLane::kLong);
+  http::Request insert = Request("POST", "/asyncq", Insert("lanes-busy"));
+  auto sink = std::make_shared<TestSink>();
+  handler_->Handle(insert, http::RequestContext{}, http::Completion(sink));
+  auto f = sink->Future();
+  ASSERT_EQ(f.wait_for(10s), std::future_status::ready) << "the log write waited behind the lanes' work";
+  EXPECT_EQ(f.get().result_int(), 201);
 }
 
 TEST_F(AsyncDispatchTest, AnEntityReadWaitsOnlyForWritesItCanReflect) {
@@ -316,7 +333,7 @@ TEST_F(AsyncDispatchTest, ShortQueryIsAnsweredInlineLongOneOnTheLongLane) {
   }
   ASSERT_EQ(Run(Request("GET", "/asyncq()?$top=1")).result_int(), 200);  // makes the rows durable
 
-  HoldLane(storage::WorkLane::kLong);
+  HoldLane(exec::WorkLane::kLong);
 
   auto small_sink = std::make_shared<TestSink>();
   http::Request point_query =
@@ -374,7 +391,7 @@ TEST_F(AsyncDispatchTest, ASlicedQueryContinuesItsScanOnTheLongLane) {
   InsertRows(1500);
   auto table = engine_->GetTable(kAccount, "asyncq");
   ASSERT_TRUE(table.ok());
-  HoldLane(storage::WorkLane::kLong);
+  HoldLane(exec::WorkLane::kLong);
   auto sink = std::make_shared<TestSink>();
   http::Request query = Request("GET", "/asyncq()?$filter=n%20ge%200");
   handler_->Handle(query, http::RequestContext{}, http::Completion(sink));
@@ -404,13 +421,13 @@ TEST_F(AsyncDispatchTest, ASlicedQueryContinuesItsScanOnTheLongLane) {
 // ServerBusy, and its scan (which holds the engine open) lets the close finish.
 TEST_F(AsyncDispatchTest, ASuspendedQueryQueuedAtShutdownIsAnswered503) {
   InsertRows(600);
-  http::Response r = AnswerAtClose(storage::WorkLane::kLong, Request("GET", "/asyncq()"));
+  http::Response r = AnswerAtClose(exec::WorkLane::kLong, Request("GET", "/asyncq()"));
   EXPECT_EQ(r.result_int(), 503);
   EXPECT_EQ(std::string(r["x-ms-error-code"]), "ServerBusy");
 }
 
 TEST_F(AsyncDispatchTest, TableCreationRunsOnTheExecutor) {
-  HoldLane(storage::WorkLane::kShort);
+  HoldLane(exec::WorkLane::kShort);
   http::Request create = Request("POST", "/Tables", R"({"TableName":"later"})");
   auto sink = std::make_shared<TestSink>();
   handler_->Handle(create, http::RequestContext{}, http::Completion(sink));
@@ -425,7 +442,7 @@ TEST_F(AsyncDispatchTest, TableCreationRunsOnTheExecutor) {
 // not held up behind it. With the long lane held, the query batch waits and a
 // Create Table is still answered.
 TEST_F(AsyncDispatchTest, AQueryBatchRunsOnTheLongLane) {
-  HoldLane(storage::WorkLane::kLong);
+  HoldLane(exec::WorkLane::kLong);
   http::Request batch = Request(
       "POST", "/$batch",
       "--batch_q\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n"
@@ -452,7 +469,7 @@ TEST_F(AsyncDispatchTest, AQueryBatchRunsOnTheLongLane) {
 }
 
 TEST_F(AsyncDispatchTest, FullQueueAnswers503ServerBusy) {
-  HoldLane(storage::WorkLane::kShort);
+  HoldLane(exec::WorkLane::kShort);
   http::Request first = Request("POST", "/Tables", R"({"TableName":"queued"})");
   auto queued = std::make_shared<TestSink>();
   handler_->Handle(first, http::RequestContext{}, http::Completion(queued));  // fills the queue (limit 1)
@@ -471,7 +488,7 @@ TEST_F(AsyncDispatchTest, FullQueueAnswers503ServerBusy) {
 }
 
 TEST_F(AsyncDispatchTest, QueuedRequestOfAClientThatLeftIsSkipped) {
-  HoldLane(storage::WorkLane::kShort);
+  HoldLane(exec::WorkLane::kShort);
   http::Request create = Request("POST", "/Tables", R"({"TableName":"gone"})");
   auto sink = std::make_shared<TestSink>();
   handler_->Handle(create, http::RequestContext{}, http::Completion(sink));
@@ -483,12 +500,15 @@ TEST_F(AsyncDispatchTest, QueuedRequestOfAClientThatLeftIsSkipped) {
 }
 
 TEST_F(AsyncDispatchTest, RequestsQueuedAtShutdownAreAnswered503AndNotRun) {
-  http::Response r = AnswerAtClose(storage::WorkLane::kShort, Request("POST", "/Tables", R"({"TableName":"late"})"));
+  http::Response r = AnswerAtClose(exec::WorkLane::kShort, Request("POST", "/Tables", R"({"TableName":"late"})"));
   EXPECT_EQ(r.result_int(), 503);
   EXPECT_EQ(std::string(r["x-ms-error-code"]), "ServerBusy");
-  // After the close every write is refused the same way, inline or queued.
-  EXPECT_EQ(Run(Request("POST", "/asyncq", Insert("after"))).result_int(), 503);
+  // After the shutdown, work placed on a lane is refused the same way.
   EXPECT_EQ(Run(Request("POST", "/Tables", R"({"TableName":"after"})")).result_int(), 503);
+  // Once the engine is closed too (Server::Stop's last step), so is a write
+  // tried on the I/O thread.
+  ASSERT_TRUE(engine_->Close().ok());
+  EXPECT_EQ(Run(Request("POST", "/asyncq", Insert("after"))).result_int(), 503);
 }
 
 TEST_F(AsyncDispatchTest, WritesAreAcknowledgedOnlyOnceDurable) {
@@ -504,12 +524,12 @@ TEST_F(AsyncDispatchTest, WritesAreAcknowledgedOnlyOnceDurable) {
         unsigned status = 503;
         uint64_t before = 0;
         while (status == 503) {
-          before = engine_->VisibleMark();
+          before = static_cast<storage::RocksEngine&>(*engine_).VisibleMark();
           status =
               Run(Request("POST", "/asyncq", Insert("w" + std::to_string(t) + "-" + std::to_string(i)))).result_int();
         }
         if (status != 201) ++bad;
-        if (engine_->DurableMark() <= before) ++bad;
+        if (static_cast<storage::RocksEngine&>(*engine_).DurableMark() <= before) ++bad;
         while ((status = Run(Request("GET", "/asyncq()?$top=5")).result_int()) == 503) {}
         if (status != 200) ++bad;
       }

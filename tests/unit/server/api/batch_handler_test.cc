@@ -316,7 +316,7 @@ TEST_F(BatchTest, LooseReadsAMultipartBodyWhateverItsContentType) {
   options.accounts = {{kAccount, {kKey}}};
   options.allow_anonymous = true;
   options.loose = true;
-  handler_ = MakeApiHandler(*engine_, options);
+  handler_ = MakeApiHandler(*engine_, *executor_, options);
   auto r = Batch(BuildBody({InsertOp("p", "a"), InsertOp("p", "b")}), "application/json");
   EXPECT_EQ(r.result_int(), 202) << r.body();
   EXPECT_EQ(RowKeys(), (std::vector<std::string>{"a", "b"}));

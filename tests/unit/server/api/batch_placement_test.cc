@@ -57,9 +57,6 @@ class BatchPlacementTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
     storage::EngineOptions eo;
     eo.path = dir_.string();  // on disk: a write's acknowledgement waits for the log write
-    eo.executor.short_threads = 1;
-    eo.executor.long_threads = 1;
-    eo.executor.max_queued = 10000;
     auto engine = storage::Engine::Open(eo);
     ASSERT_TRUE(engine.ok()) << engine.status().ToString();
     inner_ = std::move(engine).value();
@@ -68,7 +65,7 @@ class BatchPlacementTest : public ::testing::Test {
     options.allow_anonymous = true;
     options.accounts = {
         {kAccount, {"Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="}}};
-    handler_ = MakeApiHandler(*slow_, options);
+    handler_ = MakeApiHandler(*slow_, *executor_, options);
     for (const char* table : {"big", "small"}) {
       http::Response created = Run(Request("POST", "/Tables", std::string(R"({"TableName":")") + table + "\"}"));
       ASSERT_EQ(created.result_int(), 201) << created.body();
@@ -77,6 +74,7 @@ class BatchPlacementTest : public ::testing::Test {
     ASSERT_EQ(row.result_int(), 201) << row.body();
   }
   void TearDown() override {
+    executor_->Shutdown();
     handler_.reset();
     slow_.reset();
     inner_.reset();
@@ -117,6 +115,7 @@ class BatchPlacementTest : public ::testing::Test {
   std::unique_ptr<storage::Engine> inner_;
   std::unique_ptr<SlowScanEngine> slow_;
   std::unique_ptr<http::RequestHandler> handler_;
+  std::unique_ptr<exec::WorkExecutor> executor_ = testing::TestLanes(10000);
 };
 
 TEST_F(BatchPlacementTest, WritesToAnotherTableAreAcknowledgedWhileQueryBatchesRun) {

@@ -211,7 +211,7 @@ TEST_F(ApiTest, UnsignedRequestRefusedWithoutAnonymousMode) {
   ApiOptions options;
   options.accounts = {{kAccount, {kKey}}};
   options.allow_anonymous = false;
-  auto strict = MakeApiHandler(*engine_, options);
+  auto strict = MakeApiHandler(*engine_, *executor_, options);
   http::Request req;
   req.method(boost::beast::http::verb::get);
   req.target("/devstoreaccount1/Tables");

@@ -44,7 +44,7 @@ class ErrorLogTest : public ApiTest {
     ApiOptions options;
     options.accounts = {{kAccount, {kKey}}};
     options.allow_anonymous = true;
-    handler_ = MakeApiHandler(*failing_, options);
+    handler_ = MakeApiHandler(*failing_, *executor_, options);
 
     previous_ = spdlog::get("api");
     spdlog::drop("api");

@@ -18,7 +18,7 @@ class FaultDispatchTest : public ApiTest {
     options.accounts = {{kAccount, {kKey}}};
     options.allow_anonymous = true;
     options.faults = faults_;
-    handler_ = MakeApiHandler(*engine_, options);
+    handler_ = MakeApiHandler(*engine_, *executor_, options);
   }
   void AddRule(const nlohmann::json& rule) {
     std::string error;

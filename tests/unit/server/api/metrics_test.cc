@@ -265,7 +265,7 @@ class DispatcherMetricsTest : public testing::ApiTest {
     options.facts.data_dir = "/data \"dir\"";
     options.facts.durability = "fsync";
     metrics_ = std::make_unique<Metrics>(std::vector<std::string>{testing::kAccount});
-    handler_ = MakeApiHandler(*engine_, options, metrics_.get());
+    handler_ = MakeApiHandler(*engine_, *executor_, options, metrics_.get());
   }
   http::Response Admin(std::string_view target, std::string remote_ip = "127.0.0.1",
                        std::string host = "127.0.0.1:10002") {

@@ -18,6 +18,7 @@
 #include "server/api/cors.h"
 #include "storage/engine.h"
 #include "storage/model/datetime.h"
+#include "tests/unit/server/api/api_test_util.h"
 
 namespace tablestone::api {
 namespace {
@@ -66,7 +67,7 @@ class ServiceApiTest : public ::testing::Test {
     ApiOptions options;
     options.accounts = {{kDevAccount, {kDevKey}}, {"acct1", {kKey1, kKey1b}}, {"acct2", {kKey2}}};
     options.allow_anonymous = false;
-    handler_ = MakeApiHandler(*engine_, options);
+    handler_ = MakeApiHandler(*engine_, *executor_, options);
   }
 
   // Sends `path` (the full wire path, account included) with optional query.
@@ -166,6 +167,7 @@ class ServiceApiTest : public ::testing::Test {
 
   std::unique_ptr<storage::Engine> engine_;
   std::unique_ptr<http::RequestHandler> handler_;
+  std::unique_ptr<exec::WorkExecutor> executor_ = testing::TestLanes();
 };
 
 constexpr const char* kDefaultProperties =

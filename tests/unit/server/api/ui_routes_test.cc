@@ -12,6 +12,7 @@
 #include "server/api/api_handler.h"
 #include "server/ui/ui_assets.h"
 #include "storage/engine.h"
+#include "tests/unit/server/api/api_test_util.h"
 
 namespace tablestone::api {
 namespace {
@@ -35,7 +36,7 @@ class UiRoutesTest : public ::testing::Test {
 
   http::Response Get(const std::string& target, const std::string& remote_ip = "127.0.0.1",
                      bhttp::verb verb = bhttp::verb::get) {
-    if (!handler_) handler_ = MakeApiHandler(*engine_, options_);
+    if (!handler_) handler_ = MakeApiHandler(*engine_, *executor_, options_);
     http::Request req{verb, target, 11};
     req.set(bhttp::field::host, "127.0.0.1:10002");
     http::RequestContext ctx;
@@ -51,6 +52,7 @@ class UiRoutesTest : public ::testing::Test {
   std::unique_ptr<storage::Engine> engine_;
   ApiOptions options_;
   std::unique_ptr<http::RequestHandler> handler_;
+  std::unique_ptr<exec::WorkExecutor> executor_ = testing::TestLanes();
 };
 
 TEST_F(UiRoutesTest, IndexHasTypeCacheAndStrictPolicy) {
@@ -166,7 +168,7 @@ TEST_F(UiRoutesTest, LoopbackAddresses) {
 }
 
 TEST_F(UiRoutesTest, AdmittedWithoutSignatureButDataStillNeedsOne) {
-  handler_ = MakeApiHandler(*engine_, options_);
+  handler_ = MakeApiHandler(*engine_, *executor_, options_);
   http::Request page{bhttp::verb::get, "/_tablestone/ui/app.js", 11};
   http::Response refusal;
   EXPECT_TRUE(handler_->AdmitHeaders(page, http::RequestContext{}, refusal));
@@ -198,7 +200,7 @@ TEST_F(UiRoutesTest, NoUiTurnsEveryRouteOff) {
 // Issue 30 item 8: the page (which may hand out the development key) answers
 // only to a Host a DNS-rebinding page cannot send.
 TEST_F(UiRoutesTest, ARebindingHostIsRefused) {
-  handler_ = MakeApiHandler(*engine_, options_);
+  handler_ = MakeApiHandler(*engine_, *executor_, options_);
   for (const char* host : {"rebind.example:10002", "localhost.rebind.example", ""}) {
     http::Request req{bhttp::verb::get, "/_tablestone/ui/config.json", 11};
     if (*host != 0) req.set(bhttp::field::host, host);

@@ -437,10 +437,12 @@ TEST(ConfigTest, ProjectionsCarryEveryValue) {
   EXPECT_EQ(e.block_cache_bytes, 5u << 20);
   EXPECT_EQ(e.scan_cache_bytes, 0u);
   EXPECT_EQ(e.entity_cache_bytes, 3u << 20);
-  EXPECT_EQ(e.executor.short_threads, 3);
-  EXPECT_EQ(e.executor.long_threads, 5);
-  EXPECT_EQ(e.executor.long_nice, 7);
-  EXPECT_EQ(e.executor.max_queued, 99u);
+  EXPECT_EQ(e.scan_build_nice, 7);  // the builder's queries' builds, at the long lane's nice
+  exec::ExecutorOptions x = r.config.ToExecutorOptions();
+  EXPECT_EQ(x.short_threads, 3);
+  EXPECT_EQ(x.long_threads, 5);
+  EXPECT_EQ(x.long_nice, 7);
+  EXPECT_EQ(x.max_queued, 99u);
 }
 
 // The cache sizes (MiB in every source, bytes in EngineOptions): file, then

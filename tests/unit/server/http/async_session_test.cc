@@ -62,7 +62,7 @@ class ParkingHandler : public RequestHandler {
     std::lock_guard lock(mu_);
     return !parked_.empty() && parked_.front().done.Cancelled();
   }
-  // Answers the oldest parked request from a new thread, as the engine's executor would.
+  // Answers the oldest parked request from a new thread, as an executor lane would.
   void AnswerFromAnotherThread() {
     Parked p;
     {

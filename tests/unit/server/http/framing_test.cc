@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "server/http/session.h"
+#include "server/http/response_head.h"
 
 namespace tablestone::http {
 namespace {

@@ -1,7 +1,7 @@
-// WorkExecutor (storage/work_executor.h): lanes run their tasks, a full queue
+// WorkExecutor (server/exec/work_executor.h): lanes run their tasks, a full queue
 // says kBusy, Shutdown() runs queued tasks once with dropped = true and
 // refuses new ones, and the long lane runs at a lower CPU priority.
-#include "storage/work_executor.h"
+#include "server/exec/work_executor.h"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-namespace tablestone::storage {
+namespace tablestone::exec {
 namespace {
 
 using namespace std::chrono_literals;
@@ -126,4 +126,4 @@ TEST(WorkExecutorTest, TasksMaySubmitMoreWork) {
 }
 
 }  // namespace
-}  // namespace tablestone::storage
+}  // namespace tablestone::exec

@@ -1,8 +1,11 @@
 // WorkExecutor: threads for request work that may take long or block (scans,
 // writes during a RocksDB stall, table deletes, `$batch`), so the caller's
-// threads (the HTTP I/O threads) never wait on storage. Which request runs in
-// which lane is the caller's decision (server/api/dispatcher.h); the log
-// writes of the group commit are not lane work (storage/group_commit.h).
+// threads (the HTTP I/O threads) never wait on storage. server/app creates
+// it (Server::Start) and hands it to the API handler; which request runs in
+// which lane is server/api's decision (server/api/placement.h). The engine
+// has threads of its own for its background work (the log writer,
+// storage/group_commit.h; the scan cache's builder) and none of its code
+// depends on these lanes.
 //
 // Two lanes, each a FIFO queue with its own threads:
 //   kShort  work that is short and latency-sensitive.
@@ -38,7 +41,7 @@
 
 #include "storage/model/status.h"
 
-namespace tablestone::storage {
+namespace tablestone::exec {
 
 enum class WorkLane : uint8_t { kShort = 0, kLong = 1 };
 
@@ -91,4 +94,4 @@ class WorkExecutor {
   std::mutex shutdown_mu_;  // serializes Shutdown()
 };
 
-}  // namespace tablestone::storage
+}  // namespace tablestone::exec

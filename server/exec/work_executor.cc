@@ -1,14 +1,13 @@
-#include "storage/work_executor.h"
+#include "server/exec/work_executor.h"
 
 #include <sched.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <utility>
 
-namespace tablestone::storage {
+#include "storage/thread_priority.h"
+
+namespace tablestone::exec {
 namespace {
 
 // The CPUs this process may run on (affinity mask; a container's cpuset).
@@ -17,25 +16,6 @@ int UsableCpus() {
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
   return std::max(1u, std::thread::hardware_concurrency());
-}
-
-// Linux applies setpriority(PRIO_PROCESS, tid) to one thread. Failure (a
-// sandbox refusing it) only costs the scheduling preference.
-void LowerThisThreadPriority(int nice) {
-  if (nice <= 0) return;
-  const auto tid = static_cast<id_t>(syscall(SYS_gettid));
-  (void)setpriority(PRIO_PROCESS, tid, std::min(19, getpriority(PRIO_PROCESS, tid) + nice));
-}
-
-// SCHED_BATCH: a woken executor thread does not preempt the thread that woke
-// it. On a machine with fewer free cores than busy threads, an I/O thread
-// handing over a write would otherwise be switched out at once, per request;
-// this way it finishes its event-loop turn (handing over every request that
-// turn read) and the executor then takes them all in one go.
-void UseBatchScheduling() {
-  sched_param param{};
-  param.sched_priority = 0;
-  (void)sched_setscheduler(static_cast<pid_t>(syscall(SYS_gettid)), SCHED_BATCH, &param);
 }
 
 }  // namespace
@@ -70,8 +50,13 @@ Status WorkExecutor::Submit(WorkLane lane, Task task) {
 }
 
 void WorkExecutor::Run(Lane* lane, int nice) {
-  if (batch_scheduling_) UseBatchScheduling();
-  LowerThisThreadPriority(nice);
+  // SCHED_BATCH: a woken executor thread does not preempt the thread that
+  // woke it. On a machine with fewer free cores than busy threads, an I/O
+  // thread handing over a write would otherwise be switched out at once, per
+  // request; this way it finishes its event-loop turn (handing over every
+  // request that turn read) and the executor then takes them all in one go.
+  if (batch_scheduling_) storage::UseBatchScheduling();
+  storage::LowerCurrentThreadPriority(nice);
   std::unique_lock lock(lane->mu);
   while (true) {
     lane->cv.wait(lock, [lane] { return lane->stopping || !lane->queue.empty(); });
@@ -113,4 +98,4 @@ int WorkExecutor::threads(WorkLane lane) const {
   return static_cast<int>(lanes_[static_cast<size_t>(lane)].threads.size());
 }
 
-}  // namespace tablestone::storage
+}  // namespace tablestone::exec

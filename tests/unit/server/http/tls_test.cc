@@ -1,0 +1,469 @@
+// The TLS write path (tls_write.h) on its own, between two SSL objects joined
+// by memory BIOs, and the HTTPS session over loopback sockets: responses of
+// every size and their records, slow and departing readers, and hostile
+// clients (silence after the handshake, renegotiation, an oversized
+// ClientHello).
+#include "server/http/tls_write.h"
+
+#include <gtest/gtest.h>
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/stream.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "server/http/listener.h"
+#include "server/http/response_head.h"
+#include "server/http/tls_context.h"
+#include "tests/unit/server/http/raw_client.h"
+#include "tests/unit/server/http/test_certificate.h"
+
+namespace tablestone::http {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::RawClient;
+using testing::TestCertificate;
+namespace bhttp = boost::beast::http;
+namespace ssl = boost::asio::ssl;
+using tcp = boost::asio::ip::tcp;
+
+// Byte i of every test body: a pattern that shows a lost, doubled or moved byte.
+char BodyByte(size_t i) { return static_cast<char>('a' + (i * 7 + i / 251) % 26); }
+
+std::string Body(size_t size) {
+  std::string body(size, '\0');
+  for (size_t i = 0; i < size; ++i) body[i] = BodyByte(i);
+  return body;
+}
+
+// ---- TlsSealer between two SSL objects -------------------------------------------------------
+
+// A server SSL object with the listener's own context (MakeTlsContext) and a client, joined by
+// memory BIOs: the test carries what one writes to the other.
+class MemoryTlsPair {
+ public:
+  MemoryTlsPair(const TlsFiles& files, int client_max_version) {
+    std::string error;
+    server_context_ = MakeTlsContext(files, &error);
+    EXPECT_TRUE(server_context_) << error;
+    client_context_ = SSL_CTX_new(TLS_client_method());
+    SSL_CTX_set_max_proto_version(client_context_, client_max_version);
+    server_ = SSL_new(server_context_->native_handle());
+    client_ = SSL_new(client_context_);
+    server_in_ = BIO_new(BIO_s_mem());
+    server_out_ = BIO_new(BIO_s_mem());
+    client_in_ = BIO_new(BIO_s_mem());
+    client_out_ = BIO_new(BIO_s_mem());
+    SSL_set_bio(server_, server_in_, server_out_);
+    SSL_set_bio(client_, client_in_, client_out_);
+    SSL_set_accept_state(server_);
+    SSL_set_connect_state(client_);
+  }
+  ~MemoryTlsPair() {
+    SSL_free(server_);
+    SSL_free(client_);
+    SSL_CTX_free(client_context_);
+  }
+
+  bool Handshake() {
+    for (int round = 0; round < 8; ++round) {
+      SSL_do_handshake(client_);
+      Carry(client_out_, server_in_);
+      SSL_do_handshake(server_);
+      Carry(server_out_, client_in_);
+      if (SSL_is_init_finished(client_) && SSL_is_init_finished(server_)) return true;
+    }
+    return false;
+  }
+
+  // Hands `records` to the client and returns all the plain text it reads from them.
+  std::string ClientReads(const std::string& records) {
+    BIO_write(client_in_, records.data(), static_cast<int>(records.size()));
+    std::string plain;
+    char chunk[32768];
+    size_t n = 0;
+    while (SSL_read_ex(client_, chunk, sizeof(chunk), &n) == 1) plain.append(chunk, n);
+    return plain;
+  }
+
+  static void Carry(BIO* from, BIO* to) {
+    char chunk[16384];
+    int n;
+    while ((n = BIO_read(from, chunk, sizeof(chunk))) > 0) BIO_write(to, chunk, n);
+  }
+
+  SSL* server() { return server_; }
+  BIO* server_out() { return server_out_; }
+  BIO* client_in() { return client_in_; }
+
+ private:
+  std::shared_ptr<ssl::context> server_context_;
+  SSL_CTX* client_context_ = nullptr;
+  SSL* server_ = nullptr;
+  SSL* client_ = nullptr;
+  BIO* server_in_ = nullptr;  // owned by server_ (SSL_set_bio)
+  BIO* server_out_ = nullptr;
+  BIO* client_in_ = nullptr;  // owned by client_
+  BIO* client_out_ = nullptr;
+};
+
+// The payload lengths of the TLS records in `wire` (all must be application data).
+std::vector<size_t> RecordLengths(const std::string& wire) {
+  std::vector<size_t> lengths;
+  size_t at = 0;
+  while (at + 5 <= wire.size()) {
+    EXPECT_EQ(static_cast<unsigned char>(wire[at]), 23) << "record " << lengths.size() << " is not application data";
+    const size_t length = (static_cast<unsigned char>(wire[at + 3]) << 8) | static_cast<unsigned char>(wire[at + 4]);
+    lengths.push_back(length);
+    at += 5 + length;
+  }
+  EXPECT_EQ(at, wire.size()) << "the last record is cut";
+  return lengths;
+}
+
+class TlsSealerTest : public ::testing::TestWithParam<int> {
+ protected:
+  TestCertificate cert_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Versions, TlsSealerTest, ::testing::Values(TLS1_2_VERSION, TLS1_3_VERSION),
+                         [](const auto& info) { return info.param == TLS1_2_VERSION ? "Tls12" : "Tls13"; });
+
+// Head and body of sizes around one record: the client reads back exactly head + body, every
+// record but the last is full (the body's first bytes join the head's record), and nothing goes
+// to the stream's own BIO.
+TEST_P(TlsSealerTest, ResponsesOfAnySizeArriveWholeInFullRecords) {
+  MemoryTlsPair pair(cert_.files(), GetParam());
+  ASSERT_TRUE(pair.Handshake());
+  pair.ClientReads("");  // TLS 1.3: the session tickets sent after the handshake
+  TlsSealer sealer;
+  const std::string head = "HTTP/1.1 200 OK\r\nContent-Length: n\r\n\r\n";
+  for (size_t body_size : {size_t{0}, size_t{1}, size_t{300}, kTlsMaxRecordPayload - head.size() - 1,
+                           kTlsMaxRecordPayload - head.size(), kTlsMaxRecordPayload - head.size() + 1,
+                           size_t{100000}, size_t{3} * kTlsMaxRecordPayload, size_t{1} << 20}) {
+    SCOPED_TRACE(body_size);
+    const std::string body = Body(body_size);
+    std::string joined_head = head;
+    std::string wire = "left from before";
+    ASSERT_TRUE(SealResponse(sealer, pair.server(), &joined_head, body, &wire));
+    EXPECT_EQ(BIO_ctrl_pending(pair.server_out()), 0u);
+    EXPECT_EQ(SSL_get_wbio(pair.server()), pair.server_out());
+    const std::vector<size_t> lengths = RecordLengths(wire);
+    const size_t total = head.size() + body_size;
+    ASSERT_EQ(lengths.size(), (total + kTlsMaxRecordPayload - 1) / kTlsMaxRecordPayload);
+    for (size_t i = 0; i + 1 < lengths.size(); ++i) EXPECT_EQ(lengths[i], lengths[0]) << "record " << i;
+    EXPECT_LE(lengths.back(), lengths[0]);
+    EXPECT_TRUE(pair.ClientReads(wire) == head + body);
+  }
+  // The stream's BIO still carries what OpenSSL writes outside Seal.
+  ASSERT_EQ(SSL_write(pair.server(), "after", 5), 5);
+  std::string after(static_cast<size_t>(BIO_ctrl_pending(pair.server_out())), '\0');
+  BIO_read(pair.server_out(), after.data(), static_cast<int>(after.size()));
+  EXPECT_EQ(pair.ClientReads(after), "after");
+}
+
+TEST_P(TlsSealerTest, RefusesAConnectionWhoseHandshakeIsNotDone) {
+  MemoryTlsPair pair(cert_.files(), GetParam());
+  TlsSealer sealer;
+  std::string wire;
+  EXPECT_FALSE(sealer.Seal(pair.server(), {"data"}, &wire));
+  EXPECT_TRUE(wire.empty());
+  EXPECT_EQ(SSL_get_wbio(pair.server()), pair.server_out());
+  EXPECT_TRUE(pair.Handshake());  // the connection is unharmed
+}
+
+// ---- the HTTPS session over loopback ---------------------------------------------------------
+
+// Answers GET /size/N with N body bytes (Body(N)) at once, on the I/O thread.
+class SizeHandler : public RequestHandler {
+ public:
+  void Handle(const Request& request, const RequestContext&, Completion done) override {
+    Response response;
+    response.version(request.version());
+    response.result(bhttp::status::ok);
+    const std::string_view target = request.target();
+    if (target.rfind("/size/", 0) == 0) response.body() = Body(std::stoull(std::string(target.substr(6))));
+    done(std::move(response));
+  }
+  void RenderTransportError(TransportError, const Request&, Response& response) override {
+    response.result(bhttp::status::bad_request);
+  }
+};
+
+// A blocking TLS client (asio's ssl::stream over a plain socket).
+class TlsClient {
+ public:
+  explicit TlsClient(int max_version = 0) {
+    context_.set_verify_mode(ssl::verify_none);
+    if (max_version != 0) SSL_CTX_set_max_proto_version(context_.native_handle(), max_version);
+  }
+
+  // Connects and handshakes, offering `resume` if given; false if the handshake fails.
+  bool Connect(uint16_t port, SSL_SESSION* resume = nullptr) {
+    stream_.emplace(io_, context_);
+    stream_->next_layer().connect({boost::asio::ip::make_address("127.0.0.1"), port});
+    // A response that stops short fails the read after 10 s instead of hanging the test.
+    timeval limit{10, 0};
+    setsockopt(socket(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
+    if (resume != nullptr) SSL_set_session(ssl(), resume);
+    boost::system::error_code ec;
+    stream_->handshake(ssl::stream_base::client, ec);
+    return !ec;
+  }
+
+  void Send(const std::string& bytes) { boost::asio::write(*stream_, boost::asio::buffer(bytes)); }
+
+  static std::string Get(size_t size) {
+    return "GET /size/" + std::to_string(size) + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  }
+
+  // Reads one response; its body, or "<error: ...>".
+  std::string ReadBody() {
+    bhttp::response_parser<bhttp::string_body> parser;
+    parser.body_limit(64 << 20);
+    boost::system::error_code ec;
+    bhttp::read(*stream_, buffer_, parser, ec);
+    if (ec) return "<error: " + ec.message() + ">";
+    return parser.release().body();
+  }
+
+  SSL* ssl() { return stream_->native_handle(); }
+  int socket() { return stream_->next_layer().native_handle(); }
+  ssl::stream<tcp::socket>& stream() { return *stream_; }
+
+ private:
+  boost::asio::io_context io_;
+  ssl::context context_{ssl::context::tls_client};
+  std::optional<ssl::stream<tcp::socket>> stream_;
+  boost::beast::flat_buffer buffer_;
+};
+
+class TlsSessionTest : public ::testing::Test {
+ protected:
+  void Start(HttpOptions options = {}) {
+    std::string error;
+    options.tls = MakeTlsContext(cert_.files(), &error);
+    ASSERT_TRUE(options.tls) << error;
+    options.address = "127.0.0.1";
+    options.port = 0;
+    options.threads = 1;
+    listener_ = std::make_unique<Listener>(options, handler_);
+    ASSERT_TRUE(listener_->Start(&error)) << error;
+  }
+  void TearDown() override {
+    if (listener_) listener_->Stop();
+  }
+  // True once the listener has no connection left, within `timeout`.
+  bool AllClosedWithin(std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (listener_->connections() != 0) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(10ms);
+    }
+    return true;
+  }
+  bool AnotherClientIsServed() {
+    TlsClient other;
+    if (!other.Connect(listener_->port())) return false;
+    other.Send(TlsClient::Get(10));
+    return other.ReadBody() == Body(10);
+  }
+
+  TestCertificate cert_;
+  SizeHandler handler_;
+  std::unique_ptr<Listener> listener_;
+};
+
+// One kept-alive connection: responses of sizes around one record and far beyond it, each whole,
+// and a small one after the largest.
+TEST_F(TlsSessionTest, ResponsesOfEverySizeArriveWholeOnOneConnection) {
+  Start();
+  TlsClient client;
+  ASSERT_TRUE(client.Connect(listener_->port()));
+  for (size_t size : {size_t{0}, size_t{1}, size_t{16000}, size_t{16384}, size_t{16385}, size_t{300000},
+                      size_t{8} << 20, size_t{5}}) {
+    SCOPED_TRACE(size);
+    client.Send(TlsClient::Get(size));
+    const std::string body = client.ReadBody();
+    ASSERT_EQ(body.size(), size) << body.substr(0, 100);
+    EXPECT_TRUE(body == Body(size));
+  }
+}
+
+// Two requests in one record, the first answered with more than the socket takes at once: the
+// second waits in the session's buffer and is answered after the first, in order.
+TEST_F(TlsSessionTest, PipelinedRequestBehindALargeResponseIsAnsweredInOrder) {
+  Start();
+  TlsClient client;
+  ASSERT_TRUE(client.Connect(listener_->port()));
+  client.Send(TlsClient::Get(4 << 20) + TlsClient::Get(7));
+  std::this_thread::sleep_for(100ms);  // the server fills the socket and waits for the reader
+  EXPECT_TRUE(client.ReadBody() == Body(4 << 20));
+  EXPECT_EQ(client.ReadBody(), Body(7));
+}
+
+// A client that waits before reading and then reads a few KiB at a time with pauses: the records
+// the socket could not take at once wait for it (asynchronously, under the write deadline) and
+// arrive whole.
+TEST_F(TlsSessionTest, ASlowReaderGetsTheWholeResponse) {
+  Start();
+  TlsClient client;
+  ASSERT_TRUE(client.Connect(listener_->port()));
+  const size_t size = 8 << 20;
+  client.Send(TlsClient::Get(size));
+  std::this_thread::sleep_for(200ms);
+  std::string received;
+  size_t body_at = std::string::npos;
+  char chunk[4096];
+  for (int i = 0; body_at == std::string::npos || received.size() - body_at < size; ++i) {
+    boost::system::error_code ec;
+    const size_t n = client.stream().read_some(boost::asio::buffer(chunk), ec);
+    ASSERT_FALSE(ec) << ec.message() << " after " << received.size() << " bytes";
+    received.append(chunk, n);
+    if (body_at == std::string::npos && received.find("\r\n\r\n") != std::string::npos) {
+      body_at = received.find("\r\n\r\n") + 4;
+    }
+    if (i % 64 == 0) std::this_thread::sleep_for(2ms);
+  }
+  ASSERT_EQ(received.size() - body_at, size);
+  EXPECT_TRUE(received.compare(body_at, size, Body(size)) == 0);
+  client.Send(TlsClient::Get(3));
+  EXPECT_EQ(client.ReadBody(), Body(3));
+}
+
+// A client that reads the start of a large response and resets its connection: the session ends
+// (the pending write fails) and the server goes on serving others.
+TEST_F(TlsSessionTest, AClientLeavingMidResponseEndsItsSessionOnly) {
+  Start();
+  {
+    TlsClient client;
+    ASSERT_TRUE(client.Connect(listener_->port()));
+    client.Send(TlsClient::Get(16 << 20));
+    char chunk[4096];
+    client.stream().read_some(boost::asio::buffer(chunk));
+    linger reset{1, 0};  // close with RST, as a killed client does
+    setsockopt(client.socket(), SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+  }
+  EXPECT_TRUE(AllClosedWithin(5s));
+  EXPECT_TRUE(AnotherClientIsServed());
+}
+
+// A client that completes the handshake and then sends nothing is closed at the first-byte
+// deadline, as a silent plain connection is.
+TEST_F(TlsSessionTest, SilenceAfterTheHandshakeIsClosedAtTheFirstByteDeadline) {
+  HttpOptions options;
+  options.first_byte_timeout = 200ms;
+  Start(options);
+  TlsClient client;
+  ASSERT_TRUE(client.Connect(listener_->port()));
+  const auto begin = std::chrono::steady_clock::now();
+  char byte;
+  boost::system::error_code ec;
+  client.stream().read_some(boost::asio::buffer(&byte, 1), ec);
+  EXPECT_TRUE(ec) << "the server sent data instead of closing";
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, 3s);
+  EXPECT_TRUE(AllClosedWithin(2s));
+}
+
+// TLS 1.2 lets a client ask for a new handshake on an open connection; the server refuses (no
+// renegotiation: a client could make it do handshakes without new connections), and goes on.
+TEST_F(TlsSessionTest, ClientRenegotiationIsRefused) {
+  Start();
+  TlsClient client(TLS1_2_VERSION);
+  ASSERT_TRUE(client.Connect(listener_->port()));
+  client.Send(TlsClient::Get(10));
+  EXPECT_EQ(client.ReadBody(), Body(10));
+  ASSERT_EQ(SSL_renegotiate(client.ssl()), 1);
+  boost::system::error_code ec;
+  client.stream().handshake(ssl::stream_base::client, ec);
+  EXPECT_TRUE(ec) << "the server renegotiated";
+  EXPECT_EQ(SSL_get_secure_renegotiation_support(client.ssl()), 1);  // refused, not unsupported
+  EXPECT_TRUE(AnotherClientIsServed());
+}
+
+// A ClientHello record that announces a 16 MiB message: the server refuses it from its header
+// (OpenSSL's ClientHello limit) instead of reading on, and closes.
+TEST_F(TlsSessionTest, AnOversizedClientHelloIsRefusedFromItsHeader) {
+  Start();
+  RawClient client;
+  ASSERT_TRUE(client.Connect(listener_->port()));
+  std::string record = std::string("\x16\x03\x01\x40\x00", 5) + std::string("\x01\xff\xff\xff\x03\x03", 6);
+  record.resize(5 + 16384, '\0');
+  size_t sent = 0;
+  while (sent < (16u << 20) && client.Send(record)) {
+    sent += record.size();
+    if (sent == record.size()) std::this_thread::sleep_for(100ms);  // let the server read the first record
+    record = std::string("\x16\x03\x01\x40\x00", 5) + std::string(16384, '\0');
+  }
+  EXPECT_TRUE(client.WaitClosed(3s));
+  EXPECT_LT(sent, 8u << 20) << "the server read far into the announced message";
+  EXPECT_TRUE(AllClosedWithin(2s));
+  EXPECT_TRUE(AnotherClientIsServed());
+}
+
+// A new connection that offers the session of an earlier one resumes it (a ticket; no certificate
+// signature), for TLS 1.2 and 1.3.
+TEST_F(TlsSessionTest, ANewConnectionResumesAnEarlierSession) {
+  Start();
+  for (int version : {TLS1_2_VERSION, TLS1_3_VERSION}) {
+    SCOPED_TRACE(version);
+    TlsClient first(version);
+    ASSERT_TRUE(first.Connect(listener_->port()));
+    first.Send(TlsClient::Get(10));
+    ASSERT_EQ(first.ReadBody(), Body(10));  // TLS 1.3: the tickets come after the handshake
+    SSL_SESSION* session = SSL_get1_session(first.ssl());
+    ASSERT_NE(session, nullptr);
+    EXPECT_EQ(SSL_SESSION_is_resumable(session), 1);
+    TlsClient second(version);
+    ASSERT_TRUE(second.Connect(listener_->port(), session));
+    EXPECT_EQ(SSL_session_reused(second.ssl()), 1);
+    second.Send(TlsClient::Get(20));
+    EXPECT_EQ(second.ReadBody(), Body(20));
+    SSL_SESSION_free(session);
+  }
+}
+
+// A response that closes the connection ("Connection: close", as every HTTP/1.0 request without
+// keep-alive gets) ends with TLS's close_notify: the client sees a clean end, not a truncated
+// stream, and so keeps its session and resumes it on its next connection (OpenSSL's clients,
+// openssl s_time among them, drop a session whose connection was cut).
+TEST_F(TlsSessionTest, AConnectionClosedAfterItsResponseEndsCleanlyAndStaysResumable) {
+  Start();
+  for (int version : {TLS1_2_VERSION, TLS1_3_VERSION}) {
+    SCOPED_TRACE(version);
+    TlsClient first(version);
+    ASSERT_TRUE(first.Connect(listener_->port()));
+    first.Send("GET /size/10 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    ASSERT_EQ(first.ReadBody(), Body(10));
+    char byte;
+    boost::system::error_code ec;
+    first.stream().read_some(boost::asio::buffer(&byte, 1), ec);
+    EXPECT_EQ(ec, boost::asio::error::eof) << ec.message();  // not ssl::error::stream_truncated
+    SSL_SESSION* session = SSL_get1_session(first.ssl());
+    ASSERT_NE(session, nullptr);
+    EXPECT_EQ(SSL_SESSION_is_resumable(session), 1);
+    TlsClient second(version);
+    ASSERT_TRUE(second.Connect(listener_->port(), session));
+    EXPECT_EQ(SSL_session_reused(second.ssl()), 1);
+    SSL_SESSION_free(session);
+  }
+}
+
+}  // namespace
+}  // namespace tablestone::http
