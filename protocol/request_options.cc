@@ -189,7 +189,8 @@ ApiResult<std::optional<int>> ParseTop(const std::string* top_param, int max_top
   // One leading zero at most beyond the maximum's own digits (storage: "01000"
   // parses, "001000" does not); at most 11 digits, compared in 64 bits, so no
   // text overflows.
-  const size_t max_digits = std::to_string(max_top).size() + 1;
+  size_t max_digits = 2;
+  for (int rest = max_top; rest >= 10; rest /= 10) ++max_digits;
   int64_t v = 0;
   if (t.empty() || t.size() > max_digits) return ApiError::InvalidInput();
   for (char c : t) {

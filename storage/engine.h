@@ -95,7 +95,7 @@ struct EngineOptions {
   // partitions queries asked for (its warming builds run at 19). The server
   // gives it the nice of the lane its long queries run on, so a build and the
   // scan that asked for it compete for the CPU on equal terms.
-  int scan_build_nice = 4;
+  int scan_build_nice = 0;
   // Who groups log writes. kEngine (the default): writes only append to the
   // log's buffer and AwaitDurable's leader writes it once per group. kRocksDb:
   // every DB::Write writes (and with sync_writes fsyncs) the log itself, and

@@ -67,7 +67,7 @@ namespace tablestone::storage {
 class ScanCacheBuilder {
  public:
   struct Options {
-    int admission_nice = 4;  // clamped to 0..19
+    int admission_nice = 0;  // clamped to 0..19
     std::chrono::milliseconds warm_after_write{0};  // 0: NoteWrite() is not called
     size_t stripe_count = 1;
   };

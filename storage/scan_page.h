@@ -11,7 +11,6 @@
 #include <chrono>
 #include <cstddef>
 #include <ctime>
-#include <sched.h>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -19,6 +18,7 @@
 #include "storage/model/scan_spec.h"
 #include "storage/model/status.h"
 #include "storage/partition_cache.h"
+#include "storage/thread_priority.h"
 
 namespace tablestone::storage {
 
@@ -202,7 +202,7 @@ class Page {
     if (now - burst_wall_start_ < *spec_.cpu_burst) return;
     const auto cpu = ThreadCpuTime();
     if (cpu - burst_cpu_start_ < *spec_.cpu_burst) return;
-    sched_yield();
+    EndScanBurst(cpu - burst_cpu_start_, now - burst_wall_start_, spec_.give_way);
     ++result_->cpu_yields;
     burst_wall_start_ = std::chrono::steady_clock::now();
     burst_cpu_start_ = cpu;

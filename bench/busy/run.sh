@@ -67,41 +67,12 @@ PSIZE=$(( (COUNT + PARTS - 1) / PARTS ))
 PORT=20403
 URL="http://127.0.0.1:$PORT"
 SAS="$(python3 "$BENCH_DIR/make_sas.py")"
-SPID=""
-LOOP_PIDS=()
-
-loops_start() {  # one CPU-bound loop per --loops, nice 0, at most 15 minutes each
-  local i
-  for ((i = 0; i < LOOPS; i++)); do
-    nice -n 0 timeout 900 bash -c 'while :; do :; done' &
-    LOOP_PIDS+=("$!")
-  done
-}
-loops_stop() {
-  local p
-  for p in "${LOOP_PIDS[@]}"; do kill "$p" 2>/dev/null; done
-  for p in "${LOOP_PIDS[@]}"; do wait "$p" 2>/dev/null; done
-  LOOP_PIDS=()
-}
-server_stop() {  # Azurite saves on SIGINT only; both stop on it
-  [[ -n "$SPID" ]] || return 0
-  kill -INT "$SPID" 2>/dev/null
-  for _ in $(seq 300); do kill -0 "$SPID" 2>/dev/null || break; sleep 0.05; done
-  kill -KILL "$SPID" 2>/dev/null; wait "$SPID" 2>/dev/null
-  SPID=""
-}
+# shellcheck source=bench/busy/common.sh
+source "$BENCH_DIR/busy/common.sh"
 cleanup() { loops_stop; server_stop; rm -rf "$OUT/data"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-wait_up() {  # until the server answers Query Tables
-  for _ in $(seq 1200); do
-    kill -0 "$SPID" 2>/dev/null || { echo "server exited (see $OUT/server.log)" >&2; return 1; }
-    [[ "$(curl -s -o /dev/null -w '%{http_code}' -H 'Accept: application/json;odata=nometadata' "$URL/devstoreaccount1/Tables?$SAS")" == 200 ]] && return 0
-    sleep 0.05
-  done
-  return 1
-}
 server_start() {  # tablestone|azurite
   if [[ $1 == tablestone ]]; then
     # shellcheck disable=SC2086

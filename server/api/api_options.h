@@ -66,6 +66,11 @@ struct ApiOptions {
   // busy core wait about this long rather than a scheduler tick (4 ms at
   // HZ=250). 0 = never. The default is bench/async's choice.
   std::chrono::microseconds scan_cpu_burst{250};
+  // While point requests are being answered and its core is contended, a
+  // query on the long lane gives way to them after each burst as a thread at
+  // this nice would to one at nice 0 (storage/thread_priority.h,
+  // ScanGiveWay); it never lowers its own priority against other processes.
+  int scan_nice = 4;
   ServerFacts facts;
   // The service this listener imitates (protocol/flavor.h): the main
   // listener's --flavor, or cosmos on the --cosmosPort listener.

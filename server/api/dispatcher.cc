@@ -27,6 +27,7 @@
 #include "server/api/ui_routes.h"
 #include "storage/model/datetime.h"
 #include "storage/model/limits.h"
+#include "storage/thread_priority.h"
 
 namespace tablestone::api {
 namespace {
@@ -319,6 +320,9 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
     return Finish(request, request_id, cors_account, std::move(response), std::move(done), &*info, tally);
   }
   info->placement = placement_.Place(*info, EntryOf(info->route.operation).placement);
+  // A point request (anything not bound for the long lane): the scans on the
+  // long lane give way while these are answered (storage/thread_priority.h).
+  if (info->placement.lane == storage::WorkLane::kShort) storage::NoteForegroundWork();
   if (faults_ != nullptr && faults_->active()) {
     const bool xml = protocol::IsXmlOperation(info->route.operation);
     FaultInjector::Verdict verdict = faults_->Inspect(*info, xml, done);

@@ -18,6 +18,7 @@
 #include "server/api/response_writer.h"
 #include "server/api/shuffled_scan.h"
 #include "storage/model/datetime.h"
+#include "storage/thread_priority.h"
 
 namespace tablestone::api {
 
@@ -161,7 +162,10 @@ std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesReq
     }
     spec.deadline = std::chrono::steady_clock::now() + ctx.options.query_time_budget;
     const bool sliced = scope.inline_try != nullptr && scope.inline_try->bound == InlineBound::kSlice;
-    if (!sliced && ctx.options.scan_cpu_burst.count() > 0) spec.cpu_burst = ctx.options.scan_cpu_burst;
+    if (!sliced && ctx.options.scan_cpu_burst.count() > 0) {
+      spec.cpu_burst = ctx.options.scan_cpu_burst;
+      spec.give_way = storage::ScanGiveWay(ctx.options.scan_cpu_burst, ctx.options.scan_nice);
+    }
     if (sliced) {
       // Kept when the slice runs out, for the long lane to continue.
       spec.resumable = true;

@@ -148,8 +148,9 @@ std::vector<Setting> BuildSettings() {
        .set = [](Config& c, const Value& v) { c.group_commit = Str(v); },
        .show = [](const Config& c) { return c.group_commit; }});
   add({.path = "storage.scanNice", .env = "TABLESTONE_SCAN_NICE", .kind = Kind::kUint,
-       .help = "Added to the nice value of the query threads, so point requests go first on a busy "
-               "machine; 0 = same priority.",
+       .help = "How far query threads give way to point requests while both want the same core, as a "
+               "thread at this nice value would to one at 0; they keep the default priority against other "
+               "processes. 0 = not at all.",
        .min = 0, .max = 19,
        .set = [](Config& c, const Value& v) { c.scan_nice = Uint(v); },
        .show = [](const Config& c) { return std::to_string(c.scan_nice); }});
@@ -341,12 +342,13 @@ std::vector<Setting> BuildSettings() {
                "with its published key); a path naming none of them addresses the first.",
        .check = [](std::string* value, std::string* why) {
          std::vector<api::AccountKeys> accounts;
+         if (value->empty()) return true;  // the emulator's account
          if (!ParseAccountsEnv(*value, &accounts, why)) return false;
          if (accounts.empty()) *why = "at least one account is required";
          return !accounts.empty();
        },
        .set = [](Config& c, const Value& v) { c.cosmos_accounts = Str(v); },
-       .show = [](const Config& c) { return c.cosmos_accounts == kCosmosEmulatorAccounts ? std::string("localhost:(emulator key)") : std::string("(set)"); }});
+       .show = [](const Config& c) { return c.cosmos_accounts.empty() ? std::string() : std::string("(set)"); }});
   add({.path = "cosmos.shuffle", .env = "TABLESTONE_COSMOS_SHUFFLE", .kind = Kind::kChoice,
        .help = "Cosmos flavour: query results in a deterministic non-key order seeded by --faultSeed (on), or in "
                "key order (off).",
@@ -841,6 +843,7 @@ api::ApiOptions Config::ToApiOptions() const {
   }
   o.query_time_budget = std::chrono::milliseconds(query_page_ms);
   o.scan_cpu_burst = std::chrono::microseconds(scan_burst_us);
+  o.scan_nice = static_cast<int>(scan_nice);
   o.facts.version = TABLESTONE_VERSION;
   o.facts.data_dir = location;
   o.facts.in_memory = in_memory;
@@ -853,7 +856,8 @@ api::ApiOptions Config::ToApiOptions() const {
 std::vector<api::AccountKeys> Config::CosmosAccounts() const {
   std::vector<api::AccountKeys> accounts;
   std::string ignored;
-  (void)ParseAccountsEnv(cosmos_accounts, &accounts, &ignored);
+  (void)ParseAccountsEnv(cosmos_accounts.empty() ? std::string(kCosmosEmulatorAccounts) : cosmos_accounts, &accounts,
+                         &ignored);
   return accounts;
 }
 
@@ -886,7 +890,9 @@ storage::EngineOptions Config::ToEngineOptions() const {
   // between a loader's batches, shorter than a client's turn to query.
   o.warm_after_write = std::chrono::milliseconds(20);
   o.entity_cache_bytes = static_cast<size_t>(entity_cache_mb) << 20;
-  o.scan_build_nice = static_cast<int>(scan_nice);  // as the long lane's (ToExecutorOptions)
+  // The admission's builds run at the long lane's priority (ToExecutorOptions):
+  // the default one.
+  o.scan_build_nice = 0;
   o.group_commit = group_commit == "rocksdb" ? storage::EngineOptions::GroupCommit::kRocksDb
                                              : storage::EngineOptions::GroupCommit::kEngine;
   return o;
@@ -897,7 +903,10 @@ exec::ExecutorOptions Config::ToExecutorOptions() const {
   o.short_threads = static_cast<int>(write_threads);
   o.long_threads = static_cast<int>(scan_threads);
   o.max_queued = static_cast<size_t>(queue_limit);
-  o.long_nice = static_cast<int>(scan_nice);
+  // The query threads keep the I/O threads' priority: they give way to point
+  // requests by ApiOptions::scan_nice instead (docs/architecture.md, "Threads
+  // and priorities").
+  o.long_nice = 0;
   return o;
 }
 

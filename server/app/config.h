@@ -115,7 +115,7 @@ struct Config {
   std::string flavor = "storage";    // storage|cosmos
   uint16_t cosmos_port = 0;          // 0 = no Cosmos listener
   std::string cosmos_host;           // empty = listen.host
-  std::string cosmos_accounts = kCosmosEmulatorAccounts;
+  std::string cosmos_accounts;       // empty = kCosmosEmulatorAccounts
   bool cosmos_shuffle = true;        // query results in a seeded non-key order (seed: fault_seed)
   uint64_t cosmos_ru_per_second = 0; // request units per second per table; 0 = no budget
 

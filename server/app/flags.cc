@@ -256,6 +256,7 @@ constexpr HelpGroup kHelpGroups[] = {
     {"listen", "Listening and HTTPS"}, {"storage", "Data and storage"},  {"limits", "Limits"},
     {"threads", "Limits"},             {"timeouts", "Timeouts"},         {"logging", "Logging"},
     {"api", "Requests and the admin routes"}, {"faults", "Fault injection (docs/testing-with-faults.md)"},
+    {"cosmos", "Cosmos DB for Table mode (docs/cosmos-mode.md)"},
 };
 
 std::string_view GroupOf(std::string_view path) {

@@ -18,6 +18,7 @@
 #include "server/api/metrics.h"
 #include "server/api/sibling_ports.h"
 #include "server/api/trace.h"
+#include "server/api/ui_routes.h"
 #include "server/exec/work_executor.h"
 #include "server/faults/fault_rules.h"
 #include "server/http/listener.h"
@@ -195,9 +196,14 @@ bool Server::Start(std::string* error) {
   if (cosmos_listener_) {
     const std::string host = config_.cosmos_host.empty() ? config_.host : config_.cosmos_host;
     AppLog()->info("Cosmos DB for Table listener on {} (accounts {}; docs/cosmos-mode.md)",
-                   UrlOf(host, cosmos_port(), !config_.cert.empty()), config_.cosmos_accounts == kCosmosEmulatorAccounts
+                   UrlOf(host, cosmos_port(), !config_.cert.empty()), config_.cosmos_accounts.empty()
                                                                         ? std::string("localhost, the emulator's")
                                                                         : std::string("from cosmos.accounts"));
+    if (config_.cosmos_accounts.empty() && !api::IsLoopbackAddress(host)) {
+      AppLog()->warn("the Cosmos listener on {} serves the account localhost with the emulator's published key: "
+                     "anyone who can reach it can read and write its data (set cosmos.accounts)",
+                     host);
+    }
   }
   if (config_.flavor == "cosmos") AppLog()->info("main listener imitates Cosmos DB for Table (--flavor cosmos)");
   if (config_.ui) AppLog()->info("data browser at {}/_tablestone/ui/ (docs/ui.md; --noUi turns it off)", url());

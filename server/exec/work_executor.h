@@ -9,10 +9,10 @@
 //
 // Two lanes, each a FIFO queue with its own threads:
 //   kShort  work that is short and latency-sensitive.
-//   kLong   work that may run for seconds. Its threads run at a lower CPU
-//           priority (nice), so on a busy machine the I/O threads and the
-//           short lane go first; a long task still gets the CPU the others
-//           leave.
+//   kLong   work that may run for seconds. Its threads may run at a lower
+//           CPU priority (ExecutorOptions::long_nice); the server keeps them
+//           at the default and has its scans give way to point requests
+//           instead (storage/thread_priority.h).
 // A lane's queue is bounded (ExecutorOptions::max_queued): Submit() refuses
 // with kBusy when it is full, and the caller answers 503 ServerBusy, as the
 // service does when a partition or account is over its targets, rather than
@@ -51,8 +51,10 @@ struct ExecutorOptions {
   int long_threads = 0;
   // Tasks waiting (not yet running) per lane before Submit() says kBusy.
   size_t max_queued = 4096;
-  // nice value added to the long lane's threads (0 = same priority).
-  int long_nice = 4;
+  // nice value added to the long lane's threads (0 = same priority). The
+  // server leaves it at 0 (thread_priority.h: an absolute nice loses to every
+  // other process of a busy machine).
+  int long_nice = 0;
   // Run the lanes' threads under SCHED_BATCH (see work_executor.cc).
   bool batch_scheduling = true;
 };

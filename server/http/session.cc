@@ -206,8 +206,54 @@ void BasicSession<Stream>::DoReadIdle() {
   // answered before is a client's pooled connection and waits idle_timeout.
   Tcp().expires_after(request_seq_ == 0 ? std::min(env_.options->first_byte_timeout, env_.options->idle_timeout)
                                         : env_.options->idle_timeout);
+  if constexpr (kIsTls) {
+    // The records are read and opened here (tls_records.h) until the stream has had to read
+    // itself: from then on records may wait in its buffers, and only it may read on.
+    if (tls_reads_own_) {
+      if (TlsRecords::HasInput(stream_.native_handle())) return OpenTls(nullptr, 0);  // past the handshake
+      const size_t room = buffer_.max_size() - TlsRecords::OpenCapacity(0);
+      if (tls_in_.size() != room) tls_in_.resize(room);
+      Tcp().async_read_some(net::buffer(tls_in_), [self = this->shared_from_this()](beast::error_code ec, size_t n) {
+        if (ec) return self->CloseNow();  // EOF, idle timeout, reset or a graceful stop
+        self->OpenTls(self->tls_in_.data(), n);
+      });
+      return;
+    }
+  }
   stream_.async_read_some(buffer_.prepare(kIdleReadBytes),
                           beast::bind_front_handler(&BasicSession::OnIdleRead, this->shared_from_this()));
+}
+
+template <class Stream>
+void BasicSession<Stream>::OpenTls(const char* records, size_t size) {
+  if constexpr (kIsTls) {
+    SSL* ssl = stream_.native_handle();
+    auto room = buffer_.prepare(buffer_.max_size() - buffer_.size());
+    size_t opened = 0;
+    tls_reply_.clear();
+    const TlsRecords::Opened result =
+        records != nullptr
+            ? tls_.Open(ssl, {records, size}, static_cast<char*>(room.data()), &opened, &tls_reply_)
+            : tls_.OpenHeld(ssl, static_cast<char*>(room.data()), room.size(), &opened, &tls_reply_);
+    buffer_.commit(opened);
+    if (result != TlsRecords::Opened::kOk) {
+      if (result == TlsRecords::Opened::kFailed) env_.log->debug("TLS records from {} did not open", context_.remote_ip);
+      return CloseNow();
+    }
+    // What OpenSSL answered while reading (a key update) goes out before anything else.
+    beast::error_code ec;
+    const size_t sent = tls_reply_.empty() ? 0 : Tcp().socket().write_some(net::buffer(tls_reply_), ec);
+    if (sent < tls_reply_.size() && (!ec || ec == net::error::would_block || ec == net::error::try_again)) {
+      net::async_write(Tcp(), net::buffer(tls_reply_.data() + sent, tls_reply_.size() - sent),
+                       [self = this->shared_from_this()](beast::error_code wec, size_t) {
+                         if (wec) return self->CloseNow();
+                         self->DoReadHeader();
+                       });
+      return;
+    }
+    if (ec) return CloseNow();
+  }
+  DoReadHeader();
 }
 
 template <class Stream>
@@ -246,6 +292,7 @@ void BasicSession<Stream>::DoReadHeader() {
   }
   if (ec) return OnReadError(ec);
   if (parser_->is_header_done()) return OnHeader(ec, 0);
+  if constexpr (kIsTls) tls_reads_own_ = false;  // DoReadIdle
   bhttp::async_read_header(stream_, buffer_, *parser_,
                            beast::bind_front_handler(&BasicSession::OnHeader, this->shared_from_this()));
 }
@@ -319,6 +366,7 @@ void BasicSession<Stream>::OnContinueWritten(beast::error_code ec, size_t) {
 template <class Stream>
 void BasicSession<Stream>::DoReadBody() {
   if (parser_->is_done()) return HandleRequest();
+  if constexpr (kIsTls) tls_reads_own_ = false;  // DoReadIdle
   bhttp::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&BasicSession::OnBody, this->shared_from_this()));
 }
 
@@ -570,10 +618,10 @@ void BasicSession<Stream>::DoWrite() {
   std::array<net::const_buffer, 2> buffers{net::buffer(head_), net::buffer(response_.body())};
   size_t total = head_.size() + response_.body().size();
   if constexpr (kIsTls) {
-    // The whole response sealed into TLS records in one buffer (tls_write.h), then sent below
+    // The whole response sealed into TLS records in one buffer (tls_records.h), then sent below
     // on the socket exactly as a plain response is.
     message_bytes_ = total;
-    if (!SealResponse(sealer_, stream_.native_handle(), &head_, response_.body(), &sealed_)) {
+    if (!SealResponse(tls_, stream_.native_handle(), &head_, response_.body(), &sealed_)) {
       env_.log->debug("TLS write to {} failed: OpenSSL refused to seal the response", context_.remote_ip);
       LogAccess(0);
       return CloseNow();
@@ -680,7 +728,7 @@ void BasicSession<Stream>::CloseNow() {
     // CloseNow runs on its completion or where none was started.
     sealed_.clear();
     if (state_ != State::kStarting && state_ != State::kClosed &&
-        sealer_.SealCloseNotify(stream_.native_handle(), &sealed_)) {
+        tls_.SealCloseNotify(stream_.native_handle(), &sealed_)) {
       Tcp().socket().write_some(net::buffer(sealed_), ec);
     }
   }

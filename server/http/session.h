@@ -54,7 +54,7 @@
 #include "server/http/handler.h"
 #include "server/http/http_options.h"
 #include "server/http/response_head.h"
-#include "server/http/tls_write.h"
+#include "server/http/tls_records.h"
 #include "server/http/transport_counters.h"
 
 namespace spdlog {
@@ -88,7 +88,7 @@ struct SessionEnv {
 // client's first bytes (under the read deadline): a TLS handshake record
 // starts the handshake with them, anything else (plain HTTP to the HTTPS
 // port) gets a plain-text 400 and the connection closes. A TLS session
-// seals each response into records itself (tls_write.h) and sends them on the
+// seals each response into records itself (tls_records.h) and sends them on the
 // socket as the plain session sends a response.
 template <class Stream>
 class BasicSession : public Closable,
@@ -123,6 +123,9 @@ class BasicSession : public Closable,
   void OnFirstBytes(boost::beast::error_code ec, size_t bytes);
   void OnHandshake(boost::beast::error_code ec);
   void DoReadIdle();
+  // TLS only: opens `size` bytes of records read from the socket (null: what the SSL object
+  // already holds) into buffer_, sends what OpenSSL answered, then reads the request on.
+  void OpenTls(const char* records, size_t size);
   void OnIdleRead(boost::beast::error_code ec, size_t bytes);
   void DoReadHeader();
   void OnHeader(boost::beast::error_code ec, size_t bytes);
@@ -171,10 +174,14 @@ class BasicSession : public Closable,
   Response response_;
   std::string head_;  // serialized status line + headers, reused per request
   // TLS only: seals responses; the records of the response being written, and its size in plain text.
-  struct NoSealer {};
-  [[no_unique_address]] std::conditional_t<kIsTls, TlsSealer, NoSealer> sealer_;
+  struct NoTls {};
+  [[no_unique_address]] std::conditional_t<kIsTls, TlsRecords, NoTls> tls_;
   std::string sealed_;
   size_t message_bytes_ = 0;
+  // TLS only: records read from the socket (DoReadIdle), and what OpenSSL wrote while opening them.
+  std::string tls_in_;
+  std::string tls_reply_;
+  bool tls_reads_own_ = true;  // no read went through stream_ since the handshake
   State state_ = State::kStarting;
   bool shutting_down_ = false;     // a stop was requested: close after this request
   bool close_after_write_ = false; // transport error: the stream state is unknown

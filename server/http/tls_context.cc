@@ -74,7 +74,7 @@ std::shared_ptr<ssl::context> MakeTlsContext(const TlsFiles& files, std::string*
   context->set_options(ssl::context::default_workarounds | ssl::context::no_compression |
                        ssl::context::single_dh_use);
   // No renegotiation (TLS 1.2), which OpenSSL 3 already refuses to clients by default: the
-  // session's response write (tls_write.h) relies on no handshake running after the first.
+  // session's response write (tls_records.h) relies on no handshake running after the first.
   SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION);
   const bool pkcs12 = files.key.empty() || EndsWithIgnoreCase(files.cert, ".pfx") ||
                       EndsWithIgnoreCase(files.cert, ".p12");

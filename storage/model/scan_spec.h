@@ -146,6 +146,12 @@ struct ScanSpec {
   // wait that long. Its share of the CPU follows from how often the scheduler
   // picks it again.
   std::optional<std::chrono::nanoseconds> cpu_burst;
+  // With cpu_burst: at a burst's end, while point requests are being
+  // answered and the scan's core is contended, the scan sleeps this long
+  // instead of only offering the CPU (storage/thread_priority.h,
+  // EndScanBurst), so point requests go first among tablestone's threads
+  // while the scan keeps the default priority against other processes.
+  std::chrono::nanoseconds give_way{0};
   // When set (and `select` is empty), rows served from the scan cache may
   // come back rendered (ScanResult::rendered).
   std::shared_ptr<const RowRenderer> renderer;

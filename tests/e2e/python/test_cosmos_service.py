@@ -9,6 +9,7 @@ import pytest
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
 from azure.data.tables import TableServiceClient, UpdateMode
 
+import harness
 from conftest import sdk_error_code, unique_name
 
 
@@ -95,3 +96,19 @@ def test_table_names_are_case_sensitive(cosmos_service, service):
             service.create_table(name.lower())
     finally:
         service.delete_table(name)
+
+
+def test_each_listener_knows_only_its_own_accounts(cosmos):
+    # The storage account's key does not open the Cosmos listener, nor the emulator's the main one.
+    storage_signed = harness.RawClient(type("T", (), {
+        "host": "localhost", "port": cosmos.port, "base_path": "", "account": harness.ACCOUNT,
+        "key": harness.ACCOUNT_KEY})())
+    assert storage_signed.request("GET", "/Tables").status == 403
+    main = cosmos.server
+    cosmos_signed_on_main = harness.RawClient(type("T", (), {
+        "host": "127.0.0.1", "port": main.port, "base_path": "/" + harness.COSMOS_ACCOUNT,
+        "account": harness.COSMOS_ACCOUNT, "key": harness.COSMOS_KEY})())
+    assert cosmos_signed_on_main.request("GET", "/Tables").status in (400, 403, 404)
+    # No data browser and no admin routes on the Cosmos listener.
+    assert cosmos.raw.request("GET", "/_tablestone/ui/", sign=False, raw_path=True).status != 200
+    assert cosmos.raw.request("POST", "/_tablestone/reset", sign=False, raw_path=True).status != 200

@@ -35,6 +35,40 @@ TEST_P(EngineTablesTest, CreateGetIsCaseInsensitiveAndKeepsCreationCase) {
   EXPECT_TRUE(engine_->CreateTable("otheraccount", "mytable").ok());
 }
 
+// Cosmos DB for Table mode: an account in case_sensitive_accounts compares
+// its table names exactly, across a reopen; the others keep folding case.
+TEST_P(EngineTablesTest, CaseSensitiveAccountsCompareTableNamesExactly) {
+  ASSERT_TRUE(engine_->Close().ok());
+  engine_.reset();
+  EngineOptions options = Options();
+  options.case_sensitive_accounts = {"localhost"};
+  for (int round = 0; round < (GetParam() ? 1 : 2); ++round) {  // in memory: no reopen
+    auto opened = Engine::Open(options);
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    engine_ = std::move(opened).value();
+    if (round == 0) {
+      ASSERT_TRUE(engine_->CreateTable("localhost", "Orders").ok());
+      ASSERT_TRUE(engine_->CreateTable("localhost", "orders").ok());
+      EXPECT_EQ(engine_->CreateTable("localhost", "Orders").status().code(), StatusCode::kTableAlreadyExists);
+      ASSERT_TRUE(engine_->CreateTable(kAccount, "Orders").ok());
+      EXPECT_EQ(engine_->CreateTable(kAccount, "ORDERS").status().code(), StatusCode::kTableAlreadyExists);
+    }
+    auto upper = engine_->GetTable("localhost", "Orders");
+    auto lower = engine_->GetTable("localhost", "orders");
+    ASSERT_TRUE(upper.ok() && lower.ok());
+    EXPECT_NE(upper->id, lower->id);
+    EXPECT_EQ(engine_->GetTable("localhost", "ORDERS").status().code(), StatusCode::kTableNotFound);
+    EXPECT_TRUE(engine_->GetTable(kAccount, "orders").ok());
+    TableListSpec all;
+    auto listed = engine_->ListTables("localhost", all);
+    ASSERT_TRUE(listed.ok());
+    EXPECT_EQ(listed->tables.size(), 2u);
+    ASSERT_TRUE(engine_->Close().ok());
+    engine_.reset();
+  }
+  Reopen();  // the fixture's own engine again, for TearDown
+}
+
 TEST_P(EngineTablesTest, DeleteRemovesTableAndRecreateGetsNewEmptyTable) {
   TableInfo t = Create("Orders");
   ASSERT_TRUE(WriteOne(*engine_, t, Op(WriteKind::kInsert, MakeEntity("p", "r"))).status.ok());

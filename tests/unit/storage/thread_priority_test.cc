@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <future>
 #include <thread>
 
@@ -54,6 +56,43 @@ TEST(ThreadPriorityTest, LoweringAddsUpTo19) {
   EXPECT_EQ(after_two.get_future().get(), std::min(19, base + 2));
   EXPECT_EQ(after_many.get_future().get(), 19);
   t.join();
+}
+
+// The give-way after a burst leaves the scan the CPU share a thread at that
+// nice would get beside one at nice 0: w(n) / (w(n) + 1024).
+TEST(ThreadPriorityTest, ScanGiveWayMatchesTheNicesShare) {
+  using std::chrono::microseconds;
+  EXPECT_EQ(ScanGiveWay(microseconds(250), 0).count(), 0);
+  EXPECT_EQ(ScanGiveWay(microseconds(0), 4).count(), 0);
+  // nice 4: weight 423, so 250 us of work and 605 us asleep (29% of the core).
+  EXPECT_EQ(std::chrono::duration_cast<microseconds>(ScanGiveWay(microseconds(250), 4)).count(), 605);
+  EXPECT_EQ(ScanGiveWay(microseconds(250), 19), ScanGiveWay(microseconds(250), 40));  // clamped
+  EXPECT_GT(ScanGiveWay(microseconds(250), 10), ScanGiveWay(microseconds(250), 4));
+}
+
+// A scan sleeps at a burst's end only while point requests are being
+// answered and its core was contended during the burst; otherwise it only
+// offers the CPU, so a scan beside no point request keeps its full share.
+TEST(ThreadPriorityTest, AScanGivesWayOnlyWhilePointRequestsWaitForItsCore) {
+  using namespace std::chrono_literals;
+  const std::chrono::nanoseconds give_way = 50ms;
+  const std::chrono::nanoseconds burst = 250us;
+  // No point request within the window: no sleep, even when contended.
+  std::this_thread::sleep_for(5ms);
+  EXPECT_FALSE(EndScanBurst(burst, 4 * burst, give_way));
+  // A point request just now, but the burst ran uncontended: no sleep.
+  NoteForegroundWork();
+  EXPECT_GE(LastForegroundWork(), std::chrono::steady_clock::now() - 1s);
+  EXPECT_FALSE(EndScanBurst(burst, burst, give_way));
+  // A point request just now and a contended burst: the scan sleeps.
+  std::this_thread::sleep_for(200us);  // past NoteForegroundWork's 100 us step
+  NoteForegroundWork();
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_TRUE(EndScanBurst(burst, 4 * burst, give_way));
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, give_way);
+  // No give-way configured (scanNice 0): never a sleep.
+  NoteForegroundWork();
+  EXPECT_FALSE(EndScanBurst(burst, 4 * burst, std::chrono::nanoseconds(0)));
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include "storage/rocks_engine.h"  // its durability marks
 #include "storage/model/write_op.h"
 #include "storage/sync_point.h"
+#include "storage/thread_priority.h"
 #include "tests/unit/server/api/api_test_util.h"
 #include "tests/unit/server/api/forwarding_engine.h"
 
@@ -170,6 +171,25 @@ TEST_F(AsyncDispatchTest, PointReadIsAnsweredInline) {
   ASSERT_EQ(f.wait_for(0s), std::future_status::ready);  // answered before Handle returned
   EXPECT_EQ(f.get().result_int(), 200);
   EXPECT_EQ(get_sink->on_thread, std::this_thread::get_id());
+}
+
+// Point requests are noted as foreground work (the long lane's scans give way
+// while such requests are answered, storage/thread_priority.h); a query is
+// not, so a client's own scan pages never slow its scan down.
+TEST_F(AsyncDispatchTest, PointRequestsAreNotedAsForegroundWorkQueriesAreNot) {
+  InsertRows(10);
+  // Past NoteForegroundWork's 100 us step since any earlier request.
+  std::this_thread::sleep_for(1ms);
+  const auto before_query = std::chrono::steady_clock::now();
+  ASSERT_EQ(Run(Request("GET", "/asyncq()?$filter=n%20eq%203")).result_int(), 200);
+  EXPECT_LT(storage::LastForegroundWork(), before_query);
+  const auto before_get = std::chrono::steady_clock::now();
+  ASSERT_EQ(Run(Request("GET", "/asyncq(PartitionKey='p',RowKey='10001')")).result_int(), 200);
+  EXPECT_GE(storage::LastForegroundWork(), before_get);
+  std::this_thread::sleep_for(1ms);
+  const auto before_insert = std::chrono::steady_clock::now();
+  ASSERT_EQ(Run(Request("POST", "/asyncq", Insert("fg"))).result_int(), 201);
+  EXPECT_GE(storage::LastForegroundWork(), before_insert);
 }
 
 // An engine whose entities are never in memory: every read that may not

@@ -425,6 +425,7 @@ TEST(ConfigTest, ProjectionsCarryEveryValue) {
   api::ApiOptions a = r.config.ToApiOptions();
   EXPECT_EQ(a.query_time_budget.count(), 14);
   EXPECT_EQ(a.scan_cpu_burst.count(), 250);
+  EXPECT_EQ(a.scan_nice, 7);  // the scans' give-way, relative to point requests
   EXPECT_TRUE(a.loose);
   EXPECT_TRUE(a.allow_anonymous);
   EXPECT_TRUE(a.skip_api_version_check);
@@ -437,11 +438,11 @@ TEST(ConfigTest, ProjectionsCarryEveryValue) {
   EXPECT_EQ(e.block_cache_bytes, 5u << 20);
   EXPECT_EQ(e.scan_cache_bytes, 0u);
   EXPECT_EQ(e.entity_cache_bytes, 3u << 20);
-  EXPECT_EQ(e.scan_build_nice, 7);  // the builder's queries' builds, at the long lane's nice
+  EXPECT_EQ(e.scan_build_nice, 0);  // the builder's queries' builds, at the long lane's priority
   exec::ExecutorOptions x = r.config.ToExecutorOptions();
   EXPECT_EQ(x.short_threads, 3);
   EXPECT_EQ(x.long_threads, 5);
-  EXPECT_EQ(x.long_nice, 7);
+  EXPECT_EQ(x.long_nice, 0);  // the query threads keep the default priority
   EXPECT_EQ(x.max_queued, 99u);
 }
 
@@ -565,4 +566,61 @@ TEST(ConfigTest, AdminDirectoriesStayOutsideTheDataDirectory) {
   EXPECT_EQ(o.admin_account, "devstoreaccount1");
 }
 
+}  // namespace tablestone::app
+
+namespace tablestone::app {
+namespace {
+
+// Cosmos DB for Table mode's settings (docs/cosmos-mode.md): flag, variable
+// and file like every other, and the listeners' accounts kept apart.
+TEST(ConfigTest, CosmosSettings) {
+  const LoadResult d = LoadConfig({}, {});
+  ASSERT_EQ(d.action, LoadResult::Action::kRun) << d.output;
+  EXPECT_EQ(d.config.flavor, "storage");
+  EXPECT_EQ(d.config.cosmos_port, 0);
+  EXPECT_EQ(d.config.ToApiOptions().flavor.flavor, protocol::Flavor::kStorage);
+  const api::ApiOptions emulator = d.config.ToCosmosApiOptions();
+  ASSERT_EQ(emulator.accounts.size(), 1u);
+  EXPECT_EQ(emulator.accounts[0].name, "localhost");
+  EXPECT_EQ(emulator.default_account, "localhost");
+  EXPECT_EQ(emulator.flavor.flavor, protocol::Flavor::kCosmos);
+  EXPECT_FALSE(emulator.ui);
+  EXPECT_FALSE(emulator.admin_api);
+
+  const LoadResult r = LoadConfig({"--flavor", "cosmos", "--cosmosPort", "8902", "--cosmosShuffle", "off",
+                                   "--faultSeed", "9", "--cosmosRuPerSecond", "400"},
+                                  {});
+  ASSERT_EQ(r.action, LoadResult::Action::kRun) << r.output;
+  const api::ApiOptions main = r.config.ToApiOptions();
+  EXPECT_EQ(main.flavor.flavor, protocol::Flavor::kCosmos);
+  EXPECT_FALSE(main.flavor.shuffle);
+  EXPECT_EQ(main.flavor.shuffle_seed, 9u);
+  EXPECT_EQ(main.ru_per_second, 400u);
+  EXPECT_EQ(r.config.cosmos_port, 8902);
+
+  const LoadResult env = LoadConfig({}, {{"TABLESTONE_FLAVOR", "cosmos"}, {"TABLESTONE_COSMOS_PORT", "8902"},
+                                         {"TABLESTONE_COSMOS_ACCOUNTS", std::string("other:") + kDevAccountKey}});
+  ASSERT_EQ(env.action, LoadResult::Action::kRun) << env.output;
+  EXPECT_EQ(env.config.ToCosmosApiOptions().accounts[0].name, "other");
+}
+
+TEST(ConfigTest, CosmosSettingsRefuseBadValues) {
+  ExpectRefused(LoadConfig({"--flavor", "mongo"}, {}), "--flavor");
+  ExpectRefused(LoadConfig({"--cosmosShuffle", "maybe"}, {}), "--cosmosShuffle");
+  ExpectRefused(LoadConfig({"--cosmosPort", "65536"}, {}), "--cosmosPort");
+  ExpectRefused(LoadConfig({"--cosmosAccounts", "localhost:not base64!"}, {}), "--cosmosAccounts");
+  ExpectRefused(LoadConfig({"--cosmosAccounts", "UPPER:" + std::string(kDevAccountKey)}, {}), "--cosmosAccounts");
+  ExpectRefused(LoadConfig({"--cosmosAccounts", ";"}, {}), "--cosmosAccounts");
+  ExpectRefused(LoadConfig({"--cosmosRuPerSecond", "-1"}, {}), "--cosmosRuPerSecond");
+  // An account on both listeners, or both listeners on one port.
+  ExpectRefused(LoadConfig({"--cosmosPort", "8902", "--cosmosAccounts", std::string("devstoreaccount1:") + kDevAccountKey},
+                           {}),
+                "both");
+  ExpectRefused(LoadConfig({"--cosmosPort", "10002"}, {}), "cosmos.port");
+  // Without a Cosmos listener its accounts may be anything valid.
+  EXPECT_EQ(LoadConfig({"--cosmosAccounts", std::string("devstoreaccount1:") + kDevAccountKey}, {}).action,
+            LoadResult::Action::kRun);
+}
+
+}  // namespace
 }  // namespace tablestone::app

@@ -1,9 +1,9 @@
-// The TLS write path (tls_write.h) on its own, between two SSL objects joined
+// The TLS write path (tls_records.h) on its own, between two SSL objects joined
 // by memory BIOs, and the HTTPS session over loopback sockets: responses of
 // every size and their records, slow and departing readers, and hostile
 // clients (silence after the handshake, renegotiation, an oversized
 // ClientHello).
-#include "server/http/tls_write.h"
+#include "server/http/tls_records.h"
 
 #include <gtest/gtest.h>
 #include <openssl/bio.h>
@@ -52,7 +52,7 @@ std::string Body(size_t size) {
   return body;
 }
 
-// ---- TlsSealer between two SSL objects -------------------------------------------------------
+// ---- TlsRecords between two SSL objects -------------------------------------------------------
 
 // A server SSL object with the listener's own context (MakeTlsContext) and a client, joined by
 // memory BIOs: the test carries what one writes to the other.
@@ -102,6 +102,18 @@ class MemoryTlsPair {
     return plain;
   }
 
+  // The records of `plain` written by the client.
+  std::string ClientWrites(const std::string& plain) {
+    if (!plain.empty()) EXPECT_EQ(SSL_write(client_, plain.data(), static_cast<int>(plain.size())), static_cast<int>(plain.size()));
+    return TakeClientOutput();
+  }
+  std::string TakeClientOutput() {
+    std::string wire(static_cast<size_t>(BIO_ctrl_pending(client_out_)), '\0');
+    if (!wire.empty()) BIO_read(client_out_, wire.data(), static_cast<int>(wire.size()));
+    return wire;
+  }
+  SSL* client() { return client_; }
+
   static void Carry(BIO* from, BIO* to) {
     char chunk[16384];
     int n;
@@ -137,22 +149,22 @@ std::vector<size_t> RecordLengths(const std::string& wire) {
   return lengths;
 }
 
-class TlsSealerTest : public ::testing::TestWithParam<int> {
+class TlsRecordsTest : public ::testing::TestWithParam<int> {
  protected:
   TestCertificate cert_;
 };
 
-INSTANTIATE_TEST_SUITE_P(Versions, TlsSealerTest, ::testing::Values(TLS1_2_VERSION, TLS1_3_VERSION),
+INSTANTIATE_TEST_SUITE_P(Versions, TlsRecordsTest, ::testing::Values(TLS1_2_VERSION, TLS1_3_VERSION),
                          [](const auto& info) { return info.param == TLS1_2_VERSION ? "Tls12" : "Tls13"; });
 
 // Head and body of sizes around one record: the client reads back exactly head + body, every
 // record but the last is full (the body's first bytes join the head's record), and nothing goes
 // to the stream's own BIO.
-TEST_P(TlsSealerTest, ResponsesOfAnySizeArriveWholeInFullRecords) {
+TEST_P(TlsRecordsTest, ResponsesOfAnySizeArriveWholeInFullRecords) {
   MemoryTlsPair pair(cert_.files(), GetParam());
   ASSERT_TRUE(pair.Handshake());
   pair.ClientReads("");  // TLS 1.3: the session tickets sent after the handshake
-  TlsSealer sealer;
+  TlsRecords sealer;
   const std::string head = "HTTP/1.1 200 OK\r\nContent-Length: n\r\n\r\n";
   for (size_t body_size : {size_t{0}, size_t{1}, size_t{300}, kTlsMaxRecordPayload - head.size() - 1,
                            kTlsMaxRecordPayload - head.size(), kTlsMaxRecordPayload - head.size() + 1,
@@ -178,14 +190,82 @@ TEST_P(TlsSealerTest, ResponsesOfAnySizeArriveWholeInFullRecords) {
   EXPECT_EQ(pair.ClientReads(after), "after");
 }
 
-TEST_P(TlsSealerTest, RefusesAConnectionWhoseHandshakeIsNotDone) {
+TEST_P(TlsRecordsTest, RefusesAConnectionWhoseHandshakeIsNotDone) {
   MemoryTlsPair pair(cert_.files(), GetParam());
-  TlsSealer sealer;
+  TlsRecords sealer;
   std::string wire;
   EXPECT_FALSE(sealer.Seal(pair.server(), {"data"}, &wire));
   EXPECT_TRUE(wire.empty());
   EXPECT_EQ(SSL_get_wbio(pair.server()), pair.server_out());
   EXPECT_TRUE(pair.Handshake());  // the connection is unharmed
+}
+
+// Records from the client opened in pieces of every size, a record split across two reads among
+// them: the plain text comes out whole and in order, nothing is read through the stream's BIO.
+TEST_P(TlsRecordsTest, RecordsOpenWholeAcrossReadsOfAnySize) {
+  const std::string plain = Body(70000);
+  TlsRecords records;
+  for (size_t piece : {size_t{1}, size_t{5}, size_t{1000}, size_t{7000}, size_t{40000}}) {
+    SCOPED_TRACE(piece);
+    MemoryTlsPair pair(cert_.files(), GetParam());
+    ASSERT_TRUE(pair.Handshake());
+    std::string sent = pair.ClientWrites(plain.substr(0, 100));  // one statement each: records in order
+    sent += pair.ClientWrites(plain.substr(100, 40000));
+    sent += pair.ClientWrites(plain.substr(40100));
+    std::string opened;
+    std::string reply;
+    for (size_t at = 0; at < sent.size(); at += piece) {
+      const std::string_view bytes = std::string_view(sent).substr(at, piece);
+      std::string room(TlsRecords::OpenCapacity(bytes.size()), '\0');
+      size_t n = 0;
+      ASSERT_EQ(records.Open(pair.server(), bytes, room.data(), &n, &reply), TlsRecords::Opened::kOk) << "at " << at;
+      opened.append(room, 0, n);
+    }
+    EXPECT_TRUE(opened == plain);
+    EXPECT_TRUE(reply.empty());
+    EXPECT_FALSE(TlsRecords::HasInput(pair.server()));
+  }
+}
+
+TEST_P(TlsRecordsTest, CloseNotifyAndForgedRecordsAreToldApart) {
+  MemoryTlsPair pair(cert_.files(), GetParam());
+  ASSERT_TRUE(pair.Handshake());
+  TlsRecords records;
+  std::string reply;
+  std::string room(TlsRecords::OpenCapacity(4096), '\0');
+  size_t n = 0;
+  std::string wire = pair.ClientWrites("hello");
+  wire.back() ^= 1;  // the tag no longer matches
+  EXPECT_EQ(records.Open(pair.server(), wire, room.data(), &n, &reply), TlsRecords::Opened::kFailed);
+  EXPECT_EQ(n, 0u);
+  EXPECT_EQ(ERR_peek_error(), 0u);  // nothing left for the next connection on this thread
+
+  MemoryTlsPair closing(cert_.files(), GetParam());
+  ASSERT_TRUE(closing.Handshake());
+  SSL_shutdown(closing.client());
+  EXPECT_EQ(records.Open(closing.server(), closing.TakeClientOutput(), room.data(), &n, &reply),
+            TlsRecords::Opened::kClosed);
+}
+
+// A TLS 1.3 client that updates its keys and asks the server to do the same: the server's
+// KeyUpdate goes out (as a reply of Open, or ahead of the next sealed records, as OpenSSL decides)
+// before the records under its new keys, and both directions go on.
+TEST(TlsKeyUpdateTest, AKeyUpdateIsAnsweredBeforeTheNextRecords) {
+  TestCertificate cert;
+  MemoryTlsPair pair(cert.files(), TLS1_3_VERSION);
+  ASSERT_TRUE(pair.Handshake());
+  pair.ClientReads("");
+  TlsRecords records;
+  ASSERT_EQ(SSL_key_update(pair.client(), SSL_KEY_UPDATE_REQUESTED), 1);
+  const std::string wire = pair.ClientWrites("after the update");
+  std::string reply;
+  std::string room(TlsRecords::OpenCapacity(wire.size()), '\0');
+  size_t n = 0;
+  ASSERT_EQ(records.Open(pair.server(), wire, room.data(), &n, &reply), TlsRecords::Opened::kOk);
+  EXPECT_EQ(room.substr(0, n), "after the update");
+  std::string out;
+  ASSERT_TRUE(records.Seal(pair.server(), {"answer"}, &out));
+  EXPECT_EQ(pair.ClientReads(reply + out), "answer");
 }
 
 // ---- the HTTPS session over loopback ---------------------------------------------------------
