@@ -322,7 +322,7 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
   info->placement = placement_.Place(*info, EntryOf(info->route.operation).placement);
   // A point request (anything not bound for the long lane): the scans on the
   // long lane give way while these are answered (storage/thread_priority.h).
-  if (info->placement.lane == storage::WorkLane::kShort) storage::NoteForegroundWork();
+  if (info->placement.lane == exec::WorkLane::kShort) storage::NoteForegroundWork();
   if (faults_ != nullptr && faults_->active()) {
     const bool xml = protocol::IsXmlOperation(info->route.operation);
     FaultInjector::Verdict verdict = faults_->Inspect(*info, xml, done);
