@@ -144,17 +144,18 @@ bool ParseConnectionString(std::string_view text, Connection* out, std::string* 
     *error = "connection string names no account (AccountName, or the endpoint's first path segment)";
     return false;
   }
-  if (out->base_path.empty() && IsIpLiteralOrLocalhost(out->host)) {
+  if (out->base_path.empty() && IsIpLiteralOrLocalhost(out->host) && out->account != kCosmosEmulatorAccount) {
     // An IP address or localhost cannot carry the account in the host name,
     // so the service (and tablestone, Azurite) answer 400 InvalidUri to every
-    // request: say so before sending one.
+    // request: say so before sending one. The Cosmos DB emulator's account is
+    // the exception: its endpoint has no account segment.
     Connection fixed = *out;
     fixed.base_path = "/" + out->account;
     *error = "TableEndpoint " + endpoint + " has no account segment: on an IP address or localhost the endpoint "
              "is path-style, " + DescribeEndpoint(fixed);
     return false;
   }
-  if (IsIpLiteralOrLocalhost(out->host) && kv.count("accountname") != 0) {
+  if (IsIpLiteralOrLocalhost(out->host) && !out->base_path.empty() && kv.count("accountname") != 0) {
     // Path-style: the server takes the account from the path, the signature
     // is made for AccountName; when they differ every request is 403. Said
     // before sending one (a "-secondary" segment is the same account).

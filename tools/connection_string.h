@@ -5,6 +5,7 @@
 //   UseDevelopmentStorage=true                        -> http://127.0.0.1:10002/devstoreaccount1
 //   UseDevelopmentStorage=true;DevelopmentStorageProxyUri=https://h  -> https://h:10002/devstoreaccount1
 //   AccountName=a;AccountKey=k;TableEndpoint=URL      (path-style URL "http://h:p/a" or host-style "http://a.h:p")
+//   AccountName=localhost;AccountKey=k;TableEndpoint=http://localhost:8902/  (the Cosmos DB emulator's shape)
 //   DefaultEndpointsProtocol=http;AccountName=a;AccountKey=k;EndpointSuffix=s  -> http://a.table.s
 //   TableEndpoint=URL;SharedAccessSignature=sv=...    (SAS instead of a key)
 //   a bare URL "http://h:p/a[?sas]" (a SAS URL)
@@ -29,6 +30,11 @@ struct Connection {
 inline constexpr std::string_view kDevAccount = "devstoreaccount1";
 inline constexpr std::string_view kDevKey =
     "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+
+// The Cosmos DB emulator's account. Its Table endpoint (and tablestone's
+// --cosmosPort listener) carries no account segment: TableEndpoint=
+// http://localhost:8902/ with AccountName=localhost (docs/cosmos-mode.md).
+inline constexpr std::string_view kCosmosEmulatorAccount = "localhost";
 
 // False with a reason naming the missing or malformed part (never the key).
 bool ParseConnectionString(std::string_view text, Connection* out, std::string* error);

@@ -21,10 +21,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr size_t kMaxBatchEntities = 100;
-constexpr size_t kMaxBatchBytes = 2u << 20;  // well under the 4 MiB $batch body limit
-
-// A rough size of an entity's JSON, to keep batches under the body limit.
+// A rough size of an entity's JSON (BatchOperationBytes adds its URL and framing).
 size_t ApproxBytes(const model::Entity& e) {
   size_t n = e.partition_key.size() + e.row_key.size() + 40;
   for (const auto& p : e.properties) n += p.name.size() + p.value.text.size() * 4 / 3 + 48;
@@ -262,9 +259,9 @@ std::vector<std::vector<model::Entity>> SplitBatches(std::vector<model::Entity>&
   std::vector<std::vector<model::Entity>> out;
   size_t bytes = 0;
   for (auto& e : page) {
-    size_t n = ApproxBytes(e);
+    size_t n = BatchOperationBytes(ApproxBytes(e), e);
     if (out.empty() || out.back().front().partition_key != e.partition_key ||
-        out.back().size() >= kMaxBatchEntities || bytes + n > kMaxBatchBytes) {
+        out.back().size() >= kMaxBatchEntities || bytes + n > kMaxBatchBodyBytes) {
       out.emplace_back();
       bytes = 0;
     }

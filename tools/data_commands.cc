@@ -19,11 +19,6 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// Keeps a $batch body well under the service's 4 MiB limit whatever the
-// entity sizes (one entity is at most 1 MiB as stored, a little more as JSON).
-constexpr size_t kMaxBatchEntities = 100;
-constexpr size_t kMaxBatchJsonBytes = 2u << 20;
-
 // Writes batches on several connections at once; the first failure stops
 // it (batches still queued are dropped) and is reported by Finish().
 class WriterPool {
@@ -294,14 +289,16 @@ bool RunImport(TableStore& target, const ImportOptions& options, DataSummary* su
         written = 0;
         break;
       }
-      case DecodedLine::Kind::kEntity:
+      case DecodedLine::Kind::kEntity: {
+        const size_t n = BatchOperationBytes(line.size(), decoded.entity);
         if (!batch.empty() && (batch.front().partition_key != decoded.entity.partition_key ||
-                               batch.size() >= kMaxBatchEntities || batch_bytes + line.size() > kMaxBatchJsonBytes)) {
+                               batch.size() >= kMaxBatchEntities || batch_bytes + n > kMaxBatchBodyBytes)) {
           if (!flush()) return false;
         }
-        batch_bytes += line.size();
+        batch_bytes += n;
         batch.push_back(std::move(decoded.entity));
         break;
+      }
       case DecodedLine::Kind::kEnd:
         if (!flush()) return false;
         ++summary->tables;

@@ -7,6 +7,7 @@
 // caller per instance.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -22,6 +23,19 @@ class Engine;
 }
 
 namespace tablestone::tools {
+
+// How the data commands cut their writes into $batch requests. A body must
+// fit the smaller of the two services' limits: 4 MiB on Table storage, 2 MB
+// on Cosmos DB for Table (docs/cosmos-mode.md). BatchOperationBytes bounds
+// what one operation adds to the body: its JSON, its URL (the keys
+// percent-encoded, at most 3 bytes per byte) and its part's framing (with a
+// table name of up to 254 characters). An entity over the budget goes alone.
+inline constexpr size_t kMaxBatchEntities = 100;
+inline constexpr size_t kMaxBatchBodyBytes = 1'900'000;  // + the envelope's few hundred bytes < 2,000,000
+
+inline size_t BatchOperationBytes(size_t json_bytes, const model::Entity& e) {
+  return json_bytes + 3 * (e.partition_key.size() + e.row_key.size()) + 1024;
+}
 
 enum class WriteMode {
   kInsert,   // fail if the entity exists
@@ -58,7 +72,7 @@ class TableStore {
   // *count = the number of entities in `table` now, reading keys only where
   // the store allows it (for the ETA of `copy`; a copy does not rely on it).
   virtual bool CountEntities(std::string_view table, uint64_t* count, std::string* error) = 0;
-  // Writes up to 100 entities of ONE partition atomically.
+  // Writes up to kMaxBatchEntities entities of ONE partition atomically.
   virtual bool WriteBatch(std::string_view table, WriteMode mode, std::span<const model::Entity> entities,
                           std::string* error) = 0;
   // Makes every write so far durable (offline: the log is synced).

@@ -124,8 +124,9 @@ struct RequestInfo {
   // run on the long lane continues; dropped by the dispatcher once that ran.
   std::shared_ptr<model::SuspendedScan> suspended_scan;
   // Realistic mode (FaultInjector): how this query page is cut; none = a
-  // normal page. For the dispatcher, which wraps the handler's engine in a
-  // PageCutEngine; handlers never read it.
+  // normal page. The dispatcher wraps the handler's engine in a
+  // PageCutEngine, except where the handler cuts the whole page it builds
+  // (CutsWholePage, page_cut_engine.h).
   std::optional<faults::PageCut> page_cut;
 
   // ---- The body, parsed once ----

@@ -85,14 +85,19 @@ void FaultInjector::Execute(RequestInfo& info, http::Response response, http::Co
 }
 
 void FaultInjector::RunHandler(const RequestInfo& info, storage::Engine& engine, http::Response& response) {
-  if (!info.page_cut) {
+  // A handler that builds its page from whole scans cuts that page itself
+  // (CutsWholePage): a cut of its scans would be lost.
+  if (!info.page_cut || (info.flavor != nullptr && CutsWholePage(*info.flavor, info.route.operation))) {
     inner_.RunHandler(info, engine, response);
   } else {
     // Inside the trace's wrapper (the inner stage adds it), so the trace
     // counts the rows of the cut page.
     PageCutEngine cut(engine, *info.page_cut);
     inner_.RunHandler(info, cut, response);
-    if (cut.drop_next_row_key()) response.erase("x-ms-continuation-NextRowKey");
+    // A Cosmos token holds the whole resume point; its NextRowKey ("NA") stays.
+    if (cut.drop_next_row_key() && (info.flavor == nullptr || info.flavor->continuation != protocol::ContinuationStyle::kCosmosToken)) {
+      response.erase("x-ms-continuation-NextRowKey");
+    }
   }
   // What an answer tells realistic mode: a table deleted now is "being
   // deleted" for a while (TableBeingDeleted).

@@ -8,6 +8,12 @@
 
 namespace tablestone::api {
 
+bool CutsWholePage(const protocol::FlavorPolicy& flavor, protocol::Operation operation) {
+  if (flavor.continuation != protocol::ContinuationStyle::kCosmosToken) return false;
+  return operation == protocol::Operation::kQueryTables ||
+         (operation == protocol::Operation::kQueryEntities && flavor.shuffle);
+}
+
 StatusOr<storage::TableListResult> PageCutEngine::ListTables(std::string_view account,
                                                              const storage::TableListSpec& spec) {
   storage::TableListSpec cut = spec;

@@ -14,12 +14,32 @@
 // Not thread-safe: one request's handler runs on one thread at a time.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <string_view>
 
+#include "protocol/flavor.h"
+#include "protocol/operation.h"
 #include "server/api/forwarding_engine.h"
 #include "server/faults/fault_rules.h"
 
 namespace tablestone::api {
+
+// Whether realistic mode cuts the page the handler builds instead of the
+// engine's scans. A page made of whole scans (a shuffled Query Entities page,
+// shuffled_scan.h; a Query Tables page with Cosmos tokens, which reads the
+// whole listing) would lose a cut of its scans, and an empty cut would
+// resume at the same row forever. Such a handler reads the cut from its
+// ReadScope / RequestInfo (CutPageSize).
+bool CutsWholePage(const protocol::FlavorPolicy& flavor, protocol::Operation operation);
+
+// The size of a whole page of up to `n` entries under `cut` (none: n). An
+// empty cut keeps one entry on a first page, where an empty page would have no
+// resume point to name; the handler answers an empty page for it otherwise.
+inline size_t CutPageSize(size_t n, const faults::PageCut* cut) {
+  if (cut == nullptr) return n;
+  return std::min(n, std::max<size_t>(1, cut->max_rows));
+}
 
 class PageCutEngine final : public ForwardingEngine {
  public:

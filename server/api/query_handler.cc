@@ -12,6 +12,7 @@
 #include "protocol/filter/filter.h"
 #include "protocol/odata_writer.h"
 #include "server/api/handlers.h"
+#include "server/api/page_cut_engine.h"
 #include "server/api/query_ops.h"
 #include "server/api/response.h"
 #include "server/api/response_writer.h"
@@ -187,7 +188,8 @@ std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesReq
       // cut at the page's time budget: on the I/O thread it gives up at the
       // slice and runs whole on the long lane.
       if (!sliced) spec.deadline.reset();
-      const size_t n = req.top.has_value() ? static_cast<size_t>(*req.top) : model::kMaxPageEntities;
+      const faults::PageCut* cut = info.page_cut ? &*info.page_cut : nullptr;  // CutsWholePage
+      const size_t n = CutPageSize(req.top.has_value() ? static_cast<size_t>(*req.top) : model::kMaxPageEntities, cut);
       auto page = ScanShuffled(ctx.engine, *table, std::move(spec), std::move(run), n, flavor.shuffle_seed,
                                req.shuffled_after);
       if (!page.ok()) return protocol::FromStatus(page.status());
@@ -198,6 +200,11 @@ std::optional<ApiError> RunQueryEntities(const ApiContext& ctx, QueryEntitiesReq
       if (ctx.metrics != nullptr) {
         ctx.metrics->RecordQueryPage(ctx.metrics->AccountIndex(req.account), page->rows_examined,
                                      page->entities.size());
+      }
+      if (cut != nullptr && cut->max_rows == 0 && req.shuffled_after && !page->entities.empty()) {
+        // Realistic mode's empty page: no row, and the token the request came with.
+        page->entities.clear();
+        page->next = req.shuffled_after;
       }
       if (page->next) {
         response.set("x-ms-continuation-NextPartitionKey",

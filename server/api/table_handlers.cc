@@ -12,6 +12,7 @@
 #include "server/api/handlers.h"
 #include "server/api/response.h"
 #include "server/api/response_writer.h"
+#include "server/api/page_cut_engine.h"
 #include "server/api/table_ops.h"
 #include "storage/model/ascii.h"
 #include "storage/model/datetime.h"
@@ -32,7 +33,8 @@ void RunCosmosQueryTables(const ApiContext& ctx, const RequestInfo& info, QueryT
   const protocol::FlavorPolicy& flavor = ctx.options.flavor;
   std::vector<std::pair<uint64_t, std::string>> placed;
   std::optional<protocol::CosmosResume> next;
-  const size_t n = req.top.has_value() ? static_cast<size_t>(*req.top) : model::kMaxPageEntities;
+  const faults::PageCut* cut = info.page_cut ? &*info.page_cut : nullptr;  // CutsWholePage
+  const size_t n = CutPageSize(req.top.has_value() ? static_cast<size_t>(*req.top) : model::kMaxPageEntities, cut);
   if (n > 0) {
     spec.max_results = SIZE_MAX;
     auto result = ctx.engine.ListTables(req.account, spec);
@@ -49,6 +51,11 @@ void RunCosmosQueryTables(const ApiContext& ctx, const RequestInfo& info, QueryT
       placed.resize(n);
       next = protocol::CosmosResume{placed.back().first, placed.back().second, {}};
     }
+  }
+  if (cut != nullptr && cut->max_rows == 0 && req.cosmos_after && !placed.empty()) {
+    // Realistic mode's empty page: no table, and the token the request came with.
+    placed.clear();
+    next = req.cosmos_after;
   }
   std::vector<std::string> names;
   names.reserve(placed.size());

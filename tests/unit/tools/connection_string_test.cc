@@ -113,6 +113,22 @@ TEST(ConnectionStringTest, IpEndpointWithoutAccountSegmentIsRefusedWithTheFix) {
   EXPECT_EQ(Parse("AccountName=a;AccountKey=a2V5;TableEndpoint=http://a.table.localhost:1").account, "a");
 }
 
+// Issue 38: the Cosmos DB emulator's connection string (and tablestone's
+// --cosmosPort listener's) has no account segment; the tools accept it.
+TEST(ConnectionStringTest, CosmosEmulatorShapeIsAccepted) {
+  Connection c = Parse(
+      "DefaultEndpointsProtocol=http;AccountName=localhost;AccountKey=a2V5;TableEndpoint=http://localhost:8902/;");
+  EXPECT_EQ(c.host, "localhost");
+  EXPECT_EQ(c.port, "8902");
+  EXPECT_EQ(c.base_path, "");
+  EXPECT_EQ(c.account, "localhost");
+  EXPECT_EQ(DescribeEndpoint(c), "http://localhost:8902 (account localhost)");
+  // Any other account on a bare localhost endpoint is still the path-style mistake.
+  EXPECT_NE(Error("AccountName=devstoreaccount1;AccountKey=a2V5;TableEndpoint=http://localhost:8902/").find(
+                "no account segment"),
+            std::string::npos);
+}
+
 // Issue 35: AccountName and the path's account segment disagreeing drew a
 // 403 from the server; it is refused before sending, naming both.
 TEST(ConnectionStringTest, AccountNameDifferentFromThePathSegmentIsRefused) {
