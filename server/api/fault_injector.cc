@@ -95,7 +95,9 @@ void FaultInjector::RunHandler(const RequestInfo& info, storage::Engine& engine,
     PageCutEngine cut(engine, *info.page_cut);
     inner_.RunHandler(info, cut, response);
     // A Cosmos token holds the whole resume point; its NextRowKey ("NA") stays.
-    if (cut.drop_next_row_key() && (info.flavor == nullptr || info.flavor->continuation != protocol::ContinuationStyle::kCosmosToken)) {
+    const bool cosmos_token =
+        info.flavor != nullptr && info.flavor->continuation == protocol::ContinuationStyle::kCosmosToken;
+    if (cut.drop_next_row_key() && !cosmos_token) {
       response.erase("x-ms-continuation-NextRowKey");
     }
   }
