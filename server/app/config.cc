@@ -537,9 +537,9 @@ storage::EngineOptions Config::ToEngineOptions() const {
   // between a loader's batches, shorter than a client's turn to query.
   o.warm_after_write = std::chrono::milliseconds(20);
   o.entity_cache_bytes = static_cast<size_t>(entity_cache_mb) << 20;
-  // The admission's builds run at the long lane's priority (ToExecutorOptions):
-  // the default one.
-  o.scan_build_nice = 0;
+  // The admission's builds run at the long lane's priority: the scan that
+  // asked for one competes with it on equal terms.
+  o.scan_build_nice = ToExecutorOptions().long_nice;
   o.group_commit = group_commit == "rocksdb" ? storage::EngineOptions::GroupCommit::kRocksDb
                                              : storage::EngineOptions::GroupCommit::kEngine;
   return o;
