@@ -168,9 +168,14 @@ bool ScanCacheBuilder::BuildUnqueued(uint64_t table_id, std::string_view partiti
 }
 
 void ScanCacheBuilder::Run() {
-  // The admission's builds run at the long lane's nice: the queries that
-  // asked for them come back at once, and at nice 19 a build on a one-core
-  // server starved behind them. The warmer's and the restores run at nice 19,
+  // The admission's builds and the restores run at the long lane's nice:
+  // the queries that asked for them (a restore was asked for by the queries
+  // of the last run, and the first queries after the open want it) come back
+  // at once, and a query that meets one waits for it and is served from the
+  // cache. At nice 19 a restore on a machine kept busy by other processes got
+  // ~1.5% of a core: the queries read around it, and the builds they asked
+  // for queued behind it, so the first scans after a restart all read
+  // RocksDB. The warmer's builds (no query asked for them) run at nice 19,
   // below every request: no request waits for them (AwaitRunning reads
   // around a build below the caller). Nice rather than SCHED_IDLE: on a
   // machine kept busy by other processes an idle thread may not run for
@@ -215,7 +220,7 @@ void ScanCacheBuilder::Run() {
       const Restore r = std::move(restore_.front());
       restore_.erase(restore_.begin());
       lock.unlock();
-      set_nice(19);
+      set_nice(admission_nice);
       bool refused = false;
       BuildUnqueued(r.table_id, r.partition_key, r.stripe, cache_.UseClock(), &refused);
       lock.lock();

@@ -5,7 +5,9 @@
 //      until the build is done, scans read RocksDB. These go first, at the
 //      `admission_nice` (the long lane's): a query asked for them.
 //   2. Start(restore): after an open, the partitions cached at the last clean
-//      close (meta 'G', docs/storage-format.md), one per turn, at nice 19.
+//      close (meta 'G', docs/storage-format.md), one per turn, at the
+//      `admission_nice` too: the last run's queries asked for them, and the
+//      first queries after the open wait for them rather than read around.
 //   3. NoteWrite(): with warming on (EngineOptions::warm_after_write), the
 //      partitions a burst of writes filled, built once no write reached them
 //      for `warm_after_write` (warm_candidates.h), at nice 19. The entries of
@@ -15,10 +17,10 @@
 // A scan that reaches the partition being built waits for it (AwaitRunning)
 // rather than read it again, but only if the build runs at the scan's own
 // priority or a higher one: no request waits on work that runs below it
-// (docs/architecture.md, "Threads and priorities"). Below it (a restore or a
-// warm build at nice 19, or an asked build at the long lane's nice met by a
-// scan on an I/O thread) the scan reads the partition from RocksDB, and the
-// build goes on beside it. Raising the build's priority instead would need
+// (docs/architecture.md, "Threads and priorities"). Below it (a warm build at
+// nice 19, or a build at the long lane's nice met by a scan on a thread of
+// higher priority) the scan reads the partition from RocksDB, and the build
+// goes on beside it. Raising the build's priority instead would need
 // CAP_SYS_NICE (thread_priority.h); and on a machine kept busy by other
 // processes a nice-19 build gets ~1.5% of a core, so waiting for it cost the
 // first query after a restart seconds (docs/benchmarks.md, "A busy machine").

@@ -46,6 +46,7 @@ class CachedScanTest : public ::testing::TestWithParam<bool> {
     o.write_buffer_bytes = 8u << 20;
     o.scan_cache_bytes = i == 0 ? scan_cache_bytes_ : 0;
     o.warm_after_write = warm_after_write_;
+    o.scan_build_nice = scan_build_nice_;
     if (i == 0) o.sync_points = sync_points_;
     return o;
   }
@@ -157,6 +158,7 @@ class CachedScanTest : public ::testing::TestWithParam<bool> {
 
   std::chrono::milliseconds warm_after_write_{0};  // set before SetUp (WarmedScanTest)
   size_t scan_cache_bytes_ = 64u << 20;             // set before SetUp
+  int scan_build_nice_ = 0;                         // set before an open (ReopenCached)
   test_util::TempDir dir_;
   // The cached engine's test hooks (storage/sync_point.h), kept across its reopen.
   std::shared_ptr<SyncPoints> sync_points_ = std::make_shared<SyncPoints>();
