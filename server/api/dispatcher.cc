@@ -166,6 +166,9 @@ Dispatcher::Dispatcher(storage::Engine& engine, exec::WorkExecutor& executor, Ap
 Dispatcher::~Dispatcher() {
   // First the delayed calls (they may hold responses for the log write too).
   faults_.reset();
+  // Answers left for the end of a turn that will not come (the I/O threads
+  // have stopped): to the log writer with the rest.
+  AwaitTurn();
   std::unique_lock lock(held_mu_);
   held_cv_.wait(lock, [this] { return held_.load(std::memory_order_relaxed) == 0; });
 }
@@ -571,33 +574,59 @@ void Dispatcher::Finish(std::shared_ptr<PendingRequest> pending) {
 void Dispatcher::AwaitLogWrite(std::shared_ptr<PendingRequest> pending) {
   pending->done.WorkDone();  // only the log write is left: nothing for a leaving client to cancel
   held_.fetch_add(1, std::memory_order_relaxed);
-  engine_.AwaitDurable([this, pending = std::move(pending)](Status status) {
-    // A 5xx reflects no state, so it goes out as it is (a write refused by
-    // the failing disk keeps its 503). Anything else may reflect a write that
-    // a crash could take back (a 404 a delete's, a 409 an insert's).
-    const RequestInfo& info = pending->info;  // its request lives until done
-    http::Response& response = pending->response;
-    if (!status.ok() && response.result_int() < 500) {
-      // The write may be lost in a crash: never acknowledge it. A read that
-      // waited changed nothing and can be retried once the disk recovers
-      // (503); a write's answer is 500: it may or may not survive.
-      const unsigned version = response.version();
-      const auto method = info.request.method();
-      const bool read_only = method == boost::beast::http::verb::get || method == boost::beast::http::verb::head;
-      response = http::Response();
-      response.version(version);
-      ApiError error = read_only ? ApiError::ServerBusy() : ApiError::InternalError();
-      error.cause = "not durable: " + status.ToString();
-      LogServerError(info.request_id, "awaiting durability", error);
-      WriteErrorRaw(info.request_id, RequestHeader(info.request, "Accept"), error, response);
-      response.set("x-ms-request-id", info.request_id);
+  if (pending->done.InTurn()) {
+    // Produced on its I/O thread: the answer joins the turn's group, which
+    // waits for the log write once the turn's other requests have run
+    // (AwaitTurn). The first of a group leaves that work with its own
+    // Completion before the group is published: once published, another I/O
+    // thread's AwaitTurn may answer (and so drop) it at any time.
+    std::lock_guard lock(turn_mu_);
+    if (!turn_pending_.empty() || pending->done.AfterTurn([this] { AwaitTurn(); })) {
+      turn_pending_.push_back(std::move(pending));
+      return;
     }
-    Record(info, response);
-    pending->done(std::move(response));
-    // Last: once the count is zero the dispatcher may be gone.
-    std::lock_guard lock(held_mu_);
-    if (held_.fetch_sub(1, std::memory_order_relaxed) == 1) held_cv_.notify_all();
+  }
+  engine_.AwaitDurable([this, pending = std::move(pending)](Status status) { AnswerDurable(*pending, status); });
+}
+
+void Dispatcher::AwaitTurn() {
+  std::vector<std::shared_ptr<PendingRequest>> group;
+  {
+    std::lock_guard lock(turn_mu_);
+    group.swap(turn_pending_);
+  }
+  if (group.empty()) return;
+  engine_.AwaitDurable([this, group = std::move(group)](Status status) {
+    for (const std::shared_ptr<PendingRequest>& pending : group) AnswerDurable(*pending, status);
   });
+}
+
+void Dispatcher::AnswerDurable(PendingRequest& pending, Status status) {
+  // A 5xx reflects no state, so it goes out as it is (a write refused by
+  // the failing disk keeps its 503). Anything else may reflect a write that
+  // a crash could take back (a 404 a delete's, a 409 an insert's).
+  const RequestInfo& info = pending.info;  // its request lives until done
+  http::Response& response = pending.response;
+  if (!status.ok() && response.result_int() < 500) {
+    // The write may be lost in a crash: never acknowledge it. A read that
+    // waited changed nothing and can be retried once the disk recovers
+    // (503); a write's answer is 500: it may or may not survive.
+    const unsigned version = response.version();
+    const auto method = info.request.method();
+    const bool read_only = method == boost::beast::http::verb::get || method == boost::beast::http::verb::head;
+    response = http::Response();
+    response.version(version);
+    ApiError error = read_only ? ApiError::ServerBusy() : ApiError::InternalError();
+    error.cause = "not durable: " + status.ToString();
+    LogServerError(info.request_id, "awaiting durability", error);
+    WriteErrorRaw(info.request_id, RequestHeader(info.request, "Accept"), error, response);
+    response.set("x-ms-request-id", info.request_id);
+  }
+  Record(info, response);
+  pending.done(std::move(response));
+  // Last: once the count is zero the dispatcher may be gone.
+  std::lock_guard lock(held_mu_);
+  if (held_.fetch_sub(1, std::memory_order_relaxed) == 1) held_cv_.notify_all();
 }
 
 void Dispatcher::Prepare(RequestInfo& info, http::Response& response) {

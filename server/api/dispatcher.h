@@ -53,6 +53,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "protocol/route.h"
 #include "server/api/api_context.h"
@@ -168,8 +169,20 @@ class Dispatcher final : public http::RequestHandler, public RequestStage {
   // write, Record and send it and return true.
   bool SendIfDurable(const RequestInfo& info, http::Response& response, http::Completion& done);
   // Holds `pending`'s answer for the engine's next log write (AwaitDurable),
-  // then sends it (a 500 or 503 if that write failed).
+  // then sends it (a 500 or 503 if that write failed). An answer produced on
+  // its I/O thread (Completion::InTurn) waits with that turn's others
+  // (AwaitTurn).
   void AwaitLogWrite(std::shared_ptr<PendingRequest> pending);
+  // Hands the answers gathered since the last call to Engine::AwaitDurable as
+  // one callback. Run at the end of an I/O thread's turn (Completion::
+  // AfterTurn), so the log writer is woken once per turn, after the turn's
+  // writes, and not by the first of them: woken at once it takes the CPU
+  // from the I/O thread (on a busy or pinned core) and each log write then
+  // covers one or two requests instead of the turn's.
+  void AwaitTurn();
+  // Sends `pending`'s answer once its log write ended with `status`, and
+  // lowers held_ (last: the dispatcher may be gone after).
+  void AnswerDurable(PendingRequest& pending, Status status);
   // The request-unit budget (budget_ set): true, with the 429 in `response`,
   // when `info`'s table is over its budget; Charge debits an answered request.
   bool OverBudget(const RequestInfo& info, http::Response& response);
@@ -191,6 +204,10 @@ class Dispatcher final : public http::RequestHandler, public RequestStage {
   std::atomic<size_t> held_{0};
   std::mutex held_mu_;
   std::condition_variable held_cv_;
+  // Answers waiting for the end of their I/O thread's turn (AwaitLogWrite).
+  // With several I/O threads, whichever turn ends first takes them all.
+  std::mutex turn_mu_;
+  std::vector<std::shared_ptr<PendingRequest>> turn_pending_;  // guarded by turn_mu_
   // The Cosmos flavour's request-unit budget (ApiOptions::ru_per_second), or
   // null: then a request pays one pointer test.
   std::unique_ptr<faults::ThroughputBudget> budget_;

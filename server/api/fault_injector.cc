@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <functional>
 #include <string>
 #include <utility>
 
@@ -57,6 +58,8 @@ class FaultSink final : public http::ResponseSink {
   }
   bool Cancelled() const override { return inner_.Cancelled(); }
   void WorkDone() override { inner_.WorkDone(); }
+  bool InTurn() const override { return inner_.InTurn(); }
+  bool AfterTurn(std::function<void()> work) override { return inner_.AfterTurn(std::move(work)); }
   void Abandoned() override { http::Completion dropped = std::move(inner_); }  // its sink answers 500
 
  private:

@@ -7,6 +7,7 @@
 #include <boost/beast/http/string_body.hpp>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -64,6 +65,17 @@ class ResponseSink {
   // log write): a client leaving now would save nothing, so the sink need not
   // watch for that. Optional; from any thread, before Complete().
   virtual void WorkDone() {}
+  // True when called on the thread that serves this connection during
+  // Handle(): AfterTurn then takes work. False on any other thread, and for a
+  // sink without an event loop (tests, tools: the default).
+  virtual bool InTurn() const { return false; }
+  // When InTurn(): runs `work` later on this connection's thread, after the
+  // work already ready there (the rest of its event-loop turn: the requests
+  // of other connections read in the same turn), and returns true. Otherwise
+  // returns false and drops `work`. Lets a handler gather what a turn's
+  // requests share (one log write for the writes of a turn) before handing it
+  // to another thread.
+  virtual bool AfterTurn(std::function<void()> work) { return false; }
   // The handler dropped its Completion without calling it. Default: a bare 500.
   virtual void Abandoned() {
     Response response;
@@ -107,6 +119,9 @@ class Completion {
   void WorkDone() {
     if (sink_) sink_->WorkDone();
   }
+  // See ResponseSink::InTurn and AfterTurn; false once called.
+  bool InTurn() const { return sink_ != nullptr && sink_->InTurn(); }
+  bool AfterTurn(std::function<void()> work) { return sink_ != nullptr && sink_->AfterTurn(std::move(work)); }
   // False once called (or when default-constructed).
   explicit operator bool() const { return sink_ != nullptr; }
 

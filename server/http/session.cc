@@ -449,6 +449,20 @@ void BasicSession<Stream>::CompleteWith(Response&& response, Delivery delivery) 
 }
 
 template <class Stream>
+bool BasicSession<Stream>::InTurn() const {
+  return handling_on_.load(std::memory_order_relaxed) == std::this_thread::get_id();
+}
+
+template <class Stream>
+bool BasicSession<Stream>::AfterTurn(std::function<void()> work) {
+  if (!InTurn()) return false;
+  // A post from the executor's own thread queues behind the handlers that
+  // are ready already (those of this turn's other connections).
+  net::post(stream_.get_executor(), std::move(work));
+  return true;
+}
+
+template <class Stream>
 void BasicSession<Stream>::Abandoned() {
   net::post(stream_.get_executor(), [self = this->shared_from_this()] {
     self->RenderInternalError();

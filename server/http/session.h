@@ -114,6 +114,8 @@ class BasicSession : public Closable,
   void CompleteWith(Response&& response, Delivery delivery) override;
   bool Cancelled() const override { return cancelled_.load(std::memory_order_relaxed); }
   void WorkDone() override { work_done_.store(true, std::memory_order_relaxed); }
+  bool InTurn() const override;
+  bool AfterTurn(std::function<void()> work) override;
   void Abandoned() override;
 
  private:

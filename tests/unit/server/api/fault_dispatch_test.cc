@@ -1,10 +1,14 @@
 // Fault rules and realistic mode as the dispatcher applies them
 // (server/api/dispatcher.h, "Fault injection"; docs/testing-with-faults.md).
 #include <chrono>
+#include <future>
+#include <memory>
 #include <set>
+#include <vector>
 
 #include "server/faults/fault_rules.h"
 #include "api_test_util.h"
+#include "turn_sink.h"
 
 namespace tablestone::api::testing {
 namespace {
@@ -49,6 +53,42 @@ TEST_F(FaultDispatchTest, TimeoutAfterCommitKeepsTheWrite) {
   EXPECT_EQ(ErrorCode(timed_out), "OperationTimedOut");
   EXPECT_EQ(Send("GET", "/tab(PartitionKey='slow1',RowKey='r')").result_int(), 200);
   EXPECT_EQ(Insert("tab", R"({"PartitionKey":"fast","RowKey":"r"})").result_int(), 201);  // prefix does not match
+}
+
+// A write answered on its I/O thread waits for the end of the turn before
+// its log write (Dispatcher::AwaitTurn); the after-actions of fault rules
+// still apply to its answer then: the Completion they wrap is the one that
+// waits.
+TEST_F(FaultDispatchTest, AfterActionsApplyToWritesAnsweredAtTheEndOfTheirTurn) {
+  CreateTable("tab");
+  AddRule({{"action", "resetMidResponse"}, {"match", {{"partitionKeyPrefix", "reset"}}}});
+  AddRule({{"action", "closeAfter"}, {"match", {{"partitionKeyPrefix", "close"}}}});
+  AddRule({{"action", "latencyAfter"}, {"latencyMs", 30}, {"match", {{"partitionKeyPrefix", "late"}}}});
+  Turn turn;
+  std::vector<std::unique_ptr<http::Request>> requests;  // each outlives its answer
+  std::vector<std::shared_ptr<TurnSink>> sinks;
+  std::vector<std::future<http::Response>> answers;
+  for (const char* pk : {"reset", "close", "late", "plain"}) {
+    requests.push_back(std::make_unique<http::Request>(
+        NoMetadataRequest("POST", "/tab", std::string(R"({"PartitionKey":")") + pk + R"(","RowKey":"r"})")));
+    sinks.push_back(std::make_shared<TurnSink>(&turn));
+    answers.push_back(sinks.back()->Future());
+    handler_->Handle(*requests.back(), http::RequestContext{}, http::Completion(sinks.back()));
+  }
+  ASSERT_EQ(turn.after.size(), 1u);  // the four wait for the turn's end together
+  for (auto& answer : answers) EXPECT_EQ(answer.wait_for(std::chrono::milliseconds(0)), std::future_status::timeout);
+  const auto ended = std::chrono::steady_clock::now();
+  turn.End();
+  EXPECT_EQ(answers[0].get().result_int(), 201);
+  EXPECT_EQ(sinks[0]->delivery, http::Delivery::kResetMidBody);
+  EXPECT_EQ(answers[1].get().result_int(), 201);
+  EXPECT_EQ(sinks[1]->delivery, http::Delivery::kCloseWithoutResponse);
+  EXPECT_EQ(answers[2].get().result_int(), 201);
+  EXPECT_GE(std::chrono::steady_clock::now() - ended, std::chrono::milliseconds(30));
+  EXPECT_EQ(sinks[2]->delivery, http::Delivery::kSend);
+  EXPECT_EQ(answers[3].get().result_int(), 201);
+  EXPECT_EQ(sinks[3]->delivery, http::Delivery::kSend);
+  EXPECT_EQ(faults_->Counts().at(0).second + faults_->Counts().at(1).second + faults_->Counts().at(2).second, 3u);
 }
 
 TEST_F(FaultDispatchTest, LatencyBeforeDelaysWithoutChangingTheAnswer) {

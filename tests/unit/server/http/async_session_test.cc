@@ -38,6 +38,28 @@ class ParkingHandler : public RequestHandler {
       return done(std::move(r));
     }
     if (target == "/drop") return;  // `done` is destroyed here
+    if (target == "/turn") {
+      // Answered from the work left for the end of the I/O thread's turn:
+      // says whether it ran there, after Handle() returned.
+      const std::thread::id io = std::this_thread::get_id();
+      const bool in_turn = done.InTurn();
+      auto held = std::make_shared<Completion>(std::move(done));
+      handling_turn_ = true;
+      const bool took = held->AfterTurn([this, held, io] {
+        Response r;
+        r.result(200);
+        r.body() = std::this_thread::get_id() == io && !handling_turn_ && !held->InTurn() ? "after the turn" : "wrong";
+        (*held)(std::move(r));
+      });
+      handling_turn_ = false;
+      if (!in_turn || !took) {
+        Response r;
+        r.result(500);
+        r.body() = "not in its turn";
+        (*held)(std::move(r));
+      }
+      return;
+    }
     if (target == "/close" || target == "/reset") {  // fault injection's deliveries (handler.h, Delivery)
       Response r;
       r.result(200);
@@ -61,6 +83,12 @@ class ParkingHandler : public RequestHandler {
   bool FrontCancelled() {
     std::lock_guard lock(mu_);
     return !parked_.empty() && parked_.front().done.Cancelled();
+  }
+  // Whether the oldest parked request's Completion takes work for the end of
+  // a turn here (the test's thread is not its I/O thread).
+  bool FrontTakesWorkHere() {
+    std::lock_guard lock(mu_);
+    return !parked_.empty() && (parked_.front().done.InTurn() || parked_.front().done.AfterTurn([] {}));
   }
   // Answers the oldest parked request from a new thread, as an executor lane would.
   void AnswerFromAnotherThread() {
@@ -86,6 +114,7 @@ class ParkingHandler : public RequestHandler {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Parked> parked_;
+  bool handling_turn_ = false;  // inside Handle("/turn"); the I/O thread only
 };
 
 class AsyncSessionTest : public ::testing::Test {
@@ -128,6 +157,22 @@ TEST_F(AsyncSessionTest, AnswerFromAnotherThreadIsSentAndOthersAreServedMeanwhil
   // Keep-alive goes on.
   ASSERT_TRUE(slow.Send(Get("/now")));
   EXPECT_EQ(slow.ReadResponse().body, "now");
+}
+
+TEST_F(AsyncSessionTest, WorkLeftForTheEndOfTheTurnRunsOnTheIoThreadAfterHandle) {
+  RawClient c;
+  ASSERT_TRUE(c.Connect(listener_->port()));
+  ASSERT_TRUE(c.Send(Get("/turn")));
+  RawResponse r = c.ReadResponse();
+  ASSERT_TRUE(r.ok);
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "after the turn");
+  // Outside Handle() and off the I/O thread a Completion takes no such work.
+  ASSERT_TRUE(c.Send(Get("/slow")));
+  ASSERT_TRUE(handler_.WaitParked(1));
+  EXPECT_FALSE(handler_.FrontTakesWorkHere());
+  handler_.AnswerFromAnotherThread();
+  EXPECT_EQ(c.ReadResponse().body, "late /slow");
 }
 
 TEST_F(AsyncSessionTest, PipelinedRequestsWaitTheirTurnAndAreNotCancelled) {
