@@ -184,6 +184,15 @@ bool ParseConnectionString(std::string_view text, Connection* out, std::string* 
   return true;
 }
 
+bool ParseEndpointUrl(std::string_view url, Connection* out, std::string* error) {
+  std::string path;
+  Connection c;
+  if (!ParseUrl(Trim(url), &c, &path, error)) return false;
+  c.base_path = path;
+  *out = std::move(c);
+  return true;
+}
+
 std::string UrlEncode(std::string_view text) { return protocol::PercentEncode(text); }
 
 std::string DescribeEndpoint(const Connection& c) {

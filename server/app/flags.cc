@@ -273,7 +273,7 @@ std::string HelpText() {
       << ": a local server for the Azure Table storage REST API.\n\n"
          "Usage: tablestone [flags]                 run the server\n"
          "       tablestone COMMAND [options]       a data tool: export, import, copy, snapshot, reset,\n"
-         "                                          faults, trace\n"
+         "                                          faults, trace, health\n"
          "       tablestone help [COMMAND]          this help, or a command's (tablestone COMMAND --help)\n"
          "       tablestone version | -v | --version\n"
          "       tablestone --help-all              this help and every command's\n\n"

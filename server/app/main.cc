@@ -48,8 +48,8 @@ int main(int argc, char** argv) {
       return kExitBadConfig;
     }
     if (args.size() == 2) {
-      std::fprintf(stderr, "tablestone: no command '%s'; the commands are export, import, copy, snapshot, reset, faults, trace\n",
-                   args[1].c_str());
+      std::fprintf(stderr, "tablestone: no command '%s'; the commands are %s\n", args[1].c_str(),
+                   ToolCommandList().c_str());
       return kExitBadConfig;
     }
     std::fputs(HelpText().c_str(), stdout);
