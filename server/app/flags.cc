@@ -13,6 +13,7 @@
 #include <sstream>
 #include <utility>
 
+#include "server/app/build_commit.h"
 #include "server/app/config.h"
 #include "server/app/settings.h"
 
@@ -212,7 +213,11 @@ struct FlagUse {
 
 }  // namespace
 
-std::string VersionText() { return std::string("tablestone ") + TABLESTONE_VERSION + "\n"; }
+std::string VersionText() {
+  const std::string_view commit = BuildCommit();
+  return std::string("tablestone ") + TABLESTONE_VERSION + (commit.empty() ? "" : " (commit " + std::string(commit) + ")") +
+         "\n";
+}
 
 namespace {
 

@@ -5,6 +5,7 @@ TABLESTONE_PORT/TABLESTONE_CERT)."""
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -224,6 +225,12 @@ def test_help_and_version_spellings(binary):
     for spelled in ("-v", "version"):
         r = run(spelled)
         assert r.returncode == 0 and r.stdout == version.stdout, (spelled, r.stdout, r.stderr)
+    # The git commit when the build knew it (cmake/git_commit.cmake): a build of a git checkout does.
+    shown = re.fullmatch(r"tablestone \S+( \(commit ([0-9a-f]{12})(-modified)?\))?\n", version.stdout)
+    assert shown, version.stdout
+    checkout = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True, text=True)
+    if checkout.returncode == 0 and os.path.realpath(binary).startswith(os.path.realpath(ROOT) + os.sep):
+        assert shown.group(2), "a build of a git checkout names its commit: " + version.stdout
     top = run("help")
     assert top.returncode == 0 and "--tablePort" in top.stdout and "Listening and HTTPS:" in top.stdout
     assert max(len(line) for line in top.stdout.splitlines()) <= 100
