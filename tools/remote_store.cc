@@ -16,6 +16,7 @@
 #include <boost/beast/ssl.hpp>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -57,10 +58,26 @@ struct Response {
 
 using X509Ptr = std::unique_ptr<X509, decltype(&X509_free)>;
 
+// A certificate file is read whole by OpenSSL: a regular file of at most
+// 1 MiB (not a FIFO or /dev/zero, which would never end).
+constexpr uintmax_t kMaxCertificateFileBytes = 1u << 20;
+
+bool CheckCertificateFile(const std::string& path, const char* option, std::string* error) {
+  std::error_code ec;
+  const bool regular = std::filesystem::is_regular_file(path, ec);
+  const uintmax_t size = regular ? std::filesystem::file_size(path, ec) : 0;
+  if (ec || !regular || size > kMaxCertificateFileBytes) {
+    *error = std::string(option) + " '" + path + "' is not a regular file of at most 1 MiB";
+    return false;
+  }
+  return true;
+}
+
 // The certificate in `path`: the first of a PEM file, or the one of a
 // PKCS#12 bundle opened with `password` (a server's --cert/--pwd).
 X509Ptr ReadServerCertificate(const std::string& path, const std::string& password, std::string* error) {
   X509Ptr cert(nullptr, X509_free);
+  if (!CheckCertificateFile(path, "--serverCert", error)) return cert;
   std::unique_ptr<std::FILE, decltype(&std::fclose)> file(std::fopen(path.c_str(), "rb"), std::fclose);
   if (!file) {
     *error = "cannot read --serverCert '" + path + "'";
@@ -543,6 +560,10 @@ class RemoteStore final : public TableStore {
       return false;
     }
     for (const std::string& file : options_.ca_files) {
+      if (!CheckCertificateFile(file, "--caFile", error)) {
+        fatal_ = true;
+        return false;
+      }
       ctx.load_verify_file(file, ec);
       if (ec) {
         fatal_ = true;

@@ -344,6 +344,61 @@ std::string DescribeExtras(const CLI::App& command, const std::vector<std::strin
   return text;
 }
 
+// Help of at most kHelpWidth columns, as the server's --help (flags.cc):
+// descriptions wrapped at word boundaries under their column, and without
+// CLI11's "Excludes: ..." lists (the usage error names a conflict when it
+// happens).
+// --help-all indents each level of subcommand by 2 more columns (`faults
+// add` by 4), hence the margin.
+constexpr size_t kHelpWidth = 100 - 4;
+
+std::string WrapWords(const std::string& text, size_t width) {
+  std::string out;
+  size_t column = 0;
+  std::istringstream words(text);
+  for (std::string word; words >> word;) {
+    if (column > 0 && column + 1 + word.size() > width) {
+      out += '\n';
+      column = 0;
+    } else if (column > 0) {
+      out += ' ';
+      ++column;
+    }
+    out += word;
+    column += word.size();
+  }
+  return out;
+}
+
+class ToolHelpFormatter : public CLI::Formatter {
+ public:
+  std::string make_option_opts(const CLI::Option* option) const override {
+    std::string opts = CLI::Formatter::make_option_opts(option);
+    return opts.substr(0, std::min(opts.find(" Excludes:"), opts.find(" Needs:")));
+  }
+  std::string make_option_desc(const CLI::Option* option) const override {
+    return WrapWords(option->get_description(), kHelpWidth - get_column_width());
+  }
+  std::string make_subcommand(const CLI::App* sub) const override {
+    std::stringstream out;
+    CLI::detail::format_help(out, sub->get_display_name(true),
+                             WrapWords(sub->get_description(), kHelpWidth - get_column_width()), get_column_width());
+    return out.str();
+  }
+  // --help-all expands every level (`faults add`'s options too), not only
+  // the first.
+  std::string make_subcommands(const CLI::App* app, CLI::AppFormatMode mode) const override {
+    return CLI::Formatter::make_subcommands(app, mode == CLI::AppFormatMode::Sub ? CLI::AppFormatMode::All : mode);
+  }
+  std::string make_description(const CLI::App* app) const override {
+    const std::string text = CLI::Formatter::make_description(app);
+    std::string out;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) out += WrapWords(line, kHelpWidth) + "\n";
+    return out;
+  }
+};
+
 int UsageError(std::FILE* err, const std::string& command, const std::string& message) {
   const std::string name = command.empty() ? std::string() : " " + command;
   std::fprintf(err, "tablestone%s: %s\nRun 'tablestone%s --help' for the options.\n", name.c_str(),
@@ -371,6 +426,7 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
   CLI::App app{"tablestone data tools", "tablestone"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Help of every subcommand");
+  app.formatter(std::make_shared<ToolHelpFormatter>());
 
   // ---- export ----
   Endpoint from;
@@ -540,7 +596,8 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
                              "resetMidResponse, latencyBefore, ...: docs/testing-with-faults.md)"),
       faults_add->add_option("--count", fault_flags.count, "Flags form: inject at most N times (maxCount)"),
       faults_add->add_option("--probability", fault_flags.probability, "Flags form: fire with this probability")
-          ->check(CLI::Range(0.0, 1.0)),
+          ->check(CLI::Range(0.0, 1.0))
+          ->type_name("P"),
       faults_add->add_option("--everyNth", fault_flags.every_nth, "Flags form: fire on every Nth matching request"),
       faults_add->add_option("--latencyMs", fault_flags.latency_ms, "Flags form: the delay of a latency action"),
       faults_add->add_option("--id", fault_flags.id, "Flags form: the rule's id (default r1, r2, ...)")};
@@ -589,7 +646,7 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
       ->check(CLI::Range(100, 600000));
   health_cmd->add_option("serverFlags", health_server_args,
                          "After --: the server's flags (e.g. a container's PID 1 arguments) whose listener to probe")
-      ->type_name("-- FLAGS...");
+      ->type_name("");
 
   std::vector<std::string> argv_storage;
   argv_storage.push_back("tablestone");

@@ -151,6 +151,13 @@ def test_health_and_admin_commands_over_https(tls, servers, workdir):
     junk = os.path.join(workdir, "junk.pem")
     write(junk, "not a certificate\n")
     assert "holds no PEM certificate" in failure(tool("health", "--url", url, "--serverCert", junk))
+    # A file that never ends, or a large one, is refused before OpenSSL reads it.
+    big = os.path.join(workdir, "big.pem")
+    with open(big, "wb") as f:
+        f.truncate(2 << 20)
+    for option in ("--serverCert", "--caFile"):
+        for path in ("/dev/zero", big):
+            assert "not a regular file of at most 1 MiB" in failure(tool("health", "--url", url, option, path))
     # Bad input: one line, before anything is sent.
     assert "not an http:// or https:// URL" in failure(tool("health", "--url", "ftp://127.0.0.1:1"))
     r = tool("health", "--url", url, "--", "--tablePort", "1")

@@ -238,8 +238,12 @@ def test_help_and_version_spellings(binary):
     assert export.returncode == 0 and "--fromLocation" in export.stdout, export.stderr
     everything = run("--help-all")
     assert everything.returncode == 0, everything.stderr
-    for part in ("--tablePort", "--fromLocation", "--toLocation", "--checkpoint", "--yes"):
+    for part in ("--tablePort", "--fromLocation", "--toLocation", "--checkpoint", "--yes", "--serverCert",
+                 "--errorCode"):
         assert part in everything.stdout, part
+    # Every command's help too: at most 100 columns, without CLI11's "Excludes:" lists.
+    wide = [line for line in everything.stdout.splitlines() if len(line) > 100]
+    assert not wide and "Excludes:" not in everything.stdout, wide
     unknown = run("help", "exprot")
     assert unknown.returncode == 2 and "no command 'exprot'" in unknown.stderr
 
