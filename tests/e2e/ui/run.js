@@ -591,6 +591,12 @@ async function main() {
         const text = await other.textContent("#error");
         assert.match(text, new RegExp(`^The server at http://127\\.0\\.0\\.1:${port3} did not answer: is tablestone still running\\?`));
         assert.doesNotMatch(text, /^0 |NetworkError|Failed to fetch/);
+        // The metrics panel says the same, not the browser's "Failed to fetch".
+        await other.click("#metrics-panel summary");
+        await other.waitForFunction(() => /did not answer/.test(document.getElementById("metrics").textContent));
+        const metrics = await other.textContent("#metrics");
+        assert.match(metrics, new RegExp(`^Metrics unavailable: The server at http://127\\.0\\.0\\.1:${port3} did not answer`));
+        assert.doesNotMatch(metrics, /Failed to fetch|NetworkError/);
       } finally {
         await other.close();
         if (lone.exitCode === null) lone.kill("SIGTERM");
