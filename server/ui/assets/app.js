@@ -7,6 +7,7 @@ import { TableClient, TableError } from './table_client.js';
 import { fromWire, kTypes, toWireEntity, unchangedText } from './edm.js';
 import { collect, download, exportQuery, toCsv, toJsonLines } from './export.js';
 import { MetricsPoller } from './metrics.js';
+import { emptyGridText, tableCountText } from './grid_text.js';
 
 // The development account's key is published by Microsoft (Learn:
 // azurite#well-known-storage-account-and-key); the server says when it may be
@@ -117,10 +118,7 @@ async function loadTables(more = false) {
     return true;
   });
   $('more-tables').hidden = !tablesNext;
-  if (ok) {
-    const n = $('tables').children.length;
-    say(`${n} ${n === 1 ? 'table' : 'tables'}${tablesNext ? ' shown (more on the server)' : ''} in account ${state.client.account}.`);
-  }
+  if (ok) say(tableCountText($('tables').children.length, Boolean(tablesNext), state.client.account));
   if (ok && $('tables').children.length === 0) $('new-table').focus();
   // The key was refused: ask for another one.
   if (!ok && !$('error').hidden && $('error').textContent.startsWith('403')) {
@@ -302,16 +300,9 @@ function renderGrid() {
   const empty = !state.failed && state.rows.length === 0;
   $('grid-empty').hidden = !empty;
   if (empty) {
-    let text;
-    if (state.page > 0) {
-      // The service may answer an empty page with a continuation.
-      text = state.next ? 'No entities on this page; the query goes on: use Next.' : 'No more entities: this is the end of the query.';
-    } else if (state.query.filter !== '') {
-      text = `No entities match $filter ${state.query.filter}. Change or clear the filter and run the query again.`;
-    } else {
-      text = `No entities: table ${state.table} is empty. Add one with New entity, or load a file with tablestone import (docs/export-format.md).`;
-    }
-    $('grid-empty').textContent = text;
+    $('grid-empty').textContent = emptyGridText({
+      table: state.table, filter: state.query.filter, page: state.page, more: state.next !== null,
+    });
   }
   const info = state.failed
     ? `Page ${state.page + 1} · the query failed`
