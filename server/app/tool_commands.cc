@@ -718,7 +718,13 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
     }
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (status != 200) {
-      PrintError(err, "health", "unhealthy: " + where + " answered HTTP " + std::to_string(status));
+      // A TLS listener answers a plain request with 400 (docs/compatibility.md).
+      const bool maybe_tls = status == 400 && c.scheme == "http";
+      PrintError(err, "health",
+                 "unhealthy: " + where + " answered HTTP " + std::to_string(status) +
+                     (maybe_tls ? " (an HTTPS listener answers plain HTTP so: use https://, or give the server's "
+                                  "--cert among its flags)"
+                                : ""));
       return 1;
     }
     std::fprintf(out, "healthy: %s answered in %.1f ms\n", tools::TerminalSafe(where).c_str(), ms);

@@ -192,7 +192,7 @@ def test_healthcheck_follows_the_listener(binary, tmp):
         assert r.returncode == 0 and "https://" in r.stdout, (r.stdout, r.stderr)
         # Without the certificate the probe speaks HTTP and says what it got; it does not guess TLS.
         r = _probe(binary, tls.port)
-        assert r.returncode == 1 and "unhealthy" in r.stderr, (r.stdout, r.stderr)
+        assert r.returncode == 1 and "HTTP 400 (an HTTPS listener" in r.stderr, (r.stdout, r.stderr)
         # Another certificate than the server's: refused.
         r = _probe(binary, tls.port, TABLESTONE_CERT=cert, TABLESTONE_KEY=key)
         assert r.returncode == 1 and "not the one in --serverCert" in r.stderr, (r.stdout, r.stderr)
