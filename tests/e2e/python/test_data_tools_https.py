@@ -131,6 +131,10 @@ def test_health_and_admin_commands_over_https(tls, servers, workdir):
     plain = servers()
     r = ok(tool("health", "--url", "http://127.0.0.1:%d" % plain.port))
     assert r.stdout.decode().startswith("healthy: http://127.0.0.1:%d answered in " % plain.port), r.stdout
+    # The image's default command line (Azurite's, a wildcard address): reached on loopback.
+    r = ok(tool("health", "--", "azurite", "-l", "/data", "--blobHost", "0.0.0.0", "--queueHost", "0.0.0.0",
+                "--tableHost", "0.0.0.0", "--tablePort", str(plain.port)))
+    assert ("healthy: http://127.0.0.1:%d" % plain.port) in r.stdout.decode(), r.stdout
     cert, key = make_cert(workdir)
     a = tls(cert, key)
     url = "https://127.0.0.1:%d" % a.port
