@@ -658,12 +658,9 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
   } catch (const CLI::ParseError& e) {
     std::ostringstream o, e_out;
     int code = app.exit(e, o, e_out);
-    if (code == 0) {  // --help, --help-all
-      std::fputs(o.str().c_str(), out);
-      return 0;
-    }
     // Name what was not understood first: a mistyped option also leaves a
-    // required one missing, and "--out is required" hides the typo.
+    // required one missing, and "--out is required" hides the typo; and
+    // `faults ad --help` is a mistyped command, not a request for faults' help.
     std::string name;
     for (CLI::App* command = &app; command != nullptr;) {
       if (command != &app) name += (name.empty() ? "" : " ") + command->get_name();
@@ -672,6 +669,10 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
       }
       const std::vector<CLI::App*> parsed = command->get_subcommands();
       command = parsed.empty() ? nullptr : parsed.front();
+    }
+    if (code == 0) {  // --help, --help-all
+      std::fputs(o.str().c_str(), out);
+      return 0;
     }
     std::string what = e.what();
     if (what.empty()) what = e_out.str();

@@ -244,6 +244,10 @@ def test_help_and_version_spellings(binary):
     # Every command's help too: at most 100 columns, without CLI11's "Excludes:" lists.
     wide = [line for line in everything.stdout.splitlines() if len(line) > 100]
     assert not wide and "Excludes:" not in everything.stdout, wide
+    nested = run("help", "faults", "add")
+    assert nested.returncode == 0 and "--errorCode" in nested.stdout, (nested.stdout, nested.stderr)
+    wrong = run("help", "faults", "ad")
+    assert wrong.returncode == 2 and "no command 'ad' (the commands are add, list, clear)" in wrong.stderr, wrong.stderr
     unknown = run("help", "exprot")
     assert unknown.returncode == 2 and "no command 'exprot'" in unknown.stderr
 
