@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -21,7 +22,53 @@ namespace {
 
 using namespace cached_scan_test;  // NOLINT(build/namespaces): the fixture's names
 
-class CachedScanRestartTest : public CachedScanTest {};
+// Releases every held sync point when the test ends, before the fixture
+// closes the engine (whose close joins a builder held at a point).
+struct ReleaseAtExit {
+  SyncPoints* points;
+  ~ReleaseAtExit() { points->ReleaseAll(); }
+};
+
+class CachedScanRestartTest : public CachedScanTest {
+ protected:
+  // Partition "p" (200 rows) cached, then the engine closed and opened again
+  // with its builder held where the restore of "p" starts (the caller keeps a
+  // ReleaseAtExit). *want: p's rows; *around: ReadAround's count before.
+  void ReopenWithTheRestoreOfPHeld(std::vector<Page>* want, uint64_t* around) {
+    ASSERT_TRUE(InsertRows(200));
+    *want = Drain(1, p_only_);
+    ASSERT_TRUE(DrainUntilCached(p_only_, *want));
+    const uint64_t started = sync_points_->Count("ScanCacheBuilder::BuildStarted");
+    *around = sync_points_->Count("ScanCacheBuilder::ReadAround");
+    sync_points_->Hold("ScanCacheBuilder::BuildStarted");
+    ASSERT_NO_FATAL_FAILURE(ReopenCached());
+    ASSERT_TRUE(sync_points_->WaitFor("ScanCacheBuilder::BuildStarted", started + 1));
+  }
+
+  // Drains "p" on a thread of its own (lowered to `nice` if set) while the
+  // restore is held, releases the restore 100 ms later and returns the
+  // drain's pages; *waited: the drain had not ended by the release.
+  std::vector<Page> DrainBesideTheHeldRestore(std::optional<int> nice, bool* waited) {
+    std::atomic<bool> done{false};
+    std::vector<Page> got;
+    std::thread scanner([&] {
+      if (nice) EXPECT_TRUE(SetThreadNice(CurrentThreadId(), *nice));  // lowering is always allowed
+      got = Drain(0, p_only_);
+      done.store(true);
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    *waited = !done.load();
+    sync_points_->Release("ScanCacheBuilder::BuildStarted");
+    scanner.join();
+    return got;
+  }
+
+  const ScanSpec p_only_ = [] {
+    ScanSpec spec;
+    spec.ranges = {KeyRange{KeyBound{"p", std::nullopt, true}, KeyBound{"p", std::nullopt, true}}};
+    return spec;
+  }();
+};
 
 // The partitions cached at a clean close are built again after the next open,
 // before any query reads them; a partition that was not cached is not.
@@ -83,13 +130,6 @@ TEST_P(CachedScanRestartTest, RestoresWaitForTheOpenToFinish) {
   EXPECT_EQ(engines_[0]->GetStats().scan_cache_entries, 1u);
 }
 
-// Releases every held sync point when the test ends, before the fixture
-// closes the engine (whose close joins a builder held at a point).
-struct ReleaseAtExit {
-  SyncPoints* points;
-  ~ReleaseAtExit() { points->ReleaseAll(); }
-};
-
 // No request waits on work that runs below its own priority
 // (docs/architecture.md, "Threads and priorities"): a scan that meets the
 // build of its partition running below it (here a restore by a builder set
@@ -100,20 +140,13 @@ struct ReleaseAtExit {
 TEST_P(CachedScanRestartTest, AScanDoesNotWaitForARestoreRunningBelowIt) {
   if (GetParam()) GTEST_SKIP() << "an in-memory engine's data ends with its close";
   if (ThreadNice(CurrentThreadId()) >= 19) GTEST_SKIP() << "the test already runs at nice 19";
-  ASSERT_TRUE(InsertRows(200));
-  ScanSpec p_only;
-  p_only.ranges = {KeyRange{KeyBound{"p", std::nullopt, true}, KeyBound{"p", std::nullopt, true}}};
-  const std::vector<Page> want = Drain(1, p_only);
-  ASSERT_TRUE(DrainUntilCached(p_only, want));
-  const uint64_t started = sync_points_->Count("ScanCacheBuilder::BuildStarted");
-  const uint64_t around = sync_points_->Count("ScanCacheBuilder::ReadAround");
-  sync_points_->Hold("ScanCacheBuilder::BuildStarted");
+  std::vector<Page> want;
+  uint64_t around = 0;
   const ReleaseAtExit release{sync_points_.get()};
   scan_build_nice_ = 19;  // the reopened engine's builder runs its restores at 19
-  ASSERT_NO_FATAL_FAILURE(ReopenCached());
-  ASSERT_TRUE(sync_points_->WaitFor("ScanCacheBuilder::BuildStarted", started + 1));
+  ASSERT_NO_FATAL_FAILURE(ReopenWithTheRestoreOfPHeld(&want, &around));
   const auto t0 = std::chrono::steady_clock::now();
-  const std::vector<Page> got = Drain(0, p_only);  // the restore of "p" is running, held
+  const std::vector<Page> got = Drain(0, p_only_);  // the restore of "p" is running, held
   const auto took = std::chrono::steady_clock::now() - t0;
   sync_points_->Release("ScanCacheBuilder::BuildStarted");
   EXPECT_EQ(got, want);
@@ -133,27 +166,14 @@ TEST_P(CachedScanRestartTest, AScanDoesNotWaitForARestoreRunningBelowIt) {
 TEST_P(CachedScanRestartTest, AScanAtTheDefaultPriorityWaitsForTheRestoreOfItsPartition) {
   if (GetParam()) GTEST_SKIP() << "an in-memory engine's data ends with its close";
   if (ThreadNice(CurrentThreadId()) >= 19) GTEST_SKIP() << "the test already runs at nice 19";
-  ASSERT_TRUE(InsertRows(200));
-  ScanSpec p_only;
-  p_only.ranges = {KeyRange{KeyBound{"p", std::nullopt, true}, KeyBound{"p", std::nullopt, true}}};
-  const std::vector<Page> want = Drain(1, p_only);
-  ASSERT_TRUE(DrainUntilCached(p_only, want));
-  const uint64_t started = sync_points_->Count("ScanCacheBuilder::BuildStarted");
-  const uint64_t around = sync_points_->Count("ScanCacheBuilder::ReadAround");
-  sync_points_->Hold("ScanCacheBuilder::BuildStarted");
+  std::vector<Page> want;
+  uint64_t around = 0;
   const ReleaseAtExit release{sync_points_.get()};
-  ASSERT_NO_FATAL_FAILURE(ReopenCached());
-  ASSERT_TRUE(sync_points_->WaitFor("ScanCacheBuilder::BuildStarted", started + 1));
-  std::atomic<bool> done{false};
-  std::vector<Page> got;
-  std::thread scanner([&] {  // at the test's own priority (the builder was started from this thread)
-    got = Drain(0, p_only);
-    done.store(true);
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  EXPECT_FALSE(done.load()) << "the scan read around the restore";
-  sync_points_->Release("ScanCacheBuilder::BuildStarted");
-  scanner.join();
+  ASSERT_NO_FATAL_FAILURE(ReopenWithTheRestoreOfPHeld(&want, &around));
+  bool waited = false;
+  // At the test's own priority (the builder was started from this thread).
+  const std::vector<Page> got = DrainBesideTheHeldRestore(std::nullopt, &waited);
+  EXPECT_TRUE(waited) << "the scan read around the restore";
   EXPECT_EQ(got, want);
   EXPECT_EQ(sync_points_->Count("ScanCacheBuilder::ReadAround"), around);
   EXPECT_EQ(engines_[0]->GetStats().scan_cache_hits, 1u);  // served by the restore it waited for
@@ -164,28 +184,13 @@ TEST_P(CachedScanRestartTest, AScanAtTheDefaultPriorityWaitsForTheRestoreOfItsPa
 // reading the partition a second time.
 TEST_P(CachedScanRestartTest, AScanAtTheBuildsPriorityWaitsForIt) {
   if (GetParam()) GTEST_SKIP() << "an in-memory engine's data ends with its close";
-  ASSERT_TRUE(InsertRows(200));
-  ScanSpec p_only;
-  p_only.ranges = {KeyRange{KeyBound{"p", std::nullopt, true}, KeyBound{"p", std::nullopt, true}}};
-  const std::vector<Page> want = Drain(1, p_only);
-  ASSERT_TRUE(DrainUntilCached(p_only, want));
-  const uint64_t started = sync_points_->Count("ScanCacheBuilder::BuildStarted");
-  const uint64_t around = sync_points_->Count("ScanCacheBuilder::ReadAround");
-  sync_points_->Hold("ScanCacheBuilder::BuildStarted");
+  std::vector<Page> want;
+  uint64_t around = 0;
   const ReleaseAtExit release{sync_points_.get()};
-  ASSERT_NO_FATAL_FAILURE(ReopenCached());
-  ASSERT_TRUE(sync_points_->WaitFor("ScanCacheBuilder::BuildStarted", started + 1));
-  std::atomic<bool> done{false};
-  std::vector<Page> got;
-  std::thread scanner([&] {
-    ASSERT_TRUE(SetThreadNice(CurrentThreadId(), 19));  // lowering one's own priority is always allowed
-    got = Drain(0, p_only);
-    done.store(true);
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  EXPECT_FALSE(done.load()) << "the scan did not wait for the build";
-  sync_points_->Release("ScanCacheBuilder::BuildStarted");
-  scanner.join();
+  ASSERT_NO_FATAL_FAILURE(ReopenWithTheRestoreOfPHeld(&want, &around));
+  bool waited = false;
+  const std::vector<Page> got = DrainBesideTheHeldRestore(19, &waited);
+  EXPECT_TRUE(waited) << "the scan did not wait for the build";
   EXPECT_EQ(got, want);
   EXPECT_EQ(sync_points_->Count("ScanCacheBuilder::ReadAround"), around);
   EXPECT_EQ(engines_[0]->GetStats().scan_cache_hits, 1u);  // served by the build it waited for
