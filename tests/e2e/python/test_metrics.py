@@ -273,7 +273,7 @@ def test_build_info_and_standard_process_metrics(own_server):
     status, _, body = get(own_server.port, "/_tablestone/metrics")
     assert status == 200
     samples = parse_exposition(body)
-    version = subprocess.run([own_server.binary, "--version"], capture_output=True, text=True).stdout.split()[-1]
+    version = subprocess.run([own_server.binary, "--version"], capture_output=True, text=True).stdout.split()[1]
     assert value(samples, "tablestone_build_info", version=version) == 1
     assert 0 < value(samples, "process_cpu_seconds_total") < 600
     assert value(samples, "process_resident_memory_bytes") > 1 << 20
