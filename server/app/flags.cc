@@ -106,6 +106,7 @@ const std::vector<Flag>& Flags() {
       F("--cosmosAccounts", "", "cosmos.accounts"),
       F("--cosmosShuffle", "", "cosmos.shuffle"),
       F("--cosmosRuPerSecond", "", "cosmos.ruPerSecond"),
+      F("--cosmosTableCreatesPerMinute", "", "cosmos.tableCreatesPerMinute"),
   };
   return kFlags;
 }
