@@ -42,12 +42,12 @@ def _env(**extra):
     return env
 
 
-def _wait_healthy(port, proc, timeout=20):
+def _wait_healthy(port, proc, timeout=20, host="127.0.0.1"):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert proc.poll() is None, proc.communicate()
         try:
-            with urllib.request.urlopen("http://127.0.0.1:%d/_tablestone/health" % port, timeout=2) as r:
+            with urllib.request.urlopen("http://%s:%d/_tablestone/health" % (host, port), timeout=2) as r:
                 if r.status == 200:
                     return
         except OSError:
@@ -72,18 +72,22 @@ def test_start_keeps_the_config_files_settings_and_reads_tablestone_data(binary,
     port = harness.free_port()
     data = os.path.join(tmp, "from-file")
     config = os.path.join(tmp, "tablestone.json")
+    # Another loopback address than the default 127.0.0.1, and paths relative to the directory
+    # start.sh is run from (not the repository's).
     with open(config, "w") as f:
-        f.write('{"listen": {"port": %d}, "storage": {"location": "%s"}}' % (port, data))
+        f.write('{"listen": {"host": "127.0.0.2", "port": %d}, "storage": {"location": "from-file"}}' % port)
     log = os.path.join(tmp, "log")
     with open(log, "wb") as out:
-        proc = subprocess.Popen(["bash", START, "--config", config, "-s"], stdout=out, stderr=subprocess.STDOUT,
-                                env=_env(TABLESTONE_BIN=binary))
+        proc = subprocess.Popen(["bash", START, "--config", "tablestone.json", "-s"], stdout=out,
+                                stderr=subprocess.STDOUT, env=_env(TABLESTONE_BIN=binary), cwd=tmp)
     try:
-        _wait_healthy(port, proc)  # the file's port, not start.sh's 10002
+        _wait_healthy(port, proc, host="127.0.0.2")  # the file's host and port, not 127.0.0.1:10002
         assert os.path.exists(os.path.join(data, "LOCK"))  # the file's location, not ./data
     finally:
         proc.terminate()
         proc.wait(20)
+    assert "listening on http://127.0.0.2:%d" % port in open(log).read()
+    assert not os.path.exists(os.path.join(ROOT, "from-file"))
     # TABLESTONE_DATA (README's name) is the data directory and draws no "not a tablestone setting".
     data2 = os.path.join(tmp, "from-env")
     port2 = harness.free_port()
