@@ -172,7 +172,11 @@ bool SetupLogging(const LoggingConfig& config, std::string* error) {
   return true;
 }
 
-void LogStartupFailure(const std::string& message) {
+namespace {
+
+// One line on stderr (and the debug file) in the console's format, outside
+// the console loggers, whose stdout carries the log.
+void LogToStderr(spdlog::level::level_enum level, const std::string& message) {
   spdlog::sink_ptr console;
   if (g_format == "json") {
     console = std::make_shared<spdlog::sinks::stderr_sink_mt>();
@@ -183,9 +187,15 @@ void LogStartupFailure(const std::string& message) {
   std::vector<spdlog::sink_ptr> sinks{console};
   if (g_debug_file) sinks.push_back(g_debug_file);
   spdlog::logger logger("app", sinks.begin(), sinks.end());
-  logger.error("{}", message);
+  logger.log(level, "{}", message);
   logger.flush();
 }
+
+}  // namespace
+
+void LogStartupFailure(const std::string& message) { LogToStderr(spdlog::level::err, message); }
+
+void LogStartupWarning(const std::string& message) { LogToStderr(spdlog::level::warn, message); }
 
 void ShutdownLogging() {
   spdlog::apply_all([](const std::shared_ptr<spdlog::logger>& logger) { logger->flush(); });

@@ -28,6 +28,10 @@ bool SetupLogging(const LoggingConfig& config, std::string* error);
 // Call after SetupLogging succeeded.
 void LogStartupFailure(const std::string& message);
 
+// The same for a warning the operator must see at startup even when stdout
+// goes nowhere (a data directory that holds Azurite's data, not ours).
+void LogStartupWarning(const std::string& message);
+
 // Flushes and drops every logger (drains the access log queue).
 void ShutdownLogging();
 
