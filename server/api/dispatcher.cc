@@ -72,16 +72,6 @@ Authenticator::PolicyLookup MakePolicyLookup(storage::Engine& engine) {
   };
 }
 
-// A person who types the server's address into a browser gets the data
-// browser, not 400 InvalidUri: a bare GET / asking for HTML and carrying
-// neither a signature nor x-ms-version, so that every SDK request keeps its
-// answer (e2e: test_start_and_health.py, test_browser_at_the_root).
-bool IsBrowserAtRoot(const http::Request& request) {
-  return request.method() == boost::beast::http::verb::get && ToView(request.target()) == "/" &&
-         RequestHeader(request, "Accept").find("text/html") != std::string_view::npos &&
-         RequestHeader(request, "Authorization").empty() && RequestHeader(request, "x-ms-version").empty();
-}
-
 using Handler = void (*)(const ApiContext&, const RequestInfo&, http::Response&);
 
 // The dispatcher's row of an operation: its handler and where it runs. Its
@@ -250,6 +240,8 @@ bool Dispatcher::ServeServerRoute(const ServerRoute& route, const http::Request&
     response.body() = MetricsText();
   } else if (route.id == ServerRouteId::kUi) {
     ServeUi(path, context.remote_ip, options_, response);
+  } else if (route.id == ServerRouteId::kUiAtRoot) {
+    ServeUiAtRoot(response);
   }
   response.prepare_payload();
   Decorate(request, request_id, std::nullopt, response);
@@ -278,23 +270,12 @@ bool Dispatcher::MayReadServerDetail(const http::Request& request, std::string_v
 }
 
 void Dispatcher::Handle(const http::Request& request, const http::RequestContext& context, http::Completion done) {
-  {
-    const std::string_view target = ToView(request.target());
-    const ServerRoute* route = FindServerRoute(target.substr(0, target.find('?')), options_);
-    if (route != nullptr && ServeServerRoute(*route, request, context, done)) return;
+  if (const ServerRoute* route = FindServerRoute(request, options_)) {
+    if (ServeServerRoute(*route, request, context, done)) return;
   }
   RequestInfo info(request, context, protocol::NewGuid());
   http::Response response;
   response.version(request.version());
-  if (options_.ui && IsBrowserAtRoot(request)) {
-    response.result(302);
-    response.set(boost::beast::http::field::location, "/_tablestone/ui/");
-    response.set(boost::beast::http::field::content_type, "text/plain; charset=utf-8");
-    response.body() = "The tablestone data browser is at /_tablestone/ui/\n";
-    response.prepare_payload();
-    Decorate(info, response);
-    return done(std::move(response));  // not counted, as the UI's routes
-  }
   if (metrics_ != nullptr) info.metrics_account = metrics_->AccountIndex("");
   try {
     if (trace_ != nullptr && trace_->enabled()) info.trace = NewTrace(context);
@@ -436,9 +417,7 @@ bool Dispatcher::AdmitHeaders(const http::Request& header, const http::RequestCo
 
 bool Dispatcher::AdmitHeaders(const http::Request& header, const http::RequestContext& context,
                               http::Response& refusal, http::BodyAdmission& body) {
-  const std::string_view target = ToView(header.target());
-  const std::string_view path = target.substr(0, target.find('?'));
-  const ServerRoute* route = FindServerRoute(path, options_);
+  const ServerRoute* route = FindServerRoute(header, options_);
   if (route != nullptr && route->auth != RouteAuth::kAdminSignature) {
     // Routes without a body and without a signature: a body still to come is
     // refused unread (413 and a lingering close that drops it), so that

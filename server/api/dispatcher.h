@@ -19,7 +19,7 @@
 // once the engine's next log write has covered it; 500 if that write failed.
 //
 // The server's own routes under /_tablestone/ (status, UI and admin:
-// server_routes.h) are looked up in their one table before the Table API's
+// server_routes.h), and a browser's GET / (sent to the UI), are looked up in their one table before the Table API's
 // routing, when the headers arrive and when the request is handled, and
 // answered where their row places them, with the common headers and without
 // being counted or traced. Who may call them: their row's RouteAuth

@@ -1,5 +1,7 @@
 #include "server/api/server_routes.h"
 
+#include "server/api/api_context.h"
+
 namespace tablestone::api {
 namespace {
 
@@ -28,12 +30,21 @@ const ServerRoute* FindServerRoute(std::string_view path) {
   return nullptr;
 }
 
-const ServerRoute* FindServerRoute(std::string_view path, const ApiOptions& options) {
-  const ServerRoute* route = FindServerRoute(path);
+const ServerRoute* FindServerRoute(const http::Request& request, const ApiOptions& options) {
+  const std::string_view target(request.target().data(), request.target().size());
+  const ServerRoute* route = FindServerRoute(target.substr(0, target.find('?')));
   if (route == nullptr) return nullptr;
   if (route->auth == RouteAuth::kAdminSignature && !options.admin_api) return nullptr;
-  if (route->id == ServerRouteId::kUi && !options.ui) return nullptr;
+  if ((route->id == ServerRouteId::kUi || route->id == ServerRouteId::kUiAtRoot) && !options.ui) return nullptr;
+  if (route->browser_page && !IsBrowserPageRequest(request)) return nullptr;
   return route;
+}
+
+bool IsBrowserPageRequest(const http::Request& request) {
+  const std::string_view target(request.target().data(), request.target().size());
+  return request.method() == boost::beast::http::verb::get && target.find('?') == std::string_view::npos &&
+         RequestHeader(request, "Accept").find("text/html") != std::string_view::npos &&
+         RequestHeader(request, "Authorization").empty() && RequestHeader(request, "x-ms-version").empty();
 }
 
 bool ServesMethod(const ServerRoute& route, std::string_view method) {

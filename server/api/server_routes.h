@@ -8,6 +8,9 @@
 //   UI routes      GET /_tablestone/ui/... (docs/ui.md, ui_routes.h)
 //   admin routes   snapshot, reset, trace, faults (docs/admin-api.md,
 //                  admin_routes.h), signed for the one Authenticator
+// and one outside it: GET / from a browser's address bar, redirected to the
+// UI (ServerRoute::browser_page; every other request to / is the Table
+// API's, as on the service).
 // None is counted in the metrics or traced: reading the server's state does
 // not change what it reads. The `_tablestone` segment cannot clash with an
 // account name (lower-case letters and digits only).
@@ -18,10 +21,11 @@
 
 #include "server/api/api_options.h"
 #include "server/api/placement.h"
+#include "server/http/handler.h"
 
 namespace tablestone::api {
 
-enum class ServerRouteId { kHealth, kMetrics, kUi, kSnapshot, kReset, kTrace, kFaults, kFaultsRealistic };
+enum class ServerRouteId { kHealth, kMetrics, kUi, kUiAtRoot, kSnapshot, kReset, kTrace, kFaults, kFaultsRealistic };
 
 // Who may call a route (docs/admin-api.md).
 enum class RouteAuth {
@@ -52,12 +56,18 @@ struct ServerRoute {
   bool subtree;
   RouteAuth auth;
   Placement placement;  // kIoThread (from memory) or kLongLane (waits for the disk)
+  // Only a browser's page request takes the route (IsBrowserPageRequest): the
+  // path is shared with the Table API, whose requests go on to its routing.
+  bool browser_page = false;
 };
 
-inline constexpr std::array<ServerRoute, 8> kServerRoutes = {{
+inline constexpr std::array<ServerRoute, 9> kServerRoutes = {{
     {ServerRouteId::kHealth, "GET", "/_tablestone/health", false, RouteAuth::kAnyone, Placement::kIoThread},
     {ServerRouteId::kMetrics, "GET", "/_tablestone/metrics", false, RouteAuth::kServerDetail, Placement::kIoThread},
     {ServerRouteId::kUi, "GET", "/_tablestone/ui", true, RouteAuth::kAllowedHost, Placement::kIoThread},
+    // The server's address typed into a browser: 302 to the UI, not 400 InvalidUri.
+    {ServerRouteId::kUiAtRoot, "GET", "/", false, RouteAuth::kAllowedHost, Placement::kIoThread,
+     /*browser_page=*/true},
     {ServerRouteId::kSnapshot, "POST", "/_tablestone/snapshot", false, RouteAuth::kAdminSignature,
      Placement::kLongLane},
     {ServerRouteId::kReset, "POST", "/_tablestone/reset", false, RouteAuth::kAdminSignature, Placement::kLongLane},
@@ -69,11 +79,18 @@ inline constexpr std::array<ServerRoute, 8> kServerRoutes = {{
      Placement::kLongLane},
 }};
 
-// The route of `path` (no query) among those `options` turn on (the admin
-// routes need ApiOptions::admin_api, the UI's ApiOptions::ui), or null.
-const ServerRoute* FindServerRoute(std::string_view path, const ApiOptions& options);
-// The route of `path` whether on or off, or null.
+// The route `request` takes among those `options` turn on (the admin routes
+// need ApiOptions::admin_api, the UI's ApiOptions::ui), or null: the request
+// is the Table API's. Looks at the path, and for a browser_page row at the
+// request's method and headers too; AdmitHeaders and Handle both ask here,
+// so they agree.
+const ServerRoute* FindServerRoute(const http::Request& request, const ApiOptions& options);
+// The route of `path` (no query) whether on or off, or null.
 const ServerRoute* FindServerRoute(std::string_view path);
+// True for what a browser sends when a person types the server's address:
+// GET of the bare path (no query), Accept naming text/html, and neither an
+// Authorization nor an x-ms-version header (which every SDK request carries).
+bool IsBrowserPageRequest(const http::Request& request);
 // True when `route` serves `method` (as on the request line).
 bool ServesMethod(const ServerRoute& route, std::string_view method);
 // Who may call `route` with `target` (path and query): the health route's

@@ -73,4 +73,12 @@ void ServeUi(std::string_view path, std::string_view remote_ip, const ApiOptions
   response.body().assign(file->bytes.data(), file->bytes.size());
 }
 
+void ServeUiAtRoot(http::Response& response) {
+  SetCommon(response);
+  response.result(bhttp::status::found);
+  response.set(bhttp::field::location, std::string(kUiPrefix) + "/");
+  response.set(bhttp::field::content_type, "text/plain; charset=utf-8");
+  response.body() = "The tablestone data browser is at " + std::string(kUiPrefix) + "/\n";
+}
+
 }  // namespace tablestone::api

@@ -5,6 +5,10 @@
 //   GET /_tablestone/ui/               index.html
 //   GET /_tablestone/ui/config.json    what the page needs to start (below)
 //   GET /_tablestone/ui/<file>         an embedded asset by exact base name
+//   GET /  from a browser              redirect (302) to /_tablestone/ui/; only
+//                                      a page request (IsBrowserPageRequest,
+//                                      server_routes.h): SDK requests to / stay
+//                                      the Table API's
 // Anything else under the prefix is 404; a name is looked up as it is sent
 // (no decoding, no directories), so no request can reach outside the embedded
 // files.
@@ -40,6 +44,11 @@ inline bool IsUiPath(std::string_view path) {
 // Fills `response` (status, headers, body; not prepare_payload) for a GET of
 // `path` (IsUiPath) from a peer at `remote_ip`.
 void ServeUi(std::string_view path, std::string_view remote_ip, const ApiOptions& options, http::Response& response);
+
+// Fills `response` for a browser's GET / (ServerRouteId::kUiAtRoot): a 302
+// to the UI, with a one-line text body naming it for a client that does not
+// follow redirects.
+void ServeUiAtRoot(http::Response& response);
 
 // True for a textual IPv4/IPv6 loopback address (127.0.0.0/8, ::1, and
 // IPv4-mapped ::ffff:127.x.y.z). Inline: server/app uses it without linking

@@ -7,6 +7,7 @@ import { TableClient, TableError } from './table_client.js';
 import { fromWire, kTypes, toWireEntity, unchangedText } from './edm.js';
 import { collect, download, exportQuery, toCsv, toJsonLines } from './export.js';
 import { MetricsPoller } from './metrics.js';
+import { emptyGridText, tableCountText } from './grid_text.js';
 
 // The development account's key is published by Microsoft (Learn:
 // azurite#well-known-storage-account-and-key); the server says when it may be
@@ -117,7 +118,7 @@ async function loadTables(more = false) {
     return true;
   });
   $('more-tables').hidden = !tablesNext;
-  if (ok) say(`${$('tables').children.length} table(s) in ${state.client.account}.`);
+  if (ok) say(tableCountText($('tables').children.length, Boolean(tablesNext), state.client.account));
   if (ok && $('tables').children.length === 0) $('new-table').focus();
   // The key was refused: ask for another one.
   if (!ok && !$('error').hidden && $('error').textContent.startsWith('403')) {
@@ -161,9 +162,10 @@ async function onDeleteTable() {
 
 // ---- entities -------------------------------------------------------------
 
-// A cell shows at most this many characters; longer values get a button
-// that shows the rest (a 2,000-character value made a row taller than the window).
-const kCellChars = 200;
+// A cell shows at most this many characters (three lines of the widest
+// column); longer values get a button that shows the rest (a 2,000-character
+// value made a row taller than the window).
+const kCellChars = 120;
 
 function valueCell(td, text) {
   if (text.length <= kCellChars) {
@@ -254,9 +256,12 @@ function renderGrid() {
   const body = document.createDocumentFragment();
   state.rows.forEach((row, index) => {
     const tr = document.createElement('tr');
+    // The keys are one line each, cut with an ellipsis by the style sheet;
+    // the whole key is in the tooltip and in the editor.
     const pk = document.createElement('td');
     pk.className = 'pk';
-    valueCell(pk, row.pk ?? '');
+    pk.textContent = row.pk ?? '';
+    pk.title = row.pk ?? '';
     const rk = document.createElement('th');
     rk.className = 'rk';
     rk.scope = 'row';
@@ -264,6 +269,7 @@ function renderGrid() {
     open.type = 'button';
     const rkText = row.rk ?? '(no RowKey)';
     open.textContent = rkText.length > kCellChars ? `${rkText.slice(0, kCellChars)}…` : rkText;
+    open.title = rkText;
     open.setAttribute('aria-label', `Open entity ${row.pk} / ${row.rk}`);
     open.addEventListener('click', () => openEditor(index, open));
     rk.append(open);
@@ -294,10 +300,9 @@ function renderGrid() {
   const empty = !state.failed && state.rows.length === 0;
   $('grid-empty').hidden = !empty;
   if (empty) {
-    const filtered = state.query.filter !== '' || state.page > 0;
-    $('grid-empty').textContent = filtered
-      ? 'No entity on this page matches the query.'
-      : `Table ${state.table} is empty. Add an entity with New entity, or load a file with tablestone import (docs/export-format.md).`;
+    $('grid-empty').textContent = emptyGridText({
+      table: state.table, filter: state.query.filter, page: state.page, more: state.next !== null,
+    });
   }
   const info = state.failed
     ? `Page ${state.page + 1} · the query failed`

@@ -2,6 +2,8 @@
 // docs/observability.md) and shows rates over the last interval, computed
 // from the difference of two scrapes of the counters.
 
+import { noAnswer } from './table_client.js';
+
 // Sums of the figures the panel needs from one exposition.
 export function summarize(text) {
   const s = { requests: 0, errors: 0, latencySum: 0, latencyCount: 0, connections: 0, uptime: 0, entities: 0 };
@@ -78,7 +80,12 @@ export class MetricsPoller {
 
   async poll() {
     try {
-      const response = await fetch('/_tablestone/metrics', { cache: 'no-store' });
+      let response;
+      try {
+        response = await fetch('/_tablestone/metrics', { cache: 'no-store' });
+      } catch {
+        throw new Error(noAnswer(location.origin));
+      }
       if (!response.ok) throw new Error(`metrics answered ${response.status}`);
       const now = performance.now();
       const current = summarize(await response.text());

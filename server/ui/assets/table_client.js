@@ -21,6 +21,14 @@ export class TableError extends Error {
   }
 }
 
+// What to say when a request gets no HTTP answer at all (the server is
+// stopped or unreachable): the browser's own words ("Failed to fetch",
+// "NetworkError when attempting to fetch resource") name neither the server
+// nor the likely cause.
+export function noAnswer(origin) {
+  return `The server at ${origin} did not answer: is tablestone still running? Start it again, then reload this page.`;
+}
+
 // Key literal of an entity path: quotes doubled, then percent-encoded.
 function keyLiteral(value) {
   return encodeURIComponent(value.replaceAll("'", "''"));
@@ -55,9 +63,7 @@ export class TableClient {
     try {
       response = await fetch(url, { method, headers: all, body, cache: 'no-store' });
     } catch {
-      throw new TableError(0, 'NetworkError',
-        `The server at ${location.origin} did not answer: is tablestone still running? ` +
-        'Start it again, then reload this page.');
+      throw new TableError(0, 'NetworkError', noAnswer(location.origin));
     }
     if (!response.ok) {
       const text = await response.text();

@@ -120,7 +120,26 @@ async function main() {
       await page.waitForSelector("body[data-ready=true]");
       assert.equal(await page.isHidden("#key-form"), true);
       assert.equal(await page.inputValue("#account"), "devstoreaccount1");
-      assert.match(await page.textContent("#status"), /0 table\(s\) in devstoreaccount1/);
+      assert.equal(await page.textContent("#status"), "0 tables in account devstoreaccount1.");
+    });
+
+    await step("the server's address typed into a browser opens the data browser (issue 35)", async () => {
+      const other = await context.newPage();
+      try {
+        const response = await other.goto(`${base}/`);
+        assert.equal(other.url(), `${base}/_tablestone/ui/`);
+        assert.equal(response.status(), 200);
+        assert.equal((await response.request().redirectedFrom()?.response())?.status(), 302);
+        await other.waitForSelector("body[data-ready=true]");
+        // A request to / that is not a page request (here: x-ms-version) keeps the Table API's answer.
+        const api = await other.evaluate(async () => {
+          const r = await fetch("/", { headers: { "x-ms-version": "2019-02-02", Accept: "text/html" } });
+          return [r.status, r.headers.get("x-ms-error-code"), r.redirected];
+        });
+        assert.deepEqual(api, [400, "InvalidUri", false]);
+      } finally {
+        await other.close();
+      }
     });
 
     await step("creates a table", async () => {
@@ -131,12 +150,17 @@ async function main() {
       assert.deepEqual(sdk("tables"), ["UiPeople"]);
       // An empty table says so, instead of showing only its headers.
       assert.equal(await page.isVisible("#grid-empty"), true);
-      assert.match(await page.textContent("#grid-empty"), /Table UiPeople is empty\. Add an entity with New entity/);
+      assert.match(await page.textContent("#grid-empty"), /^No entities: table UiPeople is empty\. Add one with New entity/);
     });
 
     await step("a blank New entity asks before inserting empty keys (issue 35 item 6)", async () => {
       await page.click("#new-entity");
       await page.waitForSelector("#editor[open]");
+      // A new entity's keys are ordinary fields (a stored entity's are not: "edits an entity").
+      for (const id of ["#pk", "#rk"]) {
+        assert.deepEqual(await page.$eval(id, (i) => [i.hasAttribute("readonly"), getComputedStyle(i).borderTopStyle]), [false, "solid"]);
+      }
+      assert.equal(await page.isHidden("#keys-fixed"), true);
       dialogs.length = 0;
       dialogAnswer = false;
       try {
@@ -200,9 +224,15 @@ async function main() {
       assert.equal(await page.isHidden("#grid-empty"), true);
       await page.click("#grid tbody th button");
       // The stored entity's keys are read-only and look it, with the reason beside them.
-      assert.equal(await page.$eval("#pk", (i) => i.readOnly), true);
-      assert.equal(await page.$eval("#pk", (i) => getComputedStyle(i).borderTopStyle), "dashed");
+      for (const id of ["#pk", "#rk"]) {
+        assert.deepEqual(await page.$eval(id, (i) => [i.hasAttribute("readonly"), getComputedStyle(i).borderTopStyle]), [true, "dashed"]);
+        assert.notEqual(await page.$eval(id, (i) => getComputedStyle(i).backgroundColor), "rgb(255, 255, 255)");
+      }
       assert.equal(await page.isVisible("#keys-fixed"), true);
+      // Typing into a key changes nothing.
+      await page.focus("#pk");
+      await page.keyboard.type("zz");
+      assert.equal(await page.inputValue("#pk"), "p1");
       const age = page.locator("#props .prop").nth(1).locator(".prop-value");
       assert.equal(await age.inputValue(), "36");
       await age.fill("37");
@@ -350,39 +380,90 @@ async function main() {
       assert.equal(await page.isHidden("#error"), true);
     });
 
-    await step("wide tables: keys stay in view, long values fold, no String badge, each page opens at the top (issue 35)", async () => {
+    await step("wide tables: keys stay in view, long values fold, no String badge (issue 35)", async () => {
       assert.deepEqual(sdk("wide", "UiWide", "60"), { loaded: 60 });
       await page.reload();
       await page.waitForSelector("body[data-ready=true]");
       await page.click("#tables button[data-table=UiWide]");
       await waitInfo("Page 1 · 60 entities");
+      // Only values other than strings carry their type.
       const badges = await page.$$eval("#grid tbody .type", (s) => s.map((x) => x.textContent));
       assert.ok(badges.includes("Int32") && !badges.includes("String"), String(badges.slice(0, 5)));
-      // The 2,000-character value is folded to one short cell, with a button for the rest.
+      const stringCell = await page.$eval("#grid tbody tr:nth-child(2) td:nth-child(5)", (td) => [td.textContent, td.querySelectorAll(".type").length]);
+      assert.deepEqual(stringCell, ["value 1", 0]);
+      // The 2,000-character value is folded to a few lines, with a button for the rest.
       const more = page.locator("#grid tbody tr").first().locator("button.more");
       assert.equal(await more.textContent(), "all 2,000 characters");
-      const height = await page.$eval("#grid tbody tr", (r) => r.getBoundingClientRect().height);
-      assert.ok(height < 250, `first row is ${height}px tall`);
+      const heights = await page.$$eval("#grid tbody tr", (rows) => rows.slice(0, 2).map((r) => r.getBoundingClientRect().height));
+      assert.ok(heights[0] <= 100, `the row with the long value is ${heights[0]}px tall`);
+      // A long PartitionKey stays on one line (cut, the whole key in its tooltip).
+      assert.ok(heights[1] <= 40, `a plain row is ${heights[1]}px tall`);
+      assert.equal(await page.$eval("#grid tbody td.pk", (td) => td.title), "partition-with-a-longish-name-that-is-cut");
+      // The whole value is one click away, and folds again.
       await more.click();
       assert.equal(await more.getAttribute("aria-expanded"), "true");
       assert.equal(await more.evaluate((b) => b.previousElementSibling.textContent), "x".repeat(2000));
       await more.click();
       assert.equal(await more.getAttribute("aria-expanded"), "false");
-      // Scrolled to the far right, PartitionKey and RowKey are still at the left edge.
+      assert.ok((await page.$eval("#grid tbody tr", (r) => r.getBoundingClientRect().height)) <= 100);
+      // Scrolled to the far right, PartitionKey and RowKey are still at the left edge, side by side.
       await page.$eval(".grid-wrap", (w) => { w.scrollLeft = w.scrollWidth; w.scrollTop = 300; });
       await page.waitForTimeout(50);
       const edges = await page.evaluate(() => {
-        const left = (sel) => document.querySelector(sel).getBoundingClientRect().left;
-        return { wrap: left(".grid-wrap"), pk: left("#grid tbody td.pk"), rk: left("#grid tbody th.rk"), scrolled: document.querySelector(".grid-wrap").scrollLeft };
+        const box = (sel) => document.querySelector(sel).getBoundingClientRect();
+        const row = [...document.querySelectorAll("#grid tbody tr")].find((r) => r.getBoundingClientRect().top > box(".grid-wrap").top + 40);
+        return {
+          wrap: box(".grid-wrap").left, pk: row.querySelector("td.pk").getBoundingClientRect().left,
+          pkRight: row.querySelector("td.pk").getBoundingClientRect().right, rk: row.querySelector("th.rk").getBoundingClientRect().left,
+          headPk: box("#grid thead th.pk").left, timestamp: box("#grid thead th:nth-child(3)").left,
+          scrolled: document.querySelector(".grid-wrap").scrollLeft,
+        };
       });
       assert.ok(edges.scrolled > 500, JSON.stringify(edges));
+      assert.ok(edges.timestamp < edges.wrap, `the other columns scrolled away: ${JSON.stringify(edges)}`);
       assert.ok(Math.abs(edges.pk - edges.wrap) <= 2, JSON.stringify(edges));
-      assert.ok(edges.rk > edges.pk && edges.rk - edges.wrap < 220, JSON.stringify(edges));
+      assert.ok(Math.abs(edges.headPk - edges.wrap) <= 2, JSON.stringify(edges));
+      assert.ok(Math.abs(edges.rk - edges.pkRight) <= 2, JSON.stringify(edges));
+      // The picture: the first row's cut value beside the keys.
+      await page.$eval(".grid-wrap", (w) => { w.scrollTop = 0; });
       await shot("wide");
-      // Another table, and another page, open at the top-left, not at the previous position.
+    });
+
+    await step("each table, page and query opens at the top-left corner (issue 35)", async () => {
+      const at = () => page.$eval(".grid-wrap", (w) => [w.scrollTop, w.scrollLeft]);
+      const scrollAway = async () => {
+        await page.$eval(".grid-wrap", (w) => { w.scrollTop = 5000; w.scrollLeft = 5000; });
+        const [top, left] = await at();
+        assert.ok(top > 0 && left > 0, `scrolled to ${top}, ${left}`);
+      };
+      // Another page of a wide table.
+      await page.fill("#top", "30");
+      await page.click("#query button");
+      await waitInfo("Page 1 · 30 entities · more");
+      assert.deepEqual(await at(), [0, 0]);
+      await scrollAway();
+      await page.click("#next");
+      await waitInfo("Page 2 · 30 entities");
+      assert.deepEqual(await at(), [0, 0]);
+      await scrollAway();
+      await page.click("#first");
+      await waitInfo("Page 1 · 30 entities · more");
+      assert.deepEqual(await at(), [0, 0]);
+      // Another query: one that matches nothing says so.
+      await scrollAway();
+      await page.fill("#filter", "RowKey eq 'none'");
+      await page.click("#query button");
+      await waitInfo("Page 1 · 0 entities");
+      assert.deepEqual(await at(), [0, 0]);
+      assert.equal(await page.textContent("#grid-empty"), "No entities match $filter RowKey eq 'none'. Change or clear the filter and run the query again.");
+      // Another table.
+      await page.fill("#filter", "");
+      await page.fill("#top", "");
+      await page.click("#query button");
+      await waitInfo("Page 1 · 60 entities");
+      await scrollAway();
       await page.click("#tables button[data-table=UiMany]");
       await waitInfo("Page 1 · 1000 entities · more");
-      const at = () => page.$eval(".grid-wrap", (w) => [w.scrollTop, w.scrollLeft]);
       assert.deepEqual(await at(), [0, 0]);
       await page.$eval(".grid-wrap", (w) => { w.scrollTop = 5000; });
       assert.ok((await at())[0] > 0);
@@ -487,7 +568,7 @@ async function main() {
       await fresh.waitForSelector("#key-form:not([hidden])");
       await fresh.fill("#key", SECOND_KEY);
       await fresh.press("#key", "Enter");
-      await fresh.waitForFunction(() => /0 table\(s\) in second/.test(document.getElementById("status").textContent));
+      await fresh.waitForFunction(() => /^0 tables in account second\.$/.test(document.getElementById("status").textContent));
       assert.equal(await fresh.isHidden("#key-form"), true);
       assert.equal(await fresh.evaluate(() => sessionStorage.getItem("tablestone.key.second")), SECOND_KEY);
       assert.equal(await fresh.evaluate(() => localStorage.length), 0);
@@ -510,6 +591,12 @@ async function main() {
         const text = await other.textContent("#error");
         assert.match(text, new RegExp(`^The server at http://127\\.0\\.0\\.1:${port3} did not answer: is tablestone still running\\?`));
         assert.doesNotMatch(text, /^0 |NetworkError|Failed to fetch/);
+        // The metrics panel says the same, not the browser's "Failed to fetch".
+        await other.click("#metrics-panel summary");
+        await other.waitForFunction(() => /did not answer/.test(document.getElementById("metrics").textContent));
+        const metrics = await other.textContent("#metrics");
+        assert.match(metrics, new RegExp(`^Metrics unavailable: The server at http://127\\.0\\.0\\.1:${port3} did not answer`));
+        assert.doesNotMatch(metrics, /Failed to fetch|NetworkError/);
       } finally {
         await other.close();
         if (lone.exitCode === null) lone.kill("SIGTERM");

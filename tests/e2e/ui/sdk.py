@@ -46,7 +46,7 @@ def main(argv):
         n = int(args[1])
         ops = []
         for i in range(n):
-            entity = {"PartitionKey": "partition-with-a-longish-name", "RowKey": "r%03d" % i}
+            entity = {"PartitionKey": "partition-with-a-longish-name-that-is-cut", "RowKey": "r%03d" % i}
             for c in range(30):
                 entity["Column%02d" % c] = ("value %d" % i) if c % 2 else i
             if i == 0:

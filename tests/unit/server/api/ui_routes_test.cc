@@ -1,6 +1,7 @@
 // The data browser's routes (server/api/ui_routes.h) through the dispatcher:
 // content types and security headers, 404 for anything not embedded (no path
-// traversal), config.json's dev-key rule, and --noUi.
+// traversal), config.json's dev-key rule, --noUi, and a browser's GET / sent to
+// the page while every SDK request to / keeps the Table API's answer.
 #include "server/api/ui_routes.h"
 
 #include <gtest/gtest.h>
@@ -8,6 +9,8 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "server/api/api_handler.h"
 #include "server/ui/ui_assets.h"
@@ -217,6 +220,117 @@ TEST_F(UiRoutesTest, ARebindingHostIsRefused) {
     ctx.remote_ip = "127.0.0.1";
     EXPECT_EQ(http::HandleAndWait(*handler_, req, ctx).result_int(), 200u) << host;
   }
+}
+
+// Issue 35: the server's address typed into a browser answered 400 InvalidUri.
+// A browser's page request for / is sent to the UI; nothing else sent to / is.
+class UiAtRootTest : public UiRoutesTest {
+ protected:
+  static constexpr char kBrowserAccept[] = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
+
+  static std::string ErrorCode(const http::Response& r) { return H(r, "x-ms-error-code"); }
+
+  http::Response Root(std::vector<std::pair<std::string, std::string>> headers, bhttp::verb verb = bhttp::verb::get,
+                      const std::string& target = "/", const std::string& host = "127.0.0.1:10002") {
+    if (!handler_) handler_ = MakeApiHandler(*engine_, *executor_, options_);
+    http::Request req{verb, target, 11};
+    if (!host.empty()) req.set(bhttp::field::host, host);
+    for (const auto& [name, value] : headers) req.set(name, value);
+    http::RequestContext ctx;
+    ctx.remote_ip = "127.0.0.1";
+    return http::HandleAndWait(*handler_, req, ctx);
+  }
+};
+
+TEST_F(UiAtRootTest, ABrowserIsRedirectedToThePage) {
+  for (const char* accept : {kBrowserAccept, "text/html"}) {
+    const auto r = Root({{"Accept", accept}});
+    EXPECT_EQ(r.result_int(), 302) << accept;
+    EXPECT_EQ(H(r, "Location"), "/_tablestone/ui/") << accept;
+    EXPECT_EQ(H(r, "Content-Type"), "text/plain; charset=utf-8");
+    EXPECT_NE(r.body().find("/_tablestone/ui/"), std::string::npos) << r.body();
+    EXPECT_FALSE(H(r, "Content-Security-Policy").empty());
+    EXPECT_FALSE(H(r, "x-ms-request-id").empty());  // the common headers, as on every answer
+  }
+}
+
+// What the Table API answers for / (the service refuses a bare GET / with
+// 400 InvalidUri) is kept for every request an SDK or a script sends.
+TEST_F(UiAtRootTest, EveryOtherRequestToTheRootKeepsTheTableApisAnswer) {
+  const auto table_api = Root({{"Accept", "application/json;odata=minimalmetadata"}, {"x-ms-version", "2019-02-02"}});
+  ASSERT_NE(table_api.result_int(), 302);
+  EXPECT_EQ(table_api.result_int(), 400);
+  EXPECT_EQ(ErrorCode(table_api), "InvalidUri");
+  const auto plain = Root({});
+  EXPECT_EQ(plain.result_int(), 400);
+  EXPECT_EQ(ErrorCode(plain), "InvalidUri");
+  struct Case {
+    const char* why;
+    std::vector<std::pair<std::string, std::string>> headers;
+    bhttp::verb verb;
+    std::string target;
+  };
+  const std::vector<Case> cases = {
+      {"no text/html in Accept", {{"Accept", "application/json"}}, bhttp::verb::get, "/"},
+      {"x-ms-version", {{"Accept", kBrowserAccept}, {"x-ms-version", "2019-02-02"}}, bhttp::verb::get, "/"},
+      {"a signature", {{"Accept", kBrowserAccept}, {"Authorization", "SharedKeyLite devstoreaccount1:x"}},
+       bhttp::verb::get, "/"},
+      {"a query", {{"Accept", kBrowserAccept}}, bhttp::verb::get, "/?restype=service&comp=properties"},
+      {"HEAD", {{"Accept", kBrowserAccept}}, bhttp::verb::head, "/"},
+      {"POST", {{"Accept", kBrowserAccept}}, bhttp::verb::post, "/"},
+  };
+  for (const Case& c : cases) {
+    const auto r = Root(c.headers, c.verb, c.target);
+    EXPECT_NE(r.result_int(), 302) << c.why;
+    EXPECT_TRUE(H(r, "Location").empty()) << c.why;
+    EXPECT_TRUE(H(r, "Content-Security-Policy").empty()) << c.why;
+    EXPECT_FALSE(ErrorCode(r).empty()) << c.why << ": the Table API's error, not the UI's answer";
+  }
+  // The same request as the Table API's reference above, but asking for HTML: the same answer.
+  const auto sdk_html = Root({{"Accept", kBrowserAccept}, {"x-ms-version", "2019-02-02"}});
+  EXPECT_EQ(sdk_html.result_int(), table_api.result_int());
+  EXPECT_EQ(ErrorCode(sdk_html), ErrorCode(table_api));
+}
+
+// A body sent to / is the Table API's to admit (Set Table Service Properties
+// is PUT /?restype=service&comp=properties): the UI's rule for its own
+// routes, no body at all, must not reach it, whatever Accept says.
+TEST_F(UiAtRootTest, BodiesSentToTheRootAreStillTheTableApis) {
+  handler_ = MakeApiHandler(*engine_, *executor_, options_);
+  http::Request put{bhttp::verb::put, "/?restype=service&comp=properties", 11};
+  put.set(bhttp::field::host, "127.0.0.1:10002");
+  put.set(bhttp::field::accept, kBrowserAccept);
+  put.set(bhttp::field::content_length, "300");
+  put.set("x-ms-version", "2019-02-02");
+  http::Response refusal;
+  http::BodyAdmission body;
+  // The Table API refuses it on its headers as before (path-style, / names no
+  // account: 400 InvalidUri), never with the UI's 413.
+  EXPECT_FALSE(handler_->AdmitHeaders(put, http::RequestContext{}, refusal, body));
+  EXPECT_EQ(refusal.result_int(), 400);
+  EXPECT_EQ(ErrorCode(refusal), "InvalidUri");
+  // A page request carrying a body (no browser sends one) is the UI's, and refused unread.
+  http::Request get{bhttp::verb::get, "/", 11};
+  get.set(bhttp::field::host, "127.0.0.1:10002");
+  get.set(bhttp::field::accept, kBrowserAccept);
+  get.set(bhttp::field::content_length, "1000000");
+  http::Response refused;
+  EXPECT_FALSE(handler_->AdmitHeaders(get, http::RequestContext{}, refused));
+  EXPECT_EQ(refused.result_int(), 413);
+}
+
+TEST_F(UiAtRootTest, NoUiAndRebindingHostsGetNoRedirect) {
+  options_.ui = false;
+  const auto off = Root({{"Accept", kBrowserAccept}});
+  EXPECT_EQ(off.result_int(), 400);
+  EXPECT_EQ(ErrorCode(off), "InvalidUri");
+  options_.ui = true;
+  handler_.reset();
+  // As the page itself: answered only to a Host a DNS-rebinding page cannot send.
+  const auto rebound = Root({{"Accept", kBrowserAccept}}, bhttp::verb::get, "/", "rebind.example:10002");
+  EXPECT_EQ(rebound.result_int(), 403);
+  EXPECT_TRUE(H(rebound, "Location").empty());
+  EXPECT_EQ(Root({{"Accept", kBrowserAccept}}, bhttp::verb::get, "/", "localhost:10002").result_int(), 302);
 }
 
 }  // namespace

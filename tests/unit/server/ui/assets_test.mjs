@@ -9,6 +9,7 @@ import { createHmac } from 'node:crypto';
 import { fromWire, parseWireJson, toWireEntity, toWireValue, unchangedText } from '../../../../server/ui/assets/edm.js';
 import { csvField, exportQuery, toCsv, toJsonLines } from '../../../../server/ui/assets/export.js';
 import { rates, summarize } from '../../../../server/ui/assets/metrics.js';
+import { emptyGridText, tableCountText } from '../../../../server/ui/assets/grid_text.js';
 import { canonicalizedResource, importAccountKey, sharedKeyLite } from '../../../../server/ui/assets/signing.js';
 
 test('wire entity: types from annotations and from number text', () => {
@@ -171,4 +172,19 @@ test('metrics: entities are the exact per-account counts, not the storage estima
   );
   assert.equal(s.entities, 202656);
   assert.equal(rates(null, s, 0).entities, 202656);
+});
+
+test('grid sentences: table counts in words, and an empty page says why (issue 35)', () => {
+  assert.equal(tableCountText(0, false, 'a'), '0 tables in account a.');
+  assert.equal(tableCountText(1, false, 'a'), '1 table in account a.');
+  assert.equal(tableCountText(1000, true, 'a'), '1000 tables shown (more on the server) in account a.');
+  const at = (over) => emptyGridText({ table: 'T', filter: '', page: 0, more: false, ...over });
+  assert.match(at({}), /^No entities: table T is empty\. Add one with New entity/);
+  assert.equal(at({ filter: "N eq 1" }), "No entities match $filter N eq 1. Change or clear the filter and run the query again.");
+  // An empty page with a continuation is not the end, filtered or not, first page or not.
+  for (const over of [{ more: true }, { more: true, filter: 'N eq 1' }, { more: true, page: 3 }]) {
+    assert.equal(at(over), 'No entities on this page; the query goes on: use Next.', JSON.stringify(over));
+  }
+  assert.equal(at({ page: 2 }), 'No more entities: this is the end of the query.');
+  assert.equal(at({ page: 2, filter: 'N eq 1' }), 'No more entities: this is the end of the query.');
 });
