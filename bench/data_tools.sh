@@ -110,7 +110,7 @@ rate "$N" "$(echo "$t1 - $t0" | bc)" copy
 # timed admin steps below for the two cores and the disk.
 kill "${PIDS[1]}" "${PIDS[2]}"; wait "${PIDS[1]}" "${PIDS[2]}" 2>/dev/null || true
 
-"$BIN" snapshot --from "$(conn "$P1")" --to "$W/snap-admin" | python3 -c 'import json,sys;print("%-18s %9.1f ms (server side)" % ("snapshot-admin", json.load(sys.stdin)["ms"]))'
+"$BIN" snapshot --from "$(conn "$P1")" --to "$W/snap-admin" --json | python3 -c 'import json,sys;print("%-18s %9.1f ms (server side)" % ("snapshot-admin", json.load(sys.stdin)["ms"]))'
 "$BIN" reset --from "$(conn "$P1")" | python3 -c 'import json,sys;print("%-18s %9.1f ms (server side)" % ("reset-admin", json.load(sys.stdin)["ms"]))'
 
 P4=$(free_port); mkdir -p "$W/d4"

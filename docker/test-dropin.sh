@@ -271,7 +271,7 @@ PYEOF
     pass "root-owned 0600 --cert/--key: HTTPS answers, server uid 10002"
   else echo "${out:-}"; "$CLI" logs "$c" 2>&1 | tail -10; fail "root-owned 0600 --cert/--key"; fi
   # The image's HEALTHCHECK follows the listener: --cert among PID 1's arguments, so it probes over TLS.
-  if out="$("$CLI" exec "$c" tablestone-healthcheck 2>&1)" && [[ "$out" == *", https)"* ]]; then
+  if out="$("$CLI" exec "$c" tablestone-healthcheck 2>&1)" && [[ "$out" == *"healthy: https://"* ]]; then
     pass "HEALTHCHECK probe of an HTTPS (--cert) container"
   else echo "${out:-}"; fail "HEALTHCHECK probe of an HTTPS (--cert) container"; fi
   "$CLI" rm -f "$c" >/dev/null 2>&1

@@ -176,13 +176,20 @@ void AppendXmlEscaped(std::string& out, std::string_view text) {
   }
 }
 
-std::string ErrorMessageText(const ApiError& error, std::string_view request_id, int64_t time_ticks) {
+std::string ErrorMessageText(const ApiError& error, std::string_view request_id, int64_t time_ticks,
+                             ErrorMessageStyle style) {
   std::string text;
   if (error.failed_index) {
     text += std::to_string(*error.failed_index);
     text += ':';
   }
   text += error.message;
+  if (style == ErrorMessageStyle::kCosmos) {
+    text += error.failed_index ? "\n\nRequestID:" : "\nRequestID:";
+    text += request_id;
+    text += '\n';
+    return text;
+  }
   text += "\nRequestId:";
   text += request_id;
   text += "\nTime:";
@@ -190,11 +197,13 @@ std::string ErrorMessageText(const ApiError& error, std::string_view request_id,
   return text;
 }
 
-std::string RenderJsonError(const ApiError& error, std::string_view request_id, int64_t time_ticks) {
+std::string RenderJsonError(const ApiError& error, std::string_view request_id, int64_t time_ticks,
+                            ErrorMessageStyle style) {
   std::string out = "{\"odata.error\":{\"code\":";
   AppendJsonString(out, error.code);
-  out += ",\"message\":{\"lang\":\"en-US\",\"value\":";
-  AppendJsonString(out, ErrorMessageText(error, request_id, time_ticks));
+  out += style == ErrorMessageStyle::kCosmos ? ",\"message\":{\"lang\":\"en-us\",\"value\":"
+                                             : ",\"message\":{\"lang\":\"en-US\",\"value\":";
+  AppendJsonString(out, ErrorMessageText(error, request_id, time_ticks, style));
   out += "}}}";
   return out;
 }

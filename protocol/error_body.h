@@ -11,11 +11,24 @@
 
 namespace tablestone::protocol {
 
-// "[<failed_index>:]<message>\nRequestId:<id>\nTime:<yyyy-MM-ddTHH:mm:ss.fffffffZ>" (7 digits).
-std::string ErrorMessageText(const ApiError& error, std::string_view request_id, int64_t time_ticks);
+// How a message ends, by the service imitated (FlavorPolicy::error_messages).
+enum class ErrorMessageStyle {
+  // Table storage: "\nRequestId:<id>\nTime:<yyyy-MM-ddTHH:mm:ss.fffffffZ>" (7 digits).
+  kStorage,
+  // Cosmos DB for Table, as recorded in azure-sdk-for-net's Cosmos session
+  // records (GetEntityIfExistsDoesNotThrowWhenNotExists.json, BatchError.json):
+  // "\nRequestID:<id>\n", no Time line, a change set's part with a blank line
+  // before it ("3:<message>\n\nRequestID:<id>\n"); lang "en-us".
+  kCosmos,
+};
+
+// "[<failed_index>:]<message>" and the ending of `style`.
+std::string ErrorMessageText(const ApiError& error, std::string_view request_id, int64_t time_ticks,
+                             ErrorMessageStyle style = ErrorMessageStyle::kStorage);
 
 // {"odata.error":{"code":"..","message":{"lang":"en-US","value":".."}}}
-std::string RenderJsonError(const ApiError& error, std::string_view request_id, int64_t time_ticks);
+std::string RenderJsonError(const ApiError& error, std::string_view request_id, int64_t time_ticks,
+                            ErrorMessageStyle style = ErrorMessageStyle::kStorage);
 
 // The two XML error documents of the service (docs/compatibility.md, "XML
 // error bodies"): kOData is the unprefixed OData <error> the Atom payloads and

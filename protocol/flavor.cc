@@ -1,5 +1,7 @@
 #include "protocol/flavor.h"
 
+#include "protocol/request_options.h"
+#include "protocol/route.h"
 #include "storage/model/ascii.h"
 #include "storage/model/limits.h"
 
@@ -37,6 +39,15 @@ FlavorPolicy CosmosPolicy(bool shuffle, uint64_t seed) {
   p.continuation = ContinuationStyle::kCosmosToken;
   p.shuffle = shuffle;
   p.shuffle_seed = seed;
+  // Learn FAQ, 2020 version: JSON only; a SAS cannot create tables
+  // ("management operations"); stored access policies are managed
+  // differently. Recorded errors end "\nRequestID:<id>\n".
+  p.cosmos_table_names = true;
+  p.atom = false;
+  p.sas_table_management = false;
+  p.stored_access_policies = false;
+  p.error_messages = ErrorMessageStyle::kCosmos;
+  p.admission_checks = true;
   for (Operation op : {Operation::kGetServiceProperties, Operation::kSetServiceProperties,
                        Operation::kGetServiceStats, Operation::kGetTableAcl, Operation::kSetTableAcl,
                        Operation::kPreflight}) {
@@ -53,6 +64,48 @@ std::optional<ApiError> RefuseOperation(const FlavorPolicy& policy, Operation op
 }
 
 namespace {
+
+ApiError InvalidTableNameCharacter() {
+  return ApiError::InvalidInput("The table name contains an invalid character.");
+}
+
+// Atom asked for ($format, else Accept) or sent (Content-Type) by a request
+// of an Atom-era version; JSON-only versions refuse Atom where they parse
+// these (request_options.h), under either flavour.
+bool AsksForOrSendsAtom(const AdmissionFacts& facts) {
+  if (!IsAtomEraVersion(facts.api_version)) return false;
+  auto level = NegotiateMetadata(facts.format, facts.accept, facts.api_version);
+  if (level.ok() && *level == MetadataLevel::kAtom) return true;
+  if (!facts.content_type) return false;
+  const std::string type = model::ToAsciiLower(facts.content_type->substr(0, facts.content_type->find(';')));
+  return type.find("atom+xml") != std::string::npos || type.find("/xml") != std::string::npos;
+}
+
+// Cosmos DB's table-name rule (see CheckTableName).
+std::optional<ApiError> CheckCosmosTableName(std::string_view name, TableNameUse use) {
+  size_t characters = 0;
+  for (char c : name) characters += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  const bool bad_length = characters == 0 || characters > 254;
+  if (bad_length && use == TableNameUse::kCreate) {
+    ApiError error = ApiError::InvalidInput("The input name is invalid.");
+    error.code = "BadRequest";
+    return error;
+  }
+  if (!IsValidUtf8(name)) return InvalidTableNameCharacter();
+  for (char c : name) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (c == '/' || c == '\\' || c == '#' || c == '?' || c == '(' || u < 0x20 || u == 0x7F) {
+      return InvalidTableNameCharacter();
+    }
+  }
+  // Names this server's URLs could not address as a table: the collection,
+  // the batch endpoint and the dot segments clients normalise away.
+  if (model::EqualsIgnoreCase(name, "Tables") || name == "$batch" || name == "." || name == "..") {
+    return InvalidTableNameCharacter();
+  }
+  if (!name.empty() && name.back() == ' ') return ApiError::InvalidInput("Table name cannot end with a space.");
+  return std::nullopt;
+}
 
 bool IsReservedPropertyName(std::string_view name) {
   for (std::string_view reserved : {"id", "rid", "etag", "ResourceId"}) {
@@ -77,6 +130,35 @@ std::optional<ApiError> CheckEntity(const FlavorPolicy& policy, const model::Ent
     }
   }
   return std::nullopt;
+}
+
+std::optional<ApiError> RefuseRequest(const FlavorPolicy& policy, const AdmissionFacts& facts) {
+  if (auto unsupported = RefuseOperation(policy, facts.operation)) return unsupported;
+  if (!facts.table.empty()) {
+    if (auto bad = CheckTableName(policy, facts.table, TableNameUse::kAddress)) return bad;
+  }
+  if (!policy.sas_table_management && facts.signed_with_sas &&
+      (facts.operation == Operation::kCreateTable || facts.operation == Operation::kDeleteTable)) {
+    return ApiError::AuthorizationPermissionMismatch();
+  }
+  if (!policy.atom && AsksForOrSendsAtom(facts)) return ApiError::AtomFormatNotSupported();
+  return std::nullopt;
+}
+
+std::optional<ApiError> CheckTableName(const FlavorPolicy& policy, std::string_view name, TableNameUse use) {
+  if (policy.cosmos_table_names) return CheckCosmosTableName(name, use);
+  if (use == TableNameUse::kAddress) return std::nullopt;
+  auto valid = ValidateTableName(name);
+  if (!valid.ok()) return valid.error();
+  return std::nullopt;
+}
+
+bool SameTableName(const FlavorPolicy& policy, std::string_view a, std::string_view b) {
+  return policy.table_names_case_sensitive ? a == b : model::EqualsIgnoreCase(a, b);
+}
+
+std::string TableNameKey(const FlavorPolicy& policy, std::string_view name) {
+  return policy.table_names_case_sensitive ? std::string(name) : model::ToAsciiLower(name);
 }
 
 ApiError RequestRateTooLarge() {

@@ -54,6 +54,10 @@ bool ParseUrl(std::string_view url, Connection* out, std::string* path, std::str
   if (out->host.size() > 2 && out->host.front() == '[' && out->host.back() == ']') {
     out->host = out->host.substr(1, out->host.size() - 2);
   }
+  if (out->host.empty() || out->host == "[]") {  // "http://:10002"
+    *error = "endpoint '" + std::string(url) + "' has no host";
+    return false;
+  }
   if (out->port.empty() || !std::all_of(out->port.begin(), out->port.end(), ::isdigit)) {
     *error = "endpoint '" + std::string(url) + "' has a bad port";
     return false;
@@ -181,6 +185,15 @@ bool ParseConnectionString(std::string_view text, Connection* out, std::string* 
     *error = "connection string has neither AccountKey nor SharedAccessSignature";
     return false;
   }
+  return true;
+}
+
+bool ParseEndpointUrl(std::string_view url, Connection* out, std::string* error) {
+  std::string path;
+  Connection c;
+  if (!ParseUrl(Trim(url), &c, &path, error)) return false;
+  c.base_path = path;
+  *out = std::move(c);
   return true;
 }
 

@@ -39,6 +39,10 @@ inline constexpr std::string_view kCosmosEmulatorAccount = "localhost";
 // False with a reason naming the missing or malformed part (never the key).
 bool ParseConnectionString(std::string_view text, Connection* out, std::string* error);
 
+// "http[s]://host[:port][/path]" alone (no account, no credential): scheme,
+// host, port and base_path of *out. False with a reason when malformed.
+bool ParseEndpointUrl(std::string_view url, Connection* out, std::string* error);
+
 // Percent-encodes a query parameter value (RFC 3986 unreserved kept).
 std::string UrlEncode(std::string_view text);
 

@@ -3,6 +3,8 @@
 // Beast's ssl_stream, the peer verified against the system's trust store and
 // RemoteOptions::ca_files), signing each request with Shared Key
 // (protocol/auth/shared_key.h) or appending the SAS token.
+#include <openssl/pem.h>
+#include <openssl/pkcs12.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
@@ -13,6 +15,9 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
@@ -50,6 +55,49 @@ struct Response {
   std::string body;
   http::fields headers;
 };
+
+using X509Ptr = std::unique_ptr<X509, decltype(&X509_free)>;
+
+// A certificate file is read whole by OpenSSL: a regular file of at most
+// 1 MiB (not a FIFO or /dev/zero, which would never end).
+constexpr uintmax_t kMaxCertificateFileBytes = 1u << 20;
+
+bool CheckCertificateFile(const std::string& path, const char* option, std::string* error) {
+  std::error_code ec;
+  const bool regular = std::filesystem::is_regular_file(path, ec);
+  const uintmax_t size = regular ? std::filesystem::file_size(path, ec) : 0;
+  if (ec || !regular || size > kMaxCertificateFileBytes) {
+    *error = std::string(option) + " '" + path + "' is not a regular file of at most 1 MiB";
+    return false;
+  }
+  return true;
+}
+
+// The certificate in `path`: the first of a PEM file, or the one of a
+// PKCS#12 bundle opened with `password` (a server's --cert/--pwd).
+X509Ptr ReadServerCertificate(const std::string& path, const std::string& password, std::string* error) {
+  X509Ptr cert(nullptr, X509_free);
+  if (!CheckCertificateFile(path, "--serverCert", error)) return cert;
+  std::unique_ptr<std::FILE, decltype(&std::fclose)> file(std::fopen(path.c_str(), "rb"), std::fclose);
+  if (!file) {
+    *error = "cannot read --serverCert '" + path + "'";
+    return cert;
+  }
+  cert.reset(PEM_read_X509(file.get(), nullptr, nullptr, nullptr));
+  if (cert) return cert;
+  std::rewind(file.get());
+  std::unique_ptr<PKCS12, decltype(&PKCS12_free)> bundle(d2i_PKCS12_fp(file.get(), nullptr), PKCS12_free);
+  EVP_PKEY* key = nullptr;
+  X509* leaf = nullptr;
+  if (bundle && PKCS12_parse(bundle.get(), password.c_str(), &key, &leaf, nullptr) == 1) {
+    EVP_PKEY_free(key);
+    cert.reset(leaf);
+  }
+  if (!cert) {
+    *error = "--serverCert '" + path + "' holds no PEM certificate (nor a PKCS#12 bundle this password opens)";
+  }
+  return cert;
+}
 
 // "HTTP 404 TableNotFound: The table specified does not exist." from an
 // error body (JSON or XML); the status line alone when the body says nothing.
@@ -308,6 +356,14 @@ class RemoteStore final : public TableStore {
 
   bool Flush(std::string*) override { return true; }
 
+  bool Health(int* status, std::string* body, std::string* error) {
+    Response r;
+    if (!Call(http::verb::get, "/_tablestone/health", "", {}, {}, &r, error, true)) return false;
+    *status = r.status;
+    *body = std::move(r.body);
+    return true;
+  }
+
   bool Admin(http::verb verb, std::string_view op, const std::string& query, const std::string& json_body,
              std::string* body, std::string* error) {
     Response r;
@@ -479,10 +535,22 @@ class RemoteStore final : public TableStore {
   // The TLS context, made once: peer verification on, the system's trust
   // store plus options_.ca_files, TLS 1.2 or newer. There is no switch that
   // turns verification off.
+  // With options_.server_cert the trust store and the names are not
+  // consulted: Handshake compares the peer's certificate with that one.
   bool MakeTlsContext(std::string* error) {
     if (tls_) return true;
     asio::ssl::context ctx(asio::ssl::context::tls_client);
     SSL_CTX_set_min_proto_version(ctx.native_handle(), TLS1_2_VERSION);
+    if (!options_.server_cert.empty()) {
+      pinned_ = ReadServerCertificate(options_.server_cert, options_.server_cert_password, error);
+      if (!pinned_) {
+        fatal_ = true;
+        return false;
+      }
+      ctx.set_verify_mode(asio::ssl::verify_none);  // checked by Handshake before any byte is sent
+      tls_.emplace(std::move(ctx));
+      return true;
+    }
     ctx.set_verify_mode(asio::ssl::verify_peer);
     beast::error_code ec;
     ctx.set_default_verify_paths(ec);
@@ -492,6 +560,10 @@ class RemoteStore final : public TableStore {
       return false;
     }
     for (const std::string& file : options_.ca_files) {
+      if (!CheckCertificateFile(file, "--caFile", error)) {
+        fatal_ = true;
+        return false;
+      }
       ctx.load_verify_file(file, ec);
       if (ec) {
         fatal_ = true;
@@ -512,7 +584,9 @@ class RemoteStore final : public TableStore {
     X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
     beast::error_code ec;
     (void)asio::ip::make_address(conn_.host, ec);
-    if (!ec) {
+    if (pinned_) {
+      if (ec) SSL_set_tlsext_host_name(ssl, conn_.host.c_str());
+    } else if (!ec) {
       X509_VERIFY_PARAM_set1_ip_asc(param, conn_.host.c_str());
     } else {
       SSL_set_tlsext_host_name(ssl, conn_.host.c_str());
@@ -522,6 +596,16 @@ class RemoteStore final : public TableStore {
     Tcp().expires_after(std::chrono::milliseconds(options_.timeout_ms));
     tls_stream_->async_handshake(asio::ssl::stream_base::client, [&ec](beast::error_code e) { ec = e; });
     Run();
+    if (!ec && pinned_) {
+      // The handshake proved that the peer holds the key of the certificate
+      // it presented; that certificate must be the pinned one.
+      X509Ptr peer(SSL_get1_peer_certificate(ssl), X509_free);
+      if (peer && X509_cmp(peer.get(), pinned_.get()) == 0) return true;
+      Disconnect();
+      fatal_ = true;
+      *error = "TLS: the server's certificate is not the one in --serverCert '" + options_.server_cert + "'";
+      return false;
+    }
     if (!ec) return true;
     long verify = SSL_get_verify_result(ssl);
     Disconnect();
@@ -577,6 +661,7 @@ class RemoteStore final : public TableStore {
   std::optional<protocol::auth::HmacKey> key_;
   asio::io_context io_;
   std::optional<asio::ssl::context> tls_;  // https only
+  X509Ptr pinned_{nullptr, X509_free};     // options_.server_cert, once read
   std::optional<beast::tcp_stream> stream_;  // plain, or TCP before the handshake
   std::optional<TlsStream> tls_stream_;      // https, once connected
   bool fatal_ = false;                       // the last failure is not worth a retry
@@ -589,6 +674,15 @@ class RemoteStore final : public TableStore {
 
 std::unique_ptr<TableStore> OpenRemoteStore(const Connection& connection, const RemoteOptions& options) {
   return std::make_unique<RemoteStore>(connection, options);
+}
+
+bool GetHealth(const Connection& connection, const RemoteOptions& options, int* status, std::string* body,
+               std::string* error) {
+  Connection anonymous = connection;  // the health route takes no credential: none is sent
+  anonymous.key.clear();
+  anonymous.sas.clear();
+  RemoteStore store(anonymous, options);
+  return store.Health(status, body, error);
 }
 
 bool CallAdminRoute(const Connection& connection, const RemoteOptions& options, std::string_view op,

@@ -86,6 +86,13 @@ struct RemoteOptions {
   // https://: PEM certificates trusted besides the system's store (a private
   // CA, or a self-signed server certificate). Verification is never off.
   std::vector<std::string> ca_files;
+  // https:// instead: trust exactly this server certificate (the first of a
+  // PEM file, or a PKCS#12 bundle's with server_cert_password), whatever
+  // names it carries; any other certificate fails. How a server's own health
+  // probe checks it (`tablestone health`): the handshake proves the peer
+  // holds that certificate's key, which is what a name check would establish.
+  std::string server_cert;
+  std::string server_cert_password;
 };
 
 // Connects lazily: an unreachable endpoint is reported by the first call.
@@ -99,6 +106,11 @@ std::unique_ptr<TableStore> OpenRemoteStore(const Connection& connection, const 
 // directory does not hold a database.
 std::unique_ptr<TableStore> OpenOfflineStore(const std::string& path, const std::string& account, bool create,
                                              std::string* error);
+
+// GET /_tablestone/health without a credential: *status and *body of the
+// answer; false only when no answer came (the reason in *error).
+bool GetHealth(const Connection& connection, const RemoteOptions& options, int* status, std::string* body,
+               std::string* error);
 
 // POST /_tablestone/<op>?<query> on a running tablestone (docs/admin-api.md),
 // signed with the connection's account key. *body is the JSON answer.

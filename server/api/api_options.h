@@ -82,6 +82,10 @@ struct ApiOptions {
   // Cosmos flavour: request units per second per table (faults::ThroughputBudget);
   // 0 = no budget. Ignored under the storage flavour.
   uint64_t ru_per_second = 0;
+  // With a budget: Create Table at most this often per account and minute,
+  // beyond it 429 as the budget answers (faults::ThroughputBudget::AdmitTableCreate);
+  // 0 = no limit.
+  uint64_t table_creates_per_minute = 5;
   // Fault rules and realistic mode (server/faults/fault_rules.h); null = none
   // can ever be added. Shared with the admin route that edits them.
   std::shared_ptr<faults::FaultSet> faults;

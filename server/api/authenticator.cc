@@ -373,14 +373,16 @@ ApiResult<AuthGrant> Authenticator::AuthenticateServiceSas(const AuthRequest& re
     return ApiError::AuthorizationSourceIPMismatch(request.remote_ip);
   }
   if (!protocol::IsEntityOperation(request.operation)) return ApiError::AuthorizationFailure();
-  if (!request.table.empty() && !model::EqualsIgnoreCase(request.table, sas->tn)) return ApiError::AuthorizationFailure();
+  if (!request.table.empty() && !protocol::SameTableName(*flavor_, request.table, sas->tn)) {
+    return ApiError::AuthorizationFailure();
+  }
   if (auto e = pauth::CheckServiceSasPermission(permissions, request.operation)) {
     if (!LooseUpsert(permissions, request.operation)) return *e;
   }
 
   AuthGrant grant = GrantOf(AuthGrant::Kind::kServiceSas);
   grant.permissions = permissions;
-  grant.sas_table = model::ToAsciiLower(sas->tn);
+  grant.sas_table = protocol::TableNameKey(*flavor_, sas->tn);
   pauth::SasKeyRange range = pauth::ServiceSasKeyRange(*sas);
   grant.sas_start = std::move(range.start);
   grant.sas_end = std::move(range.end);
@@ -422,7 +424,7 @@ ApiResult<bool> Authenticator::AuthorizeBatchOperation(const AuthGrant& grant, O
 
 ApiResult<bool> Authenticator::AuthorizeBatchOperation(const AuthGrant& grant, Operation op, std::string_view table,
                                                        const model::EntityKey& key) const {
-  if (grant.kind == AuthGrant::Kind::kServiceSas && model::ToAsciiLower(table) != grant.sas_table) {
+  if (grant.kind == AuthGrant::Kind::kServiceSas && protocol::TableNameKey(*flavor_, table) != grant.sas_table) {
     return ApiError::AuthorizationFailure();
   }
   return AuthorizeBatchOperation(grant, op, key);

@@ -18,6 +18,7 @@
 #include "protocol/api_error.h"
 #include "protocol/auth/hmac.h"
 #include "protocol/auth/sas.h"
+#include "protocol/flavor.h"
 #include "protocol/operation.h"
 #include "protocol/url.h"
 #include "server/api/api_options.h"
@@ -64,7 +65,8 @@ struct AuthGrant {
   std::optional<model::KeyBound> sas_end;    // from epk/erk
   // Service/account SAS permissions (empty for SharedKey = everything).
   std::string permissions;
-  // Service SAS only: the lower-cased table name (tn) the token is bound to.
+  // Service SAS only: the table name (tn) the token is bound to, in the form
+  // the flavour compares names (protocol::TableNameKey: lower-cased under storage).
   // $batch is authenticated before its sub-requests are read, so the
   // dispatcher passes each sub-request's table to AuthorizeBatchOperation.
   std::string sas_table;
@@ -124,6 +126,9 @@ class Authenticator {
   // grants), and with --oauth basic a token for a sovereign cloud's table
   // endpoint. Not thread-safe: call before use.
   void SetLoose(bool loose) { loose_ = loose; }
+  // The listener's flavour, which outlives this object: how a service SAS's
+  // table (tn) is compared with the table addressed (protocol::SameTableName).
+  void SetFlavor(const protocol::FlavorPolicy* flavor) { flavor_ = flavor; }
   // --oauth basic: accept `Authorization: Bearer <JWT>` over HTTPS after the
   // claim checks of protocol/auth/bearer.h (no signature check); a token
   // caller may do everything (no RBAC). Not thread-safe: call before use.
@@ -151,6 +156,7 @@ class Authenticator {
   std::vector<AccountKeys> accounts_;
   bool allow_anonymous_;
   bool loose_ = false;
+  const protocol::FlavorPolicy* flavor_ = &protocol::StoragePolicy();
   bool oauth_basic_ = false;
   PolicyLookup policies_;
   // Base64-decoded keys, prepared for HMAC, parallel to accounts_ (undecodable

@@ -43,7 +43,7 @@ void AddFramingHeaders(SubResponse* part) {
 // The failing operation's part (Learn: performing-entity-group-transactions): its real status, the OData JSON
 // error from the one error renderer (its XML form for an Atom-era batch), message prefixed with "<index>:".
 SubResponse ErrorPart(const ApiError& indexed, std::string_view request_id, bool prefer_applied_no_content,
-                      bool xml) {
+                      bool xml, protocol::ErrorMessageStyle style) {
   SubResponse part;
   part.status = indexed.http_status;
   AddFramingHeaders(&part);
@@ -56,7 +56,7 @@ SubResponse ErrorPart(const ApiError& indexed, std::string_view request_id, bool
   }
   part.headers.emplace_back("DataServiceVersion", "3.0;");
   part.headers.emplace_back("Content-Type", protocol::JsonContentType(protocol::MetadataLevel::kMinimalMetadata));
-  part.body = protocol::RenderJsonError(indexed, request_id, model::NowTicks());
+  part.body = protocol::RenderJsonError(indexed, request_id, model::NowTicks(), style);
   return part;
 }
 
@@ -82,7 +82,7 @@ void WriteBatchParts(const std::vector<SubResponse>& parts, bool is_query, http:
 void WriteFailure(const RequestInfo& info, const ApiError& indexed, bool prefer_no_content,
                   http::Response& response) {
   LogServerError(info, indexed);  // a 500 inside the 202 envelope is still a server failure
-  WriteBatchParts({ErrorPart(indexed, info.request_id, prefer_no_content, XmlErrors(info))}, false, response);
+  WriteBatchParts({ErrorPart(indexed, info.request_id, prefer_no_content, XmlErrors(info), info.flavor->error_messages)}, false, response);
 }
 
 BatchAuthorizer MakeAuthorizer(const ApiContext& ctx, const RequestInfo& info) {
@@ -120,15 +120,15 @@ void RunQuery(const ApiContext& ctx, const RequestInfo& info, const protocol::ba
   auto single_part = [&](SubResponse part) { WriteBatchParts({std::move(part)}, true, response); };
   const bool xml = XmlErrors(info);
   auto resolved = ResolveSubRequest(sub, info.route.account.root_path);
-  if (!resolved.ok()) return single_part(ErrorPart(resolved.error(), info.request_id, false, xml));
+  if (!resolved.ok()) return single_part(ErrorPart(resolved.error(), info.request_id, false, xml, info.flavor->error_messages));
   const Operation op = resolved->operation;
   if (op != Operation::kGetEntity && op != Operation::kQueryEntities) {
-    return single_part(ErrorPart(ApiError::InvalidInput(), info.request_id, false, xml));
+    return single_part(ErrorPart(ApiError::InvalidInput(), info.request_id, false, xml, info.flavor->error_messages));
   }
   if (BatchAuthorizer authorize = MakeAuthorizer(ctx, info)) {
     model::EntityKey key = resolved->resource.key.value_or(model::EntityKey{});
     auto allowed = authorize(op, resolved->resource.table, key);
-    if (!allowed.ok()) return single_part(ErrorPart(allowed.error(), info.request_id, false, xml));
+    if (!allowed.ok()) return single_part(ErrorPart(allowed.error(), info.request_id, false, xml, info.flavor->error_messages));
   }
 
   // Only the outer request is authenticated; the sub-request's headers are

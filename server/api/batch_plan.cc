@@ -75,8 +75,10 @@ PlanResult PlanChangeset(const std::vector<SubRequest>& operations, std::string_
     if (!protocol::IsEntityWriteOperation(resolved->operation)) return fail(i, ApiError::InvalidInput());
     const std::string& table = resolved->resource.table;
     if (i == 0) {
+      // A name the flavour refuses in a URL is refused here as at the top level.
+      if (auto bad = protocol::CheckTableName(flavor, table, protocol::TableNameUse::kAddress)) return fail(i, *bad);
       result.plan.table = table;
-    } else if (!protocol::EqualsIgnoreCase(table, result.plan.table)) {
+    } else if (!protocol::SameTableName(flavor, table, result.plan.table)) {
       // The service answers 400 InvalidInput for a changeset spanning tables.
       return fail(i, ApiError::InvalidInput());
     }

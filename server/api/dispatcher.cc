@@ -137,18 +137,24 @@ Dispatcher::Dispatcher(storage::Engine& engine, exec::WorkExecutor& executor, Ap
     : engine_(engine),
       executor_(executor),
       options_(std::move(options)),
-      authenticator_(options_.accounts, options_.allow_anonymous, MakePolicyLookup(engine)),
+      // Stored access policies resolve only where the flavour has them (a
+      // Cosmos DB SAS naming one is refused as an unknown identifier).
+      authenticator_(options_.accounts, options_.allow_anonymous,
+                     options_.flavor.stored_access_policies ? MakePolicyLookup(engine) : nullptr),
       metrics_(metrics),
       trace_(trace),
       log_(spdlog::get("api") ? spdlog::get("api") : spdlog::default_logger()),
       placement_(engine_, metrics, options_.inline_query_slice),
       context_{engine_, options_, authenticator_, metrics},
       budget_(options_.flavor.flavor == protocol::Flavor::kCosmos && options_.ru_per_second > 0
-                  ? std::make_unique<faults::ThroughputBudget>(options_.ru_per_second)
+                  ? std::make_unique<faults::ThroughputBudget>(options_.ru_per_second,
+                                                               &std::chrono::steady_clock::now,
+                                                               options_.table_creates_per_minute)
                   : nullptr),
       faults_(options_.faults != nullptr ? std::make_unique<FaultInjector>(*options_.faults, log_, *this) : nullptr),
       stage_(faults_ != nullptr ? static_cast<RequestStage*>(faults_.get()) : this) {
   authenticator_.SetLoose(options_.loose);
+  authenticator_.SetFlavor(&options_.flavor);
   authenticator_.SetOAuthBasic(options_.oauth_basic);
   authenticator_.SetAdminCredentials(options_.admin_key, options_.admin_account);
 }
@@ -287,7 +293,7 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
     info.prepared = false;
     response = http::Response();
     response.version(request.version());
-    WriteErrorRaw(info.request_id, {}, error, response);
+    WriteErrorRaw(info.request_id, {}, error, response, false, protocol::XmlErrorForm::kOData, ErrorStyle());
   }
   if (!info.prepared) return Finish(info, std::move(response), std::move(done));
   if (budget_ != nullptr && OverBudget(info, response)) return Finish(info, std::move(response), std::move(done));
@@ -498,9 +504,12 @@ std::string BudgetTableOf(const RequestInfo& info) {
 }  // namespace
 
 bool Dispatcher::OverBudget(const RequestInfo& info, http::Response& response) {
-  auto wait = budget_->Admit(info.account(), BudgetTableOf(info));
+  std::optional<uint64_t> wait;
+  if (info.route.operation == Operation::kCreateTable) wait = budget_->AdmitTableCreate(info.account());
+  if (!wait) wait = budget_->Admit(info.account(), BudgetTableOf(info));
   if (!wait) return false;
-  WriteErrorRaw(info.request_id, info.Header("Accept"), protocol::RequestRateTooLarge(), response);
+  WriteErrorRaw(info.request_id, info.Header("Accept"), protocol::RequestRateTooLarge(), response, false,
+                protocol::XmlErrorForm::kOData, ErrorStyle());
   response.set("x-ms-retry-after-ms", std::to_string(*wait));
   return true;
 }
@@ -516,6 +525,8 @@ void Dispatcher::Charge(const RequestInfo& info, const http::Response& response)
       cost = faults::ThroughputBudget::ReadCost(response.body().size());
       break;
     case Operation::kCreateTable:
+      budget_->NoteTableCreate(info.account());
+      break;
     case Operation::kDeleteTable:
       break;
     default:
@@ -574,7 +585,8 @@ void Dispatcher::AwaitLogWrite(std::shared_ptr<PendingRequest> pending) {
       ApiError error = read_only ? ApiError::ServerBusy() : ApiError::InternalError();
       error.cause = "not durable: " + status.ToString();
       LogServerError(info.request_id, "awaiting durability", error);
-      WriteErrorRaw(info.request_id, RequestHeader(info.request, "Accept"), error, response);
+      WriteErrorRaw(info.request_id, RequestHeader(info.request, "Accept"), error, response, false,
+                    protocol::XmlErrorForm::kOData, ErrorStyle());
       response.set("x-ms-request-id", info.request_id);
     }
     Record(info, response);
@@ -605,7 +617,8 @@ void Dispatcher::Prepare(RequestInfo& info, http::Response& response) {
   in.query_memo = &query_memo_;
   auto route = protocol::ResolveRoute(in);
   if (!route.ok()) {
-    WriteErrorRaw(info.request_id, accept, route.error(), response, LooksLikeXmlRequest(target));
+    WriteErrorRaw(info.request_id, accept, route.error(), response, LooksLikeXmlRequest(target),
+                  protocol::XmlErrorForm::kOData, ErrorStyle());
     return;
   }
 
@@ -667,12 +680,25 @@ void Dispatcher::Prepare(RequestInfo& info, http::Response& response) {
       return;
     }
   }
-  // Admission by flavour: an operation the imitated service does not have.
+  // Admission by flavour, the one test the storage flavour pays: what the
+  // imitated service refuses before any handler runs (an operation it does
+  // not have, a table name it does not accept, a SAS creating tables, Atom).
   // Answered in JSON whatever was asked for, as the Cosmos DB service
   // answers its 501s (docs/compatibility.md, "Cosmos DB for Table mode: choices").
-  if (auto unsupported = protocol::RefuseOperation(options_.flavor, info.route.operation)) {
-    WriteErrorRaw(info.request_id, accept, *unsupported, response);
-    return;
+  if (options_.flavor.admission_checks) {
+    protocol::AdmissionFacts facts;
+    facts.operation = info.route.operation;
+    facts.table = info.route.resource.table;
+    facts.signed_with_sas =
+        info.grant.kind == AuthGrant::Kind::kAccountSas || info.grant.kind == AuthGrant::Kind::kServiceSas;
+    facts.api_version = info.api_version;
+    facts.format = protocol::FindQueryParam(info.route.query, "$format");
+    facts.accept = accept;
+    facts.content_type = FindRequestHeader(request, "Content-Type");
+    if (auto refused = protocol::RefuseRequest(options_.flavor, facts)) {
+      WriteErrorRaw(info.request_id, accept, *refused, response, false, protocol::XmlErrorForm::kOData, ErrorStyle());
+      return;
+    }
   }
   info.prepared = true;
 }
@@ -693,7 +719,8 @@ void Dispatcher::RenderTransportError(http::TransportError error, const http::Re
   // Not logged here: a kInternalError means Handle() threw, which the session
   // has logged with the exception on the "http" logger (the other cause, a
   // dropped Completion, does not happen: every path of Handle() calls it).
-  WriteErrorRaw(request_id, RequestHeader(partial_request, "Accept"), e, response);
+  WriteErrorRaw(request_id, RequestHeader(partial_request, "Accept"), e, response, false,
+                protocol::XmlErrorForm::kOData, ErrorStyle());
   SetCommonHeaders(partial_request, request_id, response);
   // No start time reaches here: counted, but left out of the latency histogram.
   if (metrics_ != nullptr) {

@@ -173,6 +173,8 @@ class Dispatcher final : public http::RequestHandler, public RequestStage {
   // The request-unit budget (budget_ set): true, with the 429 in `response`,
   // when `info`'s table is over its budget; Charge debits an answered request.
   bool OverBudget(const RequestInfo& info, http::Response& response);
+  // How this listener's error messages end (FlavorPolicy::error_messages).
+  protocol::ErrorMessageStyle ErrorStyle() const { return options_.flavor.error_messages; }
   void Charge(const RequestInfo& info, const http::Response& response);
 
   storage::Engine& engine_;

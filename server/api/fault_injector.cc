@@ -24,13 +24,14 @@ std::string_view ToView(boost::beast::string_view v) { return std::string_view(v
 class FaultSink final : public http::ResponseSink {
  public:
   FaultSink(http::Completion inner, faults::FaultDecision decision, faults::DelayQueue* delays,
-            std::string request_id, std::string accept, bool xml)
+            std::string request_id, std::string accept, bool xml, protocol::ErrorMessageStyle style)
       : inner_(std::move(inner)),
         decision_(std::move(decision)),
         delays_(delays),
         request_id_(std::move(request_id)),
         accept_(std::move(accept)),
-        xml_(xml) {}
+        xml_(xml),
+        style_(style) {}
 
   void Complete(http::Response&& response) override {
     switch (decision_.action) {
@@ -38,7 +39,8 @@ class FaultSink final : public http::ResponseSink {
         // The write stands; the client only hears that it timed out.
         http::Response r;
         r.version(response.version());
-        WriteErrorRaw(request_id_, accept_, ApiError::OperationTimedOut(), r, xml_);
+        WriteErrorRaw(request_id_, accept_, ApiError::OperationTimedOut(), r, xml_, protocol::XmlErrorForm::kOData,
+                      style_);
         for (const char* name : {"x-ms-request-id", "x-ms-version", "Date", "Server", "x-ms-client-request-id"}) {
           if (auto it = response.find(name); it != response.end()) r.set(name, it->value());
         }
@@ -66,6 +68,7 @@ class FaultSink final : public http::ResponseSink {
   std::string request_id_;
   std::string accept_;
   bool xml_;  // the operation answers errors in XML
+  protocol::ErrorMessageStyle style_;  // the listener's (FlavorPolicy::error_messages)
 };
 
 }  // namespace
@@ -178,7 +181,8 @@ FaultInjector::Verdict FaultInjector::Inspect(const RequestInfo& info, http::Com
     case faults::FaultAction::kResetMidResponse:
     case faults::FaultAction::kLatencyAfter:
       done = http::Completion(std::make_shared<FaultSink>(std::move(done), *decision, &delays_, info.request_id,
-                                                          std::string(RequestHeader(request, "Accept")), xml_errors));
+                                                          std::string(RequestHeader(request, "Accept")), xml_errors,
+                                                          info.flavor->error_messages));
       break;
   }
   return verdict;

@@ -80,7 +80,7 @@ struct ScrapeInputs {
 };
 
 // What tablestone_build_info's labels say: the version, the commit the
-// binary was built from ("unknown" outside a git checkout) and the flavour
+// binary was built from (app::BuildCommit, "unknown" when not known) and the flavour
 // the server speaks (storage, cosmos, or storage+cosmos with a Cosmos
 // listener beside the storage one). Set once by server/app.
 struct BuildLabels {

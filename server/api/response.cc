@@ -42,7 +42,8 @@ void LogServerError(std::string_view request_id, std::string_view context, const
 }
 
 void WriteErrorRaw(std::string_view request_id, std::string_view accept, const protocol::ApiError& error,
-                   http::Response& response, bool xml, protocol::XmlErrorForm xml_form) {
+                   http::Response& response, bool xml, protocol::XmlErrorForm xml_form,
+                   protocol::ErrorMessageStyle style) {
   int64_t now = model::NowTicks();
   response.result(static_cast<unsigned>(error.http_status));
   response.set("x-ms-error-code", error.code);
@@ -57,7 +58,7 @@ void WriteErrorRaw(std::string_view request_id, std::string_view accept, const p
     response.set("X-Content-Type-Options", "nosniff");
     response.set(http_ns::field::cache_control, "no-cache");
     response.set("DataServiceVersion", "3.0;");
-    response.body() = protocol::RenderJsonError(error, request_id, now);
+    response.body() = protocol::RenderJsonError(error, request_id, now, style);
   }
   response.prepare_payload();
 }
@@ -83,7 +84,7 @@ void WriteError(const RequestInfo& info, const protocol::ApiError& error, http::
   // An XML-only operation answers its version's form; an Atom answer keeps the OData form.
   const protocol::XmlErrorForm form = xml ? protocol::XmlErrorFormFor(info.api_version) : protocol::XmlErrorForm::kOData;
   xml = xml || AnswersAtom(format, accept, info.api_version);
-  WriteErrorRaw(info.request_id, accept_for_error, error, response, xml, form);
+  WriteErrorRaw(info.request_id, accept_for_error, error, response, xml, form, info.flavor->error_messages);
 }
 
 void WriteError(protocol::Operation operation, const RequestParts& parts, std::string_view request_id,
@@ -93,8 +94,8 @@ void WriteError(protocol::Operation operation, const RequestParts& parts, std::s
   std::string accept_for_error(accept);
   if (format != nullptr) accept_for_error = *format;
   LogServerError(operation, parts.account, parts.resource.table, request_id, error);
-  WriteErrorRaw(request_id, accept_for_error, error, response,
-                AnswersAtom(format, accept, parts.api_version));
+  WriteErrorRaw(request_id, accept_for_error, error, response, AnswersAtom(format, accept, parts.api_version),
+                protocol::XmlErrorForm::kOData, parts.flavor->error_messages);
 }
 
 void WriteJson(http::Response& response, unsigned status, protocol::MetadataLevel level, std::string body) {

@@ -32,10 +32,12 @@ void WriteError(protocol::Operation operation, const RequestParts& parts, std::s
 // Same without a routed request (transport errors, version/route failures).
 // It does not log: its caller logs a 500 with what it knows (LogServerError),
 // or leaves it to the HTTP layer that already logged the cause.
-// `xml_form` is the XML document's form when `xml` (protocol/error_body.h).
+// `xml_form` is the XML document's form when `xml` (protocol/error_body.h);
+// `style` how a JSON message ends (the listener's FlavorPolicy::error_messages).
 void WriteErrorRaw(std::string_view request_id, std::string_view accept, const protocol::ApiError& error,
                    http::Response& response, bool xml = false,
-                   protocol::XmlErrorForm xml_form = protocol::XmlErrorForm::kOData);
+                   protocol::XmlErrorForm xml_form = protocol::XmlErrorForm::kOData,
+                   protocol::ErrorMessageStyle style = protocol::ErrorMessageStyle::kStorage);
 
 // The one log line of a 500 answer, on the "api" logger: operation, account/
 // table, request id and the cause (error.cause, else its message). Does

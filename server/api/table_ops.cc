@@ -50,8 +50,7 @@ protocol::ApiResult<CreateTableRequest> ParseCreateTable(const RequestParts& par
   auto name = *format == protocol::BodyFormat::kAtom ? protocol::atom::ParseTableNameAtom(parts.body)
                                                      : protocol::ParseTableNameJson(parts.body);
   if (!name.ok()) return name.error();
-  auto valid = protocol::ValidateTableName(*name);
-  if (!valid.ok()) return valid.error();
+  if (auto bad = protocol::CheckTableName(*parts.flavor, *name, protocol::TableNameUse::kCreate)) return *bad;
   req.name = std::move(name).value();
   const std::optional<std::string_view> prefer = parts.headers.Find("Prefer");
   req.prefer_sent = prefer.has_value();

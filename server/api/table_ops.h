@@ -48,7 +48,7 @@ struct CreateTableRequest {
 
 // Errors, in this order: CheckBodyContentType's (Content-Type),
 // NegotiateMetadata's, ParseTableNameJson's or ParseTableNameAtom's (body),
-// ValidateTableName's.
+// protocol::CheckTableName's (the flavour's table-name rule).
 protocol::ApiResult<CreateTableRequest> ParseCreateTable(const RequestParts& parts);
 
 // Delete Table, Get Table and Get Table ACL: the table as addressed.

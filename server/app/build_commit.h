@@ -1,10 +1,12 @@
-// The commit the binary was built from: a short git hash ("-dirty" when the
-// tree differed from it), TABLESTONE_COMMIT of the build's environment, or
-// "unknown". Defined in a file cmake/build_commit.cmake writes at build time.
+// The git commit the binary was built from, for `tablestone --version`.
 #pragma once
+
+#include <string_view>
 
 namespace tablestone::app {
 
-const char* BuildCommit();
+// "0123abcd4567" (with "-modified" when the tree had changes), or "" when the
+// build did not know it (no git checkout).
+std::string_view BuildCommit();
 
 }  // namespace tablestone::app

@@ -499,6 +499,7 @@ api::ApiOptions Config::ToApiOptions() const {
   o.facts.durability = durability;
   if (flavor == "cosmos") o.flavor = protocol::CosmosPolicy(cosmos_shuffle, fault_seed);
   o.ru_per_second = cosmos_ru_per_second;
+  o.table_creates_per_minute = cosmos_table_creates_per_minute;
   return o;
 }
 

@@ -118,6 +118,7 @@ struct Config {
   std::string cosmos_accounts;       // empty = kCosmosEmulatorAccounts
   bool cosmos_shuffle = true;        // query results in a seeded non-key order (seed: fault_seed)
   uint64_t cosmos_ru_per_second = 0; // request units per second per table; 0 = no budget
+  uint64_t cosmos_table_creates_per_minute = 5;  // with a budget: Create Table per account and minute; 0 = no limit
 
   // Azurite's Blob and Queue ports, served only when the program runs as
   // `azurite` (Personality::kAzurite): there api/sibling_ports.h answers the

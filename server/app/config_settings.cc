@@ -352,6 +352,14 @@ std::vector<Setting> BuildSettings() {
        .min = 0, .max = 1'000'000'000,
        .set = [](Config& c, const Value& v) { c.cosmos_ru_per_second = Uint(v); },
        .show = [](const Config& c) { return std::to_string(c.cosmos_ru_per_second); }});
+  add({.path = "cosmos.tableCreatesPerMinute", .env = "TABLESTONE_COSMOS_TABLE_CREATES_PER_MINUTE",
+       .kind = Kind::kUint,
+       .help = "Cosmos flavour with a request-unit budget: Create Table at most this many times a minute per "
+               "account, beyond it 429 with x-ms-retry-after-ms (the service throttles rapid table creation); "
+               "0 = no limit.",
+       .min = 0, .max = 1'000'000,
+       .set = [](Config& c, const Value& v) { c.cosmos_table_creates_per_minute = Uint(v); },
+       .show = [](const Config& c) { return std::to_string(c.cosmos_table_creates_per_minute); }});
   add({.path = "storage.seed", .env = "TABLESTONE_SEED", .kind = Kind::kString,
        .help = "Export file, or directory of them, loaded at startup before the port opens; empty = none.",
        .set = [](Config& c, const Value& v) { c.seed = Str(v); },

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <utility>
 
+#include "server/app/build_commit.h"
 #include "server/app/config.h"
 #include "server/app/settings.h"
 
@@ -105,6 +106,7 @@ const std::vector<Flag>& Flags() {
       F("--cosmosAccounts", "", "cosmos.accounts"),
       F("--cosmosShuffle", "", "cosmos.shuffle"),
       F("--cosmosRuPerSecond", "", "cosmos.ruPerSecond"),
+      F("--cosmosTableCreatesPerMinute", "", "cosmos.tableCreatesPerMinute"),
   };
   return kFlags;
 }
@@ -212,7 +214,11 @@ struct FlagUse {
 
 }  // namespace
 
-std::string VersionText() { return std::string("tablestone ") + TABLESTONE_VERSION + "\n"; }
+std::string VersionText() {
+  const std::string_view commit = BuildCommit();
+  return std::string("tablestone ") + TABLESTONE_VERSION + (commit.empty() ? "" : " (commit " + std::string(commit) + ")") +
+         "\n";
+}
 
 namespace {
 
@@ -273,7 +279,7 @@ std::string HelpText() {
       << ": a local server for the Azure Table storage REST API.\n\n"
          "Usage: tablestone [flags]                 run the server\n"
          "       tablestone COMMAND [options]       a data tool: export, import, copy, snapshot, reset,\n"
-         "                                          faults, trace\n"
+         "                                          faults, trace, health\n"
          "       tablestone help [COMMAND]          this help, or a command's (tablestone COMMAND --help)\n"
          "       tablestone version | -v | --version\n"
          "       tablestone --help-all              this help and every command's\n\n"

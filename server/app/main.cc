@@ -40,16 +40,19 @@ int main(int argc, char** argv) {
   // every data command's options); --help, --version, -v and `version` are
   // LoadConfig's.
   if (personality == Personality::kTablestone && !args.empty() && (args[0] == "help" || args[0] == "--help-all")) {
-    if (args[0] == "help" && args.size() == 2 && IsToolCommand({args[1]})) {
-      return RunToolCommand({args[1], "--help"}, stdout, stderr);
+    // `tablestone help faults add` too: the names, then --help.
+    if (args[0] == "help" && args.size() >= 2 && IsToolCommand({args[1]})) {
+      std::vector<std::string> names(args.begin() + 1, args.end());
+      names.push_back("--help");
+      return RunToolCommand(names, stdout, stderr);
     }
     if (args.size() > 2 || (args.size() == 2 && args[0] == "--help-all")) {
       std::fprintf(stderr, "tablestone: %s takes at most one command name\n", args[0].c_str());
       return kExitBadConfig;
     }
     if (args.size() == 2) {
-      std::fprintf(stderr, "tablestone: no command '%s'; the commands are export, import, copy, snapshot, reset, faults, trace\n",
-                   args[1].c_str());
+      std::fprintf(stderr, "tablestone: no command '%s'; the commands are %s\n", args[1].c_str(),
+                   ToolCommandList().c_str());
       return kExitBadConfig;
     }
     std::fputs(HelpText().c_str(), stdout);

@@ -149,7 +149,9 @@ bool Server::Start(std::string* error) {
   }
   // Both listeners' fault rules are one set (the admin route edits it).
   const std::shared_ptr<faults::FaultSet> fault_set = api_options.faults;
-  api::BuildLabels build{.version = api_options.facts.version, .commit = BuildCommit(), .flavor = config_.flavor};
+  api::BuildLabels build{.version = api_options.facts.version,
+                         .commit = BuildCommit().empty() ? std::string("unknown") : std::string(BuildCommit()),
+                         .flavor = config_.flavor};
   if (config_.cosmos_port != 0 && config_.flavor != "cosmos") build.flavor += "+cosmos";
   metrics_ = std::make_unique<api::Metrics>(std::move(account_names), std::move(build));
   trace_ = std::make_unique<api::TraceWriter>();

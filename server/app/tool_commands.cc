@@ -18,6 +18,8 @@
 #include <nlohmann/json.hpp>
 #include <boost/asio/ip/tcp.hpp>
 
+#include "server/app/config.h"
+#include "server/app/fault_commands.h"
 #include "tools/cli_text.h"
 #include "protocol/auth/admin_signature.h"
 #include "protocol/base64.h"
@@ -29,7 +31,7 @@
 namespace tablestone::app {
 namespace {
 
-constexpr const char* kCommands[] = {"export", "import", "copy", "snapshot", "reset", "faults", "trace"};
+constexpr const char* kCommands[] = {"export", "import", "copy", "snapshot", "reset", "faults", "trace", "health"};
 
 std::atomic<bool> g_interrupted{false};
 
@@ -125,6 +127,40 @@ bool ReadRuleFile(const std::string& path, std::string* json, std::string* error
     return false;
   }
   *json = text.str();
+  return true;
+}
+
+// `tablestone health` without --url: the listener the server's settings
+// name (its flags in `args`, the environment, the config file they name),
+// read by the server's own LoadConfig. A wildcard address is reached on
+// loopback. Over TLS the server's own certificate is trusted exactly
+// (RemoteOptions::server_cert) unless --caFile or --serverCert says otherwise.
+bool ListenerOfServer(std::vector<std::string> args, tools::Connection* c, tools::RemoteOptions* options,
+                      std::string* error) {
+  std::string refused;
+  const Personality personality = DetectPersonality("tablestone", &args, &refused);
+  if (!refused.empty()) {
+    *error = refused;
+    return false;
+  }
+  LoadResult loaded = LoadConfig(args, ProcessEnvironment(), personality);
+  if (loaded.action != LoadResult::Action::kRun) {
+    std::string why = loaded.output;
+    while (!why.empty() && why.back() == '\n') why.pop_back();
+    *error = "the server settings do not load: " + (why.size() > 300 ? why.substr(0, 300) + "..." : why);
+    return false;
+  }
+  const Config& config = loaded.config;
+  c->scheme = config.cert.empty() ? "http" : "https";
+  c->host = config.host;
+  if (c->host.empty() || c->host == "0.0.0.0") c->host = "127.0.0.1";
+  if (c->host == "::" || c->host == "[::]") c->host = "::1";
+  if (c->host.size() > 2 && c->host.front() == '[' && c->host.back() == ']') c->host = c->host.substr(1, c->host.size() - 2);
+  c->port = std::to_string(config.port);
+  if (!config.cert.empty() && options->ca_files.empty() && options->server_cert.empty()) {
+    options->server_cert = config.cert;
+    options->server_cert_password = config.pwd;
+  }
   return true;
 }
 
@@ -308,6 +344,61 @@ std::string DescribeExtras(const CLI::App& command, const std::vector<std::strin
   return text;
 }
 
+// Help of at most kHelpWidth columns, as the server's --help (flags.cc):
+// descriptions wrapped at word boundaries under their column, and without
+// CLI11's "Excludes: ..." lists (the usage error names a conflict when it
+// happens).
+// --help-all indents each level of subcommand by 2 more columns (`faults
+// add` by 4), hence the margin.
+constexpr size_t kHelpWidth = 100 - 4;
+
+std::string WrapWords(const std::string& text, size_t width) {
+  std::string out;
+  size_t column = 0;
+  std::istringstream words(text);
+  for (std::string word; words >> word;) {
+    if (column > 0 && column + 1 + word.size() > width) {
+      out += '\n';
+      column = 0;
+    } else if (column > 0) {
+      out += ' ';
+      ++column;
+    }
+    out += word;
+    column += word.size();
+  }
+  return out;
+}
+
+class ToolHelpFormatter : public CLI::Formatter {
+ public:
+  std::string make_option_opts(const CLI::Option* option) const override {
+    std::string opts = CLI::Formatter::make_option_opts(option);
+    return opts.substr(0, std::min(opts.find(" Excludes:"), opts.find(" Needs:")));
+  }
+  std::string make_option_desc(const CLI::Option* option) const override {
+    return WrapWords(option->get_description(), kHelpWidth - get_column_width());
+  }
+  std::string make_subcommand(const CLI::App* sub) const override {
+    std::stringstream out;
+    CLI::detail::format_help(out, sub->get_display_name(true),
+                             WrapWords(sub->get_description(), kHelpWidth - get_column_width()), get_column_width());
+    return out.str();
+  }
+  // --help-all expands every level (`faults add`'s options too), not only
+  // the first.
+  std::string make_subcommands(const CLI::App* app, CLI::AppFormatMode mode) const override {
+    return CLI::Formatter::make_subcommands(app, mode == CLI::AppFormatMode::Sub ? CLI::AppFormatMode::All : mode);
+  }
+  std::string make_description(const CLI::App* app) const override {
+    const std::string text = CLI::Formatter::make_description(app);
+    std::string out;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) out += WrapWords(line, kHelpWidth) + "\n";
+    return out;
+  }
+};
+
 int UsageError(std::FILE* err, const std::string& command, const std::string& message) {
   const std::string name = command.empty() ? std::string() : " " + command;
   std::fprintf(err, "tablestone%s: %s\nRun 'tablestone%s --help' for the options.\n", name.c_str(),
@@ -316,6 +407,12 @@ int UsageError(std::FILE* err, const std::string& command, const std::string& me
 }
 
 }  // namespace
+
+std::string ToolCommandList() {
+  std::string out;
+  for (const char* c : kCommands) out += (out.empty() ? "" : ", ") + std::string(c);
+  return out;
+}
 
 bool IsToolCommand(const std::vector<std::string>& args) {
   if (args.empty()) return false;
@@ -329,6 +426,7 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
   CLI::App app{"tablestone data tools", "tablestone"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Help of every subcommand");
+  app.formatter(std::make_shared<ToolHelpFormatter>());
 
   // ---- export ----
   Endpoint from;
@@ -456,7 +554,10 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
   // The admin route's JSON answer on stdout, for scripts; the summary line on
   // stderr is there either way, as every other command's.
   bool admin_json = false;
+  std::vector<std::string> admin_ca_files;  // --caFile of the admin commands
   snap_cmd->add_flag("--json", admin_json, "Also print the server's JSON answer on stdout");
+  snap_cmd->add_option("--caFile", admin_ca_files, kCaHelp)->check(CLI::ExistingFile);
+  reset_cmd->add_option("--caFile", admin_ca_files, kCaHelp)->check(CLI::ExistingFile);
   reset_cmd->add_flag("--json", admin_json, "Also print the server's JSON answer on stdout");
 
   // ---- faults, trace (admin routes signed for the user, docs/admin-api.md) ----
@@ -465,33 +566,87 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
       "the environment signs as the admin instead)";
   std::string admin_from, fault_rule, fault_file, fault_id, trace_file;
   bool trace_bodies = false;
+  FaultFlags fault_flags;
+  // --caFile for every admin command (a server started with --cert).
+  auto admin_from_option = [&](CLI::App* command) {
+    command->add_option("--from", admin_from, kAdminFromHelp)->required();
+    command->add_option("--caFile", admin_ca_files, kCaHelp)->check(CLI::ExistingFile);
+  };
   CLI::App* faults_cmd = app.add_subcommand(
       "faults", "Add, list or clear fault rules on a running server (docs/testing-with-faults.md)");
   faults_cmd->require_subcommand(1);
   CLI::App* faults_add = faults_cmd->add_subcommand(
       "add", "Add rules: a rule, an array of rules, or the --faults file form ({\"seed\":N,\"rules\":[...]})");
-  faults_add->add_option("--from", admin_from, kAdminFromHelp)->required();
-  auto* rule_opt = faults_add->add_option("--rule", fault_rule, "The rules as JSON text");
+  admin_from_option(faults_add);
+  auto* rule_opt =
+      faults_add->add_option("--rule", fault_rule, "The rules as JSON text, or @PATH to read them from a file");
   auto* file_opt = faults_add->add_option("--file", fault_file, "A file holding the rules as JSON (at most 1 MiB)");
   rule_opt->excludes(file_opt);
-  CLI::App* faults_list =
-      faults_cmd->add_subcommand("list", "Print the rules with their matched and injected counts (JSON on stdout)");
-  faults_list->add_option("--from", admin_from, kAdminFromHelp)->required();
+  // The common case without JSON: one rule from flags, scoped to the
+  // connection string's account (all an account key may add).
+  std::vector<CLI::Option*> flag_opts = {
+      faults_add->add_option("--operation", fault_flags.operations,
+                             "Flags form: an operation name to match (repeat; e.g. InsertEntity, QueryEntities)"),
+      faults_add->add_option("--table", fault_flags.table, "Flags form: the table to match"),
+      faults_add->add_option("--status", fault_flags.status, "Flags form: answer with this status (503 or 500)"),
+      faults_add->add_option("--errorCode", fault_flags.error_code,
+                             "Flags form: answer with this error code (ServerBusy, OperationTimedOut, InternalError)"),
+      faults_add->add_option("--action", fault_flags.action,
+                             "Flags form: the rule's action (default serverBusy; timeoutAfter, closeAfter, "
+                             "resetMidResponse, latencyBefore, ...: docs/testing-with-faults.md)"),
+      faults_add->add_option("--count", fault_flags.count, "Flags form: inject at most N times (maxCount)"),
+      faults_add->add_option("--probability", fault_flags.probability, "Flags form: fire with this probability")
+          ->check(CLI::Range(0.0, 1.0))
+          ->type_name("P"),
+      faults_add->add_option("--everyNth", fault_flags.every_nth, "Flags form: fire on every Nth matching request"),
+      faults_add->add_option("--latencyMs", fault_flags.latency_ms, "Flags form: the delay of a latency action"),
+      faults_add->add_option("--id", fault_flags.id, "Flags form: the rule's id (default r1, r2, ...)")};
+  for (CLI::Option* o : flag_opts) {
+    o->excludes(rule_opt);
+    o->excludes(file_opt);
+  }
+  bool faults_json = false;
+  CLI::App* faults_list = faults_cmd->add_subcommand(
+      "list", "Print the rules with their matched and injected counts, and realistic mode, on stdout");
+  admin_from_option(faults_list);
+  faults_list->add_flag("--json", faults_json, "Print the server's JSON answer instead (for scripts)");
   CLI::App* faults_clear = faults_cmd->add_subcommand("clear", "Remove every rule (realistic mode stays), or one");
-  faults_clear->add_option("--from", admin_from, kAdminFromHelp)->required();
+  admin_from_option(faults_clear);
   faults_clear->add_option("--id", fault_id, "Remove only this rule (an id from add or list)");
   CLI::App* trace_cmd = app.add_subcommand(
       "trace", "Turn the request trace of a running server on or off (docs/observability.md, Request trace)");
   trace_cmd->require_subcommand(1);
   CLI::App* trace_on = trace_cmd->add_subcommand("on", "Start tracing into a file of the server's --traceDir");
-  trace_on->add_option("--from", admin_from, kAdminFromHelp)->required();
+  admin_from_option(trace_on);
   trace_on->add_option("--file", trace_file, "A plain file name in the server's --traceDir (appended to)")
       ->required();
   trace_on->add_flag("--bodies", trace_bodies, "Also trace headers and bodies (keys and signatures redacted)");
   CLI::App* trace_off = trace_cmd->add_subcommand("off", "Stop tracing (the file is complete when this returns)");
-  trace_off->add_option("--from", admin_from, kAdminFromHelp)->required();
+  admin_from_option(trace_off);
   CLI::App* trace_status = trace_cmd->add_subcommand("status", "Say whether the server traces, and into which file");
-  trace_status->add_option("--from", admin_from, kAdminFromHelp)->required();
+  admin_from_option(trace_status);
+
+  // ---- health ----
+  std::string health_url;
+  std::vector<std::string> health_server_args;
+  tools::RemoteOptions health_options;
+  health_options.attempts = 1;
+  health_options.timeout_ms = 5000;
+  CLI::App* health_cmd = app.add_subcommand(
+      "health", "Ask a running server whether it serves (GET /_tablestone/health, no credential); exit 0 if so");
+  health_cmd->add_option("--url", health_url,
+                         "The listener, http[s]://HOST:PORT (default: the one the server settings after -- name, "
+                         "with the environment and their --config file)");
+  health_cmd->add_option("--caFile", health_options.ca_files, kCaHelp)->check(CLI::ExistingFile);
+  health_cmd->add_option("--serverCert", health_options.server_cert,
+                         "Trust exactly this server certificate (PEM) whatever names it carries (default without "
+                         "--url and --caFile: the server's own --cert)")
+      ->check(CLI::ExistingFile);
+  health_cmd->add_option("--timeoutMs", health_options.timeout_ms, "Give up after this long (default 5000)")
+      ->check(CLI::Range(100, 600000));
+  health_cmd->add_option("serverFlags", health_server_args,
+                         "After --: the server's flags (e.g. a container's PID 1 arguments) whose listener to probe")
+      ->type_name("");
 
   std::vector<std::string> argv_storage;
   argv_storage.push_back("tablestone");
@@ -503,12 +658,9 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
   } catch (const CLI::ParseError& e) {
     std::ostringstream o, e_out;
     int code = app.exit(e, o, e_out);
-    if (code == 0) {  // --help, --help-all
-      std::fputs(o.str().c_str(), out);
-      return 0;
-    }
     // Name what was not understood first: a mistyped option also leaves a
-    // required one missing, and "--out is required" hides the typo.
+    // required one missing, and "--out is required" hides the typo; and
+    // `faults ad --help` is a mistyped command, not a request for faults' help.
     std::string name;
     for (CLI::App* command = &app; command != nullptr;) {
       if (command != &app) name += (name.empty() ? "" : " ") + command->get_name();
@@ -517,6 +669,10 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
       }
       const std::vector<CLI::App*> parsed = command->get_subcommands();
       command = parsed.empty() ? nullptr : parsed.front();
+    }
+    if (code == 0) {  // --help, --help-all
+      std::fputs(o.str().c_str(), out);
+      return 0;
     }
     std::string what = e.what();
     if (what.empty()) what = e_out.str();
@@ -539,6 +695,42 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
   }
 
   std::string error;
+  tools::RemoteOptions admin_options;
+  admin_options.ca_files = admin_ca_files;
+  if (health_cmd->parsed()) {
+    tools::Connection c;
+    if (!health_url.empty() && !health_server_args.empty()) {
+      return UsageError(err, "health", "give --url or the server's flags after --, not both");
+    }
+    const bool ok = health_url.empty() ? ListenerOfServer(health_server_args, &c, &health_options, &error)
+                                       : tools::ParseEndpointUrl(health_url, &c, &error);
+    if (!ok) {
+      PrintError(err, "health", error);
+      return 1;
+    }
+    const std::string where = c.scheme + "://" + (c.host.find(':') != std::string::npos ? "[" + c.host + "]" : c.host) +
+                              ":" + c.port;
+    const auto start = std::chrono::steady_clock::now();
+    int status = 0;
+    std::string body;
+    if (!tools::GetHealth(c, health_options, &status, &body, &error)) {
+      PrintError(err, "health", "unhealthy: " + error);
+      return 1;
+    }
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (status != 200) {
+      // A TLS listener answers a plain request with 400 (docs/compatibility.md).
+      const bool maybe_tls = status == 400 && c.scheme == "http";
+      PrintError(err, "health",
+                 "unhealthy: " + where + " answered HTTP " + std::to_string(status) +
+                     (maybe_tls ? " (an HTTPS listener answers plain HTTP so: use https://, or give the server's "
+                                  "--cert among its flags)"
+                                : ""));
+      return 1;
+    }
+    std::fprintf(out, "healthy: %s answered in %.1f ms\n", tools::TerminalSafe(where).c_str(), ms);
+    return 0;
+  }
   if (export_cmd->parsed()) {
     export_options.compression = tools::CompressionForPath(export_options.out);
     if (!export_compress.empty()) tools::ParseCompression(export_compress, &export_options.compression);
@@ -618,19 +810,51 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
     const std::string name = faults_cmd->parsed() ? "faults" : "trace";
     std::string method = "GET", op = name, query, request, answer, where, own_account;
     if (faults_add->parsed()) {
-      if (fault_rule.empty() == fault_file.empty()) {
-        return UsageError(err, "faults add", "give the rules with --rule JSON or --file PATH");
+      bool from_flags = false;
+      for (const CLI::Option* o : faults_add->get_options()) {
+        const std::string n = o->get_name();
+        from_flags = from_flags || (o->count() > 0 && n != "--from" && n != "--caFile" && n != "--rule" && n != "--file");
+      }
+      if (fault_rule.rfind("@", 0) == 0) {  // --rule @PATH is --file PATH
+        fault_file = fault_rule.substr(1);
+        fault_rule.clear();
+      }
+      if (!from_flags && fault_rule.empty() == fault_file.empty()) {
+        return UsageError(err, "faults add",
+                          "give the rules with --rule JSON, --rule @PATH or --file PATH, or one rule in flags "
+                          "(--operation, --table, --status, --errorCode, --action, --count, ...)");
       }
       if (!fault_file.empty() && !ReadRuleFile(fault_file, &request, &error)) {
         PrintError(err, "faults add", error);
         return 1;
       }
-      if (fault_file.empty()) request = fault_rule;
-      const auto parsed = nlohmann::json::parse(request, nullptr, /*allow_exceptions=*/false);
-      if (parsed.is_discarded() || !(parsed.is_object() || parsed.is_array())) {
-        PrintError(err, "faults add",
-                   (fault_file.empty() ? std::string("--rule") : "'" + fault_file + "'") +
-                       " is not a JSON rule, array of rules or rule file (docs/testing-with-faults.md)");
+      nlohmann::json parsed;
+      if (from_flags) {
+        // Scoped to the signer's account: the only rule an account key may
+        // add, and the account's own traffic (docs/admin-api.md).
+        tools::Connection signer;
+        std::string ignored_where, own_account;
+        if (!AdminConnection(admin_from, &signer, &ignored_where, &own_account, &error)) {
+          PrintError(err, "faults add", error);
+          return 1;
+        }
+        if (signer.account != protocol::auth::kAdminKeySigner) fault_flags.account = own_account;
+        if (!FaultRuleFromFlags(fault_flags, &parsed, &error)) return UsageError(err, "faults add", error);
+        request = parsed.dump();
+      } else {
+        if (fault_file.empty()) request = fault_rule;
+        parsed = nlohmann::json::parse(request, nullptr, /*allow_exceptions=*/false);
+        if (parsed.is_discarded() || !(parsed.is_object() || parsed.is_array())) {
+          PrintError(err, "faults add",
+                     (fault_file.empty() ? std::string("--rule") : "'" + fault_file + "'") +
+                         " is not a JSON rule, array of rules or rule file (docs/testing-with-faults.md)");
+          return 1;
+        }
+      }
+      // Checked here with the server's own parser: a typo is refused (with
+      // the list of names) before anything is sent.
+      if (!CheckFaultRules(parsed, &error)) {
+        PrintError(err, "faults add", "the rule is refused before sending: " + error);
         return 1;
       }
       method = "POST";
@@ -647,7 +871,7 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
     const std::string full_name = name + " " + (faults_cmd->parsed() ? faults_cmd : trace_cmd)->get_subcommands().front()->get_name();
     tools::Connection c;
     if (!AdminConnection(admin_from, &c, &where, &own_account, &error) ||
-        !tools::CallAdminRoute(c, tools::RemoteOptions{}, method, op, query, request, &answer, &error)) {
+        !tools::CallAdminRoute(c, admin_options, method, op, query, request, &answer, &error)) {
       PrintError(err, full_name.c_str(), error);
       return 1;
     }
@@ -665,7 +889,12 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
       }
       line = "added " + Plural(n, "fault rule", "fault rules") + (ids.empty() ? "" : " (" + ids + ")") + " on " + where;
     } else if (faults_list->parsed()) {
-      std::fprintf(out, "%s\n", j.is_discarded() ? answer.c_str() : j.dump(2).c_str());
+      if (faults_json || j.is_discarded()) {
+        std::fprintf(out, "%s\n", j.is_discarded() ? answer.c_str() : j.dump(2).c_str());
+      } else {
+        std::istringstream lines(DescribeFaultListing(j));
+        for (std::string text; std::getline(lines, text);) std::fprintf(out, "%s\n", tools::TerminalSafe(text).c_str());
+      }
       size_t n = j.is_object() && j.contains("rules") && j["rules"].is_array() ? j["rules"].size() : 0;
       line = Plural(n, "fault rule", "fault rules") + " on " + where;
     } else if (faults_clear->parsed()) {
@@ -718,10 +947,10 @@ int RunToolCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
           std::error_code ec;
           to = std::filesystem::absolute(snap_to, ec).lexically_normal().string();
         }
-        ok = tools::CallAdminRoute(c, tools::RemoteOptions{}, "snapshot", "to=" + tools::UrlEncode(to), &body,
+        ok = tools::CallAdminRoute(c, admin_options, "snapshot", "to=" + tools::UrlEncode(to), &body,
                                    &error);
       } else if (ok) {
-        ok = tools::CallAdminRoute(c, tools::RemoteOptions{}, "reset",
+        ok = tools::CallAdminRoute(c, admin_options, "reset",
                                    reset_all ? std::string() : "account=" + tools::UrlEncode(own_account), &body,
                                    &error);
       }

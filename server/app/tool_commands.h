@@ -1,6 +1,7 @@
 // The data subcommands of the tablestone binary, parsed with CLI11:
 //   tablestone export   --from CONN | --fromLocation DIR  [--table NAME]... --out FILE
 //   tablestone import   --to CONN   | --toLocation DIR    --in FILE [--mode M] [--ifExists E]
+//   tablestone copy, snapshot, reset, faults, trace, health (see --help-all)
 // Any other command line (no subcommand name first) is the server's
 // (flags.cc), unchanged, so `tablestone --tablePort 10002` still starts the
 // server.
@@ -14,6 +15,9 @@
 #include <vector>
 
 namespace tablestone::app {
+
+// "export, import, ...": the data subcommands' names, for messages.
+std::string ToolCommandList();
 
 // True when args[0] names a data subcommand.
 bool IsToolCommand(const std::vector<std::string>& args);

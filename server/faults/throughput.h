@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -27,8 +28,9 @@ class ThroughputBudget {
  public:
   using Clock = std::function<std::chrono::steady_clock::time_point()>;
 
-  // ru_per_second > 0.
-  explicit ThroughputBudget(uint64_t ru_per_second, Clock clock = &std::chrono::steady_clock::now);
+  // ru_per_second > 0. table_creates_per_minute: see AdmitTableCreate (0 = no limit).
+  explicit ThroughputBudget(uint64_t ru_per_second, Clock clock = &std::chrono::steady_clock::now,
+                            uint64_t table_creates_per_minute = 0);
 
   // nullopt: admitted. Else how long to wait, in milliseconds (at least 1),
   // until the table's balance is back at zero.
@@ -41,6 +43,16 @@ class ThroughputBudget {
   // started KiB answered (at least 1); a write or batch 5 RU per started KiB
   // sent (at least 5); a table operation 5.
   static double ReadCost(size_t response_bytes);
+
+  // The table-creation limit (Learn, "Frequently asked questions about Azure
+  // Cosmos DB for Table", 2020 version: a rapid rate of table creation is
+  // throttled; keep it under 5 a minute): nullopt when `account` created
+  // fewer than table_creates_per_minute tables in the last 60 s, else the
+  // milliseconds (at least 1) until the oldest of them leaves that window.
+  std::optional<uint64_t> AdmitTableCreate(std::string_view account);
+  // Records a table `account` created. Memory: at most
+  // table_creates_per_minute times per account that created a table.
+  void NoteTableCreate(std::string_view account);
   static double WriteCost(size_t request_bytes);
   static constexpr double kTableOperationCost = 5;
 
@@ -56,8 +68,11 @@ class ThroughputBudget {
 
   const uint64_t ru_per_second_;
   const Clock clock_;
+  const uint64_t table_creates_per_minute_;
   std::mutex mu_;
   std::map<std::string, Bucket, std::less<>> buckets_;  // "<account>/<table>"
+  // Per account, when its last tables were created (oldest first).
+  std::map<std::string, std::deque<std::chrono::steady_clock::time_point>, std::less<>> creates_;
 };
 
 }  // namespace tablestone::faults

@@ -155,7 +155,7 @@ def test_fault_rules_and_realistic_mode_on_a_cosmos_flavoured_server(workdir):
                                                                              "operation": "InsertEntity"}})
         dt.ok(dt.tool("faults", "add", "--from", dt.conn(a), "--rule", rule))
         t.create_entity({"PartitionKey": "p", "RowKey": "busy"})
-        listing = json.loads(dt.ok(dt.tool("faults", "list", "--from", dt.conn(a))).stdout)
+        listing = json.loads(dt.ok(dt.tool("faults", "list", "--from", dt.conn(a), "--json")).stdout)
         assert [(r["matched"], r["injected"]) for r in listing["rules"]] == [(3, 2)]
         dt.ok(dt.tool("faults", "clear", "--from", dt.conn(a)))
 

@@ -433,12 +433,12 @@ def test_copy_interrupt_reference_and_offline_ends(servers, workdir):
     assert read(out) == read(big)
 
 
-def _interrupted(args, after=0.7):
-    """Runs a tool command, sends SIGINT after `after` s; returns (exit code, stderr)."""
+def _interrupted(args, after=0.7, sig=2):
+    """Runs a tool command, sends SIGINT (or `sig`) after `after` s; returns (exit code, stderr)."""
     import time
     p = subprocess.Popen([BINARY, *args], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
     time.sleep(after)
-    p.send_signal(2)
+    p.send_signal(sig)
     p.wait(timeout=60)
     return p.returncode, p.stderr.read().decode()
 
@@ -453,6 +453,9 @@ def test_import_and_export_interrupted_say_what_is_left(servers, workdir):
     assert re.search(r"interrupted after [0-9]+ entities; 1 table is complete on the target, table 'big' is "
                      r"incomplete \([0-9]+ entities written\)", err), err
     assert "--ifExists replace" in err and "--ifExists append --mode upsert" in err, err
+    # SIGTERM (a container stopped, a CI job cancelled) is answered the same way.
+    code, err = _interrupted(["import", "--to", conn(a), "--in", big, "--ifExists", "replace"], sig=15)
+    assert code == 130 and "interrupted after" in err and "--ifExists replace" in err, (code, err)
     # The advice works: the rerun ends with exactly the file's contents.
     ok(tool("import", "--to", conn(a), "--in", big, "--ifExists", "replace"))
     out = os.path.join(workdir, "out.jsonl")

@@ -122,3 +122,64 @@ def test_copy_between_tablestone_and_azurite_over_https(tls, workdir):
     finally:
         os.killpg(az.pid, 15)
         az.wait(timeout=30)
+
+
+def test_health_and_admin_commands_over_https(tls, servers, workdir):
+    """`tablestone health` (the image's HEALTHCHECK probe) and the admin commands reach an HTTPS server
+    through --caFile, --serverCert pins a certificate whatever its names, and nothing connects
+    unverified."""
+    plain = servers()
+    r = ok(tool("health", "--url", "http://127.0.0.1:%d" % plain.port))
+    assert r.stdout.decode().startswith("healthy: http://127.0.0.1:%d answered in " % plain.port), r.stdout
+    # The image's default command line (Azurite's, a wildcard address): reached on loopback.
+    r = ok(tool("health", "--", "azurite", "-l", "/data", "--blobHost", "0.0.0.0", "--queueHost", "0.0.0.0",
+                "--tableHost", "0.0.0.0", "--tablePort", str(plain.port)))
+    assert ("healthy: http://127.0.0.1:%d" % plain.port) in r.stdout.decode(), r.stdout
+    cert, key = make_cert(workdir)
+    a = tls(cert, key)
+    url = "https://127.0.0.1:%d" % a.port
+    assert "not trusted" in failure(tool("health", "--url", url))  # the system's store only
+    ok(tool("health", "--url", url, "--caFile", cert))
+    ok(tool("health", "--url", "https://localhost:%d" % a.port, "--caFile", cert))
+    # The server's flags after --, as the image's probe passes PID 1's: https and its own certificate.
+    r = ok(tool("health", "--", "--tablePort", str(a.port), "--cert", cert, "--key", key))
+    assert ("healthy: " + url) in r.stdout.decode(), r.stdout
+    # Pinned: a certificate for another name is trusted when it is exactly the server's ...
+    elsewhere_cert, elsewhere_key = make_cert(workdir, "elsewhere", san="DNS:elsewhere.example")
+    e = tls(elsewhere_cert, elsewhere_key)
+    e_url = "https://127.0.0.1:%d" % e.port
+    ok(tool("health", "--url", e_url, "--serverCert", elsewhere_cert))
+    assert "mismatch" in failure(tool("health", "--url", e_url, "--caFile", elsewhere_cert))
+    # ... and any other certificate is refused, even one the trust store would accept.
+    assert "not the one in --serverCert" in failure(tool("health", "--url", url, "--serverCert", elsewhere_cert))
+    junk = os.path.join(workdir, "junk.pem")
+    write(junk, "not a certificate\n")
+    assert "holds no PEM certificate" in failure(tool("health", "--url", url, "--serverCert", junk))
+    # A file that never ends, or a large one, is refused before OpenSSL reads it.
+    big = os.path.join(workdir, "big.pem")
+    with open(big, "wb") as f:
+        f.truncate(2 << 20)
+    for option in ("--serverCert", "--caFile"):
+        for path in ("/dev/zero", big):
+            assert "not a regular file of at most 1 MiB" in failure(tool("health", "--url", url, option, path))
+    # Bad input: one line, before anything is sent.
+    assert "not an http:// or https:// URL" in failure(tool("health", "--url", "ftp://127.0.0.1:1"))
+    r = tool("health", "--url", url, "--", "--tablePort", "1")
+    assert r.returncode == 2 and "not both" in r.stderr.decode(), r.stderr
+    assert "do not load" in failure(tool("health", "--", "--tablePort", "notaport"))
+    started = time.monotonic()
+    assert "unhealthy" in failure(tool("health", "--url", "http://127.0.0.1:%d" % harness.free_port()))
+    assert time.monotonic() - started < 3
+
+    # The admin commands take --caFile like the data commands (no insecure mode either).
+    admin = servers({"TABLESTONE_CERT": cert, "TABLESTONE_KEY": key, "TABLESTONE_ADMIN_API": "true"})
+    cs = https_conn(admin)
+    assert "not trusted" in failure(tool("faults", "list", "--from", cs))
+    r = ok(tool("faults", "add", "--from", cs, "--caFile", cert, "--operation", "CreateTable", "--status", "503",
+                "--count", "1"))
+    assert "added 1 fault rule" in r.stderr.decode(), r.stderr
+    listed = ok(tool("faults", "list", "--from", cs, "--caFile", cert)).stdout.decode()
+    assert "serverBusy" in listed and "operation=CreateTable" in listed and "matched 0, injected 0" in listed, listed
+    ok(tool("faults", "clear", "--from", cs, "--caFile", cert))
+    r = ok(tool("reset", "--from", cs, "--caFile", cert, "--yes"))
+    assert "reset deleted 0 tables of devstoreaccount1 on https://127.0.0.1:%d" % admin.port in r.stderr.decode()

@@ -310,23 +310,28 @@ def test_faults_and_trace_subcommands_sign_for_the_user(workdir):
         r = ok(tool("faults", "add", "--from", cs, "--rule", rule))
         assert "added 1 fault rule (" in r.stderr.decode() and where in r.stderr.decode(), r.stderr.decode()
         assert r.stdout == b""
-        listed = ok(tool("faults", "list", "--from", cs))
+        listed = ok(tool("faults", "list", "--from", cs, "--json"))
         body = json.loads(listed.stdout)
         assert len(body["rules"]) == 1 and body["rules"][0]["injected"] == 0
         assert "1 fault rule on " + where in listed.stderr.decode()
+        # Without --json: one readable line per rule, then realistic mode.
+        readable = ok(tool("faults", "list", "--from", cs)).stdout.decode().splitlines()
+        rid = body["rules"][0]["id"]
+        assert readable[0] == "%s  serverBusy  operation=CreateTable table=faulty  maxCount=1  matched 0, injected 0" % rid, readable
+        assert readable[1].startswith("realistic mode off"), readable
         # The rule fires for an SDK client (its own retries see the 503 first).
         svc = TableServiceClient.from_connection_string(cs, retry_total=0)
         with pytest.raises(HttpResponseError):
             svc.create_table("faulty")
-        assert json.loads(ok(tool("faults", "list", "--from", cs)).stdout)["rules"][0]["injected"] == 1
+        assert json.loads(ok(tool("faults", "list", "--from", cs, "--json")).stdout)["rules"][0]["injected"] == 1
         rules = os.path.join(workdir, "rules.json")
         write(rules, json.dumps({"seed": 3, "rules": [json.loads(rule), json.loads(rule)]}))
         r = ok(tool("faults", "add", "--from", cs, "--file", rules))
         assert "added 2 fault rules" in r.stderr.decode()
-        rule_id = json.loads(ok(tool("faults", "list", "--from", cs)).stdout)["rules"][0]["id"]
+        rule_id = json.loads(ok(tool("faults", "list", "--from", cs, "--json")).stdout)["rules"][0]["id"]
         assert "removed fault rule %s" % rule_id in ok(tool("faults", "clear", "--from", cs, "--id", rule_id)).stderr.decode()
         assert "cleared every fault rule" in ok(tool("faults", "clear", "--from", cs)).stderr.decode()
-        assert json.loads(ok(tool("faults", "list", "--from", cs)).stdout)["rules"] == []
+        assert json.loads(ok(tool("faults", "list", "--from", cs, "--json")).stdout)["rules"] == []
 
         # Hostile or mistaken input: one line, exit 1, nothing added.
         typo = failure(tool("faults", "add", "--from", cs, "--rule", rule.replace("CreateTable", "CreateTabel")))
@@ -342,9 +347,15 @@ def test_faults_and_trace_subcommands_sign_for_the_user(workdir):
         assert "is not a JSON rule" in failure(tool("faults", "add", "--from", cs, "--file", rules))
         assert "not a regular file" in failure(tool("faults", "add", "--from", cs, "--file", workdir))
         assert "cannot read" in failure(tool("faults", "add", "--from", cs, "--file", big + ".missing"))
-        assert json.loads(ok(tool("faults", "list", "--from", cs)).stdout)["rules"] == []
+        assert json.loads(ok(tool("faults", "list", "--from", cs, "--json")).stdout)["rules"] == []
         r = tool("faults", "add", "--from", cs)
-        assert r.returncode == 2 and "--rule JSON or --file PATH" in r.stderr.decode()
+        assert r.returncode == 2 and "--rule JSON, --rule @PATH or --file PATH, or one rule in flags" in r.stderr.decode()
+        r = tool("faults", "add", "--from", cs, "--rule", rule, "--status", "503")
+        assert r.returncode == 2 and "excludes" in r.stderr.decode(), r.stderr.decode()
+        r = tool("faults", "add", "--from", cs, "--status", "500")  # OperationTimedOut or InternalError?
+        assert r.returncode == 2 and "--errorCode" in r.stderr.decode(), r.stderr.decode()
+        r = tool("faults", "add", "--from", cs, "--status", "404")
+        assert r.returncode == 2 and "503 ServerBusy" in r.stderr.decode(), r.stderr.decode()
         r = tool("faults", "ad", "--from", cs)
         assert r.returncode == 2 and "no command 'ad' (the commands are add, list, clear)" in r.stderr.decode()
         assert harness.ACCOUNT_KEY not in r.stderr.decode()  # a usage error never echoes the key
@@ -355,6 +366,30 @@ def test_faults_and_trace_subcommands_sign_for_the_user(workdir):
         down = cs.replace(str(a.port), str(harness.free_port()))
         assert "is the server running" in failure(tool("faults", "list", "--from", down))
         assert time.monotonic() - started_at < 10
+        # Checked before sending, with the server's own parser: refused with no server to ask.
+        for bad in (rule.replace("CreateTable", "CreateTabel"), '{"action":"serverBusy","maxCuont":1}',
+                    '{"action":"latencyBefore","latencyMs":1e300}'):
+            local = failure(tool("faults", "add", "--from", down, "--rule", bad))
+            assert "refused before sending" in local and "is the server running" not in local, local
+        assert "InsertEntity" in failure(tool("faults", "add", "--from", down, "--operation", "Insert"))
+
+        # The flags form: a rule scoped to the connection string's account, added and firing.
+        r = ok(tool("faults", "add", "--from", cs, "--operation", "CreateTable", "--table", "flagged",
+                    "--status", "503", "--count", "1", "--id", "by-flags"))
+        assert "added 1 fault rule (by-flags)" in r.stderr.decode(), r.stderr.decode()
+        rule_json = json.loads(ok(tool("faults", "list", "--from", cs, "--json")).stdout)["rules"][0]
+        assert rule_json["action"] == "serverBusy" and rule_json["maxCount"] == 1, rule_json
+        assert rule_json["match"] == {"account": "devstoreaccount1", "table": "flagged", "operation": ["CreateTable"]}
+        with pytest.raises(HttpResponseError) as busy:
+            svc.create_table("flagged")
+        assert busy.value.status_code == 503
+        svc.create_table("flagged")  # maxCount 1: the next one passes
+        # --rule @PATH reads the file as --file does (same checks).
+        write(rules, json.dumps([{"action": "timeoutBefore", "maxCount": 1, "match": {"table": "t2"}}]))
+        assert "added 1 fault rule" in ok(tool("faults", "add", "--from", cs, "--rule", "@" + rules)).stderr.decode()
+        assert "larger than 1 MiB" in failure(tool("faults", "add", "--from", cs, "--rule", "@" + big))
+        assert "not a regular file" in failure(tool("faults", "add", "--from", cs, "--rule", "@" + workdir))
+        ok(tool("faults", "clear", "--from", cs))
 
         # trace on / status / off, confined to --traceDir.
         r = ok(tool("trace", "on", "--from", cs, "--file", "run1.jsonl"))
@@ -370,3 +405,31 @@ def test_faults_and_trace_subcommands_sign_for_the_user(workdir):
     finally:
         for s in started:
             s.stop()
+
+
+def test_faults_and_trace_with_an_account_key_that_is_not_the_admin(servers, workdir):
+    """On a server with two accounts and no admin (docs/admin-api.md, "Who may do what"), an account's
+    key adds rules for its own traffic only: the flags form scopes the rule to the signer, a JSON
+    rule for every account is refused by the server (403), and the trace stays admin-only."""
+    import json
+    other_key = "b3RoZXItYWNjb3VudC1rZXktZm9yLXRoZS10ZXN0cw=="
+    s = servers({"TABLESTONE_ADMIN_API": "true",
+                 "AZURITE_ACCOUNTS": "devstoreaccount1:%s;other:%s" % (harness.ACCOUNT_KEY, other_key)})
+    other = ("DefaultEndpointsProtocol=http;AccountName=other;AccountKey=%s;"
+             "TableEndpoint=http://127.0.0.1:%d/other;" % (other_key, s.port))
+    r = ok(tool("faults", "add", "--from", other, "--operation", "QueryTables", "--status", "503"))
+    assert "added 1 fault rule" in r.stderr.decode()
+    assert "403" in failure(tool("faults", "add", "--from", other, "--rule", '{"action":"serverBusy"}'))
+    assert "403" in failure(tool("faults", "add", "--from", other, "--rule",
+                                 '{"action":"serverBusy","match":{"account":"devstoreaccount1"}}'))
+    assert "403" in failure(tool("trace", "on", "--from", other, "--file", "x.jsonl"))
+    assert "403" in failure(tool("trace", "status", "--from", other))
+    listed = json.loads(ok(tool("faults", "list", "--from", other, "--json")).stdout)
+    assert [rl["match"]["account"] for rl in listed["rules"]] == ["other"], listed
+    # The other account sees none of them and cannot remove them.
+    dev = conn(s)
+    assert json.loads(ok(tool("faults", "list", "--from", dev, "--json")).stdout)["rules"] == []
+    assert "404" in failure(tool("faults", "clear", "--from", dev, "--id", listed["rules"][0]["id"]))
+    # A key that is no account's at all.
+    stranger = other.replace(other_key, "c3RyYW5nZXIta2V5LW9mLW5vLWFjY291bnQtYXQtYWxs")
+    assert "403" in failure(tool("faults", "list", "--from", stranger))

@@ -273,14 +273,18 @@ def test_build_info_and_standard_process_metrics(own_server):
     status, _, body = get(own_server.port, "/_tablestone/metrics")
     assert status == 200
     samples = parse_exposition(body)
-    version = subprocess.run([own_server.binary, "--version"], capture_output=True, text=True).stdout.split()[-1]
+    version = subprocess.run([own_server.binary, "--version"], capture_output=True, text=True).stdout.split()[1]
     build = [labels for (name, labels) in samples if name == "tablestone_build_info"]
     assert len(build) == 1, build
     build = dict(build[0])
     assert set(build) == {"version", "commit", "flavor"}, build
     assert build["version"] == version and build["flavor"] == "storage", build
-    # The short hash of the commit built ("-dirty" when the tree differed), or "unknown" outside git.
-    assert re.fullmatch(r"[0-9a-f]{12}(-dirty)?|unknown", build["commit"]), build
+    # The short hash of the commit built ("-modified" when the tree differed), or "unknown" outside
+    # git; the one `tablestone --version` names.
+    assert re.fullmatch(r"[0-9a-f]{12}(-modified)?|unknown", build["commit"]), build
+    if build["commit"] != "unknown":
+        assert build["commit"] in subprocess.run([own_server.binary, "--version"], capture_output=True,
+                                                 text=True).stdout
     assert value(samples, "tablestone_build_info", **build) == 1
     assert 0 < value(samples, "process_cpu_seconds_total") < 600
     assert value(samples, "process_resident_memory_bytes") > 1 << 20

@@ -3,7 +3,9 @@
 only the environment the image would give it (its PID 1 is not the server here, so it reads
 TABLESTONE_PORT/TABLESTONE_CERT)."""
 
+import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -14,6 +16,7 @@ import urllib.request
 import pytest
 
 import harness
+from test_data_tools_https import make_cert
 from test_https import tls_server
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
@@ -174,30 +177,66 @@ def test_an_unwritable_data_directory_is_not_called_in_use(binary, tmp):
     assert "Permission denied" in r.stderr and "may not write there" in r.stderr, r.stderr
 
 
-def _probe(port, **env):
+def _probe(binary, port, **env):
+    """docker/healthcheck.sh as the image runs it: `tablestone` on the PATH, the container's environment."""
+    path = os.path.dirname(os.path.abspath(binary)) + os.pathsep + os.environ.get("PATH", "")
     return subprocess.run(["bash", HEALTH], capture_output=True, text=True, timeout=20,
-                          env=_env(TABLESTONE_PORT=str(port), **env))
+                          env=_env(PATH=path, TABLESTONE_PORT=str(port), **env))
 
 
 def test_healthcheck_follows_the_listener(binary, tmp):
+    """docker/healthcheck.sh (`tablestone health -- PID 1's flags`) finds the listener as the server does:
+    plain HTTP, HTTPS from TABLESTONE_CERT (PEM or .pfx) or from a config file only, and trusts the
+    server's own certificate whatever names it carries, never an unverified connection."""
     server = harness.ManagedServer(binary, os.path.join(tmp, "plain"), harness.free_port())
     server.start()
     try:
-        r = _probe(server.port)
-        assert r.returncode == 0 and "healthy" in r.stdout, (r.stdout, r.stderr)
+        r = _probe(binary, server.port)
+        assert r.returncode == 0 and "healthy: http://127.0.0.1:%d" % server.port in r.stdout, (r.stdout, r.stderr)
     finally:
         server.stop()
-    r = _probe(server.port)  # stopped
-    assert r.returncode == 1 and "unhealthy" in r.stdout, (r.stdout, r.stderr)
-    if not shutil.which("openssl"):
-        pytest.skip("openssl (the image has it) is needed for the HTTPS probe")
-    with tls_server(binary) as (tls, cert):
-        # Started with --cert (TABLESTONE_CERT): the probe speaks TLS from the start.
-        r = _probe(tls.port, TABLESTONE_CERT=cert)
-        assert r.returncode == 0 and "https" in r.stdout, (r.stdout, r.stderr)
-        # A certificate the probe cannot see (set in a config file): plain HTTP gets 400, then TLS.
-        r = _probe(tls.port)
-        assert r.returncode == 0 and "healthy" in r.stdout, (r.stdout, r.stderr)
+    r = _probe(binary, server.port)  # stopped
+    assert r.returncode == 1 and "unhealthy" in r.stderr and "is the server running" in r.stderr, (r.stdout, r.stderr)
+    cert_dir = os.path.join(tmp, "certs")
+    os.mkdir(cert_dir)
+    cert, key = make_cert(cert_dir, "elsewhere", san="DNS:elsewhere.example")  # not the probe's address
+    with tls_server(binary) as (tls, tls_cert):
+        # Started with --cert (TABLESTONE_CERT/TABLESTONE_KEY): the probe speaks TLS from the start.
+        key_file = os.path.join(os.path.dirname(tls_cert), "key.pem")
+        r = _probe(binary, tls.port, TABLESTONE_CERT=tls_cert, TABLESTONE_KEY=key_file)
+        assert r.returncode == 0 and "healthy: https://127.0.0.1:%d" % tls.port in r.stdout, (r.stdout, r.stderr)
+        # The certificate named only in the config file (the image's TABLESTONE_CONFIG).
+        config = os.path.join(tmp, "tls.json")
+        with open(config, "w") as f:
+            json.dump({"listen": {"cert": tls_cert, "key": key_file}}, f)
+        r = _probe(binary, tls.port, TABLESTONE_CONFIG=config)
+        assert r.returncode == 0 and "https://" in r.stdout, (r.stdout, r.stderr)
+        # Without the certificate the probe speaks HTTP and says what it got; it does not guess TLS.
+        r = _probe(binary, tls.port)
+        assert r.returncode == 1 and "HTTP 400 (an HTTPS listener" in r.stderr, (r.stdout, r.stderr)
+        # Another certificate than the server's: refused.
+        r = _probe(binary, tls.port, TABLESTONE_CERT=cert, TABLESTONE_KEY=key)
+        assert r.returncode == 1 and "not the one in --serverCert" in r.stderr, (r.stdout, r.stderr)
+    with tls_server(binary, use_pfx=True) as (tls, tls_cert):
+        pfx = os.path.join(os.path.dirname(tls_cert), "cert.pfx")
+        r = _probe(binary, tls.port, TABLESTONE_CERT=pfx, TABLESTONE_PWD="test-only")
+        assert r.returncode == 0 and "https://" in r.stdout, (r.stdout, r.stderr)
+    # A certificate for another name: the image's probe trusts it (it is the server's own); a client
+    # given it as a CA still checks the name.
+    data = os.path.join(tmp, "elsewhere")
+    os.mkdir(data)
+    other = harness.ManagedServer(binary, data, harness.free_port(),
+                                  extra_env={"TABLESTONE_CERT": cert, "TABLESTONE_KEY": key})
+    other.start()
+    try:
+        r = _probe(binary, other.port, TABLESTONE_CERT=cert, TABLESTONE_KEY=key)
+        assert r.returncode == 0 and "https://" in r.stdout, (r.stdout, r.stderr)
+        url = "https://127.0.0.1:%d" % other.port
+        r = subprocess.run([binary, "health", "--url", url, "--caFile", cert], capture_output=True, text=True,
+                           timeout=20, env=_env())
+        assert r.returncode == 1 and "not trusted" in r.stderr, (r.stdout, r.stderr)
+    finally:
+        other.stop()
 
 
 def test_help_and_version_spellings(binary):
@@ -207,6 +246,12 @@ def test_help_and_version_spellings(binary):
     for spelled in ("-v", "version"):
         r = run(spelled)
         assert r.returncode == 0 and r.stdout == version.stdout, (spelled, r.stdout, r.stderr)
+    # The git commit when the build knew it (cmake/git_commit.cmake): a build of a git checkout does.
+    shown = re.fullmatch(r"tablestone \S+( \(commit ([0-9a-f]{12})(-modified)?\))?\n", version.stdout)
+    assert shown, version.stdout
+    checkout = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True, text=True)
+    if checkout.returncode == 0 and os.path.realpath(binary).startswith(os.path.realpath(ROOT) + os.sep):
+        assert shown.group(2), "a build of a git checkout names its commit: " + version.stdout
     top = run("help")
     assert top.returncode == 0 and "--tablePort" in top.stdout and "Listening and HTTPS:" in top.stdout
     assert max(len(line) for line in top.stdout.splitlines()) <= 100
@@ -214,8 +259,16 @@ def test_help_and_version_spellings(binary):
     assert export.returncode == 0 and "--fromLocation" in export.stdout, export.stderr
     everything = run("--help-all")
     assert everything.returncode == 0, everything.stderr
-    for part in ("--tablePort", "--fromLocation", "--toLocation", "--checkpoint", "--yes"):
+    for part in ("--tablePort", "--fromLocation", "--toLocation", "--checkpoint", "--yes", "--serverCert",
+                 "--errorCode"):
         assert part in everything.stdout, part
+    # Every command's help too: at most 100 columns, without CLI11's "Excludes:" lists.
+    wide = [line for line in everything.stdout.splitlines() if len(line) > 100]
+    assert not wide and "Excludes:" not in everything.stdout, wide
+    nested = run("help", "faults", "add")
+    assert nested.returncode == 0 and "--errorCode" in nested.stdout, (nested.stdout, nested.stderr)
+    wrong = run("help", "faults", "ad")
+    assert wrong.returncode == 2 and "no command 'ad' (the commands are add, list, clear)" in wrong.stderr, wrong.stderr
     unknown = run("help", "exprot")
     assert unknown.returncode == 2 and "no command 'exprot'" in unknown.stderr
 

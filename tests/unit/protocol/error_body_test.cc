@@ -93,5 +93,25 @@ TEST(AppendJsonStringTest, ReplaceModeTurnsEachInvalidByteIntoUfffd) {
   }
 }
 
+// Cosmos DB's message ending, as recorded from the service (error_body.h):
+// "RequestID:" on its own line and a final newline, no Time line; a change
+// set's part keeps its index prefix and has a blank line before the id.
+TEST(ErrorMessageTextTest, CosmosStyle) {
+  ApiError error = ApiError::ResourceNotFound();
+  EXPECT_EQ(ErrorMessageText(error, "id-1", 0, ErrorMessageStyle::kCosmos),
+            error.message + "\nRequestID:id-1\n");
+  const std::string storage = ErrorMessageText(error, "id-1", 0);
+  EXPECT_NE(storage.find("\nRequestId:id-1\nTime:"), std::string::npos) << storage;
+  error.failed_index = 3;
+  EXPECT_EQ(ErrorMessageText(error, "id-2", 0, ErrorMessageStyle::kCosmos),
+            "3:" + error.message + "\n\nRequestID:id-2\n");
+  const nlohmann::json body =
+      nlohmann::json::parse(RenderJsonError(error, "id-2", 0, ErrorMessageStyle::kCosmos));
+  EXPECT_EQ(body["odata.error"]["code"], error.code);
+  EXPECT_EQ(body["odata.error"]["message"]["lang"], "en-us");
+  EXPECT_EQ(body["odata.error"]["message"]["value"], "3:" + error.message + "\n\nRequestID:id-2\n");
+  EXPECT_EQ(nlohmann::json::parse(RenderJsonError(error, "id-2", 0))["odata.error"]["message"]["lang"], "en-US");
+}
+
 }  // namespace
 }  // namespace tablestone::protocol

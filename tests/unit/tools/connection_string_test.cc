@@ -160,5 +160,27 @@ TEST(ConnectionStringTest, MalformedNeverEchoesTheKey) {
   }
 }
 
+// `tablestone health --url`: an address alone, no account or credential.
+TEST(ConnectionStringTest, EndpointUrlAlone) {
+  Connection c;
+  std::string error;
+  ASSERT_TRUE(ParseEndpointUrl(" https://[::1]:10443/ ", &c, &error)) << error;
+  EXPECT_EQ(c.scheme, "https");
+  EXPECT_EQ(c.host, "::1");
+  EXPECT_EQ(c.port, "10443");
+  EXPECT_EQ(c.base_path, "");
+  EXPECT_TRUE(c.account.empty() && c.key.empty() && c.sas.empty());
+  ASSERT_TRUE(ParseEndpointUrl("http://localhost", &c, &error)) << error;
+  EXPECT_EQ(c.port, "80");
+  for (const char* bad : {"ftp://h:1", "127.0.0.1:10002", "http://:1", "http://h:port", ""}) {
+    EXPECT_FALSE(ParseEndpointUrl(bad, &c, &error)) << bad;
+    EXPECT_FALSE(error.empty()) << bad;
+  }
+  // An empty host before the port was taken (the request then went to no host at all).
+  EXPECT_FALSE(ParseConnectionString("AccountName=a;AccountKey=" + std::string(kDevKey) + ";TableEndpoint=http://:1/a",
+                                     &c, &error));
+  EXPECT_NE(error.find("has no host"), std::string::npos) << error;
+}
+
 }  // namespace
 }  // namespace tablestone::tools

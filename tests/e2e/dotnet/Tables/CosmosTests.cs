@@ -18,6 +18,7 @@ using Azure.Core;
 using Azure.Core.Pipeline;
 using Azure.Data.Tables;
 using Azure.Data.Tables.Models;
+using Azure.Data.Tables.Sas;
 using Xunit;
 
 namespace Tablestone.E2E.Tables;
@@ -338,5 +339,79 @@ public class CosmosTests(CosmosServersFixture fx) : IClassFixture<CosmosServersF
         var body = Str(batch, "requestBody")!;
         Assert.Contains($"POST http://localhost:{fx.CosmosPort}/{name}(PartitionKey='p',RowKey='1')", body);
         Assert.Contains("X-HTTP-Method: MERGE", body, StringComparison.OrdinalIgnoreCase);
+    }
+    /// <summary>Cosmos DB's table-name rule (1-254 characters, none of / \ # ?, no trailing space):
+    /// names storage refuses are tables; the ones Cosmos DB refuses are 400 in a body and in a URL.</summary>
+    [Fact]
+    public void TableNames_FollowTheCosmosRule()
+    {
+        foreach (var name in new[] { "my-" + Names.Unique("n"), "x." + Names.Unique("n"), "9" + Names.Unique("n") })
+        {
+            Cosmos().CreateTable(name);
+            var t = Cosmos().GetTableClient(name);
+            t.AddEntity(new TableEntity("p", "1") { ["V"] = 1 });
+            t.SubmitTransaction(new[] { new TableTransactionAction(TableTransactionActionType.UpsertMerge, new TableEntity("p", "2")) });
+            Assert.Equal(1, t.GetEntity<TableEntity>("p", "1").Value.GetInt32("V"));
+            Assert.Equal(2, t.Query<TableEntity>().Count());
+            Cosmos().DeleteTable(name);
+            var refused = Assert.ThrowsAny<RequestFailedException>(() => Storage().CreateTable(name));
+            Assert.Equal((400, "InvalidResourceName"), (refused.Status, refused.ErrorCode));
+        }
+        foreach (var bad in new[] { "bad#name", "bad?name", "bad\\name", "trailing " })
+        {
+            CosmosError(Assert.ThrowsAny<RequestFailedException>(() => Cosmos().CreateTable(bad)), 400, "InvalidInput");
+            CosmosError(Assert.ThrowsAny<RequestFailedException>(() => Cosmos().GetTableClient(bad).AddEntity(new TableEntity("p", "r"))),
+                        400, "InvalidInput");
+        }
+        CosmosError(Assert.ThrowsAny<RequestFailedException>(() => Cosmos().CreateTable(new string('t', 255))), 400, "BadRequest");
+    }
+
+    /// <summary>A SAS may not create or delete tables on Cosmos DB (it may on storage), and a stored
+    /// access policy never resolves.</summary>
+    [Fact]
+    public void Sas_CannotManageTables_NorNameAStoredPolicy()
+    {
+        var name = Names.Unique("sas");
+        Cosmos().CreateTable(name);
+        var sas = Cosmos().GenerateSasUri(TableAccountSasPermissions.All, TableAccountSasResourceTypes.All, DateTimeOffset.UtcNow.AddHours(1));
+        var bySas = new TableServiceClient(sas, Clients.Options());
+        CosmosError(Assert.ThrowsAny<RequestFailedException>(() => bySas.CreateTable(Names.Unique("sas"))), 403, "AuthorizationPermissionMismatch");
+        CosmosError(Assert.ThrowsAny<RequestFailedException>(() => bySas.DeleteTable(name)), 403, "AuthorizationPermissionMismatch");
+        bySas.GetTableClient(name).AddEntity(new TableEntity("p", "r"));
+        Assert.Single(bySas.GetTableClient(name).Query<TableEntity>());
+
+        var storageSas = Storage().GenerateSasUri(TableAccountSasPermissions.All, TableAccountSasResourceTypes.All, DateTimeOffset.UtcNow.AddHours(1));
+        var storageBySas = new TableServiceClient(storageSas, Clients.Options());
+        var created = Names.Unique("sas");
+        storageBySas.CreateTable(created);
+        storageBySas.DeleteTable(created);
+
+        var withPolicy = Cosmos().GetTableClient(name).GenerateSasUri(new TableSasBuilder(name, TableSasPermissions.Read, DateTimeOffset.UtcNow.AddHours(1)) { Identifier = "readers" });
+        var byPolicy = new TableServiceClient(new Uri($"http://localhost:{fx.CosmosPort}/{withPolicy.Query}"), Clients.Options())
+            .GetTableClient(name);
+        CosmosError(Assert.ThrowsAny<RequestFailedException>(() => byPolicy.Query<TableEntity>().ToList()), 403, "AuthenticationFailed");
+    }
+
+    /// <summary>Error messages end as recorded from Cosmos DB: a RequestID line, no Time line; a
+    /// transaction's failure keeps its operation's index.</summary>
+    [Fact]
+    public void Errors_EndWithARequestIdLine()
+    {
+        var name = Names.Unique();
+        Cosmos().CreateTable(name);
+        var table = Cosmos().GetTableClient(name);
+        var e = Assert.ThrowsAny<RequestFailedException>(() => table.GetEntity<TableEntity>("p", "missing"));
+        var raw = e.GetRawResponse()!;
+        using var body = JsonDocument.Parse(raw.Content.ToString());
+        var message = body.RootElement.GetProperty("odata.error").GetProperty("message");
+        Assert.Equal($"The specified resource does not exist.\nRequestID:{raw.Headers.RequestId}\n", message.GetProperty("value").GetString());
+        Assert.Equal("en-us", message.GetProperty("lang").GetString());
+        table.AddEntity(new TableEntity("p", "2"));
+        var failed = Assert.Throws<TableTransactionFailedException>(() => table.SubmitTransaction(new[] {
+            new TableTransactionAction(TableTransactionActionType.Add, new TableEntity("p", "1")),
+            new TableTransactionAction(TableTransactionActionType.Add, new TableEntity("p", "2")) }));
+        Assert.Equal(1, failed.FailedTransactionActionIndex);
+        Assert.Contains("1:The specified entity already exists.\n\nRequestID:", failed.Message);
+        Assert.DoesNotContain("Time:", failed.Message);
     }
 }

@@ -18,7 +18,9 @@ const assert = require("node:assert/strict");
 const fs = require("node:fs");
 const os = require("node:os");
 const path = require("node:path");
-const { TableClient, TableServiceClient, odata } = require("@azure/data-tables");
+const {
+  AzureNamedKeyCredential, AzureSASCredential, TableClient, TableServiceClient, generateAccountSas, generateTableSas, odata,
+} = require("@azure/data-tables");
 const { ACCOUNT, ACCOUNT_KEY, ManagedServer, freePort, sleep, uniqueTableName, Target } = require("../harness.js");
 const { serverBinary, rejection } = require("../server.js");
 
@@ -61,10 +63,13 @@ before(async () => {
   env.cosmosRaw = rawTarget(EMULATOR_ACCOUNT, EMULATOR_KEY, "localhost", env.cosmosPort, "");
   env.ruPort = await freePort();
   env.ruServer = await start("ru", ["--cosmosPort", String(env.ruPort), "--cosmosRuPerSecond", "10"]);
+  env.createsPort = await freePort();
+  env.createsServer = await start("creates", ["--cosmosPort", String(env.createsPort), "--cosmosRuPerSecond", "100000",
+    "--cosmosTableCreatesPerMinute", "2"]);
 });
 
 after(async () => {
-  for (const s of [env.server, env.ruServer]) if (s) assert.equal(await s.stop(), 0, "tablestone exit code on SIGTERM");
+  for (const s of [env.server, env.ruServer, env.createsServer]) if (s) assert.equal(await s.stop(), 0, "tablestone exit code on SIGTERM");
   if (env.tmp) fs.rmSync(env.tmp, { recursive: true, force: true });
 });
 
@@ -321,4 +326,83 @@ test("merges take the SDK's Cosmos path: POST with X-HTTP-Method: MERGE, in batc
   await viaLocalhost.upsertEntity({ partitionKey: "p", rowKey: "1", a: 1 }, "Merge");
   const [patch] = await traceLines((l) => l.table === storageName && l.operation === "InsertOrMergeEntity");
   assert.equal(patch.method, "PATCH");
+});
+
+test("table names follow Cosmos DB's rule: ab, my-table and x.y work; / \\ # ? and a trailing space do not", { skip }, async () => {
+  for (const name of [`my-${uniqueTableName("n")}`, `x.${uniqueTableName("n")}`, `9${uniqueTableName("n")}`]) {
+    await env.cosmos.createTable(name);
+    const table = cosmosTable(name);
+    await table.createEntity({ partitionKey: "p", rowKey: "1", v: 1 });
+    await table.submitTransaction([["upsert", { partitionKey: "p", rowKey: "2", v: 2 }]]);
+    assert.equal((await table.getEntity("p", "1")).v, 1);
+    assert.deepEqual(sorted((await all(table.listEntities())).map((e) => e.rowKey)), ["1", "2"]);
+    await env.cosmos.deleteTable(name);
+    // Storage refuses the name.
+    const err = await rejection(env.storage.createTable(name), 400);
+    assert.equal(err.details.errorCode, "InvalidResourceName");
+  }
+  await env.cosmos.createTable("ab"); // the SDK ignores the 409 of a second run
+  await cosmosTable("ab").upsertEntity({ partitionKey: "p", rowKey: "r" });
+  const short = await rejection(env.storage.createTable("ab"), 400);
+  assert.equal(short.details.errorCode, "OutOfRangeInput");
+
+  for (const name of ["bad#name", "bad?name", "bad\\name", "trailing "]) {
+    cosmosError(await rejection(env.cosmos.createTable(name), 400), 400, "InvalidInput");
+    cosmosError(await rejection(cosmosTable(name).createEntity({ partitionKey: "p", rowKey: "r" }), 400), 400, "InvalidInput");
+  }
+  cosmosError(await rejection(env.cosmos.createTable("t".repeat(255)), 400), 400, "BadRequest");
+  cosmosError(await rejection(cosmosTable("t".repeat(300)).getEntity("p", "r"), 404), 404);
+});
+
+test("a SAS cannot create or delete tables on Cosmos DB; a stored access policy never resolves", { skip }, async () => {
+  const name = uniqueTableName("sas");
+  await env.cosmos.createTable(name);
+  const sasFor = (account, key) => generateAccountSas(new AzureNamedKeyCredential(account, key), {
+    resourceTypes: "sco",
+    permissions: { query: true, write: true, delete: true, list: true, add: true, update: true },
+  });
+  const bySas = new TableServiceClient(`http://localhost:${env.cosmosPort}/`,
+    new AzureSASCredential(sasFor(EMULATOR_ACCOUNT, EMULATOR_KEY)), opts);
+  cosmosError(await rejection(bySas.createTable(uniqueTableName("sas")), 403), 403, "AuthorizationPermissionMismatch");
+  cosmosError(await rejection(bySas.deleteTable(name), 403), 403, "AuthorizationPermissionMismatch");
+  const table = new TableClient(`http://localhost:${env.cosmosPort}/`, name,
+    new AzureSASCredential(sasFor(EMULATOR_ACCOUNT, EMULATOR_KEY)), opts);
+  await table.createEntity({ partitionKey: "p", rowKey: "r" });
+  assert.equal((await all(table.listEntities())).length, 1);
+  // Storage: the same kind of token creates and deletes tables.
+  const storageBySas = new TableServiceClient(`http://127.0.0.1:${env.server.port}/${ACCOUNT}`,
+    new AzureSASCredential(sasFor(ACCOUNT, ACCOUNT_KEY)), opts);
+  const created = uniqueTableName("sas");
+  await storageBySas.createTable(created);
+  await storageBySas.deleteTable(created);
+  // A service SAS naming a stored access policy.
+  const withPolicy = generateTableSas(name, new AzureNamedKeyCredential(EMULATOR_ACCOUNT, EMULATOR_KEY),
+    { identifier: "readers" });
+  const byPolicy = new TableClient(`http://localhost:${env.cosmosPort}/`, name, new AzureSASCredential(withPolicy), opts);
+  cosmosError(await rejection(all(byPolicy.listEntities()), 403), 403, "AuthenticationFailed");
+});
+
+test("error messages end with a RequestID line and no Time line", { skip }, async () => {
+  const name = uniqueTableName();
+  await env.cosmos.createTable(name);
+  const err = await rejection(cosmosTable(name).getEntity("p", "missing"), 404);
+  const requestId = err.response.headers.get("x-ms-request-id");
+  assert.equal(err.details.odataError.message.value, `The specified resource does not exist.\nRequestID:${requestId}\n`);
+  assert.equal(err.details.odataError.message.lang, "en-us");
+  await cosmosTable(name).createEntity({ partitionKey: "p", rowKey: "2" });
+  const failed = await rejection(cosmosTable(name).submitTransaction([["create", { partitionKey: "p", rowKey: "1" }],
+    ["create", { partitionKey: "p", rowKey: "2" }]]), 409);
+  assert.match(failed.message, /1:The specified entity already exists\.\n\nRequestID:/);
+  assert.doesNotMatch(failed.message, /Time:/);
+});
+
+test("with a request-unit budget, rapid table creation is answered 429", { skip }, async () => {
+  const svc = TableServiceClient.fromConnectionString(cosmosCs(env.createsPort), { ...opts, retryOptions: { maxRetries: 0 } });
+  for (let i = 0; i < 2; i++) await svc.createTable(uniqueTableName("rate"));
+  const err = await rejection(svc.createTable(uniqueTableName("rate")), 429);
+  cosmosError(err, 429, "TooManyRequests");
+  const wait = Number(err.response.headers.get("x-ms-retry-after-ms"));
+  assert.ok(wait > 50000 && wait <= 60000, `x-ms-retry-after-ms: ${wait}`);
+  // Without a budget (the main server's Cosmos listener) nothing limits creation.
+  for (let i = 0; i < 6; i++) await env.cosmos.createTable(uniqueTableName("rate"));
 });

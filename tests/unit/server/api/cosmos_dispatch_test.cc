@@ -12,6 +12,9 @@
 #include <vector>
 
 #include "api_test_util.h"
+#include "protocol/auth/hmac.h"
+#include "protocol/auth/sas.h"
+#include "protocol/base64.h"
 #include "protocol/cosmos_token.h"
 #include "protocol/url.h"
 #include "server/api/api_handler.h"
@@ -28,7 +31,7 @@ class CosmosDispatchTest : public ::testing::Test {
  protected:
   void SetUp() override { Start(/*shuffle=*/true, /*ru_per_second=*/0); }
 
-  void Start(bool shuffle, uint64_t ru_per_second) {
+  void Start(bool shuffle, uint64_t ru_per_second, uint64_t table_creates_per_minute = 5) {
     handler_.reset();
     storage::EngineOptions eo;
     eo.in_memory = true;
@@ -43,6 +46,7 @@ class CosmosDispatchTest : public ::testing::Test {
     options.flavor = protocol::CosmosPolicy(shuffle, 0);
     options.default_account = kCosmosAccount;
     options.ru_per_second = ru_per_second;
+    options.table_creates_per_minute = table_creates_per_minute;
     handler_ = MakeApiHandler(*engine_, *executor_, options);
   }
 
@@ -73,6 +77,37 @@ class CosmosDispatchTest : public ::testing::Test {
   }
   static std::string BodyCode(const http::Response& r) {
     return nlohmann::json::parse(r.body())["odata.error"]["code"].get<std::string>();
+  }
+  static std::string BodyMessage(const http::Response& r) {
+    return nlohmann::json::parse(r.body())["odata.error"]["message"]["value"].get<std::string>();
+  }
+  // SAS query strings (no '?') for the emulator's account, valid until 2099.
+  static std::string AccountSas(const std::string& srt, const std::string& sp) {
+    protocol::auth::AccountSas sas;
+    sas.sv = "2019-02-02";
+    sas.ss = "t";
+    sas.srt = srt;
+    sas.sp = sp;
+    sas.se = "2099-01-01T00:00:00Z";
+    const std::string sig = protocol::auth::SignBase64(*protocol::Base64Decode(kCosmosKey),
+                                                       protocol::auth::AccountSasStringToSign(sas, kCosmosAccount));
+    return "sv=" + sas.sv + "&ss=t&srt=" + srt + "&sp=" + sp + "&se=" + protocol::PercentEncode(sas.se) +
+           "&sig=" + protocol::PercentEncode(sig);
+  }
+  static std::string ServiceSas(const std::string& table, const std::string& sp, const std::string& si = {}) {
+    protocol::auth::ServiceSas sas;
+    sas.sv = "2019-02-02";
+    sas.tn = table;
+    sas.sp = sp;
+    if (si.empty()) sas.se = "2099-01-01T00:00:00Z";
+    sas.si = si;
+    const std::string sig = protocol::auth::SignBase64(*protocol::Base64Decode(kCosmosKey),
+                                                       protocol::auth::ServiceSasStringToSign(sas, kCosmosAccount));
+    std::string q = "sv=" + sas.sv + "&tn=" + protocol::PercentEncode(table);
+    if (!sp.empty()) q += "&sp=" + sp;
+    if (!sas.se.empty()) q += "&se=" + protocol::PercentEncode(sas.se);
+    if (!si.empty()) q += "&si=" + si;
+    return q + "&sig=" + protocol::PercentEncode(sig);
   }
   void CreateTable(const std::string& name) {
     auto r = Send("POST", "/Tables", "{\"TableName\":\"" + name + "\"}");
@@ -269,6 +304,121 @@ TEST_F(CosmosDispatchTest, TheRequestUnitBudgetAnswers429WithTheWait) {
   CreateTable("tab2");
   EXPECT_EQ(Insert("tab2", R"({"PartitionKey":"p","RowKey":"r"})").result_int(), 201);
   EXPECT_EQ(Send("GET", "/nosuch()").result_int(), 404);
+}
+
+// Cosmos DB's table-name rule (protocol::CheckTableName) at every place a
+// name arrives: Create Table's body, the URL of entity routes and Delete
+// Table, a change set's operations.
+TEST_F(CosmosDispatchTest, TableNamesFollowTheCosmosRule) {
+  for (const std::string& name : {"ab", "a", "my-table", "x.y", "9lives"}) CreateTable(name);
+  EXPECT_EQ(Insert("my-table", R"({"PartitionKey":"p","RowKey":"r"})").result_int(), 201);
+  EXPECT_EQ(Send("GET", "/my-table(PartitionKey='p',RowKey='r')").result_int(), 200);
+  EXPECT_EQ(Send("GET", "/x.y()").result_int(), 200);
+  EXPECT_EQ(Batch(ChangeSet("ab", 3)).result_int(), 202);
+  EXPECT_EQ(Send("DELETE", "/Tables('x.y')").result_int(), 204);
+
+  auto bad_char = Send("POST", "/Tables", R"({"TableName":"a#b"})");
+  EXPECT_EQ(bad_char.result_int(), 400);
+  EXPECT_EQ(BodyCode(bad_char), "InvalidInput");
+  EXPECT_EQ(BodyMessage(bad_char).rfind("The table name contains an invalid character.", 0), 0u);
+  auto space = Send("POST", "/Tables", R"({"TableName":"orders "})");
+  EXPECT_EQ(space.result_int(), 400);
+  EXPECT_EQ(BodyMessage(space).rfind("Table name cannot end with a space.", 0), 0u);
+  auto long_name = Send("POST", "/Tables", "{\"TableName\":\"" + std::string(255, 't') + "\"}");
+  EXPECT_EQ(long_name.result_int(), 400);
+  EXPECT_EQ(BodyCode(long_name), "BadRequest");
+  EXPECT_EQ(Send("POST", "/Tables", "{\"TableName\":\"" + std::string(254, 't') + "\"}").result_int(), 201);
+  // Addressed names: a bad character is 400, an overlong name a plain 404.
+  for (const std::string& target : {std::string("/a%23b()"), std::string("/a%3Fb(PartitionKey='p',RowKey='r')"),
+                                    std::string("/a%5Cb()")}) {
+    auto r = Send("GET", target);
+    EXPECT_EQ(r.result_int(), 400) << target;
+    EXPECT_EQ(BodyCode(r), "InvalidInput") << target;
+  }
+  EXPECT_EQ(Send("DELETE", "/Tables('a%23b')").result_int(), 400);
+  EXPECT_EQ(Send("GET", "/" + std::string(300, 't') + "()").result_int(), 404);
+  auto in_batch = Batch(ChangeSet("a%23b", 1));
+  EXPECT_EQ(in_batch.result_int(), 202);
+  EXPECT_NE(in_batch.body().find("The table name contains an invalid character."), std::string::npos)
+      << in_batch.body();
+}
+
+// Error messages end as Cosmos DB's do: "\nRequestID:<id>\n", no Time line;
+// a change set's part keeps its index prefix.
+TEST_F(CosmosDispatchTest, ErrorMessagesEndWithTheRequestIdLine) {
+  CreateTable("tab1");
+  auto r = Send("GET", "/tab1(PartitionKey='p',RowKey='none')");
+  ASSERT_EQ(r.result_int(), 404);
+  EXPECT_EQ(BodyMessage(r), "The specified resource does not exist.\nRequestID:" + H(r, "x-ms-request-id") + "\n");
+  EXPECT_EQ(nlohmann::json::parse(r.body())["odata.error"]["message"]["lang"], "en-us");
+  ASSERT_EQ(Insert("tab1", R"({"PartitionKey":"p","RowKey":"1"})").result_int(), 201);
+  auto conflict = Batch(ChangeSet("tab1", 2));
+  ASSERT_EQ(conflict.result_int(), 202);
+  const std::string expected = "1:The specified entity already exists.\\n\\nRequestID:" + H(conflict, "x-ms-request-id");
+  EXPECT_NE(conflict.body().find(expected), std::string::npos) << conflict.body();
+  EXPECT_EQ(conflict.body().find("Time:"), std::string::npos);
+  // Refusals before any handler too.
+  auto unsupported = Send("GET", "/?restype=service&comp=properties");
+  EXPECT_EQ(BodyMessage(unsupported), "The requested operation is not supported.\nRequestID:" +
+                                          H(unsupported, "x-ms-request-id") + "\n");
+}
+
+// JSON only: Atom asked for or sent at an Atom-era version is 415.
+TEST_F(CosmosDispatchTest, AtomIsRefused) {
+  CreateTable("tab1");
+  for (const auto& headers : std::vector<std::vector<std::pair<std::string, std::string>>>{
+           {{"x-ms-version", "2013-08-15"}, {"Accept", "application/atom+xml"}},
+           {{"x-ms-version", "2013-08-15"}, {"Accept", ""}},
+           {{"x-ms-version", "2011-08-18"}, {"Accept", "application/xml"}},
+       }) {
+    auto r = Send("GET", "/tab1()", {}, headers);
+    EXPECT_EQ(r.result_int(), 415) << headers[1].second;
+    EXPECT_EQ(BodyCode(r), "AtomFormatNotSupported");
+    EXPECT_EQ(r.find(boost::beast::http::field::content_type)->value().substr(0, 16), "application/json");
+  }
+  auto sent = Send("POST", "/tab1", "<entry/>",
+                   {{"x-ms-version", "2013-08-15"}, {"Accept", "application/json;odata=nometadata"},
+                    {"Content-Type", "application/atom+xml"}});
+  EXPECT_EQ(sent.result_int(), 415);
+  // JSON at an Atom-era version is served.
+  EXPECT_EQ(Send("GET", "/tab1()", {}, {{"x-ms-version", "2013-08-15"}}).result_int(), 200);
+}
+
+// A SAS may not create or delete tables, and a stored access policy (si=) never resolves.
+TEST_F(CosmosDispatchTest, SasCannotManageTablesNorNamePolicies) {
+  CreateTable("tab1");
+  const std::string account_sas = AccountSas("sco", "rwdlacu");
+  auto create = Send("POST", "/Tables?" + account_sas, R"({"TableName":"tab2"})");
+  EXPECT_EQ(create.result_int(), 403);
+  EXPECT_EQ(BodyCode(create), "AuthorizationPermissionMismatch");
+  EXPECT_EQ(Send("DELETE", "/Tables('tab1')?" + account_sas).result_int(), 403);
+  // The same token reads and writes entities.
+  EXPECT_EQ(Send("POST", "/tab1?" + account_sas, R"({"PartitionKey":"p","RowKey":"r"})").result_int(), 201);
+  EXPECT_EQ(Send("GET", "/Tables?" + account_sas).result_int(), 200);
+  // A service SAS: its table compared exactly; no stored access policy.
+  EXPECT_EQ(Send("GET", "/tab1()?" + ServiceSas("tab1", "r")).result_int(), 200);
+  EXPECT_EQ(Send("GET", "/tab1()?" + ServiceSas("TAB1", "r")).result_int(), 403);
+  auto policy = Send("GET", "/tab1()?" + ServiceSas("tab1", "", "policy1"));
+  EXPECT_EQ(policy.result_int(), 403);
+  EXPECT_EQ(BodyCode(policy), "AuthenticationFailed");
+}
+
+// With a request-unit budget, Create Table beyond N a minute per account is 429.
+TEST_F(CosmosDispatchTest, TableCreationIsThrottledWithABudget) {
+  Start(/*shuffle=*/true, /*ru_per_second=*/1000000, /*table_creates_per_minute=*/3);
+  for (int i = 0; i < 3; ++i) CreateTable("tab" + std::to_string(i));
+  auto r = Send("POST", "/Tables", R"({"TableName":"tab9"})");
+  EXPECT_EQ(r.result_int(), 429);
+  EXPECT_EQ(BodyCode(r), "TooManyRequests");
+  const long wait = std::stol(H(r, "x-ms-retry-after-ms"));
+  EXPECT_GT(wait, 50'000);
+  EXPECT_LE(wait, 60'000);
+  // Only creation is limited.
+  EXPECT_EQ(Insert("tab0", R"({"PartitionKey":"p","RowKey":"r"})").result_int(), 201);
+  EXPECT_EQ(Send("DELETE", "/Tables('tab1')").result_int(), 204);
+  // Without a budget there is no limit.
+  Start(/*shuffle=*/true, 0, 3);
+  for (int i = 0; i < 6; ++i) CreateTable("tab" + std::to_string(i));
 }
 
 }  // namespace

@@ -248,10 +248,10 @@ TEST(MetricsTest, LabelValuesAreEscaped) {
 }
 
 TEST(MetricsTest, BuildInfoNamesVersionCommitAndFlavor) {
-  Metrics m({"a"}, BuildLabels{.version = "1.2.3", .commit = "0123456789ab-dirty", .flavor = "storage+cosmos"});
+  Metrics m({"a"}, BuildLabels{.version = "1.2.3", .commit = "0123456789ab-modified", .flavor = "storage+cosmos"});
   const auto samples = ParseExposition(m.Render({}));
   EXPECT_EQ(Find(samples, "tablestone_build_info",
-                 {{"version", "1.2.3"}, {"commit", "0123456789ab-dirty"}, {"flavor", "storage+cosmos"}}),
+                 {{"version", "1.2.3"}, {"commit", "0123456789ab-modified"}, {"flavor", "storage+cosmos"}}),
             1);
   // Unset, every label is still there (a query by label never misses the series).
   const auto defaults = ParseExposition(Metrics({"a"}).Render({}));

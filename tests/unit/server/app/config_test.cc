@@ -586,9 +586,11 @@ TEST(ConfigTest, CosmosSettings) {
   EXPECT_EQ(emulator.flavor.flavor, protocol::Flavor::kCosmos);
   EXPECT_FALSE(emulator.ui);
   EXPECT_FALSE(emulator.admin_api);
+  EXPECT_EQ(emulator.table_creates_per_minute, 5u);  // the FAQ's "under 5 a minute"
 
   const LoadResult r = LoadConfig({"--flavor", "cosmos", "--cosmosPort", "8902", "--cosmosShuffle", "off",
-                                   "--faultSeed", "9", "--cosmosRuPerSecond", "400"},
+                                   "--faultSeed", "9", "--cosmosRuPerSecond", "400",
+                                   "--cosmosTableCreatesPerMinute", "12"},
                                   {});
   ASSERT_EQ(r.action, LoadResult::Action::kRun) << r.output;
   const api::ApiOptions main = r.config.ToApiOptions();
@@ -596,6 +598,8 @@ TEST(ConfigTest, CosmosSettings) {
   EXPECT_FALSE(main.flavor.shuffle);
   EXPECT_EQ(main.flavor.shuffle_seed, 9u);
   EXPECT_EQ(main.ru_per_second, 400u);
+  EXPECT_EQ(main.table_creates_per_minute, 12u);
+  EXPECT_EQ(r.config.ToCosmosApiOptions().table_creates_per_minute, 12u);
   EXPECT_EQ(r.config.cosmos_port, 8902);
 
   const LoadResult env = LoadConfig({}, {{"TABLESTONE_FLAVOR", "cosmos"}, {"TABLESTONE_COSMOS_PORT", "8902"},
@@ -612,6 +616,8 @@ TEST(ConfigTest, CosmosSettingsRefuseBadValues) {
   ExpectRefused(LoadConfig({"--cosmosAccounts", "UPPER:" + std::string(kDevAccountKey)}, {}), "--cosmosAccounts");
   ExpectRefused(LoadConfig({"--cosmosAccounts", ";"}, {}), "--cosmosAccounts");
   ExpectRefused(LoadConfig({"--cosmosRuPerSecond", "-1"}, {}), "--cosmosRuPerSecond");
+  ExpectRefused(LoadConfig({"--cosmosTableCreatesPerMinute", "x"}, {}), "--cosmosTableCreatesPerMinute");
+  ExpectRefused(LoadConfig({"--cosmosTableCreatesPerMinute", "1000001"}, {}), "--cosmosTableCreatesPerMinute");
   // An account on both listeners, or both listeners on one port.
   ExpectRefused(LoadConfig({"--cosmosPort", "8902", "--cosmosAccounts", std::string("devstoreaccount1:") + kDevAccountKey},
                            {}),

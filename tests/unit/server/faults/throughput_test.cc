@@ -82,5 +82,29 @@ TEST(ThroughputBudgetTest, CostModel) {
   EXPECT_EQ(ThroughputBudget::WriteCost(3000), 15);
 }
 
+// Table creation: at most N per account in any 60 s; the wait is until the
+// oldest of the last N leaves the window.
+TEST(ThroughputBudgetTest, TableCreatesPerMinutePerAccount) {
+  FakeClock time;
+  ThroughputBudget budget(1000, time.clock(), 5);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_FALSE(budget.AdmitTableCreate("a")) << i;
+    budget.NoteTableCreate("a");
+    time.now += 1s;
+  }
+  auto wait = budget.AdmitTableCreate("a");  // 5 s after the first
+  ASSERT_TRUE(wait);
+  EXPECT_EQ(*wait, 55'000u);
+  EXPECT_FALSE(budget.AdmitTableCreate("b"));  // another account's window
+  time.now += 55s;
+  EXPECT_FALSE(budget.AdmitTableCreate("a"));
+  budget.NoteTableCreate("a");
+  EXPECT_EQ(*budget.AdmitTableCreate("a"), 1'000u);  // the second create, 1 s later in the old window
+  // 0: no limit, nothing remembered.
+  ThroughputBudget unlimited(1000, time.clock(), 0);
+  for (int i = 0; i < 100; ++i) unlimited.NoteTableCreate("a");
+  EXPECT_FALSE(unlimited.AdmitTableCreate("a"));
+}
+
 }  // namespace
 }  // namespace tablestone::faults
