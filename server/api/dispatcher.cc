@@ -174,6 +174,12 @@ void Dispatcher::Record(const RequestInfo& info, const http::Response& response)
   const auto elapsed = now - info.start;
   if (metrics_ != nullptr) {
     metrics_->RecordRequest(info.metrics_account, info.metrics_operation, response.result_int(), elapsed);
+    // The access log's account and operation: the metrics' labels, which
+    // outlive every session (http::AccessNote).
+    info.connection.access_note.account = metrics_->AccountLabel(info.metrics_account);
+  }
+  if (info.metrics_operation != Metrics::kUnknownOperation) {
+    info.connection.access_note.operation = Metrics::OperationLabel(info.metrics_operation);
   }
   if (info.trace != nullptr) {
     trace_->Submit(FormatTraceLine(info.trace.get(), info.request, response, info.request_id, info.start, now,

@@ -8,10 +8,6 @@
 #include <cstdlib>
 #include <cstring>
 
-#ifndef TABLESTONE_VERSION
-#define TABLESTONE_VERSION "unknown"
-#endif
-
 namespace tablestone::api {
 namespace {
 
@@ -114,8 +110,10 @@ void Histogram::Render(std::string_view name, std::string_view labels, double sc
   AppendSample(std::string(name) + "_count", labels, static_cast<double>(total), out);
 }
 
-Metrics::Metrics(std::vector<std::string> accounts)
+Metrics::Metrics(std::vector<std::string> accounts, BuildLabels build)
     : accounts_(std::move(accounts)),
+      build_info_labels_("version=\"" + EscapeLabelValue(build.version) + "\",commit=\"" +
+                         EscapeLabelValue(build.commit) + "\",flavor=\"" + EscapeLabelValue(build.flavor) + "\""),
       requests_(new std::atomic<uint64_t>[(accounts_.size() + 1) * (kOperations + 1) * kStatusClasses]),
       batch_sizes_(&kBatchBounds),
       queries_(new QueryCounters[accounts_.size() + 1]),
@@ -245,7 +243,7 @@ std::string Metrics::Render(const ScrapeInputs& inputs) const {
   AppendHeader("tablestone_uptime_seconds", "gauge", "Seconds since the server started.", &out);
   AppendSample("tablestone_uptime_seconds", "", uptime, &out);
   AppendHeader("tablestone_build_info", "gauge", "Always 1; the labels name the build.", &out);
-  AppendSample("tablestone_build_info", "version=\"" + EscapeLabelValue(TABLESTONE_VERSION) + "\"", 1, &out);
+  AppendSample("tablestone_build_info", build_info_labels_, 1, &out);
 
   // The process collector's standard names (as the Prometheus client
   // libraries export them), so stock dashboards and alerts work unchanged.

@@ -79,6 +79,16 @@ struct ScrapeInputs {
   std::vector<Gauge> gauges;
 };
 
+// What tablestone_build_info's labels say: the version, the commit the
+// binary was built from (app::BuildCommit, "unknown" when not known) and the flavour
+// the server speaks (storage, cosmos, or storage+cosmos with a Cosmos
+// listener beside the storage one). Set once by server/app.
+struct BuildLabels {
+  std::string version = "unknown";
+  std::string commit = "unknown";
+  std::string flavor = "storage";
+};
+
 class Metrics {
  public:
   static constexpr size_t kOperations = protocol::kOperationCount;
@@ -86,7 +96,7 @@ class Metrics {
   static constexpr size_t kStatusClasses = 5;
 
   // `accounts`: the configured account names (label values).
-  explicit Metrics(std::vector<std::string> accounts);
+  explicit Metrics(std::vector<std::string> accounts, BuildLabels build = {});
   Metrics(const Metrics&) = delete;
   Metrics& operator=(const Metrics&) = delete;
 
@@ -97,6 +107,11 @@ class Metrics {
   // (kUnknownOperation). Slots are the rows' dense metrics indexes.
   static std::string_view OperationLabel(size_t operation) {
     return operation < kOperations ? protocol::kOperationTable[operation].name : std::string_view("Unknown");
+  }
+  // The account label of a slot (AccountIndex): a configured name, or "" for
+  // the unknown slot. Valid as long as this Metrics.
+  std::string_view AccountLabel(size_t account) const {
+    return account < accounts_.size() ? std::string_view(accounts_[account]) : std::string_view();
   }
 
   // One answered request: its account slot, operation slot (OperationIndex or
@@ -132,6 +147,7 @@ class Metrics {
   }
 
   std::vector<std::string> accounts_;  // slot accounts_.size() is ""
+  std::string build_info_labels_;      // tablestone_build_info's, rendered once
   std::unique_ptr<std::atomic<uint64_t>[]> requests_;
   std::vector<std::unique_ptr<Histogram>> latency_;  // per operation slot
   Histogram batch_sizes_;

@@ -11,6 +11,7 @@
 
 #include "protocol/base64.h"
 #include "server/api/ui_routes.h"
+#include "server/app/logging.h"
 #include "server/app/settings.h"
 #include "storage/model/ascii.h"
 
@@ -361,6 +362,7 @@ http::HttpOptions Config::ToHttpOptions() const {
   o.first_byte_timeout = std::chrono::milliseconds(first_byte_timeout_ms);
   o.handshake_timeout = std::chrono::milliseconds(handshake_timeout_ms);
   o.access_log = logging.access_log;
+  if (logging.format == "json") o.access_line = &JsonAccessLine;
   return o;
 }
 

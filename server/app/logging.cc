@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "protocol/error_body.h"
+#include "server/http/handler.h"
 
 namespace tablestone::app {
 namespace {
@@ -41,44 +42,20 @@ class JsonEscapedMessage : public spdlog::custom_flag_formatter {
   std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<JsonEscapedMessage>(); }
 };
 
-// %F: an access line as JSON members, "remote":..,"method":..,"target":..,
-// "status":N,"bytes":N,"latencyUs":N, from the one shape
-// BasicSession::LogAccess writes: `IP "METHOD TARGET" STATUS BYTES MICROSus`.
-// The target may hold quotes, so it ends at the last `" `; a line of any
-// other shape is written as "msg" (LoggingTest.JsonAccessLogHasFields).
+// %F: an access line's payload as the object's remaining members. With
+// --logFormat json the sessions format it (JsonAccessLine, through
+// HttpOptions::access_line) as members already; anything else (a line from a
+// listener without the hook) becomes "msg".
 class JsonAccessFields : public spdlog::custom_flag_formatter {
  public:
   void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
     const std::string_view line(msg.payload.data(), msg.payload.size());
-    const size_t open = line.find(" \"");
-    const size_t close = line.rfind("\" ");
-    unsigned long long status = 0, bytes = 0, micros = 0;
-    char unit[3] = {};
-    if (open == std::string_view::npos || close == std::string_view::npos || close <= open + 2 ||
-        std::sscanf(std::string(line.substr(close + 2)).c_str(), "%llu %llu %llu%2s", &status, &bytes, &micros,
-                    unit) != 4 ||
-        std::string_view(unit) != "us") {
-      dest.append(std::string_view("\"msg\":"));
-      AppendJsonEscaped(line, dest);
+    if (line.starts_with("\"peer\":")) {
+      dest.append(line);
       return;
     }
-    const std::string_view request = line.substr(open + 2, close - open - 2);
-    const size_t space = request.find(' ');
-    const std::string_view method = request.substr(0, space);
-    const std::string_view target = space == std::string_view::npos ? std::string_view() : request.substr(space + 1);
-    auto member = [&dest](std::string_view name, std::string_view value, bool first = false) {
-      if (!first) dest.push_back(',');
-      dest.push_back('"');
-      dest.append(name);
-      dest.append(std::string_view("\":"));
-      AppendJsonEscaped(value, dest);
-    };
-    member("remote", line.substr(0, open), true);
-    member("method", method);
-    member("target", target);
-    const std::string numbers = ",\"status\":" + std::to_string(status) + ",\"bytes\":" + std::to_string(bytes) +
-                                ",\"latencyUs\":" + std::to_string(micros);
-    dest.append(std::string_view(numbers));
+    dest.append(std::string_view("\"msg\":"));
+    AppendJsonEscaped(line, dest);
   }
   std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<JsonAccessFields>(); }
 };
@@ -107,6 +84,39 @@ std::string g_format = "text";
 spdlog::sink_ptr g_debug_file;
 
 }  // namespace
+
+std::string JsonAccessLine(const http::AccessRecord& r) {
+  std::string out;
+  out.reserve(256 + r.target.size());
+  // A string member, null when empty; every value goes through the
+  // project's one JSON escaper (a target may hold any bytes).
+  auto member = [&out](std::string_view name, std::string_view value) {
+    if (!out.empty()) out += ',';
+    out += '"';
+    out += name;
+    out += "\":";
+    if (value.empty()) {
+      out += "null";
+    } else {
+      protocol::AppendJsonString(out, value, protocol::InvalidUtf8::kReplace);
+    }
+  };
+  member("peer", r.peer);
+  member("method", r.method);
+  member("path", r.target);
+  out += ",\"status\":" + std::to_string(r.status);
+  member("errorCode", r.error_code);
+  char duration[64];
+  const int64_t micros = r.micros < 0 ? 0 : r.micros;
+  std::snprintf(duration, sizeof duration, ",\"durationMs\":%lld.%03lld", static_cast<long long>(micros / 1000),
+                static_cast<long long>(micros % 1000));
+  out += duration;
+  out += ",\"bytes\":" + std::to_string(r.bytes);
+  member("account", r.account);
+  member("operation", r.operation);
+  member("requestId", r.request_id);
+  return out;
+}
 
 bool SetupLogging(const LoggingConfig& config, std::string* error) {
   auto console_level = spdlog::level::from_str(config.level);
@@ -172,7 +182,11 @@ bool SetupLogging(const LoggingConfig& config, std::string* error) {
   return true;
 }
 
-void LogStartupFailure(const std::string& message) {
+namespace {
+
+// One line on stderr (and the debug file) in the console's format, outside
+// the console loggers, whose stdout carries the log.
+void LogToStderr(spdlog::level::level_enum level, const std::string& message) {
   spdlog::sink_ptr console;
   if (g_format == "json") {
     console = std::make_shared<spdlog::sinks::stderr_sink_mt>();
@@ -183,9 +197,15 @@ void LogStartupFailure(const std::string& message) {
   std::vector<spdlog::sink_ptr> sinks{console};
   if (g_debug_file) sinks.push_back(g_debug_file);
   spdlog::logger logger("app", sinks.begin(), sinks.end());
-  logger.error("{}", message);
+  logger.log(level, "{}", message);
   logger.flush();
 }
+
+}  // namespace
+
+void LogStartupFailure(const std::string& message) { LogToStderr(spdlog::level::err, message); }
+
+void LogStartupWarning(const std::string& message) { LogToStderr(spdlog::level::warn, message); }
 
 void ShutdownLogging() {
   spdlog::apply_all([](const std::shared_ptr<spdlog::logger>& logger) { logger->flush(); });

@@ -16,6 +16,10 @@
 
 #include "server/app/config.h"
 
+namespace tablestone::http {
+struct AccessRecord;  // server/http/handler.h
+}
+
 namespace tablestone::app {
 
 // Creates/replaces the named loggers. On failure (e.g. the debug file cannot
@@ -27,6 +31,19 @@ bool SetupLogging(const LoggingConfig& config, std::string* error);
 // to the debug file if one is set: stdout carries the log, stderr what failed.
 // Call after SetupLogging succeeded.
 void LogStartupFailure(const std::string& message);
+
+// The same for a warning the operator must see at startup even when stdout
+// goes nowhere (a data directory that holds Azurite's data, not ours).
+void LogStartupWarning(const std::string& message);
+
+// The access line of --logFormat json (HttpOptions::access_line): the JSON
+// members after "time", "level" and "logger", in this order: "peer",
+// "method", "path" (the target as LogSafeTarget shows it: no SAS signature),
+// "status", "errorCode", "durationMs" (headers read to answer written, in
+// milliseconds with microsecond digits), "bytes", "account", "operation",
+// "requestId"; a string that is not known is null. docs/observability.md,
+// "Logging"; LoggingTest.JsonAccessLineHasEveryField.
+std::string JsonAccessLine(const http::AccessRecord& record);
 
 // Flushes and drops every logger (drains the access log queue).
 void ShutdownLogging();

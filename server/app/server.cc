@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "server/app/build_commit.h"
+#include "server/app/logging.h"
 #include "server/api/api_handler.h"
 #include "server/api/metrics.h"
 #include "server/api/sibling_ports.h"
@@ -75,25 +77,14 @@ bool Server::Start(std::string* error) {
   }
   const uint64_t fd_limit = RaiseOpenFileLimit();
   engine_options.max_open_files = TableFilesKeptOpen(fd_limit);
-  // -l pointed at an Azurite workspace (the drop-in image on Azurite's old
-  // volume) would otherwise start empty without a word next to the data the
-  // user expects to see.
-  if (!config_.in_memory) {
-    std::error_code ec;
-    if (std::filesystem::exists(std::filesystem::path(config_.location) / "__azurite_db_table__.json", ec)) {
-      AppLog()->warn(
-          "data directory {} holds Azurite's table data (__azurite_db_table__.json), which tablestone does not read: "
-          "this server starts without it. To bring the tables over, run Azurite on that directory on another port "
-          "and `tablestone copy --from <Azurite's connection string> --to <this server's>` "
-          "(docs/migrating-from-azurite.md, Moving existing data)",
-          config_.location);
-    }
-  }
   auto engine = storage::Engine::Open(engine_options);
   if (!engine.ok()) {
     if (engine.status().code() == StatusCode::kDataDirLocked) {
-      // The storage layer phrased it for operators (names the directory).
-      *error = engine.status().message() + " (is another tablestone running?)";
+      // One clear line; RocksDB's own text ("IO error: While lock file: ...")
+      // adds nothing an operator can act on.
+      *error = "data directory " + config_.location +
+               " is in use by another tablestone process (it holds the directory's LOCK file): stop that server, "
+               "or start this one with another --location";
     } else {
       *error = "cannot open data directory '" + (config_.in_memory ? std::string("(in memory)") : config_.location) +
                "': " + engine.status().ToString();
@@ -105,6 +96,7 @@ bool Server::Start(std::string* error) {
     return false;
   }
   engine_ = std::move(engine).value();
+  WarnIfAzuriteWorkspace();
   if (!CheckTableNameCase(engine_options.case_sensitive_accounts, error)) return AbandonStart();
   if (!config_.seed.empty()) {
     // Before the port opens, so no client ever sees a half-seeded server.
@@ -157,7 +149,11 @@ bool Server::Start(std::string* error) {
   }
   // Both listeners' fault rules are one set (the admin route edits it).
   const std::shared_ptr<faults::FaultSet> fault_set = api_options.faults;
-  metrics_ = std::make_unique<api::Metrics>(std::move(account_names));
+  api::BuildLabels build{.version = api_options.facts.version,
+                         .commit = BuildCommit().empty() ? std::string("unknown") : std::string(BuildCommit()),
+                         .flavor = config_.flavor};
+  if (config_.cosmos_port != 0 && config_.flavor != "cosmos") build.flavor += "+cosmos";
+  metrics_ = std::make_unique<api::Metrics>(std::move(account_names), std::move(build));
   trace_ = std::make_unique<api::TraceWriter>();
   if (!config_.logging.trace.empty() && !trace_->Start(config_.logging.trace, config_.logging.trace_bodies, error)) {
     return AbandonStart();
@@ -248,6 +244,33 @@ bool Server::CheckTableNameCase(const std::vector<std::string>& exact_accounts, 
     }
   }
   return true;
+}
+
+// -l pointed at an Azurite workspace (the drop-in image on Azurite's old
+// volume, or a habit from Azurite) would otherwise start with no table next to
+// the data the user expects to see. Said on stderr, which a service manager or
+// `docker logs` shows even when stdout is sent elsewhere; not said once the
+// directory holds tables of ours (the data was copied over).
+// test_start_and_health.py::test_an_azurite_workspace_is_named_on_stderr.
+void Server::WarnIfAzuriteWorkspace() {
+  if (config_.in_memory) return;
+  std::error_code ec;
+  const std::filesystem::path azurite = std::filesystem::path(config_.location) / "__azurite_db_table__.json";
+  if (!std::filesystem::exists(azurite, ec)) return;
+  storage::TableListSpec one;
+  one.max_results = 1;
+  std::vector<std::string> accounts;
+  for (const api::AccountKeys& account : config_.accounts) accounts.push_back(account.name);
+  if (accounts.empty()) accounts.push_back("devstoreaccount1");  // the default account, as --seed
+  for (const std::string& account : accounts) {
+    auto listed = engine_->ListTables(account, one);
+    if (!listed.ok() || !listed->tables.empty()) return;
+  }
+  LogStartupWarning("data directory " + config_.location +
+                    " is an Azurite workspace (__azurite_db_table__.json): tablestone does not read Azurite's data "
+                    "and starts with no tables. To bring the tables over, run Azurite on this directory on another "
+                    "port and copy them: tablestone copy --from <Azurite's connection string> --to <this server's> "
+                    "(docs/migrating-from-azurite.md, \"Moving existing data\")");
 }
 
 bool Server::AbandonStart() {

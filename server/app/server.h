@@ -111,6 +111,8 @@ class Server {
   // The one cleanup of a Start that failed part way. Returns false, Start's
   // answer.
   bool AbandonStart();
+  // Warns on stderr when the data directory is an Azurite workspace with no table of ours.
+  void WarnIfAzuriteWorkspace();
   void AnnounceLikeAzurite() const;
 };
 

@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace tablestone::http {
@@ -17,11 +18,38 @@ namespace tablestone::http {
 using Request = boost::beast::http::request<boost::beast::http::string_body>;
 using Response = boost::beast::http::response<boost::beast::http::string_body>;
 
+// What a handler tells the access log about a request it answered, beyond
+// what the transport sees. Views of strings that outlive every session of the
+// handler (configured names, static tables); empty = not known.
+struct AccessNote {
+  std::string_view account;    // the configured account the request addressed
+  std::string_view operation;  // the REST operation (protocol/operation.h), once routed
+};
+
 // Facts about the connection a request arrived on.
 struct RequestContext {
   std::string remote_ip;  // textual address of the peer, e.g. "127.0.0.1"
   bool is_tls = false;
   std::chrono::steady_clock::time_point start;  // when the request headers were read
+  // The one member a handler writes through its const reference: set before
+  // it answers the request (Completion or AdmitHeaders' refusal), from any
+  // thread; the session reads it for the access line after the answer and
+  // clears it before the next request.
+  mutable AccessNote access_note;
+};
+
+// One access-log line's facts (HttpOptions::access_line formats them).
+struct AccessRecord {
+  std::string_view peer;        // RequestContext::remote_ip
+  std::string_view method;      // as sent; empty when the request line was unreadable
+  std::string_view target;      // RequestHandler::LogSafeTarget of the request target
+  unsigned status = 0;
+  std::string_view error_code;  // x-ms-error-code of the answer; empty when none
+  std::string_view request_id;  // x-ms-request-id of the answer; empty when none
+  std::string_view account;     // AccessNote
+  std::string_view operation;   // AccessNote
+  uint64_t bytes = 0;           // response bytes written
+  int64_t micros = 0;           // headers read -> answer written
 };
 
 // Errors the transport itself detects before a handler runs. The handler

@@ -17,6 +17,8 @@ class context;
 
 namespace tablestone::http {
 
+struct AccessRecord;  // handler.h
+
 struct HttpOptions {
   // Address to bind (IPv4 or IPv6 literal). 127.0.0.1 keeps the emulator
   // private by default, like Azurite; Docker passes 0.0.0.0.
@@ -85,6 +87,10 @@ struct HttpOptions {
   // One line per request on the spdlog logger named "access" (if registered;
   // otherwise nothing is logged). false = no formatting work at all.
   bool access_log = true;
+  // Formats an access line from its facts (handler.h, AccessRecord); null =
+  // the text line `PEER "METHOD TARGET" STATUS BYTES MICROSus`. server/app
+  // sets it for --logFormat json (logging.h, JsonAccessLine).
+  std::string (*access_line)(const AccessRecord& record) = nullptr;
 
   // Where sessions count bytes and connections (the metrics route); null =
   // not counted. Not owned: must outlive the Listener.

@@ -302,6 +302,7 @@ void BasicSession<Stream>::OnHeader(beast::error_code ec, size_t bytes) {
   CountBytesIn(bytes);
   if (ec) return OnReadError(ec);
   context_.start = std::chrono::steady_clock::now();
+  context_.access_note = {};
   const auto& req = parser_->get();
   // Framing the parser let through but a proxy may read differently (request
   // smuggling): refused before any body is read, and the connection closes.
@@ -379,7 +380,10 @@ void BasicSession<Stream>::OnBody(beast::error_code ec, size_t bytes) {
 
 template <class Stream>
 void BasicSession<Stream>::OnReadError(beast::error_code ec) {
-  if (!parser_ || !parser_->is_header_done()) context_.start = std::chrono::steady_clock::now();
+  if (!parser_ || !parser_->is_header_done()) {
+    context_.start = std::chrono::steady_clock::now();
+    context_.access_note = {};
+  }
   if (ec == bhttp::error::body_limit) return FailRequest(TransportError::kBodyTooLarge);
   if (ec == bhttp::error::header_limit) return FailRequest(TransportError::kHeaderTooLarge);
   static const beast::error_code kHttpError = bhttp::error::bad_method;
@@ -765,6 +769,24 @@ void BasicSession<Stream>::LogAccess(size_t bytes) {
   std::string_view method = request_.method_string();
   std::string_view target = request_.target();
   const std::string shown = env_.handler != nullptr ? env_.handler->LogSafeTarget(target) : std::string(target);
+  if (env_.options->access_line != nullptr) {
+    auto header = [this](std::string_view name) {
+      const auto it = response_.find(beast::string_view(name.data(), name.size()));
+      return it == response_.end() ? std::string_view() : std::string_view(it->value().data(), it->value().size());
+    };
+    AccessRecord record{.peer = context_.remote_ip,
+                        .method = method,
+                        .target = shown,
+                        .status = response_.result_int(),
+                        .error_code = header("x-ms-error-code"),
+                        .request_id = header("x-ms-request-id"),
+                        .account = context_.access_note.account,
+                        .operation = context_.access_note.operation,
+                        .bytes = bytes,
+                        .micros = micros};
+    env_.access_log->info("{}", env_.options->access_line(record));
+    return;
+  }
   env_.access_log->info("{} \"{} {}\" {} {} {}us", context_.remote_ip, method.empty() ? "-" : method,
                         shown.empty() ? std::string_view("-") : std::string_view(shown), response_.result_int(), bytes,
                         micros);

@@ -274,7 +274,18 @@ def test_build_info_and_standard_process_metrics(own_server):
     assert status == 200
     samples = parse_exposition(body)
     version = subprocess.run([own_server.binary, "--version"], capture_output=True, text=True).stdout.split()[1]
-    assert value(samples, "tablestone_build_info", version=version) == 1
+    build = [labels for (name, labels) in samples if name == "tablestone_build_info"]
+    assert len(build) == 1, build
+    build = dict(build[0])
+    assert set(build) == {"version", "commit", "flavor"}, build
+    assert build["version"] == version and build["flavor"] == "storage", build
+    # The short hash of the commit built ("-modified" when the tree differed), or "unknown" outside
+    # git; the one `tablestone --version` names.
+    assert re.fullmatch(r"[0-9a-f]{12}(-modified)?|unknown", build["commit"]), build
+    if build["commit"] != "unknown":
+        assert build["commit"] in subprocess.run([own_server.binary, "--version"], capture_output=True,
+                                                 text=True).stdout
+    assert value(samples, "tablestone_build_info", **build) == 1
     assert 0 < value(samples, "process_cpu_seconds_total") < 600
     assert value(samples, "process_resident_memory_bytes") > 1 << 20
     assert value(samples, "process_virtual_memory_bytes") >= value(samples, "process_resident_memory_bytes")

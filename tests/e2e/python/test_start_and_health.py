@@ -45,12 +45,12 @@ def _env(**extra):
     return env
 
 
-def _wait_healthy(port, proc, timeout=20):
+def _wait_healthy(port, proc, timeout=20, host="127.0.0.1"):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert proc.poll() is None, proc.communicate()
         try:
-            with urllib.request.urlopen("http://127.0.0.1:%d/_tablestone/health" % port, timeout=2) as r:
+            with urllib.request.urlopen("http://%s:%d/_tablestone/health" % (host, port), timeout=2) as r:
                 if r.status == 200:
                     return
         except OSError:
@@ -75,18 +75,22 @@ def test_start_keeps_the_config_files_settings_and_reads_tablestone_data(binary,
     port = harness.free_port()
     data = os.path.join(tmp, "from-file")
     config = os.path.join(tmp, "tablestone.json")
+    # Another loopback address than the default 127.0.0.1, and paths relative to the directory
+    # start.sh is run from (not the repository's).
     with open(config, "w") as f:
-        f.write('{"listen": {"port": %d}, "storage": {"location": "%s"}}' % (port, data))
+        f.write('{"listen": {"host": "127.0.0.2", "port": %d}, "storage": {"location": "from-file"}}' % port)
     log = os.path.join(tmp, "log")
     with open(log, "wb") as out:
-        proc = subprocess.Popen(["bash", START, "--config", config, "-s"], stdout=out, stderr=subprocess.STDOUT,
-                                env=_env(TABLESTONE_BIN=binary))
+        proc = subprocess.Popen(["bash", START, "--config", "tablestone.json", "-s"], stdout=out,
+                                stderr=subprocess.STDOUT, env=_env(TABLESTONE_BIN=binary), cwd=tmp)
     try:
-        _wait_healthy(port, proc)  # the file's port, not start.sh's 10002
+        _wait_healthy(port, proc, host="127.0.0.2")  # the file's host and port, not 127.0.0.1:10002
         assert os.path.exists(os.path.join(data, "LOCK"))  # the file's location, not ./data
     finally:
         proc.terminate()
         proc.wait(20)
+    assert "listening on http://127.0.0.2:%d" % port in open(log).read()
+    assert not os.path.exists(os.path.join(ROOT, "from-file"))
     # TABLESTONE_DATA (README's name) is the data directory and draws no "not a tablestone setting".
     data2 = os.path.join(tmp, "from-env")
     port2 = harness.free_port()
@@ -116,6 +120,7 @@ def test_a_port_in_use_is_reported_on_stderr(binary, tmp):
         r = _run_failing(binary, ["--tablePort", str(port), "-l", os.path.join(tmp, "d")])
     assert r.returncode == 1
     assert "cannot listen on 127.0.0.1:%d" % port in r.stderr, (r.stdout, r.stderr)
+    assert len(r.stderr.splitlines()) == 1, r.stderr
     assert "cannot listen" not in r.stdout
     # The JSON log format keeps its shape on stderr.
     with socket.socket() as held:
@@ -137,7 +142,23 @@ def test_a_locked_data_directory_is_reported_on_stderr(binary, tmp):
         server.stop()
     assert r.returncode == 1
     assert "in use by another tablestone process" in r.stderr, (r.stdout, r.stderr)
+    assert "--location" in r.stderr and "IO error" not in r.stderr, r.stderr
+    assert len(r.stderr.splitlines()) == 1, r.stderr
     assert "in use" not in r.stdout
+
+
+def test_a_bad_certificate_is_reported_on_stderr(binary, tmp):
+    junk = os.path.join(tmp, "junk.pem")
+    with open(junk, "w") as f:
+        f.write("not a certificate\n")
+    for cert, expected in ((junk, "cannot load --cert %s" % junk),
+                           (os.path.join(tmp, "missing.pem"), "No such file or directory")):
+        r = _run_failing(binary, ["--tablePort", str(harness.free_port()), "-l", os.path.join(tmp, "d"),
+                                  "--cert", cert, "--key", junk])
+        assert r.returncode == 1, (r.stdout, r.stderr)
+        assert expected in r.stderr and "error" in r.stderr, r.stderr
+        assert len(r.stderr.splitlines()) == 1, r.stderr
+        assert "--cert" not in r.stdout, r.stdout
 
 
 def test_an_unwritable_data_directory_is_not_called_in_use(binary, tmp):
@@ -252,18 +273,72 @@ def test_help_and_version_spellings(binary):
     assert unknown.returncode == 2 and "no command 'exprot'" in unknown.stderr
 
 
-def test_an_azurite_workspace_is_named_at_startup(binary, tmp):
+def test_table_host_takes_names_that_resolve(binary, tmp):
+    """--tableHost takes a host name as Azurite does (resolved at startup, its first IPv4 address
+    bound) and refuses one that does not resolve, in one line on stderr with exit code 2."""
+    out, err, port = _start_until_healthy(binary, ["--tableHost", "localhost", "-l", os.path.join(tmp, "a")])
+    assert "listening on http://127.0.0.1:%d" % port in out, out
+    name = socket.gethostname()
+    try:
+        address = socket.getaddrinfo(name, None, socket.AF_INET, socket.SOCK_STREAM)[0][4][0]
+    except OSError:
+        address = None
+    if address is not None and address.startswith("127."):  # loopback only here
+        out, err, port = _start_until_healthy(binary, ["--tableHost", name, "-l", os.path.join(tmp, "b")],
+                                              host=address)
+        assert "listening on http://%s:%d" % (address, port) in out, out
+    r = _run_failing(binary, ["--tableHost", "no-such-host.invalid", "-l", os.path.join(tmp, "c")])
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert "--tableHost 'no-such-host.invalid' is neither an IP address nor a host name" in r.stderr, r.stderr
+    assert r.stdout == ""
+
+
+def _start_until_healthy(binary, args, env=None, host="127.0.0.1"):
+    """Runs the server with stdout and stderr apart until it answers the health probe; stops it and
+    returns (stdout, stderr)."""
+    port = harness.free_port()
+    proc = subprocess.Popen([binary, "--tablePort", str(port)] + args, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env or _env())
+    try:
+        _wait_healthy(port, proc, host=host)
+    finally:
+        proc.terminate()
+        out, err = proc.communicate(timeout=20)
+    return out, err, port
+
+
+def test_an_azurite_workspace_is_named_on_stderr(binary, tmp):
     data = os.path.join(tmp, "azurite")
     os.mkdir(data)
     with open(os.path.join(data, "__azurite_db_table__.json"), "w") as f:
         f.write('{"filename":"__azurite_db_table__.json","collections":[]}')
-    server = harness.ManagedServer(binary, data, harness.free_port())
+    out, err, _ = _start_until_healthy(binary, ["-l", data])
+    # On stderr, one line, naming what the directory is and the command that brings the data over.
+    lines = [line for line in err.splitlines() if "Azurite" in line]
+    assert len(lines) == 1, (out, err)
+    assert "Azurite workspace" in lines[0] and "tablestone copy" in lines[0], lines[0]
+    assert "migrating-from-azurite.md" in lines[0], lines[0]
+    assert "Azurite workspace" not in out, out
+    # Once the directory holds a table of ours (the data was copied over), nothing is said.
+    port = harness.free_port()
+    server = harness.ManagedServer(binary, data, port)
     server.start()
     try:
-        log = server.log_tail()
+        _table_client(port).create_table("Copied")
     finally:
         server.stop()
-    assert "holds Azurite's table data" in log and "tablestone copy" in log, log
+    out, err, _ = _start_until_healthy(binary, ["-l", data])
+    assert "Azurite" not in err and "Azurite" not in out, (out, err)
+    # A directory without Azurite's file says nothing either.
+    out, err, _ = _start_until_healthy(binary, ["-l", os.path.join(tmp, "plain")])
+    assert "Azurite" not in err and "Azurite" not in out, (out, err)
+
+
+def _table_client(port):
+    from azure.data.tables import TableServiceClient
+    return TableServiceClient.from_connection_string(
+        "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=%s;TableEndpoint=http://127.0.0.1:%d/devstoreaccount1;"
+        % (harness.ACCOUNT_KEY, port))
 
 
 def test_browser_at_the_root(binary, tmp):

@@ -247,6 +247,18 @@ TEST(MetricsTest, LabelValuesAreEscaped) {
             1);
 }
 
+TEST(MetricsTest, BuildInfoNamesVersionCommitAndFlavor) {
+  Metrics m({"a"}, BuildLabels{.version = "1.2.3", .commit = "0123456789ab-modified", .flavor = "storage+cosmos"});
+  const auto samples = ParseExposition(m.Render({}));
+  EXPECT_EQ(Find(samples, "tablestone_build_info",
+                 {{"version", "1.2.3"}, {"commit", "0123456789ab-modified"}, {"flavor", "storage+cosmos"}}),
+            1);
+  // Unset, every label is still there (a query by label never misses the series).
+  const auto defaults = ParseExposition(Metrics({"a"}).Render({}));
+  EXPECT_EQ(Find(defaults, "tablestone_build_info", {{"version", "unknown"}, {"commit", "unknown"}, {"flavor", "storage"}}),
+            1);
+}
+
 TEST(MetricsTest, ProcessFiguresAreRead) {
   const ProcessFigures f = ReadProcessFigures();
   EXPECT_GT(f.resident_bytes, 0u);

@@ -9,6 +9,8 @@
 #include <sstream>
 #include <string>
 
+#include "server/http/handler.h"
+
 namespace tablestone::app {
 namespace {
 
@@ -58,8 +60,37 @@ TEST(LoggingTest, UnwritableDebugFileIsReported) {
   std::remove(name);
 }
 
-// With --logFormat json the access log is fields, not a message string; a
-// target with quotes, spaces and control characters stays one JSON value.
+// With --logFormat json the access log is fields, not a message string: every
+// member, in its order, null for what is not known; a target with quotes,
+// spaces and control characters stays one JSON value.
+TEST(LoggingTest, JsonAccessLineHasEveryField) {
+  http::AccessRecord r{.peer = "127.0.0.1",
+                       .method = "GET",
+                       .target = "/devstoreaccount1/T(PartitionKey='a\" b')\x01?sig=REDACTED",
+                       .status = 404,
+                       .error_code = "ResourceNotFound",
+                       .request_id = "25e243b6-31a6-4043-82a4-84b155ceb4e1",
+                       .account = "devstoreaccount1",
+                       .operation = "GetEntity",
+                       .bytes = 512,
+                       .micros = 1073};
+  EXPECT_EQ(JsonAccessLine(r),
+            R"("peer":"127.0.0.1","method":"GET","path":"/devstoreaccount1/T(PartitionKey='a\" b')\u0001?sig=REDACTED",)"
+            R"("status":404,"errorCode":"ResourceNotFound","durationMs":1.073,"bytes":512,"account":"devstoreaccount1",)"
+            R"("operation":"GetEntity","requestId":"25e243b6-31a6-4043-82a4-84b155ceb4e1")");
+  http::AccessRecord unknown;  // what a transport-level refusal knows
+  unknown.peer = "::1";
+  unknown.method = "BREW";
+  unknown.target = "/";
+  unknown.status = 400;
+  unknown.micros = 7;
+  EXPECT_EQ(JsonAccessLine(unknown),
+            R"("peer":"::1","method":"BREW","path":"/","status":400,"errorCode":null,"durationMs":0.007,"bytes":0,)"
+            R"("account":null,"operation":null,"requestId":null)");
+}
+
+// The console writes those members inside the line's object; a line of
+// another shape on the access logger is a "msg".
 TEST(LoggingTest, JsonAccessLogHasFields) {
   LoggingConfig config;
   config.format = "json";
@@ -67,18 +98,32 @@ TEST(LoggingTest, JsonAccessLogHasFields) {
   std::string error;
   testing::internal::CaptureStdout();
   ASSERT_TRUE(SetupLogging(config, &error)) << error;
-  spdlog::get("access")->info("{} \"{} {}\" {} {} {}us", "127.0.0.1", "GET", "/devstoreaccount1/T(PartitionKey='a\" b')\x01", 200,
-                              512, 73);
+  http::AccessRecord record;
+  record.peer = "127.0.0.1";
+  record.method = "GET";
+  record.target = "/a";
+  record.status = 200;
+  record.bytes = 5;
+  record.micros = 73;
+  spdlog::get("access")->info("{}", JsonAccessLine(record));
   spdlog::get("access")->info("not an access line");
   spdlog::get("app")->warn("say \"hi\"\x01 \xff");  // a quote, a control character, a byte that is not UTF-8
   ShutdownLogging();
   // The access log is asynchronous: its lines may come after the app's.
   const std::string out = testing::internal::GetCapturedStdout();
-  EXPECT_NE(out.find(R"("logger":"access","remote":"127.0.0.1","method":"GET","target":"/devstoreaccount1/T(PartitionKey='a\" b')\u0001","status":200,"bytes":512,"latencyUs":73})"),
+  EXPECT_NE(out.find(R"("logger":"access","peer":"127.0.0.1","method":"GET","path":"/a","status":200,"errorCode":null,"durationMs":0.073,"bytes":5,"account":null,"operation":null,"requestId":null})"),
             std::string::npos)
       << out;
   EXPECT_NE(out.find(R"("logger":"access","msg":"not an access line"})"), std::string::npos) << out;
   EXPECT_NE(out.find(R"("logger":"app","msg":"say \"hi\"\u0001 \ufffd"})"), std::string::npos) << out;
+}
+
+// The configuration hands the sessions that format only with --logFormat json.
+TEST(LoggingTest, JsonFormatSetsTheAccessLineOfTheListeners) {
+  Config config;
+  EXPECT_EQ(config.ToHttpOptions().access_line, nullptr);  // text: the session's own line, unchanged
+  config.logging.format = "json";
+  EXPECT_EQ(config.ToHttpOptions().access_line, &JsonAccessLine);
 }
 
 }  // namespace

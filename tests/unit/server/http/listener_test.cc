@@ -264,6 +264,60 @@ TEST_F(ListenerTest, AccessLogDisabledWritesNothing) {
   EXPECT_TRUE(out->str().empty()) << out->str();
 }
 
+// With HttpOptions::access_line set (--logFormat json), the session hands
+// that function the line's facts: the answer's status, x-ms-error-code and
+// x-ms-request-id, the handler's LogSafeTarget and its AccessNote, which is
+// cleared before the next request of the connection.
+TEST_F(ListenerTest, AccessLineGetsTheAnswerAndTheHandlersNote) {
+  class NotingHandler : public testing::SyncHandler {
+   public:
+    void HandleSync(const Request& request, const RequestContext& context, Response& response) override {
+      if (request.target() == "/noted?sig=s3cret") context.access_note = {"acct", "GetEntity"};
+      response.result(404);
+      response.set("x-ms-error-code", "ResourceNotFound");
+      response.set("x-ms-request-id", "id-1");
+      response.body() = "gone";
+    }
+    std::string LogSafeTarget(std::string_view target) const override {
+      return std::string(target.substr(0, target.find("sig="))) + "sig=REDACTED";
+    }
+    void RenderTransportError(TransportError, const Request&, Response& response) override { response.result(400); }
+  };
+  auto out = std::make_shared<std::ostringstream>();
+  auto logger = std::make_shared<spdlog::logger>("access", std::make_shared<spdlog::sinks::ostream_sink_mt>(*out));
+  logger->set_pattern("%v");
+  spdlog::register_logger(logger);
+  NotingHandler handler;
+  HttpOptions options;
+  options.address = "127.0.0.1";
+  options.port = 0;
+  options.access_line = [](const AccessRecord& r) {
+    std::ostringstream line;
+    line << r.peer << "|" << r.method << "|" << r.target << "|" << r.status << "|" << r.error_code << "|"
+         << r.request_id << "|" << r.account << "|" << r.operation << "|" << r.bytes << "|" << (r.micros >= 0);
+    return line.str();
+  };
+  Listener listener(options, handler);
+  std::string error;
+  ASSERT_TRUE(listener.Start(&error)) << error;
+  RawClient client;
+  ASSERT_TRUE(client.Connect(listener.port()));
+  ASSERT_TRUE(client.Send(Get("/noted?sig=s3cret")));
+  ASSERT_TRUE(client.ReadResponse().ok);
+  ASSERT_TRUE(client.Send(Get("/plain")));
+  ASSERT_TRUE(client.ReadResponse().ok);
+  listener.Stop();
+  spdlog::drop("access");
+  const std::string lines = out->str();
+  const std::string first = lines.substr(0, lines.find('\n'));
+  EXPECT_EQ(first.substr(0, first.rfind('|', first.rfind('|') - 1)),
+            "127.0.0.1|GET|/noted?sig=REDACTED|404|ResourceNotFound|id-1|acct|GetEntity")
+      << lines;
+  EXPECT_GT(std::stoul(first.substr(first.rfind('|', first.rfind('|') - 1) + 1)), 4u) << lines;  // head and body
+  EXPECT_NE(lines.find("\n127.0.0.1|GET|/plainsig=REDACTED|404|ResourceNotFound|id-1|||"), std::string::npos) << lines;
+  EXPECT_EQ(lines.find("s3cret"), std::string::npos) << lines;
+}
+
 TEST(ListenerStartTest, PortInUseIsReportedNotThrown) {
   TestHandler handler;
   HttpOptions options;
