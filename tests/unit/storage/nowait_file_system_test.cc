@@ -13,6 +13,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 #include <vector>
@@ -61,8 +62,15 @@ std::string CannotTestNoWait(const std::string& path) {
   const int error = errno;
   close(fd);
   if (r >= 0 || error != EAGAIN) return "this file system serves RWF_NOWAIT reads without the page cache";
-  // Wait for the probe's read-in to finish before evicting again.
-  std::ifstream(path).get();
+  // Wait for the probe's read-in to finish before evicting again. The probe
+  // may start a read-ahead of the whole file, and a page still in flight when
+  // the file is evicted lands in the page cache afterwards (then the test's
+  // read inside its no-wait scope found it cached: a flake seen in CI).
+  // Reading to the end waits for every page.
+  {
+    std::ifstream in(path, std::ios::binary);
+    std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  }
   if (!Evict(path)) return "the page cache kept the file's pages (tmpfs?)";
   return {};
 }

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <memory>
 #include <set>
 #include <nlohmann/json.hpp>
@@ -98,6 +99,12 @@ class ApiTest : public ::testing::Test {
     return Send("POST", "/" + table, body, std::move(headers));
   }
 
+  // A connection for one asynchronous request (Handle with a Completion):
+  // RequestInfo's contract (api_context.h) is that it outlives the
+  // Completion, and the dispatcher writes the access log's note into it when
+  // it answers. Declared before handler_, so they outlive it.
+  const http::RequestContext& Connection() { return connections_.emplace_back(); }
+  std::deque<http::RequestContext> connections_;
   std::unique_ptr<storage::Engine> engine_;
   std::unique_ptr<http::RequestHandler> handler_;
   std::unique_ptr<exec::WorkExecutor> executor_ = TestLanes();

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <future>
 #include <memory>
@@ -140,7 +141,7 @@ class AsyncDispatchTest : public ::testing::Test {
   http::Response AnswerAtClose(exec::WorkLane lane, const http::Request& request) {
     HoldLane(lane);
     auto sink = std::make_shared<TestSink>();
-    handler_->Handle(request, http::RequestContext{}, http::Completion(sink));
+    handler_->Handle(request, Connection(), http::Completion(sink));
     std::thread closer([&] { executor_->Shutdown(); });
     // Probed on the other lane: `request` may fill the held one's queue.
     const exec::WorkLane probe =
@@ -154,6 +155,12 @@ class AsyncDispatchTest : public ::testing::Test {
   }
   static std::string Insert(const std::string& rk) { return R"({"PartitionKey":"p","RowKey":")" + rk + R"(","v":1})"; }
 
+  // A connection for one asynchronous request: RequestInfo's contract
+  // (api_context.h) is that it outlives the request's Completion, and the
+  // dispatcher writes the access log's note into it when it answers, possibly
+  // on the log writer's thread. Declared before handler_, so they outlive it.
+  const http::RequestContext& Connection() { return connections_.emplace_back(); }
+  std::deque<http::RequestContext> connections_;
   std::unique_ptr<storage::Engine> engine_;
   std::unique_ptr<http::RequestHandler> handler_;
   // One thread per lane and one queued request per lane.
@@ -168,7 +175,7 @@ TEST_F(AsyncDispatchTest, PointReadIsAnsweredInline) {
   ASSERT_EQ(Run(Request("POST", "/asyncq", Insert("a"))).result_int(), 201);
   http::Request get = Request("GET", "/asyncq(PartitionKey='p',RowKey='a')");
   auto get_sink = std::make_shared<TestSink>();
-  handler_->Handle(get, http::RequestContext{}, http::Completion(get_sink));
+  handler_->Handle(get, Connection(), http::Completion(get_sink));
   auto f = get_sink->Future();
   ASSERT_EQ(f.wait_for(0s), std::future_status::ready);  // answered before Handle returned
   EXPECT_EQ(f.get().result_int(), 200);
@@ -267,7 +274,7 @@ TEST_F(AsyncDispatchTest, EntityWriteRunsInlineButIsAcknowledgedAfterTheLogWrite
   HoldLogWriter();
   http::Request insert = Request("POST", "/asyncq", Insert("inline"));
   auto sink = std::make_shared<TestSink>();
-  handler_->Handle(insert, http::RequestContext{}, http::Completion(sink));
+  handler_->Handle(insert, Connection(), http::Completion(sink));
   auto table = engine_->GetTable(kAccount, "asyncq");
   ASSERT_TRUE(table.ok());
   EXPECT_TRUE(engine_->GetEntity(*table, "p", "inline").ok());  // applied already
@@ -287,7 +294,7 @@ TEST_F(AsyncDispatchTest, AWriteIsAcknowledgedWhileEveryLaneIsBusy) {
   HoldLane(exec::WorkLane::kLong);
   http::Request insert = Request("POST", "/asyncq", Insert("lanes-busy"));
   auto sink = std::make_shared<TestSink>();
-  handler_->Handle(insert, http::RequestContext{}, http::Completion(sink));
+  handler_->Handle(insert, Connection(), http::Completion(sink));
   auto f = sink->Future();
   ASSERT_EQ(f.wait_for(10s), std::future_status::ready) << "the log write waited behind the lanes' work";
   EXPECT_EQ(f.get().result_int(), 201);
@@ -300,7 +307,7 @@ TEST_F(AsyncDispatchTest, DroppingTheHandlerWaitsForTheAnswersHeldForTheLogWrite
   HoldLogWriter();
   http::Request insert = Request("POST", "/asyncq", Insert("held"));
   auto sink = std::make_shared<TestSink>();
-  handler_->Handle(insert, http::RequestContext{}, http::Completion(sink));
+  handler_->Handle(insert, Connection(), http::Completion(sink));
   auto f = sink->Future();
   ASSERT_EQ(f.wait_for(50ms), std::future_status::timeout);  // held for the log write
   executor_->Shutdown();
@@ -324,7 +331,7 @@ TEST_F(AsyncDispatchTest, TheWritesOfOneTurnAreAcknowledgedAfterOneLogWrite) {
     requests.push_back(std::make_unique<http::Request>(Request("POST", "/asyncq", Insert("turn" + std::to_string(i)))));
     auto sink = std::make_shared<testing::TurnSink>(&turn);
     answers.push_back(sink->Future());
-    handler_->Handle(*requests.back(), http::RequestContext{}, http::Completion(sink));
+    handler_->Handle(*requests.back(), Connection(), http::Completion(sink));
   }
   auto table = engine_->GetTable(kAccount, "asyncq");
   ASSERT_TRUE(table.ok());
@@ -344,7 +351,7 @@ TEST_F(AsyncDispatchTest, DroppingTheHandlerAnswersTheWritesOfATurnThatNeverEnde
   http::Request insert = Request("POST", "/asyncq", Insert("unended"));
   auto sink = std::make_shared<testing::TurnSink>(&turn);
   auto answer = sink->Future();
-  handler_->Handle(insert, http::RequestContext{}, http::Completion(sink));
+  handler_->Handle(insert, Connection(), http::Completion(sink));
   ASSERT_EQ(turn.after.size(), 1u);
   EXPECT_EQ(answer.wait_for(50ms), std::future_status::timeout);  // waits for the turn's end
   executor_->Shutdown();
@@ -367,7 +374,7 @@ TEST_F(AsyncDispatchTest, AnswerProducedOnALaneDoesNotWaitForATurn) {
   http::Request insert = Request("POST", "/asyncq", Insert("lane"));
   auto sink = std::make_shared<testing::TurnSink>(&turn);
   auto answer = sink->Future();
-  handler->Handle(insert, http::RequestContext{}, http::Completion(sink));
+  handler->Handle(insert, Connection(), http::Completion(sink));
   EXPECT_EQ(answer.get().result_int(), 201);  // the turn never ended
   EXPECT_TRUE(turn.after.empty());
   EXPECT_NE(disk.waited_on, std::this_thread::get_id());
@@ -386,7 +393,7 @@ TEST_F(AsyncDispatchTest, AnEntityReadWaitsOnlyForWritesItCanReflect) {
     return *requests.back();
   };
   auto insert = std::make_shared<TestSink>();
-  handler_->Handle(keep(Request("POST", "/asyncq", Insert("pending"))), http::RequestContext{},
+  handler_->Handle(keep(Request("POST", "/asyncq", Insert("pending"))), Connection(),
                    http::Completion(insert));
   auto insert_f = insert->Future();
   ASSERT_EQ(insert_f.wait_for(20ms), std::future_status::timeout);
@@ -394,7 +401,7 @@ TEST_F(AsyncDispatchTest, AnEntityReadWaitsOnlyForWritesItCanReflect) {
   // Reads of the other table are answered at once, point read and query alike.
   for (const char* target : {"/other(PartitionKey='p',RowKey='o')", "/other()?$filter=v%20eq%201"}) {
     auto sink = std::make_shared<TestSink>();
-    handler_->Handle(keep(Request("GET", target)), http::RequestContext{}, http::Completion(sink));
+    handler_->Handle(keep(Request("GET", target)), Connection(), http::Completion(sink));
     auto f = sink->Future();
     ASSERT_EQ(f.wait_for(0s), std::future_status::ready) << target;
     EXPECT_EQ(f.get().result_int(), 200) << target;
@@ -404,7 +411,7 @@ TEST_F(AsyncDispatchTest, AnEntityReadWaitsOnlyForWritesItCanReflect) {
   std::vector<std::pair<std::string, std::shared_ptr<TestSink>>> held;
   for (const char* target : {"/asyncq(PartitionKey='p',RowKey='a')", "/asyncq()?$top=1", "/Tables"}) {
     auto sink = std::make_shared<TestSink>();
-    handler_->Handle(keep(Request("GET", target)), http::RequestContext{}, http::Completion(sink));
+    handler_->Handle(keep(Request("GET", target)), Connection(), http::Completion(sink));
     held.emplace_back(target, sink);
   }
   std::vector<std::future<http::Response>> futures;
@@ -440,7 +447,7 @@ TEST_F(AsyncDispatchTest, ShortQueryIsAnsweredInlineLongOneOnTheLongLane) {
   auto small_sink = std::make_shared<TestSink>();
   http::Request point_query =
       Request("GET", "/asyncq()?$filter=PartitionKey%20eq%20'p1000'%20and%20RowKey%20eq%20'1001'");
-  handler_->Handle(point_query, http::RequestContext{}, http::Completion(small_sink));
+  handler_->Handle(point_query, Connection(), http::Completion(small_sink));
   auto small_future = small_sink->Future();
   ASSERT_EQ(small_future.wait_for(0s), std::future_status::ready);  // answered before Handle returned
   http::Response small_answer = small_future.get();
@@ -449,7 +456,7 @@ TEST_F(AsyncDispatchTest, ShortQueryIsAnsweredInlineLongOneOnTheLongLane) {
 
   auto long_sink = std::make_shared<TestSink>();
   http::Request scan = Request("GET", "/asyncq()?$filter=n%20eq%2029999");
-  handler_->Handle(scan, http::RequestContext{}, http::Completion(long_sink));
+  handler_->Handle(scan, Connection(), http::Completion(long_sink));
   auto long_future = long_sink->Future();
   EXPECT_EQ(long_future.wait_for(50ms), std::future_status::timeout);  // gave up its slice, queued
   Release();
@@ -496,7 +503,7 @@ TEST_F(AsyncDispatchTest, ASlicedQueryContinuesItsScanOnTheLongLane) {
   HoldLane(exec::WorkLane::kLong);
   auto sink = std::make_shared<TestSink>();
   http::Request query = Request("GET", "/asyncq()?$filter=n%20ge%200");
-  handler_->Handle(query, http::RequestContext{}, http::Completion(sink));
+  handler_->Handle(query, Connection(), http::Completion(sink));
   auto future = sink->Future();
   ASSERT_EQ(future.wait_for(50ms), std::future_status::timeout);  // suspended, queued behind the held lane
   // "100001" sorts between "10000" and "10001": before where the slice stopped.
@@ -532,7 +539,7 @@ TEST_F(AsyncDispatchTest, TableCreationRunsOnTheExecutor) {
   HoldLane(exec::WorkLane::kShort);
   http::Request create = Request("POST", "/Tables", R"({"TableName":"later"})");
   auto sink = std::make_shared<TestSink>();
-  handler_->Handle(create, http::RequestContext{}, http::Completion(sink));
+  handler_->Handle(create, Connection(), http::Completion(sink));
   EXPECT_EQ(engine_->GetTable(kAccount, "later").status().code(), StatusCode::kTableNotFound);
   Release();
   EXPECT_EQ(sink->Future().get().result_int(), 201);
@@ -552,12 +559,12 @@ TEST_F(AsyncDispatchTest, AQueryBatchRunsOnTheLongLane) {
       "Accept: application/json;odata=nometadata\r\n\r\n--batch_q--\r\n");
   batch.set("Content-Type", "multipart/mixed; boundary=batch_q");
   auto batch_sink = std::make_shared<TestSink>();
-  handler_->Handle(batch, http::RequestContext{}, http::Completion(batch_sink));
+  handler_->Handle(batch, Connection(), http::Completion(batch_sink));
   auto batch_future = batch_sink->Future();
 
   auto create_sink = std::make_shared<TestSink>();
   http::Request create = Request("POST", "/Tables", R"({"TableName":"beside"})");  // outlives its run on the lane
-  handler_->Handle(create, http::RequestContext{}, http::Completion(create_sink));
+  handler_->Handle(create, Connection(), http::Completion(create_sink));
   auto create_future = create_sink->Future();
   ASSERT_EQ(create_future.wait_for(30s), std::future_status::ready);
   EXPECT_EQ(create_future.get().result_int(), 201);
@@ -574,7 +581,7 @@ TEST_F(AsyncDispatchTest, FullQueueAnswers503ServerBusy) {
   HoldLane(exec::WorkLane::kShort);
   http::Request first = Request("POST", "/Tables", R"({"TableName":"queued"})");
   auto queued = std::make_shared<TestSink>();
-  handler_->Handle(first, http::RequestContext{}, http::Completion(queued));  // fills the queue (limit 1)
+  handler_->Handle(first, Connection(), http::Completion(queued));  // fills the queue (limit 1)
   http::Request second = Request("POST", "/Tables", R"({"TableName":"refused"})");
   http::Response refused = Run(second);
   EXPECT_EQ(refused.result_int(), 503);
@@ -593,7 +600,7 @@ TEST_F(AsyncDispatchTest, QueuedRequestOfAClientThatLeftIsSkipped) {
   HoldLane(exec::WorkLane::kShort);
   http::Request create = Request("POST", "/Tables", R"({"TableName":"gone"})");
   auto sink = std::make_shared<TestSink>();
-  handler_->Handle(create, http::RequestContext{}, http::Completion(sink));
+  handler_->Handle(create, Connection(), http::Completion(sink));
   sink->cancelled = true;  // the session saw the client close its connection
   Release();
   auto f = sink->Future();

@@ -73,7 +73,7 @@ TEST_F(FaultDispatchTest, AfterActionsApplyToWritesAnsweredAtTheEndOfTheirTurn) 
         NoMetadataRequest("POST", "/tab", std::string(R"({"PartitionKey":")") + pk + R"(","RowKey":"r"})")));
     sinks.push_back(std::make_shared<TurnSink>(&turn));
     answers.push_back(sinks.back()->Future());
-    handler_->Handle(*requests.back(), http::RequestContext{}, http::Completion(sinks.back()));
+    handler_->Handle(*requests.back(), Connection(), http::Completion(sinks.back()));
   }
   ASSERT_EQ(turn.after.size(), 1u);  // the four wait for the turn's end together
   for (auto& answer : answers) EXPECT_EQ(answer.wait_for(std::chrono::milliseconds(0)), std::future_status::timeout);
