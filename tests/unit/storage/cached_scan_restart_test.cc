@@ -82,15 +82,8 @@ TEST_P(CachedScanRestartTest, PartitionsCachedAtACleanCloseAreRebuiltAfterTheOpe
   for (int r = 0; r < 100; ++r) {  // "q": written, never read, so never cached
     ASSERT_TRUE(WriteBoth({Op(WriteKind::kInsert, MakeEntity("q", RowKey(r), {{"n", EdmValue::Int32(r)}}))}));
   }
-  ASSERT_TRUE(engines_[0]->Close().ok());
-  engines_[0].reset();
   const uint64_t restores_before = sync_points_->Count("ScanCacheBuilder::RestoresDone");
-  auto e = Engine::Open(OptionsOf(0));
-  ASSERT_TRUE(e.ok()) << e.status().ToString();
-  engines_[0] = std::move(e).value();
-  auto t = engines_[0]->GetTable("devstoreaccount1", "t");
-  ASSERT_TRUE(t.ok());
-  tables_[0] = *t;
+  ASSERT_NO_FATAL_FAILURE(ReopenCached());
   // Every partition of the saved list has been built (or refused) once the
   // builder reports its restores done (bounded at 30 s: a busy machine).
   ASSERT_TRUE(sync_points_->WaitFor("ScanCacheBuilder::RestoresDone", restores_before + 1));

@@ -82,7 +82,8 @@ class CachedScanTest : public ::testing::TestWithParam<bool> {
   }
 
   // Closes and reopens the cached engine (the builder then restores the
-  // partitions cached at the close, at nice 19).
+  // partitions cached at the close, at the asked builds' priority:
+  // EngineOptions::scan_build_nice).
   void ReopenCached() {
     ASSERT_TRUE(engines_[0]->Close().ok());
     engines_[0].reset();
