@@ -296,7 +296,7 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
     info.prepared = false;
     response = http::Response();
     response.version(request.version());
-    WriteErrorRaw(info.request_id, {}, error, response, false, protocol::XmlErrorForm::kOData, ErrorStyle());
+    WriteRefusal(info.request_id, {}, error, response);
   }
   if (!info.prepared) return Finish(info, std::move(response), std::move(done));
   if (budget_ != nullptr && OverBudget(info, response)) return Finish(info, std::move(response), std::move(done));
@@ -511,8 +511,7 @@ bool Dispatcher::OverBudget(const RequestInfo& info, http::Response& response) {
   if (info.route.operation == Operation::kCreateTable) wait = budget_->AdmitTableCreate(info.account());
   if (!wait) wait = budget_->Admit(info.account(), BudgetTableOf(info));
   if (!wait) return false;
-  WriteErrorRaw(info.request_id, info.Header("Accept"), protocol::RequestRateTooLarge(), response, false,
-                protocol::XmlErrorForm::kOData, ErrorStyle());
+  WriteRefusal(info.request_id, info.Header("Accept"), protocol::RequestRateTooLarge(), response);
   response.set("x-ms-retry-after-ms", std::to_string(*wait));
   return true;
 }
@@ -615,8 +614,7 @@ void Dispatcher::AnswerDurable(PendingRequest& pending, Status status) {
     ApiError error = read_only ? ApiError::ServerBusy() : ApiError::InternalError();
     error.cause = "not durable: " + status.ToString();
     LogServerError(info.request_id, "awaiting durability", error);
-    WriteErrorRaw(info.request_id, RequestHeader(info.request, "Accept"), error, response, false,
-                  protocol::XmlErrorForm::kOData, ErrorStyle());
+    WriteRefusal(info.request_id, RequestHeader(info.request, "Accept"), error, response);
     response.set("x-ms-request-id", info.request_id);
   }
   Record(info, response);
@@ -624,6 +622,12 @@ void Dispatcher::AnswerDurable(PendingRequest& pending, Status status) {
   // Last: once the count is zero the dispatcher may be gone.
   std::lock_guard lock(held_mu_);
   if (held_.fetch_sub(1, std::memory_order_relaxed) == 1) held_cv_.notify_all();
+}
+
+void Dispatcher::WriteRefusal(std::string_view request_id, std::string_view accept, const protocol::ApiError& error,
+                              http::Response& response, bool xml) const {
+  WriteErrorRaw(request_id, accept, error, response, xml, protocol::XmlErrorForm::kOData,
+                options_.flavor.error_messages);
 }
 
 void Dispatcher::Prepare(RequestInfo& info, http::Response& response) {
@@ -646,8 +650,7 @@ void Dispatcher::Prepare(RequestInfo& info, http::Response& response) {
   in.query_memo = &query_memo_;
   auto route = protocol::ResolveRoute(in);
   if (!route.ok()) {
-    WriteErrorRaw(info.request_id, accept, route.error(), response, LooksLikeXmlRequest(target),
-                  protocol::XmlErrorForm::kOData, ErrorStyle());
+    WriteRefusal(info.request_id, accept, route.error(), response, LooksLikeXmlRequest(target));
     return;
   }
 
@@ -730,7 +733,7 @@ void Dispatcher::Prepare(RequestInfo& info, http::Response& response) {
     facts.accept = accept;
     facts.content_type = FindRequestHeader(request, "Content-Type");
     if (auto refused = protocol::RefuseRequest(options_.flavor, facts)) {
-      WriteErrorRaw(info.request_id, accept, *refused, response, false, protocol::XmlErrorForm::kOData, ErrorStyle());
+      WriteRefusal(info.request_id, accept, *refused, response);
       return;
     }
   }
@@ -753,8 +756,7 @@ void Dispatcher::RenderTransportError(http::TransportError error, const http::Re
   // Not logged here: a kInternalError means Handle() threw, which the session
   // has logged with the exception on the "http" logger (the other cause, a
   // dropped Completion, does not happen: every path of Handle() calls it).
-  WriteErrorRaw(request_id, RequestHeader(partial_request, "Accept"), e, response, false,
-                protocol::XmlErrorForm::kOData, ErrorStyle());
+  WriteRefusal(request_id, RequestHeader(partial_request, "Accept"), e, response);
   SetCommonHeaders(partial_request, request_id, response);
   // No start time reaches here: counted, but left out of the latency histogram.
   if (metrics_ != nullptr) {

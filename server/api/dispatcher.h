@@ -186,8 +186,10 @@ class Dispatcher final : public http::RequestHandler, public RequestStage {
   // The request-unit budget (budget_ set): true, with the 429 in `response`,
   // when `info`'s table is over its budget; Charge debits an answered request.
   bool OverBudget(const RequestInfo& info, http::Response& response);
-  // How this listener's error messages end (FlavorPolicy::error_messages).
-  protocol::ErrorMessageStyle ErrorStyle() const { return options_.flavor.error_messages; }
+  // WriteErrorRaw (response.h) in this listener's error-message style
+  // (FlavorPolicy::error_messages), OData form: the dispatcher's own refusals.
+  void WriteRefusal(std::string_view request_id, std::string_view accept, const protocol::ApiError& error,
+                    http::Response& response, bool xml = false) const;
   void Charge(const RequestInfo& info, const http::Response& response);
 
   storage::Engine& engine_;
