@@ -225,6 +225,17 @@ class Engine {
   // `done` gets the log write's error if it failed (the caller must then not
   // acknowledge: those writes may be lost in a crash). Never blocks on I/O.
   virtual void AwaitDurable(std::function<void(Status)> done) = 0;
+  // AwaitDurable's log write made on the calling thread, when that costs a
+  // write(2) of the log's buffer into the page cache and nothing more: the
+  // engine groups log writes itself without fsync (no sync_writes), the log
+  // writer has nothing queued and is not writing, and no failed log write is
+  // being recovered. Returns its result (as SyncWal's: on an error nothing
+  // visible before the call may be acknowledged), or nullopt when it would
+  // wait for the disk or another thread: then AwaitDurable. For a caller
+  // serving many clients on one thread that has just produced writes (an I/O
+  // thread at the end of its turn): the log writer's wake-up and the answers'
+  // hand-back cost it more than the write(2).
+  virtual std::optional<Status> TrySyncWal() { return std::nullopt; }
   // True when a response built now from reading the entities of `table` in
   // `account` (name in any case) cannot reflect a write that is not durable
   // yet: nothing pending for that table's entities, the catalog, ACLs or

@@ -27,6 +27,28 @@ void GroupCommit::Await(Callback done) {
   done(sync_());
 }
 
+std::optional<Status> GroupCommit::SyncHere(const std::function<std::optional<Status>()>& try_sync) {
+  {
+    std::lock_guard lock(mu_);
+    if (state_ != State::kIdle) return std::nullopt;
+    state_ = State::kWriting;  // Await queues without waking the writer meanwhile
+  }
+  const std::optional<Status> s = try_sync();
+  bool wake = false;
+  {
+    std::lock_guard lock(mu_);
+    if (s) ++groups_;
+    // Stop() waits for this to end (the writer leaves only from kIdle), so
+    // the state is still kWriting here.
+    state_ = queued_.empty() ? State::kIdle : State::kQueued;
+    // Only when there is something for the writer: a notify with the writer
+    // waiting is a futex call and a wake-up, the cost this method saves.
+    wake = state_ == State::kQueued || stopping_;
+  }
+  if (wake) wake_.notify_one();  // the callbacks queued meanwhile, or a Stop() waiting for this write
+  return s;
+}
+
 void GroupCommit::Run() {
   // SCHED_BATCH, as the executor's lanes: woken by a request's AwaitDurable,
   // this thread does not preempt the I/O thread that woke it, which finishes
@@ -36,8 +58,10 @@ void GroupCommit::Run() {
   std::vector<Callback> group;
   std::unique_lock lock(mu_);
   while (true) {
-    wake_.wait(lock, [this] { return stopping_ || !queued_.empty(); });
-    if (queued_.empty()) break;  // stopping, nothing left
+    // kQueued: Await queued callbacks (while a SyncHere writes, it leaves
+    // them for this thread and wakes it when its write ends).
+    wake_.wait(lock, [this] { return state_ == State::kQueued || (stopping_ && state_ == State::kIdle); });
+    if (state_ == State::kIdle) break;  // stopping, nothing queued, no SyncHere writing
     lock.unlock();
     SyncPoint(sync_points_, "GroupCommit::Woken");
     lock.lock();

@@ -9,10 +9,18 @@
 // or a `$batch` on a lane of the server's executor): `AsyncDispatchTest.
 // AWriteIsAcknowledgedWhileEveryLaneIsBusy` pins it.
 //
+// SyncHere(try_sync) runs one log write on the calling thread instead, when
+// the writer has nothing queued and is not writing: a caller that has just
+// produced writes and may spend the log write's time itself (an I/O thread at
+// the end of its turn, when the write is a write(2) into the page cache)
+// saves the writer's wake-up and the hand-back of the answers. Anything
+// queued meanwhile waits for the writer, woken when that write ends.
+//
 // States (state()):
 //   kIdle      no callback queued, no log write running
 //   kQueued    callbacks queued, the writer is about to take them
-//   kWriting   a log write runs; callbacks queued meanwhile wait for the next
+//   kWriting   a log write runs (the writer's, or a caller's SyncHere);
+//              callbacks queued meanwhile wait for the next
 //   kStopped   Stop() returned: Await runs `sync` on the caller's thread
 //
 // Contract of `sync`: returns OK only once every write visible to readers
@@ -32,6 +40,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -55,6 +64,11 @@ class GroupCommit {
   // Calls `done` after the next log write (never on the calling thread, but
   // after Stop()). Never blocks on I/O.
   void Await(Callback done);
+  // One log write on the calling thread, `try_sync` (which may decline:
+  // nullopt), when the state is kIdle; its result, or nullopt when the writer
+  // is busy, stopped, or `try_sync` declined (then Await). Never waits for
+  // the writer.
+  std::optional<Status> SyncHere(const std::function<std::optional<Status>()>& try_sync);
   // Writes the log once more for the callbacks still queued, runs them, and
   // joins the writer thread. Idempotent.
   void Stop();
@@ -73,7 +87,7 @@ class GroupCommit {
   std::vector<Callback> queued_;  // guarded by mu_
   State state_ = State::kIdle;    // guarded by mu_
   bool stopping_ = false;         // guarded by mu_
-  uint64_t groups_ = 0;           // guarded by mu_
+  uint64_t groups_ = 0;           // guarded by mu_ (the writer's and SyncHere's)
   std::mutex stop_mu_;            // serializes Stop()
   std::thread writer_;
 };

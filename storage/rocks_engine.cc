@@ -631,12 +631,25 @@ Status LogWriterFailure(int code) {
 }
 }  // namespace
 
-Status RocksEngine::SyncWal() {
+Status RocksEngine::SyncWal() { return *WriteWal(/*may_wait=*/true); }
+
+std::optional<Status> RocksEngine::TrySyncWal() {
+  if (options_.sync_writes || options_.group_commit != EngineOptions::GroupCommit::kEngine) return std::nullopt;
+  if (group_commit_ == nullptr) return std::nullopt;  // not open: AwaitDurable answers
+  return group_commit_->SyncHere([this] { return WriteWal(/*may_wait=*/false); });
+}
+
+std::optional<Status> RocksEngine::WriteWal(bool may_wait) {
   GatePass pass(gate_);
   if (!pass.ok()) return Status::Ok();
   // RocksDB's group commit: every acknowledged DB::Write is in the log already.
   if (options_.group_commit == EngineOptions::GroupCommit::kRocksDb) return Status::Ok();
-  std::lock_guard lock(sync_mu_);
+  std::unique_lock lock(sync_mu_, std::defer_lock);
+  if (may_wait) {
+    lock.lock();
+  } else if (!lock.try_lock()) {
+    return std::nullopt;  // a tool's SyncWal or a snapshot's
+  }
   const uint64_t visible = db_->GetLatestSequenceNumber();
   if (visible <= durable_mark_.load(std::memory_order_acquire)) return Status::Ok();  // another thread did it
   if (log_failure_.ok() && log_writer_error_->load() != kLogOk) {
@@ -644,10 +657,19 @@ Status RocksEngine::SyncWal() {
     // what the buffer held is as lost as after a failed FlushWAL.
     log_failure_ = LogWriterFailure(log_writer_error_->load());
   }
-  if (!log_failure_.ok()) return RecoverFromLogFailure(visible);
+  if (!log_failure_.ok()) {
+    // The recovery flushes every memtable and waits for it: the log writer's work.
+    if (!may_wait) return std::nullopt;
+    return RecoverFromLogFailure(visible);
+  }
   Status s;
   {
-    WalAppendLock::Flush alone(wal_lock_);
+    std::optional<WalAppendLock::Flush> alone;
+    if (may_wait) {
+      alone.emplace(wal_lock_);
+    } else if (!alone.emplace(wal_lock_, std::try_to_lock).owns()) {
+      return std::nullopt;
+    }
     // Checked again now that no write is appending: one may have failed since.
     if (log_writer_error_->load() != kLogOk) {
       log_failure_ = LogWriterFailure(log_writer_error_->load());

@@ -111,6 +111,7 @@ class RocksEngine final : public Engine {
            stalled_column_families_->load(std::memory_order_relaxed) == 0;
   }
   void AwaitDurable(std::function<void(Status)> done) override;
+  std::optional<Status> TrySyncWal() override;
   bool TableReadIsDurable(std::string_view account, std::string_view table) override;
   bool IsDurable() override { return VisibleMark() <= DurableMark(); }
 
@@ -126,6 +127,9 @@ class RocksEngine final : public Engine {
     return durable_mark_.load(std::memory_order_acquire);
   }
   Status SyncWal() override;
+  // SyncWal's log write, or with `may_wait` false nullopt where it would
+  // wait: for another log write (sync_mu_) or for a recovery's flush.
+  std::optional<Status> WriteWal(bool may_wait);
 
 
   Stats GetStats() override;

@@ -19,6 +19,8 @@
 
 #include <pthread.h>
 
+#include <mutex>  // std::try_to_lock_t
+
 namespace tablestone::storage {
 
 class WalAppendLock {
@@ -49,13 +51,20 @@ class WalAppendLock {
   // FlushWAL or a recovery: alone.
   class Flush {
    public:
-    explicit Flush(WalAppendLock& l) : l_(l) { pthread_rwlock_wrlock(&l_.lock_); }
-    ~Flush() { pthread_rwlock_unlock(&l_.lock_); }
+    explicit Flush(WalAppendLock& l) : l_(l), owns_(pthread_rwlock_wrlock(&l_.lock_) == 0) {}
+    // Without waiting: owns() is false when a write is appending (one that
+    // sleeps in a RocksDB write stall holds its Append that long).
+    Flush(WalAppendLock& l, std::try_to_lock_t) : l_(l), owns_(pthread_rwlock_trywrlock(&l_.lock_) == 0) {}
+    ~Flush() {
+      if (owns_) pthread_rwlock_unlock(&l_.lock_);
+    }
     Flush(const Flush&) = delete;
     Flush& operator=(const Flush&) = delete;
+    bool owns() const { return owns_; }
 
    private:
     WalAppendLock& l_;
+    const bool owns_;
   };
 
  private:

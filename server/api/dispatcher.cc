@@ -591,6 +591,14 @@ void Dispatcher::AwaitTurn() {
     group.swap(turn_pending_);
   }
   if (group.empty()) return;
+  // On the I/O thread, the log write itself when it cannot wait (no fsync,
+  // the log writer idle): the answers then go out from this thread, with no
+  // wake-up of the log writer and no post back (docs/architecture.md, "The
+  // path of a write").
+  if (const std::optional<Status> status = engine_.TrySyncWal()) {
+    for (const std::shared_ptr<PendingRequest>& pending : group) AnswerDurable(*pending, *status);
+    return;
+  }
   engine_.AwaitDurable([this, group = std::move(group)](Status status) {
     for (const std::shared_ptr<PendingRequest>& pending : group) AnswerDurable(*pending, status);
   });

@@ -61,6 +61,7 @@ class ForwardingEngine : public storage::Engine {
   StatusOr<std::string> GetTableAcl(const storage::TableInfo& table) override { return inner_.GetTableAcl(table); }
   bool CanWriteWithoutWaiting() override { return inner_.CanWriteWithoutWaiting(); }
   void AwaitDurable(std::function<void(Status)> done) override { inner_.AwaitDurable(std::move(done)); }
+  std::optional<Status> TrySyncWal() override { return inner_.TrySyncWal(); }
   bool TableReadIsDurable(std::string_view account, std::string_view table) override {
     return inner_.TableReadIsDurable(account, table);
   }

@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -218,6 +219,55 @@ TEST_P(GroupCommitTest, EngineGroupCommitWritesWithoutWaitingWhenNotStalled) {
   EXPECT_TRUE(engine_->CanWriteWithoutWaiting());
 }
 
+// TrySyncWal: the log write on the caller's thread when it is a write(2)
+// into the page cache and the log writer is idle; otherwise nullopt (the
+// caller then uses AwaitDurable).
+TEST_P(GroupCommitTest, TrySyncWalWritesTheLogOnTheCallerWhenTheLogWriterIsIdle) {
+  TableInfo t = Create("gc");
+  ASSERT_TRUE(WriteOne(*engine_, t, Op(model::WriteKind::kInsert, MakeEntity("p", "r"))).status.ok());
+  const uint64_t mark = rocks().VisibleMark();
+  ASSERT_GT(mark, rocks().DurableMark());
+  const uint64_t syncs = engine_->GetStats().wal_syncs;
+  const uint64_t woken = sync_points_->Count("GroupCommit::Woken");
+  const std::optional<Status> s = engine_->TrySyncWal();
+  ASSERT_TRUE(s.has_value());
+  EXPECT_TRUE(s->ok()) << s->ToString();
+  EXPECT_GE(rocks().DurableMark(), mark);
+  EXPECT_EQ(engine_->GetStats().wal_syncs, syncs + 1);
+  EXPECT_EQ(sync_points_->Count("GroupCommit::Woken"), woken);  // the log writer was not asked
+}
+
+TEST_P(GroupCommitTest, TrySyncWalLeavesTheLogWriteToTheLogWriterWhileItHasAGroup) {
+  TableInfo t = Create("gc");
+  ASSERT_TRUE(WriteOne(*engine_, t, Op(model::WriteKind::kInsert, MakeEntity("p", "r1"))).status.ok());
+  const uint64_t woken = sync_points_->Count("GroupCommit::Woken");
+  sync_points_->Hold("GroupCommit::Woken");
+  std::promise<Status> first;
+  engine_->AwaitDurable([&](Status s) { first.set_value(s); });
+  ASSERT_TRUE(sync_points_->WaitFor("GroupCommit::Woken", woken + 1));
+  ASSERT_TRUE(WriteOne(*engine_, t, Op(model::WriteKind::kInsert, MakeEntity("p", "r2"))).status.ok());
+  EXPECT_FALSE(engine_->TrySyncWal().has_value());  // the queued group is the writer's
+  EXPECT_LT(rocks().DurableMark(), rocks().VisibleMark());
+  sync_points_->Release("GroupCommit::Woken");
+  auto f = first.get_future();
+  ASSERT_EQ(f.wait_for(10s), std::future_status::ready);
+  EXPECT_TRUE(f.get().ok());
+}
+
+// With fsync the log write waits for the disk: never on the caller's thread.
+TEST_P(GroupCommitTest, TrySyncWalDeclinesWhenTheLogIsFsynced) {
+  ASSERT_TRUE(engine_->Close().ok());
+  engine_.reset();
+  EngineOptions o = Options();
+  o.sync_writes = true;
+  auto opened = Engine::Open(o);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  engine_ = std::move(opened).value();
+  TableInfo t = Create("gc");
+  ASSERT_TRUE(WriteOne(*engine_, t, Op(model::WriteKind::kInsert, MakeEntity("p", "r"))).status.ok());
+  EXPECT_FALSE(engine_->TrySyncWal().has_value());
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, GroupCommitTest, ::testing::Bool(), test_util::ModeName);
 
 
@@ -338,6 +388,79 @@ TEST(GroupCommitClassTest, StopAnswersTheQueuedAndLaterAwaitsWriteOnTheCaller) {
   EXPECT_TRUE(on_caller);
   EXPECT_EQ(log.calls(), 2);
   commit.Stop();  // idempotent
+}
+
+// SyncHere: one log write on the caller's thread while the writer is idle.
+TEST(GroupCommitClassTest, SyncHereWritesOnTheCallerWithoutWakingTheWriter) {
+  FakeLog log;
+  log.Open();
+  SyncPoints points;
+  GroupCommit commit([&] { return log.Sync(); }, &points);
+  const auto caller = std::this_thread::get_id();
+  std::thread::id wrote_on;
+  const std::optional<Status> s = commit.SyncHere([&]() -> std::optional<Status> {
+    wrote_on = std::this_thread::get_id();
+    EXPECT_EQ(commit.state(), GroupCommit::State::kWriting);
+    return log.Sync();
+  });
+  ASSERT_TRUE(s.has_value());
+  EXPECT_TRUE(s->ok());
+  EXPECT_EQ(wrote_on, caller);
+  EXPECT_EQ(commit.groups(), 1u);
+  EXPECT_EQ(commit.state(), GroupCommit::State::kIdle);
+  EXPECT_EQ(points.Count("GroupCommit::Woken"), 0u);
+  // A declined write is no group.
+  EXPECT_FALSE(commit.SyncHere([] { return std::optional<Status>(); }).has_value());
+  EXPECT_EQ(commit.groups(), 1u);
+  EXPECT_EQ(commit.state(), GroupCommit::State::kIdle);
+}
+
+TEST(GroupCommitClassTest, SyncHereDeclinesWhileTheWriterHasAGroup) {
+  FakeLog log;
+  SyncPoints points;
+  GroupCommit commit([&] { return log.Sync(); }, &points);
+  points.Hold("GroupCommit::Woken");
+  std::atomic<int> answered{0};
+  commit.Await([&](Status s) { answered += s.ok() ? 1 : 0; });
+  ASSERT_TRUE(points.WaitFor("GroupCommit::Woken", 1));
+  bool ran = false;
+  auto try_sync = [&]() -> std::optional<Status> {
+    ran = true;
+    return Status::Ok();
+  };
+  EXPECT_FALSE(commit.SyncHere(try_sync).has_value());  // queued
+  points.Release("GroupCommit::Woken");
+  ASSERT_TRUE(log.WaitForCalls(1));
+  EXPECT_FALSE(commit.SyncHere(try_sync).has_value());  // writing
+  EXPECT_FALSE(ran);
+  log.LetOneFinish();
+  ASSERT_TRUE(points.WaitFor("GroupCommit::GroupDone", 1));
+  EXPECT_EQ(answered.load(), 1);
+}
+
+// What is queued while a caller writes is the writer's next group, taken
+// once the caller's write ends; and Stop() waits for that write.
+TEST(GroupCommitClassTest, CallbacksQueuedDuringSyncHereGoToTheWriterAfterIt) {
+  FakeLog log;
+  SyncPoints points;
+  GroupCommit commit([&] { return log.Sync(); }, &points);
+  std::thread caller([&] { EXPECT_TRUE(commit.SyncHere([&] { return std::optional<Status>(log.Sync()); }).has_value()); });
+  ASSERT_TRUE(log.WaitForCalls(1));
+  EXPECT_EQ(commit.state(), GroupCommit::State::kWriting);
+  std::atomic<int> answered{0};
+  commit.Await([&](Status s) { answered += s.ok() ? 1 : 0; });
+  EXPECT_EQ(commit.state(), GroupCommit::State::kWriting);
+  EXPECT_EQ(points.Count("GroupCommit::Woken"), 0u);  // not while the caller writes
+  std::thread stopper([&] { commit.Stop(); });
+  log.LetOneFinish();
+  caller.join();
+  ASSERT_TRUE(log.WaitForCalls(2));  // the writer's group, after the caller's
+  EXPECT_EQ(answered.load(), 0);
+  log.LetOneFinish();
+  stopper.join();
+  EXPECT_EQ(answered.load(), 1);
+  EXPECT_EQ(commit.groups(), 2u);
+  EXPECT_EQ(commit.state(), GroupCommit::State::kStopped);
 }
 
 }  // namespace

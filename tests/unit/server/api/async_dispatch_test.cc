@@ -343,6 +343,56 @@ TEST_F(AsyncDispatchTest, TheWritesOfOneTurnAreAcknowledgedAfterOneLogWrite) {
   EXPECT_EQ(engine_->GetStats().wal_syncs, syncs_before + 1);  // one log write for the four
 }
 
+// With the log writer idle and no fsync, the I/O thread writes the log
+// itself when its turn ends, and the answers go out from it: no wake-up of
+// the log writer, no hand-back of the answers (the cost that kept the writes
+// below 2f279ee's, docs/benchmarks.md, "Point writes: the I/O thread's own
+// log write").
+TEST_F(AsyncDispatchTest, TheWritesOfATurnAreWrittenToTheLogByItsThreadWhenTheLogWriterIsIdle) {
+  const uint64_t syncs_before = engine_->GetStats().wal_syncs;
+  const uint64_t woken_before = sync_points_->Count("GroupCommit::Woken");
+  testing::Turn turn;
+  std::vector<std::unique_ptr<http::Request>> requests;
+  std::vector<std::shared_ptr<testing::TurnSink>> sinks;
+  std::vector<std::future<http::Response>> answers;
+  for (int i = 0; i < 3; ++i) {
+    requests.push_back(std::make_unique<http::Request>(Request("POST", "/asyncq", Insert("own" + std::to_string(i)))));
+    sinks.push_back(std::make_shared<testing::TurnSink>(&turn));
+    answers.push_back(sinks.back()->Future());
+    handler_->Handle(*requests.back(), Connection(), http::Completion(sinks.back()));
+  }
+  turn.End();
+  for (size_t i = 0; i < answers.size(); ++i) {
+    ASSERT_EQ(answers[i].wait_for(0s), std::future_status::ready);  // answered within End()
+    EXPECT_EQ(answers[i].get().result_int(), 201);
+    EXPECT_EQ(sinks[i]->on_thread, turn.thread);
+  }
+  EXPECT_EQ(engine_->GetStats().wal_syncs, syncs_before + 1);
+  EXPECT_EQ(sync_points_->Count("GroupCommit::Woken"), woken_before);
+}
+
+// While the log writer has a group (queued or writing), a turn's writes join
+// its next one instead of writing the log beside it.
+TEST_F(AsyncDispatchTest, TheWritesOfATurnWaitForTheLogWriterWhileItHasAGroup) {
+  const uint64_t woken = sync_points_->Count("GroupCommit::Woken");
+  HoldLogWriter();
+  http::Request first = Request("POST", "/asyncq", Insert("queued"));
+  auto first_answer = std::async(std::launch::async, [&] { return Run(first); });
+  ASSERT_TRUE(sync_points_->WaitFor("GroupCommit::Woken", woken + 1));  // held with the first's group
+  testing::Turn turn;
+  http::Request insert = Request("POST", "/asyncq", Insert("behind"));
+  auto sink = std::make_shared<testing::TurnSink>(&turn);
+  auto answer = sink->Future();
+  handler_->Handle(insert, Connection(), http::Completion(sink));
+  turn.End();
+  EXPECT_EQ(answer.wait_for(50ms), std::future_status::timeout);  // not durable while the writer is held
+  Release();
+  ASSERT_EQ(answer.wait_for(10s), std::future_status::ready);
+  EXPECT_EQ(answer.get().result_int(), 201);
+  EXPECT_NE(sink->on_thread, turn.thread);
+  EXPECT_EQ(first_answer.get().result_int(), 201);
+}
+
 // A turn that never ends (the I/O threads stop before the handler is
 // dropped, server.h): dropping the handler hands the turn's answers to the
 // log writer and waits for them, as for any answer held for the log write.

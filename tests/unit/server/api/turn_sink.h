@@ -32,6 +32,7 @@ class TurnSink final : public http::ResponseSink {
   void Complete(http::Response&& response) override { CompleteWith(std::move(response), http::Delivery::kSend); }
   void CompleteWith(http::Response&& response, http::Delivery how) override {
     delivery = how;
+    on_thread = std::this_thread::get_id();
     promise_.set_value(std::move(response));
   }
   bool InTurn() const override { return turn_->open && std::this_thread::get_id() == turn_->thread; }
@@ -43,6 +44,7 @@ class TurnSink final : public http::ResponseSink {
   std::future<http::Response> Future() { return promise_.get_future(); }
 
   http::Delivery delivery = http::Delivery::kSend;  // read after the future is ready
+  std::thread::id on_thread;                         // where the answer came from; the same
 
  private:
   Turn* turn_;
