@@ -58,12 +58,15 @@ std::string Body(size_t size) {
 // memory BIOs: the test carries what one writes to the other.
 class MemoryTlsPair {
  public:
-  MemoryTlsPair(const TlsFiles& files, int client_max_version) {
+  // `client_suites`: the client's TLS 1.3 cipher suites in its order of preference (null: OpenSSL's
+  // default, AES-256-GCM first, as OpenSSL-based SDKs offer them).
+  MemoryTlsPair(const TlsFiles& files, int client_max_version, const char* client_suites = nullptr) {
     std::string error;
     server_context_ = MakeTlsContext(files, &error);
     EXPECT_TRUE(server_context_) << error;
     client_context_ = SSL_CTX_new(TLS_client_method());
     SSL_CTX_set_max_proto_version(client_context_, client_max_version);
+    if (client_suites != nullptr) EXPECT_EQ(SSL_CTX_set_ciphersuites(client_context_, client_suites), 1);
     server_ = SSL_new(server_context_->native_handle());
     client_ = SSL_new(client_context_);
     server_in_ = BIO_new(BIO_s_mem());
@@ -147,6 +150,36 @@ std::vector<size_t> RecordLengths(const std::string& wire) {
   }
   EXPECT_EQ(at, wire.size()) << "the last record is cut";
   return lengths;
+}
+
+// ---- The context (tls_context.cc) -----------------------------------------------------------
+
+// The cipher of a TLS 1.3 connection whose client offers `client_suites` (null: OpenSSL's default order).
+std::string NegotiatedCipher(const TlsFiles& files, const char* client_suites) {
+  MemoryTlsPair pair(files, TLS1_3_VERSION, client_suites);
+  if (!pair.Handshake()) return "<no handshake>";
+  const char* server_side = SSL_CIPHER_get_name(SSL_get_current_cipher(pair.server()));
+  const char* client_side = SSL_CIPHER_get_name(SSL_get_current_cipher(pair.client()));
+  if (std::string(server_side) != client_side) return "<sides disagree>";
+  return server_side;
+}
+
+// The server's order decides: AES-128-GCM (the cheaper per record and per byte) even when the
+// client lists AES-256-GCM first, as OpenSSL's, .NET's and Node's clients do by default.
+TEST(TlsContextTest, ServerPrefersAes128GcmToTheAes256GcmClientsListFirst) {
+  TestCertificate cert;
+  EXPECT_EQ(NegotiatedCipher(cert.files(), nullptr), "TLS_AES_128_GCM_SHA256");
+  EXPECT_EQ(NegotiatedCipher(cert.files(), "TLS_AES_256_GCM_SHA384:TLS_AES_128_GCM_SHA256"),
+            "TLS_AES_128_GCM_SHA256");
+}
+
+// A client without AES instructions lists ChaCha20-Poly1305 first and keeps it; a client that offers
+// one suite only gets that one.
+TEST(TlsContextTest, ClientsThatPreferChaChaOrOfferOneSuiteGetTheirs) {
+  TestCertificate cert;
+  EXPECT_EQ(NegotiatedCipher(cert.files(), "TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256"),
+            "TLS_CHACHA20_POLY1305_SHA256");
+  EXPECT_EQ(NegotiatedCipher(cert.files(), "TLS_AES_256_GCM_SHA384"), "TLS_AES_256_GCM_SHA384");
 }
 
 class TlsRecordsTest : public ::testing::TestWithParam<int> {
