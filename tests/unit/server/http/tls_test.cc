@@ -116,6 +116,7 @@ class MemoryTlsPair {
     return wire;
   }
   SSL* client() { return client_; }
+  SSL_CTX* client_context() { return client_context_; }
 
   static void Carry(BIO* from, BIO* to) {
     char chunk[16384];
@@ -180,6 +181,28 @@ TEST(TlsContextTest, ClientsThatPreferChaChaOrOfferOneSuiteGetTheirs) {
   EXPECT_EQ(NegotiatedCipher(cert.files(), "TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256"),
             "TLS_CHACHA20_POLY1305_SHA256");
   EXPECT_EQ(NegotiatedCipher(cert.files(), "TLS_AES_256_GCM_SHA384"), "TLS_AES_256_GCM_SHA384");
+}
+
+// A full TLS 1.3 handshake gives the client one session ticket (OpenSSL's default is two), and a
+// session made from it resumes.
+TEST(TlsContextTest, AFullHandshakeSendsOneResumableTicket) {
+  TestCertificate cert;
+  MemoryTlsPair pair(cert.files(), TLS1_3_VERSION);
+  static int tickets = 0;
+  tickets = 0;
+  SSL_CTX_set_session_cache_mode(pair.client_context(), SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+  SSL_CTX_sess_set_new_cb(pair.client_context(), [](SSL*, SSL_SESSION*) {
+    ++tickets;
+    return 0;  // not kept: the client's SSL object holds its own session
+  });
+  ASSERT_TRUE(pair.Handshake());
+  // The tickets follow the server's Finished; the client takes them in with its next read.
+  EXPECT_EQ(pair.ClientReads(""), "");
+  EXPECT_EQ(tickets, 1);
+  SSL_SESSION* session = SSL_get1_session(pair.client());
+  ASSERT_NE(session, nullptr);
+  EXPECT_EQ(SSL_SESSION_is_resumable(session), 1);
+  SSL_SESSION_free(session);
 }
 
 class TlsRecordsTest : public ::testing::TestWithParam<int> {
