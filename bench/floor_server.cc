@@ -22,7 +22,7 @@
 // server/http/tls_records.h on the connection's own buffers, the socket read
 // and written directly. Each request is read and each response written as
 // the plain floor does it (one asynchronous read per request, a fresh parser,
-// the response serialized by Beast's serializer, one asynchronous write), so
+// Beast's http::async_write, over a stream that seals what it is given), so
 // the TLS floor divided by the plain floor is the most HTTPS can keep of HTTP
 // on this machine with this record path: the bound for tablestone's own
 // HTTPS/HTTP ratio (docs/benchmarks.md, "HTTPS as fast as HTTP").
@@ -206,24 +206,41 @@ class TlsSession : public std::enable_shared_from_this<TlsSession> {
     Write();
   }
 
-  void Write() {
-    // Serialized per request by Beast's serializer, as the plain floor's http::async_write does.
-    plain_.clear();
-    http::response_serializer<http::string_body> serializer(*response_);
-    beast::error_code ec;
-    while (!ec && !serializer.is_done()) {
-      serializer.next(ec, [&](beast::error_code&, const auto& buffers) {
-        for (const auto b : beast::buffers_range_ref(buffers)) plain_.append(static_cast<const char*>(b.data()), b.size());
-        serializer.consume(beast::buffer_bytes(buffers));
-      });
+  // The plain floor's write with sealing under it: Beast's http::async_write (serializer and write
+  // operation) on a stream whose writes copy their buffers into one piece (as tablestone joins head
+  // and body), seal it and send the records with one asynchronous write.
+  class SealingStream {
+   public:
+    using executor_type = tcp::socket::executor_type;
+    explicit SealingStream(TlsSession& session) : session_(session) {}
+    executor_type get_executor() { return session_.stream_.next_layer().get_executor(); }
+
+    template <class ConstBufferSequence, class WriteHandler>
+    void async_write_some(const ConstBufferSequence& buffers, WriteHandler&& handler) {
+      TlsSession& s = session_;
+      s.plain_.clear();
+      for (const auto b : beast::buffers_range_ref(buffers)) s.plain_.append(static_cast<const char*>(b.data()), b.size());
+      s.sealed_.clear();
+      if (!s.tls_.Seal(s.stream_.native_handle(), {s.plain_}, &s.sealed_)) {
+        return asio::post(get_executor(), beast::bind_front_handler(std::forward<WriteHandler>(handler),
+                                                                    beast::error_code(asio::error::fault), 0));
+      }
+      asio::async_write(s.stream_.next_layer(), asio::buffer(s.sealed_),
+                        [n = s.plain_.size(), h = std::forward<WriteHandler>(handler)](beast::error_code ec,
+                                                                                       std::size_t) mutable {
+                          std::move(h)(ec, ec ? 0 : n);
+                        });
     }
-    sealed_.clear();
-    if (ec || !tls_.Seal(stream_.native_handle(), {plain_}, &sealed_)) return Close();
-    asio::async_write(stream_.next_layer(), asio::buffer(sealed_),
-                      [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                        if (ec || !self->keep_alive_) return self->Close();
-                        self->Read();
-                      });
+
+   private:
+    TlsSession& session_;
+  };
+
+  void Write() {
+    http::async_write(sealing_, *response_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+      if (ec || !self->keep_alive_) return self->Close();
+      self->Read();
+    });
   }
 
   void Close() {
@@ -238,6 +255,7 @@ class TlsSession : public std::enable_shared_from_this<TlsSession> {
   std::string reply_;    // what OpenSSL wrote while opening (nothing in a benchmark)
   std::string plain_;    // the serialized response
   std::string sealed_;   // its records
+  SealingStream sealing_{*this};
   std::optional<http::request_parser<http::string_body>> parser_;
   std::shared_ptr<const Response> response_;
   bool keep_alive_ = true;
