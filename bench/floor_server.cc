@@ -22,10 +22,13 @@
 // server/http/tls_records.h on the connection's own buffers, the socket read
 // and written directly. Each request is read and each response written as
 // the plain floor does it (one asynchronous read per request, a fresh parser,
-// Beast's http::async_write, over a stream that seals what it is given), so
-// the TLS floor divided by the plain floor is the most HTTPS can keep of HTTP
-// on this machine with this record path: the bound for tablestone's own
-// HTTPS/HTTP ratio (docs/benchmarks.md, "HTTPS as fast as HTTP").
+// Beast's http::async_write, over a stream that joins and seals what it is
+// given). What it spends in TlsRecords per request is the least this record
+// path costs, to hold tablestone's TLS part against, and wrk against both
+// floors shows what TLS costs this machine's client and kernel besides
+// (docs/benchmarks.md, "OpenSSL's share and the TLS floor"). The two floors'
+// totals are no ratio of TLS to plain: the plain floor's gather write over
+// Beast's buffer views costs more than the TLS floor's copy into one piece.
 //
 // Usage: bench_floor_server [--host 127.0.0.1] [--port 20022] [--threads 1]
 //                           [--body-bytes 300] [--cert FILE --key FILE]
@@ -163,7 +166,7 @@ class TlsSession : public std::enable_shared_from_this<TlsSession> {
     parser_->body_limit(8 * 1024 * 1024);
     parser_->eager(true);
     // The handshake's last read may have taken the request's first records.
-    if (tablestone::http::TlsRecords::HasInput(stream_.native_handle())) return Opened(nullptr, 0);
+    if (tablestone::http::TlsRecords::HasInput(stream_.native_handle())) return OpenRecords(nullptr, 0);
     ReadSome();
   }
 
@@ -172,12 +175,12 @@ class TlsSession : public std::enable_shared_from_this<TlsSession> {
     stream_.next_layer().async_read_some(asio::buffer(records_),
                                          [self = shared_from_this()](beast::error_code ec, std::size_t n) {
                                            if (ec) return self->Close();
-                                           self->Opened(self->records_.data(), n);
+                                           self->OpenRecords(self->records_.data(), n);
                                          });
   }
 
   // Opens `size` bytes of records (null: what OpenSSL already holds) and parses what they carry.
-  void Opened(const char* records, std::size_t size) {
+  void OpenRecords(const char* records, std::size_t size) {
     SSL* ssl = stream_.native_handle();
     using Opened = tablestone::http::TlsRecords::Opened;
     const std::size_t room = tablestone::http::TlsRecords::OpenCapacity(size);
