@@ -184,9 +184,12 @@ bool ListenerOfServer(std::vector<std::string> args, tools::Connection* c, tools
 
 class HealthCommand final : public ToolCommand {
  public:
-  void Add(CLI::App& command) override {
-    options_.attempts = 1;
+  HealthCommand() {
+    options_.attempts = 1;  // a probe: no retries
     options_.timeout_ms = 5000;
+  }
+
+  void Add(CLI::App& command) override {
     command.add_option("--url", url_,
                        "The listener, http[s]://HOST:PORT (default: the one the server settings after -- name, "
                        "with the environment and their --config file)");

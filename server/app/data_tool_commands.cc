@@ -205,11 +205,12 @@ class ExportCommand final : public ToolCommand {
 
 class ImportCommand final : public ToolCommand {
  public:
+  ImportCommand() { options_.parallel = 4; }
+
   void Add(CLI::App& command) override {
     AddEndpoint(command, &to_, "--to", "target", "--toLocation",
                 "Offline data directory (created if missing) as the target");
     command.add_option("--in", options_.in, "Export file, '-' for stdin (gzip/zstd detected)")->required();
-    options_.parallel = 4;
     command
         .add_option("--parallel", options_.parallel,
                     "Batches in flight to an endpoint (default 4; a data directory takes one at a time)")
