@@ -93,6 +93,9 @@ std::shared_ptr<ssl::context> MakeTlsContext(const TlsFiles& files, std::string*
   // (OpenSSL's, and so Python's, Node's and .NET's on Linux, keep one session per server), and each
   // ticket costs the handshake an encryption and a record. A resumed handshake sends one either way.
   SSL_CTX_set_num_tickets(ctx, 1);
+  // Read ahead: OpenSSL takes all the bytes a read offers in one BIO read instead of a record's
+  // header and then its body (TlsRecords::ReadAll opens every whole record it holds).
+  SSL_CTX_set_read_ahead(ctx, 1);
   const bool pkcs12 = files.key.empty() || EndsWithIgnoreCase(files.cert, ".pfx") ||
                       EndsWithIgnoreCase(files.cert, ".p12");
   if (pkcs12) {

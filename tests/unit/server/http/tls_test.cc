@@ -283,6 +283,23 @@ TEST_P(TlsRecordsTest, RecordsOpenWholeAcrossReadsOfAnySize) {
   }
 }
 
+// Several whole records in one read (a client that writes its headers and its body apart, or
+// pipelines): one Open hands out all of them, none waits inside OpenSSL, which reads ahead.
+TEST_P(TlsRecordsTest, SeveralRecordsInOneReadAllOpenAtOnce) {
+  MemoryTlsPair pair(cert_.files(), GetParam());
+  ASSERT_TRUE(pair.Handshake());
+  std::string sent = pair.ClientWrites("GET / HTTP/1.1\r\nContent-Length: 4\r\n\r\n");
+  sent += pair.ClientWrites("body");
+  sent += pair.ClientWrites("GET /next HTTP/1.1\r\n\r\n");
+  TlsRecords records;
+  std::string room(TlsRecords::OpenCapacity(sent.size()), '\0');
+  size_t n = 0;
+  std::string reply;
+  ASSERT_EQ(records.Open(pair.server(), sent, room.data(), &n, &reply), TlsRecords::Opened::kOk);
+  EXPECT_EQ(room.substr(0, n), "GET / HTTP/1.1\r\nContent-Length: 4\r\n\r\nbodyGET /next HTTP/1.1\r\n\r\n");
+  EXPECT_FALSE(TlsRecords::HasInput(pair.server()));
+}
+
 TEST_P(TlsRecordsTest, CloseNotifyAndForgedRecordsAreToldApart) {
   MemoryTlsPair pair(cert_.files(), GetParam());
   ASSERT_TRUE(pair.Handshake());
