@@ -1,4 +1,5 @@
-// The TLS write path (tls_records.h) on its own, between two SSL objects joined
+// The TLS context's choices (tls_context.cc: cipher order, tickets), the TLS
+// record path (tls_records.h) on its own, between two SSL objects joined
 // by memory BIOs, and the HTTPS session over loopback sockets: responses of
 // every size and their records, slow and departing readers, and hostile
 // clients (silence after the handshake, renegotiation, an oversized
