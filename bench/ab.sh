@@ -122,7 +122,7 @@ s_time_rate() {
 }
 
 # CPU time (ns) of every thread of the server so far.
-server_cpu_ns() { cat /proc/"$SERVER"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%d\n", s}'; }
+server_cpu_ns() { cat /proc/"$SERVER"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f\n", s}'; }
 # Ticks CPU 0 spent busy (everything but idle and iowait) so far.
 core0_busy_ticks() { awk '$1 == "cpu0" {print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat; }
 
@@ -175,7 +175,7 @@ measure() {
   fi
 }
 
-RESULTS="$DATA/results"  # "binary-index scenario req/s cpu-us" per round
+RESULTS="$DATA/results"  # "binary-index scenario-index req/s cpu-us" per round
 : >"$RESULTS"
 for round in $(seq "$ROUNDS"); do
   for i in "${!BINS[@]}"; do
@@ -207,10 +207,11 @@ for round in $(seq "$ROUNDS"); do
         { echo "loading failed for $bin" >&2; exit 1; }
     fi
     line="round $round $bin:" cpu_line="round $round $bin cpu_us/req:" core_line="round $round $bin cpu0 busy/other%:"
-    for s in "${SCENARIOS[@]}"; do
+    for j in "${!SCENARIOS[@]}"; do
+      s="${SCENARIOS[$j]}"
       measure "$s"
       line+=" $s $OPS" cpu_line+=" $s $CPU" core_line+=" $s $CORE"
-      echo "$i $s $OPS $CPU" >>"$RESULTS"
+      echo "$i $j $OPS $CPU" >>"$RESULTS"
     done
     echo "$line"
     echo "$cpu_line"
@@ -244,8 +245,8 @@ awk -v nbins=${#BINS[@]} -v scen="${SCENARIOS[*]}" '
     for (j = 1; j <= ns; j++) {
       s = sc[j]
       for (i = 0; i < nbins; i++) {
-        o = describe(ops[i, s], "%d"); mo[i] = med
-        c = describe(cpu[i, s], "%.1f"); mc[i] = med
+        o = describe(ops[i, j - 1], "%d"); mo[i] = med
+        c = describe(cpu[i, j - 1], "%.1f"); mc[i] = med
         r = ""
         if (i > 0) {
           r = (mo[0] != "" && mo[i] != "" && mo[0] > 0) ? sprintf("%.2f", mo[i] / mo[0]) : "-"
