@@ -40,11 +40,12 @@
 # (default 1; 0 for none: the first pages of a fresh server, its cache builds
 # and their placement happen there), the server settles again, and then the
 # measured window runs. Besides req/s each round prints the server's CPU time
-# per request (every thread of the server, from /proc/PID/task/*/schedstat,
-# over the measured window) and, for CPU 0, how much of the window the server
-# used ("busy": below 100% the server was not the bottleneck, or lost its core)
-# and how much other work ran there ("other": other processes, the host's
-# steal). At the end a summary gives, per scenario and binary, the median of
+# per request over the measured window (/proc/PID/task/*/schedstat: every
+# thread of the server but RocksDB's flush and compaction threads, whose work
+# depends on when a flush falls in the window) and, for CPU 0, how much of the
+# window the server used ("busy", every thread: below 100% the server was not
+# the bottleneck, or lost its core), how much other work ran there ("other":
+# other processes, the host's steal) and RocksDB's background CPU per request. At the end a summary gives, per scenario and binary, the median of
 # the rounds with their min-max and spread, and the ratio to the first binary
 # of both figures. On a shared machine read the ratio from CPU per request:
 # it does not move with the core's other work, where req/s does.
@@ -121,8 +122,17 @@ s_time_rate() {
   echo $(( n * 1000000000 / ($(date +%s%N) - t0) ))
 }
 
-# CPU time (ns) of every thread of the server so far.
-server_cpu_ns() { cat /proc/"$SERVER"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f\n", s}'; }
+# CPU time (ns) of the server's threads so far: "ALL ROCKSDB", ROCKSDB being RocksDB's own flush and
+# compaction threads (named rocksdb:*), whose work depends on when a flush falls in the window.
+server_cpu_ns() {
+  local t comm run all=0 bg=0
+  for t in /proc/"$SERVER"/task/*; do
+    { read -r comm <"$t/comm" && read -r run _ <"$t/schedstat"; } 2>/dev/null || continue
+    all=$((all + run))
+    [[ $comm == rocksdb:* ]] && bg=$((bg + run))
+  done
+  echo "$all $bg"
+}
 # Ticks CPU 0 spent busy (everything but idle and iowait) so far.
 core0_busy_ticks() { awk '$1 == "cpu0" {print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat; }
 
@@ -131,11 +141,11 @@ core0_busy_ticks() { awk '$1 == "cpu0" {print $2 + $3 + $4 + $7 + $8 + $9}' /pro
 settle() {
   [[ $SETTLE == 1 ]] || return 0
   local quiet=0 prev now t0=$SECONDS
-  prev=$(server_cpu_ns)
+  read -r prev _ < <(server_cpu_ns)
   while (( quiet < 3 )); do
     (( SECONDS - t0 >= 20 )) && return 1
     sleep 0.1
-    now=$(server_cpu_ns)
+    read -r now _ < <(server_cpu_ns)
     if (( now - prev < 2000000 )); then quiet=$((quiet + 1)); else quiet=0; fi
     prev=$now
   done
@@ -151,9 +161,11 @@ run_wrk() {
     wrk -t1 -c$conns -d"$2s" --timeout 30s -s "$s.lua" "$URL" >"$3" 2>&1)
 }
 
-# measure SCENARIO: sets OPS (req/s, ERR or -), CPU (server µs per request), CORE (busy/other %).
+# measure SCENARIO: sets OPS (req/s, ERR or -), CPU (the server's µs per request but RocksDB's
+# background threads), CORE (CPU 0: the server's share of the window, other work's, RocksDB's µs per
+# request).
 measure() {
-  local s=$1 out="$DATA/wrk.out" cpu0 cpu1 core0 core1 t0 t1 requests duration
+  local s=$1 out="$DATA/wrk.out" cpu0 cpu1 bg0 bg1 core0 core1 t0 t1 requests duration
   OPS=- CPU=- CORE=-
   if [[ $s == tls* ]]; then OPS="$(s_time_rate "$URL" "$s")"; return; fi
   if [[ $FLOOR == 1 && $s != get ]]; then return; fi
@@ -162,16 +174,18 @@ measure() {
     run_wrk "$s" "$WARMUP" "$out"
     settle || echo "round $round $bin: the server was still busy 20 s after the warm-up of $s" >&2
   fi
-  cpu0=$(server_cpu_ns) core0=$(core0_busy_ticks) t0=$(date +%s%N)
+  read -r cpu0 bg0 < <(server_cpu_ns); core0=$(core0_busy_ticks) t0=$(date +%s%N)
   run_wrk "$s" "$DURATION" "$out"
-  cpu1=$(server_cpu_ns) core1=$(core0_busy_ticks) t1=$(date +%s%N)
+  read -r cpu1 bg1 < <(server_cpu_ns); core1=$(core0_busy_ticks) t1=$(date +%s%N)
   OPS="$(awk '/Requests\/sec/ {ops = int($2)} /Non-2xx/ {err = 1} END {print (err ? "ERR" : ops)}' "$out")"
   requests=$(sed -n 's/^RESULT .*"requests":\([0-9]*\).*/\1/p' "$out")
   duration=$(sed -n 's/^RESULT .*"duration_us":\([0-9]*\).*/\1/p' "$out")
   if [[ ${requests:-0} -gt 0 && ${duration:-0} -gt 0 ]]; then
-    CPU=$(awk -v c=$((cpu1 - cpu0)) -v n="$requests" 'BEGIN {printf "%.1f", c / n / 1000}')
-    CORE=$(awk -v c=$((cpu1 - cpu0)) -v d="$duration" -v b=$(((core1 - core0) * TICK_NS)) -v w=$((t1 - t0)) \
-      'BEGIN {o = (b - c) / w; if (o < 0) o = 0; printf "%d/%d", 100 * c / (d * 1000) + 0.5, 100 * o + 0.5}')
+    CPU=$(awk -v c=$((cpu1 - cpu0 - (bg1 - bg0))) -v n="$requests" 'BEGIN {printf "%.1f", c / n / 1000}')
+    CORE=$(awk -v c=$((cpu1 - cpu0)) -v g=$((bg1 - bg0)) -v n="$requests" -v d="$duration" \
+      -v b=$(((core1 - core0) * TICK_NS)) -v w=$((t1 - t0)) \
+      'BEGIN {o = (b - c) / w; if (o < 0) o = 0
+              printf "busy %d%% other %d%% rocksdb %.1fus", 100 * c / (d * 1000) + 0.5, 100 * o + 0.5, g / n / 1000}')
   fi
 }
 
@@ -206,11 +220,11 @@ for round in $(seq "$ROUNDS"); do
         timeout 60 node loader.mjs --url "$URL" --table ins --count 0 --quiet >/dev/null) ||
         { echo "loading failed for $bin" >&2; exit 1; }
     fi
-    line="round $round $bin:" cpu_line="round $round $bin cpu_us/req:" core_line="round $round $bin cpu0 busy/other%:"
+    line="round $round $bin:" cpu_line="round $round $bin cpu_us/req:" core_line="round $round $bin cpu0:"
     for j in "${!SCENARIOS[@]}"; do
       s="${SCENARIOS[$j]}"
       measure "$s"
-      line+=" $s $OPS" cpu_line+=" $s $CPU" core_line+=" $s $CORE"
+      line+=" $s $OPS" cpu_line+=" $s $CPU" core_line+=" $s: $CORE;"
       echo "$i $j $OPS $CPU" >>"$RESULTS"
     done
     echo "$line"
