@@ -166,7 +166,7 @@ run_wrk() {
 # request).
 measure() {
   local s=$1 out="$DATA/wrk.out" cpu0 cpu1 bg0 bg1 core0 core1 t0 t1 requests duration
-  OPS=- CPU=- CORE=-
+  OPS=- CPU=- CORE=- OTHER=-
   if [[ $s == tls* ]]; then OPS="$(s_time_rate "$URL" "$s")"; return; fi
   if [[ $FLOOR == 1 && $s != get ]]; then return; fi
   settle || echo "round $round $bin: the server was still busy after 20 s before $s" >&2
@@ -186,10 +186,12 @@ measure() {
       -v b=$(((core1 - core0) * TICK_NS)) -v w=$((t1 - t0)) \
       'BEGIN {o = (b - c) / w; if (o < 0) o = 0
               printf "busy %d%% other %d%% rocksdb %.1fus", 100 * c / (d * 1000) + 0.5, 100 * o + 0.5, g / n / 1000}')
+    OTHER=$(awk -v c=$((cpu1 - cpu0)) -v b=$(((core1 - core0) * TICK_NS)) -v w=$((t1 - t0)) \
+      'BEGIN {o = (b - c) / w; printf "%d", (o > 0 ? 100 * o + 0.5 : 0)}')
   fi
 }
 
-RESULTS="$DATA/results"  # "binary-index scenario-index req/s cpu-us" per round
+RESULTS="$DATA/results"  # "binary-index scenario-index req/s cpu-us other-%" per round
 : >"$RESULTS"
 for round in $(seq "$ROUNDS"); do
   for i in "${!BINS[@]}"; do
@@ -225,7 +227,7 @@ for round in $(seq "$ROUNDS"); do
       s="${SCENARIOS[$j]}"
       measure "$s"
       line+=" $s $OPS" cpu_line+=" $s $CPU" core_line+=" $s: $CORE;"
-      echo "$i $j $OPS $CPU" >>"$RESULTS"
+      echo "$i $j $OPS $CPU $OTHER" >>"$RESULTS"
     done
     echo "$line"
     echo "$cpu_line"
@@ -237,7 +239,8 @@ done
 # The summary: medians over the rounds, min-max and spread ((max - min) / median), and the ratio
 # to the first binary: req/s B ÷ A, CPU per request A ÷ B (both > 1 when B is faster).
 echo
-echo "medians of $ROUNDS rounds (min-max, spread); ratios to [0]: req/s [i]/[0], CPU per request [0]/[i]"
+echo "medians of $ROUNDS rounds (min-max, spread); disturbed: rounds in which other work took 5% or more"
+echo "of CPU 0; ratios to [0]: req/s [i]/[0], CPU per request [0]/[i]"
 for i in "${!BINS[@]}"; do echo "  [$i] ${BINS[$i]}"; done
 awk -v nbins=${#BINS[@]} -v scen="${SCENARIOS[*]}" '
   function median(list,   a, n, t, j, k) {
@@ -253,8 +256,9 @@ awk -v nbins=${#BINS[@]} -v scen="${SCENARIOS[*]}" '
   }
   $3 ~ /^[0-9]+$/ { ops[$1, $2] = ops[$1, $2] " " $3 }
   $4 ~ /^[0-9.]+$/ { cpu[$1, $2] = cpu[$1, $2] " " $4 }
+  $5 ~ /^[0-9]+$/ { rounds[$1, $2]++; if ($5 >= 5) busy[$1, $2]++ }
   END {
-    printf "%-9s %-4s %-28s %-30s %s\n", "scenario", "bin", "req/s", "server CPU us/req", "ratio req/s, CPU"
+    printf "%-9s %-4s %-28s %-30s %-9s %s\n", "scenario", "bin", "req/s", "server CPU us/req", "disturbed", "ratio req/s, CPU"
     ns = split(scen, sc, " ")
     for (j = 1; j <= ns; j++) {
       s = sc[j]
@@ -266,7 +270,8 @@ awk -v nbins=${#BINS[@]} -v scen="${SCENARIOS[*]}" '
           r = (mo[0] != "" && mo[i] != "" && mo[0] > 0) ? sprintf("%.2f", mo[i] / mo[0]) : "-"
           r = r ", " ((mc[0] != "" && mc[i] != "" && mc[i] > 0) ? sprintf("%.2f", mc[0] / mc[i]) : "-")
         }
-        printf "%-9s [%d]  %-28s %-30s %s\n", s, i, o, c, r
+        q = rounds[i, j - 1] ? sprintf("%d/%d", busy[i, j - 1], rounds[i, j - 1]) : "-"
+        printf "%-9s [%d]  %-28s %-30s %-9s %s\n", s, i, o, c, q, r
       }
     }
   }' "$RESULTS"
