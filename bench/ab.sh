@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/ab.sh: a quick wall-clock A/B of tablestone binaries on loopback.
 #
-#   bench/ab.sh [--rounds N] [--duration S] [--warmup S] [--no-settle] [--port P]
+#   bench/ab.sh [--rounds N] [--duration S] [--warmup S] [--no-settle] [--threads] [--port P]
 #               BINARY_A BINARY_B -- SCENARIO...
 #
 # For each round, for each binary in turn: start it pinned to CPU 0 with a
@@ -48,13 +48,18 @@
 # other processes, the host's steal) and RocksDB's background CPU per request. At the end a summary gives, per scenario and binary, the median of
 # the rounds with their min-max and spread, and the ratio to the first binary
 # of both figures. On a shared machine read the ratio from CPU per request:
-# it does not move with the core's other work, where req/s does.
+# it does not move with the core's other work, where req/s does. --threads
+# also prints, per scenario, each server thread that ran 1% of the window:
+# its scheduling policy and nice, CPU and run-queue wait per request, and
+# voluntary/involuntary context switches per request (how a request's work is
+# spread over threads and how often it changes hands).
 set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROUNDS=2
 DURATION=3
 WARMUP=1
 SETTLE=1
+THREADS=0
 PORT=20705
 BINS=()
 usage() { sed -n '2,/^set -uo/p' "${BASH_SOURCE[0]}" | grep '^#' | sed 's/^# \{0,1\}//'; }
@@ -64,6 +69,7 @@ while [[ $# -gt 0 ]]; do
     --duration) DURATION="$2"; shift ;;
     --warmup) WARMUP="$2"; shift ;;
     --no-settle) SETTLE=0 ;;
+    --threads) THREADS=1 ;;
     --port) PORT="$2"; shift ;;
     -h|--help) usage; exit 0 ;;
     --) shift; break ;;
@@ -136,6 +142,18 @@ server_cpu_ns() {
 # Ticks CPU 0 spent busy (everything but idle and iowait) so far.
 core0_busy_ticks() { awk '$1 == "cpu0" {print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat; }
 
+# Per thread of the server: "tid comm policy nice cpu-ns wait-ns voluntary involuntary" switches.
+thread_stats() {
+  local t comm run wait pol nice vol inv
+  for t in /proc/"$SERVER"/task/*; do
+    { read -r comm <"$t/comm" && read -r run wait _ <"$t/schedstat" &&
+      read -r pol nice < <(sed 's/.*) //' "$t/stat" | awk '{print $39, $17}') &&
+      vol=$(awk '/^voluntary_ctxt_switches/ {print $2}' "$t/status") &&
+      inv=$(awk '/^nonvoluntary_ctxt_switches/ {print $2}' "$t/status"); } 2>/dev/null || continue
+    echo "${t##*/} ${comm// /_} $pol $nice $run $wait $vol $inv"
+  done | sort
+}
+
 # settle: returns once the server used less than 2% of a core in each of 3 windows of 100 ms in a
 # row; 1 if it did not within 20 s.
 settle() {
@@ -174,9 +192,11 @@ measure() {
     run_wrk "$s" "$WARMUP" "$out"
     settle || echo "round $round $bin: the server was still busy 20 s after the warm-up of $s" >&2
   fi
+  [[ $THREADS == 1 ]] && thread_stats >"$DATA/threads.0"
   read -r cpu0 bg0 < <(server_cpu_ns); core0=$(core0_busy_ticks) t0=$(date +%s%N)
   run_wrk "$s" "$DURATION" "$out"
   read -r cpu1 bg1 < <(server_cpu_ns); core1=$(core0_busy_ticks) t1=$(date +%s%N)
+  [[ $THREADS == 1 ]] && thread_stats >"$DATA/threads.1"
   OPS="$(awk '/Requests\/sec/ {ops = int($2)} /Non-2xx/ {err = 1} END {print (err ? "ERR" : ops)}' "$out")"
   requests=$(sed -n 's/^RESULT .*"requests":\([0-9]*\).*/\1/p' "$out")
   duration=$(sed -n 's/^RESULT .*"duration_us":\([0-9]*\).*/\1/p' "$out")
@@ -188,6 +208,13 @@ measure() {
               printf "busy %d%% other %d%% rocksdb %.1fus", 100 * c / (d * 1000) + 0.5, 100 * o + 0.5, g / n / 1000}')
     OTHER=$(awk -v c=$((cpu1 - cpu0)) -v b=$(((core1 - core0) * TICK_NS)) -v w=$((t1 - t0)) \
       'BEGIN {o = (b - c) / w; printf "%d", (o > 0 ? 100 * o + 0.5 : 0)}')
+    if [[ $THREADS == 1 ]]; then
+      # Threads of both snapshots that ran 1% of the window; policy 0 SCHED_OTHER, 3 SCHED_BATCH.
+      join "$DATA/threads.0" "$DATA/threads.1" | awk -v n="$requests" -v w=$((t1 - t0)) -v head="round $round $bin $s" '
+        $12 - $5 >= w / 100 {
+          printf "%s: thread %s %s policy %s nice %s: cpu %.1fus wait %.1fus switches %.2f/%.2f per request\n",
+            head, $1, $2, $10, $11, ($12 - $5) / n / 1000, ($13 - $6) / n / 1000, ($14 - $7) / n, ($15 - $8) / n }'
+    fi
   fi
 }
 
