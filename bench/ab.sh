@@ -45,10 +45,12 @@
 # depends on when a flush falls in the window) and, for CPU 0, how much of the
 # window the server used ("busy", every thread: below 100% the server was not
 # the bottleneck, or lost its core), how much other work ran there ("other":
-# other processes, the host's steal) and RocksDB's background CPU per request. At the end a summary gives, per scenario and binary, the median of
-# the rounds with their min-max and spread, and the ratio to the first binary
-# of both figures. On a shared machine read the ratio from CPU per request:
-# it does not move with the core's other work, where req/s does. --threads
+# other processes, the host's steal) and RocksDB's background CPU per
+# request. At the end a summary gives, per scenario and binary, the median of
+# the rounds with their min-max and spread, how many rounds other work
+# disturbed (5% or more of CPU 0), and the ratio to the first binary of both
+# figures. Read a ratio from CPU per request: it does not count the time the
+# server waited for its core, which req/s does. --threads
 # also prints, per scenario, each server thread that ran 1% of the window:
 # its scheduling policy and nice, CPU and run-queue wait per request, and
 # voluntary/involuntary context switches per request (how a request's work is
@@ -218,6 +220,8 @@ measure() {
   fi
 }
 
+# A server's bound: its load, then per scenario two settles (20 s at most each), the warm-up and the window.
+LIFETIME=$((300 + ${#SCENARIOS[@]} * (DURATION + WARMUP + 60)))
 RESULTS="$DATA/results"  # "binary-index scenario-index req/s cpu-us other-%" per round
 : >"$RESULTS"
 for round in $(seq "$ROUNDS"); do
@@ -235,9 +239,9 @@ for round in $(seq "$ROUNDS"); do
     FLOOR=0
     if is_floor "${spec[0]}"; then
       FLOOR=1
-      timeout 600 taskset -c 0 "${spec[0]}" --port "$PORT" "${flags[@]}" >/dev/null 2>&1 &
+      timeout "$LIFETIME" taskset -c 0 "${spec[0]}" --port "$PORT" "${flags[@]}" >/dev/null 2>&1 &
     else
-      timeout 600 taskset -c 0 "${spec[0]}" --tablePort "$PORT" -s -l "$DATA/d" "${flags[@]}" >/dev/null 2>&1 &
+      timeout "$LIFETIME" taskset -c 0 "${spec[0]}" --tablePort "$PORT" -s -l "$DATA/d" "${flags[@]}" >/dev/null 2>&1 &
     fi
     PID=$!
     for _ in $(seq 100); do curl -sk -o /dev/null "$URL/" && break; sleep 0.05; done
