@@ -25,8 +25,10 @@ using model::EdmValue;
 
 constexpr std::string_view kTypeSuffix = "@odata.type";
 
-bool StartsWith(std::string_view s, std::string_view prefix);
-bool EndsWith(std::string_view s, std::string_view suffix);
+// Defined before their uses so that each call with a literal compiles to an
+// inline compare (out of line, they were a call and a memcmp per member).
+inline bool StartsWith(std::string_view s, std::string_view prefix) { return s.starts_with(prefix); }
+inline bool EndsWith(std::string_view s, std::string_view suffix) { return s.ends_with(suffix); }
 
 // What the members of one entity body may hold: at most 255 named properties
 // (PartitionKey, RowKey, Timestamp and null-valued ones included; Learn:
@@ -539,11 +541,6 @@ ApiResult<EdmValue> ConvertValue(std::string_view name, JsonScalar& v, std::opti
     }
   }
   return ApiError::InvalidInput();
-}
-
-bool StartsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
 }  // namespace
