@@ -315,6 +315,14 @@ class FakeLog {
   Status result_ = Status::Ok();
 };
 
+// Queues one callback (counting OK answers into `answered`) on a fresh
+// `commit` and holds its writer where it wakes for that group.
+void QueueHeldGroup(GroupCommit& commit, SyncPoints& points, std::atomic<int>& answered) {
+  points.Hold("GroupCommit::Woken");
+  commit.Await([&answered](Status s) { answered += s.ok() ? 1 : 0; });
+  ASSERT_TRUE(points.WaitFor("GroupCommit::Woken", 1));
+}
+
 TEST(GroupCommitClassTest, StatesFollowTheGroups) {
   FakeLog log;
   SyncPoints points;
@@ -373,10 +381,8 @@ TEST(GroupCommitClassTest, StopAnswersTheQueuedAndLaterAwaitsWriteOnTheCaller) {
   log.Open();
   SyncPoints points;
   GroupCommit commit([&] { return log.Sync(); }, &points);
-  points.Hold("GroupCommit::Woken");
   std::atomic<int> answered{0};
-  commit.Await([&](Status s) { answered += s.ok() ? 1 : 0; });
-  ASSERT_TRUE(points.WaitFor("GroupCommit::Woken", 1));
+  QueueHeldGroup(commit, points, answered);
   std::thread stopper([&] { commit.Stop(); });
   points.Release("GroupCommit::Woken");
   stopper.join();
@@ -419,10 +425,8 @@ TEST(GroupCommitClassTest, SyncHereDeclinesWhileTheWriterHasAGroup) {
   FakeLog log;
   SyncPoints points;
   GroupCommit commit([&] { return log.Sync(); }, &points);
-  points.Hold("GroupCommit::Woken");
   std::atomic<int> answered{0};
-  commit.Await([&](Status s) { answered += s.ok() ? 1 : 0; });
-  ASSERT_TRUE(points.WaitFor("GroupCommit::Woken", 1));
+  QueueHeldGroup(commit, points, answered);
   bool ran = false;
   auto try_sync = [&]() -> std::optional<Status> {
     ran = true;
