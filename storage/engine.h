@@ -25,7 +25,9 @@
 // fsync) covers every request that finished meanwhile instead of one each
 // (the leader/follower group commit of LevelDB's DBImpl::Write, with
 // callbacks instead of blocked followers: no thread waits for the disk but
-// the one writing), and it never waits behind request work.
+// the one writing), and it never waits behind request work. A caller whose
+// log write would be a write(2) into the page cache, with the log writer
+// idle, may make it itself instead (TrySyncWal).
 //
 // Errors: StatusCode values from storage/model/status.h:
 //   kTableNotFound, kTableAlreadyExists, kNotFound, kAlreadyExists,
