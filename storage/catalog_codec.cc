@@ -14,7 +14,12 @@ std::string CatalogAccountPrefix(std::string_view account) {
 }
 
 std::string CatalogKey(std::string_view account, std::string_view lower_name) {
-  std::string out = CatalogAccountPrefix(account);
+  // Sized once: every request's table lookup builds one (an account name
+  // fills the inline buffer, so growing it was a second allocation).
+  std::string out;
+  out.reserve(account.size() + 1 + lower_name.size());
+  out.append(account);
+  out.push_back('\0');
   out.append(lower_name);
   return out;
 }

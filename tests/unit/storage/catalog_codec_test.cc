@@ -5,12 +5,27 @@
 #include "storage/catalog_codec.h"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 namespace tablestone::storage {
 namespace {
+
+// A table's catalog key is its account's prefix (what ListTables scans)
+// followed by the name: the account, a NUL, the name, byte for byte.
+TEST(CatalogKeyTest, IsTheAccountPrefixFollowedByTheName) {
+  for (const std::string_view account : {"a", "devstoreaccount1", "anaccountnamelongerthanthirtytwobytes"}) {
+    for (const std::string_view name : {"t", "mytable", "atablenamethatfillsseveralwordsofthekey"}) {
+      const std::string key = CatalogKey(account, name);
+      EXPECT_EQ(key, std::string(account) + std::string(1, '\0') + std::string(name));
+      EXPECT_EQ(key.substr(0, account.size() + 1), CatalogAccountPrefix(account));
+    }
+  }
+  // An account that is a prefix of another has keys outside the other's prefix.
+  EXPECT_FALSE(CatalogKey("ab", "c").starts_with(CatalogAccountPrefix("a")));
+}
 
 TEST(EntityCountsCodecTest, RoundTripsAndRefusesMalformedValues) {
   EntityCounts counts;
