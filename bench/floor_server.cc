@@ -14,13 +14,30 @@
 // request with a fresh parser (as a real server would), then writes the
 // shared, immutable response; keep-alive is honoured.
 //
+// With --cert and --key (PEM, as tablestone takes them) it serves the same
+// response over TLS instead, with what tablestone's TLS session does per
+// request and nothing else: the context of server/http/tls_context.cc (the
+// same protocol versions, cipher preference and tickets), the handshake by
+// Boost.Asio's ssl::stream, then records opened and sealed by
+// server/http/tls_records.h on the connection's own buffers, the socket read
+// and written directly. Each request is read and each response written as
+// the plain floor does it (one asynchronous read per request, a fresh parser,
+// Beast's http::async_write, over a stream that joins and seals what it is
+// given). What it spends in TlsRecords per request is the least this record
+// path costs, to hold tablestone's TLS part against, and wrk against both
+// floors shows what TLS costs this machine's client and kernel besides
+// (docs/benchmarks.md, "OpenSSL's share and the TLS floor"). The two floors'
+// totals are no ratio of TLS to plain: the plain floor's gather write over
+// Beast's buffer views costs more than the TLS floor's copy into one piece.
+//
 // Usage: bench_floor_server [--host 127.0.0.1] [--port 20022] [--threads 1]
-//                           [--body-bytes 300]
+//                           [--body-bytes 300] [--cert FILE --key FILE]
 // Runs until SIGINT/SIGTERM.
 
 #include <sys/socket.h>
 
 #include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <algorithm>
@@ -34,6 +51,9 @@
 #include <string_view>
 #include <thread>
 #include <vector>
+
+#include "server/http/tls_context.h"
+#include "server/http/tls_records.h"
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -49,6 +69,8 @@ struct Options {
   unsigned short port = 20022;
   int threads = 1;
   std::size_t body_bytes = 300;
+  std::string cert;  // with key: TLS
+  std::string key;
 };
 
 // A JSON object of exactly `n` bytes (n >= 16), so clients that look at the
@@ -120,10 +142,133 @@ class Session : public std::enable_shared_from_this<Session> {
   bool keep_alive_ = true;
 };
 
+// The same request/response loop over TLS (see the file comment). Records go
+// through tablestone::http::TlsRecords, whose contract (its header) this
+// follows: every read after the handshake is ours, on the connection's strand.
+class TlsSession : public std::enable_shared_from_this<TlsSession> {
+ public:
+  TlsSession(tcp::socket socket, asio::ssl::context& tls, std::shared_ptr<const Response> response)
+      : stream_(std::move(socket), tls), response_(std::move(response)) {}
+
+  void Start() {
+    stream_.async_handshake(asio::ssl::stream_base::server, [self = shared_from_this()](beast::error_code ec) {
+      if (ec) return self->Close();
+      self->Read();
+    });
+  }
+
+ private:
+  // 16 KiB of records per socket read, as tablestone's idle read.
+  static constexpr std::size_t kReadBytes = 16 * 1024;
+
+  void Read() {
+    parser_.emplace();
+    parser_->body_limit(8 * 1024 * 1024);
+    parser_->eager(true);
+    // The handshake's last read may have taken the request's first records.
+    if (tablestone::http::TlsRecords::HasInput(stream_.native_handle())) return OpenRecords(nullptr, 0);
+    ReadSome();
+  }
+
+  void ReadSome() {
+    records_.resize(kReadBytes);
+    stream_.next_layer().async_read_some(asio::buffer(records_),
+                                         [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                                           if (ec) return self->Close();
+                                           self->OpenRecords(self->records_.data(), n);
+                                         });
+  }
+
+  // Opens `size` bytes of records (null: what OpenSSL already holds) and parses what they carry.
+  void OpenRecords(const char* records, std::size_t size) {
+    SSL* ssl = stream_.native_handle();
+    using Opened = tablestone::http::TlsRecords::Opened;
+    const std::size_t room = tablestone::http::TlsRecords::OpenCapacity(size);
+    auto space = buffer_.prepare(room);
+    std::size_t opened = 0;
+    reply_.clear();
+    const Opened result =
+        records != nullptr
+            ? tls_.Open(ssl, {records, size}, static_cast<char*>(space.data()), &opened, &reply_)
+            : tls_.OpenHeld(ssl, static_cast<char*>(space.data()), room, &opened, &reply_);
+    buffer_.commit(opened);
+    if (result != Opened::kOk || !reply_.empty()) return Close();  // no key updates in a benchmark
+    beast::error_code ec;
+    while (buffer_.size() > 0 && !parser_->is_done()) {
+      const std::size_t used = parser_->put(buffer_.data(), ec);
+      buffer_.consume(used);
+      if (ec == http::error::need_more) {
+        ec = {};
+        break;
+      }
+      if (ec || used == 0) break;
+    }
+    if (ec) return Close();
+    if (!parser_->is_done()) return ReadSome();
+    keep_alive_ = parser_->get().keep_alive();
+    Write();
+  }
+
+  // The plain floor's write with sealing under it: Beast's http::async_write (serializer and write
+  // operation) on a stream whose writes copy their buffers into one piece (as tablestone joins head
+  // and body), seal it and send the records with one asynchronous write.
+  class SealingStream {
+   public:
+    using executor_type = tcp::socket::executor_type;
+    explicit SealingStream(TlsSession& session) : session_(session) {}
+    executor_type get_executor() { return session_.stream_.next_layer().get_executor(); }
+
+    template <class ConstBufferSequence, class WriteHandler>
+    void async_write_some(const ConstBufferSequence& buffers, WriteHandler&& handler) {
+      TlsSession& s = session_;
+      s.plain_.clear();
+      for (const auto b : beast::buffers_range_ref(buffers)) s.plain_.append(static_cast<const char*>(b.data()), b.size());
+      s.sealed_.clear();
+      if (!s.tls_.Seal(s.stream_.native_handle(), {s.plain_}, &s.sealed_)) {
+        return asio::post(get_executor(), beast::bind_front_handler(std::forward<WriteHandler>(handler),
+                                                                    beast::error_code(asio::error::fault), 0));
+      }
+      asio::async_write(s.stream_.next_layer(), asio::buffer(s.sealed_),
+                        [n = s.plain_.size(), h = std::forward<WriteHandler>(handler)](beast::error_code ec,
+                                                                                       std::size_t) mutable {
+                          std::move(h)(ec, ec ? 0 : n);
+                        });
+    }
+
+   private:
+    TlsSession& session_;
+  };
+
+  void Write() {
+    http::async_write(sealing_, *response_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+      if (ec || !self->keep_alive_) return self->Close();
+      self->Read();
+    });
+  }
+
+  void Close() {
+    beast::error_code ignored;
+    stream_.next_layer().shutdown(tcp::socket::shutdown_send, ignored);
+  }
+
+  asio::ssl::stream<tcp::socket> stream_;
+  tablestone::http::TlsRecords tls_;
+  beast::flat_buffer buffer_;
+  std::string records_;  // read from the socket
+  std::string reply_;    // what OpenSSL wrote while opening (nothing in a benchmark)
+  std::string plain_;    // the serialized response
+  std::string sealed_;   // its records
+  SealingStream sealing_{*this};
+  std::optional<http::request_parser<http::string_body>> parser_;
+  std::shared_ptr<const Response> response_;
+  bool keep_alive_ = true;
+};
+
 class Listener : public std::enable_shared_from_this<Listener> {
  public:
-  Listener(asio::io_context& ioc, const tcp::endpoint& endpoint, std::shared_ptr<const Response> response)
-      : ioc_(ioc), acceptor_(ioc), response_(std::move(response)) {
+  Listener(asio::io_context& ioc, const tcp::endpoint& endpoint, std::shared_ptr<const Response> response,
+           asio::ssl::context* tls)
+      : ioc_(ioc), acceptor_(ioc), response_(std::move(response)), tls_(tls) {
     acceptor_.open(endpoint.protocol());
     acceptor_.set_option(asio::socket_base::reuse_address(true));
     int one = 1;
@@ -142,7 +287,11 @@ class Listener : public std::enable_shared_from_this<Listener> {
     acceptor_.async_accept(ioc_, [self = shared_from_this()](beast::error_code ec, tcp::socket socket) {
       if (!ec) {
         socket.set_option(tcp::no_delay(true));
-        std::make_shared<Session>(std::move(socket), self->response_)->Start();
+        if (self->tls_ != nullptr) {
+          std::make_shared<TlsSession>(std::move(socket), *self->tls_, self->response_)->Start();
+        } else {
+          std::make_shared<Session>(std::move(socket), self->response_)->Start();
+        }
       }
       self->Accept();
     });
@@ -151,6 +300,7 @@ class Listener : public std::enable_shared_from_this<Listener> {
   asio::io_context& ioc_;
   tcp::acceptor acceptor_;
   std::shared_ptr<const Response> response_;
+  asio::ssl::context* tls_;  // null: plain HTTP
 };
 
 bool ParseArgs(int argc, char** argv, Options& o) {
@@ -166,10 +316,19 @@ bool ParseArgs(int argc, char** argv, Options& o) {
       o.threads = std::max(1, std::atoi(v));
     } else if (a == "--body-bytes" && (v = next())) {
       o.body_bytes = static_cast<std::size_t>(std::atoll(v));
+    } else if (a == "--cert" && (v = next())) {
+      o.cert = v;
+    } else if (a == "--key" && (v = next())) {
+      o.key = v;
     } else {
-      std::cerr << "usage: bench_floor_server [--host H] [--port P] [--threads N] [--body-bytes B]\n";
+      std::cerr << "usage: bench_floor_server [--host H] [--port P] [--threads N] [--body-bytes B]"
+                   " [--cert PEM --key PEM]\n";
       return false;
     }
+  }
+  if (o.cert.empty() != o.key.empty()) {
+    std::cerr << "bench_floor_server: --cert and --key go together\n";
+    return false;
   }
   return true;
 }
@@ -181,12 +340,21 @@ int main(int argc, char** argv) {
   if (!ParseArgs(argc, argv, opts)) return 2;
   auto response = MakeResponse(opts.body_bytes);
   const tcp::endpoint endpoint(asio::ip::make_address(opts.host), opts.port);
+  std::shared_ptr<asio::ssl::context> tls;
+  if (!opts.cert.empty()) {
+    std::string error;
+    tls = tablestone::http::MakeTlsContext({.cert = opts.cert, .key = opts.key, .password = ""}, &error);
+    if (!tls) {
+      std::cerr << "bench_floor_server: " << error << "\n";
+      return 1;
+    }
+  }
 
   std::vector<std::unique_ptr<asio::io_context>> contexts;
   try {
     for (int i = 0; i < opts.threads; ++i) {
       contexts.push_back(std::make_unique<asio::io_context>(1));
-      std::make_shared<Listener>(*contexts.back(), endpoint, response)->Start();
+      std::make_shared<Listener>(*contexts.back(), endpoint, response, tls.get())->Start();
     }
   } catch (const std::exception& e) {
     std::cerr << "bench_floor_server: cannot listen on " << opts.host << ":" << opts.port << ": " << e.what() << "\n";
@@ -200,7 +368,7 @@ int main(int argc, char** argv) {
   });
 
   std::cout << "bench_floor_server listening on " << opts.host << ":" << opts.port << " threads=" << opts.threads
-            << " body_bytes=" << response->body().size() << std::endl;
+            << " body_bytes=" << response->body().size() << (tls ? " tls" : "") << std::endl;
   std::vector<std::thread> threads;
   for (int i = 1; i < opts.threads; ++i) threads.emplace_back([&, i] { contexts[i]->run(); });
   contexts[0]->run();

@@ -13,6 +13,12 @@
 # PROFILE_TLS=1: the server runs with a self-signed RSA-2048 pair made in OUTDIR
 # and every request goes over https:// (TLS 1.3; PROFILE_TLS=1.2 for TLS 1.2),
 # so the same binary with and without it is the cost of TLS per request.
+# PROFILE_STEADY=1: the counters are zeroed after the connection is open and has
+# carried 20 point GETs (load.py --hold), so a kind's Ir/request is the kept-alive
+# connection's steady state, without the connection's (TLS) handshake.
+# PROFILE_FLOOR=1: BINARY is bench_floor_server (started with --port, --threads 1
+# and, with PROFILE_TLS, --cert/--key; nothing is loaded; PROFILE_FLAGS such as
+# "--body-bytes 241712" give its one response the size of the request compared).
 set -euo pipefail
 BIN=$1; OUT=$2; N=${3:-2000}; PORT=${PROFILE_PORT:-20102}  # PROFILE_PORT: run two at once
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -25,19 +31,33 @@ if [[ -n "${PROFILE_TLS:-}" ]]; then
   TLS_FLAGS=(--cert "$OUT/cert.pem" --key "$OUT/key.pem") LOAD_TLS=(--tls) SCHEME=https
   [[ $PROFILE_TLS == 1.2 ]] && LOAD_TLS+=(--tls12)
 fi
-"$BIN" --tableHost 127.0.0.1 --tablePort $PORT -s -l "$OUT/data" "${TLS_FLAGS[@]}" >/dev/null 2>&1 & pid=$!
-for _ in $(seq 100); do curl -sk -o /dev/null $SCHEME://127.0.0.1:$PORT/ && break; sleep 0.1; done
-$PY "$HERE/load.py" setup --n 1000 --port $PORT "${LOAD_TLS[@]}" >/dev/null
-$PY "$HERE/load.py" setup --n 0 --port $PORT --table scan "${LOAD_TLS[@]}" >/dev/null
-kill -TERM $pid; wait $pid || true
-valgrind --tool=callgrind --callgrind-out-file="$OUT/cg.out" "$BIN" --tableHost 127.0.0.1 --tablePort $PORT -s \
-  -l "$OUT/data" --threads 1 "${TLS_FLAGS[@]}" ${PROFILE_FLAGS:-} >"$OUT/valgrind.log" 2>&1 & vg=$!
+SERVER_FLAGS=(--tableHost 127.0.0.1 --tablePort $PORT -s -l "$OUT/data")
+if [[ -n "${PROFILE_FLOOR:-}" ]]; then
+  SERVER_FLAGS=(--port $PORT)
+else
+  "$BIN" "${SERVER_FLAGS[@]}" "${TLS_FLAGS[@]}" >/dev/null 2>&1 & pid=$!
+  for _ in $(seq 100); do curl -sk -o /dev/null $SCHEME://127.0.0.1:$PORT/ && break; sleep 0.1; done
+  $PY "$HERE/load.py" setup --n 1000 --port $PORT "${LOAD_TLS[@]}" >/dev/null
+  $PY "$HERE/load.py" setup --n 0 --port $PORT --table scan "${LOAD_TLS[@]}" >/dev/null
+  kill -TERM $pid; wait $pid || true
+fi
+valgrind --tool=callgrind --callgrind-out-file="$OUT/cg.out" "$BIN" "${SERVER_FLAGS[@]}" \
+  --threads 1 "${TLS_FLAGS[@]}" ${PROFILE_FLAGS:-} >"$OUT/valgrind.log" 2>&1 & vg=$!
 for _ in $(seq 300); do curl -sk -o /dev/null $SCHEME://127.0.0.1:$PORT/ && break; sleep 0.2; done
 $PY "$HERE/load.py" get --n 20 --port $PORT "${LOAD_TLS[@]}" >/dev/null
 for kind in ${PROFILE_KINDS:-get insert upsert merge page}; do
   n=$N; [ $kind = page ] || [ $kind = batch ] && n=$((N / 20))
-  callgrind_control -z $vg >/dev/null
-  $PY "$HERE/load.py" $kind --n $n --port $PORT "${LOAD_TLS[@]}" >/dev/null
+  if [[ -n "${PROFILE_STEADY:-}" ]]; then
+    rm -f "$OUT/hold.ready" "$OUT/hold.go"
+    $PY "$HERE/load.py" $kind --n $n --port $PORT "${LOAD_TLS[@]}" --hold "$OUT/hold" >/dev/null & ld=$!
+    while [[ ! -e "$OUT/hold.ready" ]]; do kill -0 $ld 2>/dev/null || break; sleep 0.05; done
+    callgrind_control -z $vg >/dev/null
+    touch "$OUT/hold.go"
+    wait $ld
+  else
+    callgrind_control -z $vg >/dev/null
+    $PY "$HERE/load.py" $kind --n $n --port $PORT "${LOAD_TLS[@]}" >/dev/null
+  fi
   callgrind_control -d $kind $vg >/dev/null
   f=$(ls -t "$OUT"/cg.out.* | head -1); mv "$f" "$OUT/$kind.out"
   ir=$(grep '^summary:' "$OUT/$kind.out" | awk '{print $2}')

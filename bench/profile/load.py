@@ -96,6 +96,10 @@ def main():
     ap.add_argument("--count", type=int, default=2000000, help="scale-*: entities of bench/scale/run.sh's table")
     ap.add_argument("--tls", action="store_true", help="https:// (certificate not checked)")
     ap.add_argument("--tls12", action="store_true", help="with --tls: TLS 1.2 instead of 1.3")
+    ap.add_argument("--hold", metavar="PREFIX",
+                    help="connect and send 20 point GETs first, then create PREFIX.ready and wait until "
+                         "PREFIX.go exists before the N requests: a profiler zeroing its counters in between "
+                         "counts the kept-alive connection's steady state, without its (TLS) handshake")
     args = ap.parse_args()
     sas = make_sas(ACCOUNT, KEY)
     if args.tls:
@@ -120,6 +124,12 @@ def main():
             sys.exit(f"{method} {path}: {r.status} {data[:200]!r}")
         return data
 
+    if args.hold:
+        for i in range(20):
+            req("GET", f"{t}(PartitionKey='pt',RowKey='r{i:07d}')")
+        open(args.hold + ".ready", "w").close()
+        while not os.path.exists(args.hold + ".go"):
+            time.sleep(0.02)
     start = time.perf_counter()
     if args.kind == "setup":
         req("POST", "Tables", json.dumps({"TableName": t}), want=(201, 204, 409))

@@ -2,6 +2,10 @@
 //   tablestone export   --from CONN | --fromLocation DIR  [--table NAME]... --out FILE
 //   tablestone import   --to CONN   | --toLocation DIR    --in FILE [--mode M] [--ifExists E]
 //   tablestone copy, snapshot, reset, faults, trace, health (see --help-all)
+// Each is a ToolCommand (tool_common.h): export, import and copy in
+// data_tool_commands.h, snapshot, reset and health in admin_tool_commands.h,
+// faults and trace in testing_tool_commands.h; tool_commands.cc holds the
+// table of them, the parse and the usage errors.
 // Any other command line (no subcommand name first) is the server's
 // (flags.cc), unchanged, so `tablestone --tablePort 10002` still starts the
 // server.

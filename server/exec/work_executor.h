@@ -23,6 +23,9 @@
 // caller's bookkeeping, e.g. answer 503); running tasks finish; then the
 // threads are joined. Idempotent.
 //
+// The lanes' threads are named "lane-short" and "lane-long" (per-thread views:
+// top -H, perf sched, bench/ab.sh --threads).
+//
 // Knows nothing of HTTP: completion is the task's own business (the api layer
 // posts its result back to the connection's executor).
 //
@@ -88,7 +91,7 @@ class WorkExecutor {
     std::vector<std::thread> threads;
   };
 
-  void Run(Lane* lane, int nice);
+  void Run(Lane* lane, int nice, const char* name);
 
   const size_t max_queued_;
   const bool batch_scheduling_;

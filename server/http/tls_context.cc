@@ -15,6 +15,9 @@ namespace {
 
 namespace ssl = boost::asio::ssl;
 
+// The TLS 1.3 cipher suites, in the server's order of preference (OpenSSL's default set).
+constexpr char kTls13CipherSuites[] = "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256";
+
 bool EndsWithIgnoreCase(std::string_view text, std::string_view suffix) {
   if (text.size() < suffix.size()) return false;
   for (size_t i = 0; i < suffix.size(); ++i) {
@@ -76,6 +79,23 @@ std::shared_ptr<ssl::context> MakeTlsContext(const TlsFiles& files, std::string*
   // No renegotiation (TLS 1.2), which OpenSSL 3 already refuses to clients by default: the
   // session's response write (tls_records.h) relies on no handshake running after the first.
   SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION);
+  // The server's order decides the cipher. TLS 1.3: AES-128-GCM before the AES-256-GCM that OpenSSL,
+  // .NET and Node clients list first: every record pays for its cipher, and AES-128 does 10 rounds
+  // to AES-256's 14, so it is the cheaper per record and per byte on both ends (same GCM
+  // construction; its key schedule hashes with SHA-256 instead of SHA-384). A client that lists
+  // ChaCha20-Poly1305 first (one without AES instructions) still gets it (SSL_OP_PRIORITIZE_CHACHA).
+  // TLS 1.2 keeps OpenSSL's default list, in its order. Figures: docs/benchmarks.md, "HTTPS as fast
+  // as HTTP"; pinned by tls_test.cc (TlsContextTest).
+  SSL_CTX_set_ciphersuites(ctx, kTls13CipherSuites);
+  SSL_CTX_set_options(ctx, SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_PRIORITIZE_CHACHA);
+  // One TLS 1.3 session ticket per full handshake instead of OpenSSL's two: its tickets are
+  // stateless and may be reused, so a client resumes as many connections from one as from two
+  // (OpenSSL's, and so Python's, Node's and .NET's on Linux, keep one session per server), and each
+  // ticket costs the handshake an encryption and a record. A resumed handshake sends one either way.
+  SSL_CTX_set_num_tickets(ctx, 1);
+  // Read ahead: OpenSSL takes all the bytes a read offers in one BIO read instead of a record's
+  // header and then its body (TlsRecords::ReadAll opens every whole record it holds).
+  SSL_CTX_set_read_ahead(ctx, 1);
   const bool pkcs12 = files.key.empty() || EndsWithIgnoreCase(files.cert, ".pfx") ||
                       EndsWithIgnoreCase(files.cert, ".p12");
   if (pkcs12) {

@@ -149,10 +149,10 @@ TlsRecords::Opened TlsRecords::ReadAll(SSL* ssl, const std::string_view* in, cha
                                        size_t* plain_size) {
   *plain_size = 0;
   for (;;) {
-    // Our BIO drained and no opened bytes left: the next SSL_read could only
-    // fail for want of input (OpenSSL reads one record at a time, read-ahead
-    // off), so stop without it.
-    if (in != nullptr && in->empty() && SSL_pending(ssl) == 0 && *plain_size > 0) return Opened::kOk;
+    // Our BIO drained and nothing left inside OpenSSL, neither opened bytes nor
+    // records it read ahead: the next SSL_read could only fail for want of
+    // input, so stop without it.
+    if (in != nullptr && in->empty() && SSL_has_pending(ssl) == 0 && *plain_size > 0) return Opened::kOk;
     if (*plain_size == capacity) return Opened::kFailed;  // more than OpenCapacity promised
     size_t n = 0;
     if (SSL_read_ex(ssl, plain + *plain_size, capacity - *plain_size, &n) == 1) {

@@ -1,9 +1,11 @@
 // WorkExecutor (server/exec/work_executor.h): lanes run their tasks, a full queue
 // says kBusy, Shutdown() runs queued tasks once with dropped = true and
-// refuses new ones, and the long lane runs at a lower CPU priority.
+// refuses new ones, the long lane runs at a lower CPU priority, and each
+// lane's threads carry its name.
 #include "server/exec/work_executor.h"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -12,6 +14,7 @@
 #include <chrono>
 #include <future>
 #include <latch>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -114,6 +117,23 @@ TEST(WorkExecutorTest, LongLaneRunsAtLowerPriority) {
                       }).ok());
   EXPECT_EQ(short_nice.get_future().get(), base);
   EXPECT_EQ(long_nice.get_future().get(), std::min(19, base + 10));
+}
+
+// Each lane's threads carry its name, so per-thread views (top -H, perf sched,
+// bench/ab.sh --threads) tell the lanes apart.
+TEST(WorkExecutorTest, LaneThreadsCarryTheLanesName) {
+  WorkExecutor executor(SmallOptions(4));
+  auto name_of = [&](WorkLane lane) {
+    std::promise<std::string> name;
+    EXPECT_TRUE(executor.Submit(lane, [&](bool) {
+                          char buf[16] = {};
+                          pthread_getname_np(pthread_self(), buf, sizeof(buf));
+                          name.set_value(buf);
+                        }).ok());
+    return name.get_future().get();
+  };
+  EXPECT_EQ(name_of(WorkLane::kShort), "lane-short");
+  EXPECT_EQ(name_of(WorkLane::kLong), "lane-long");
 }
 
 TEST(WorkExecutorTest, TasksMaySubmitMoreWork) {

@@ -1,4 +1,5 @@
-// The TLS write path (tls_records.h) on its own, between two SSL objects joined
+// The TLS context's choices (tls_context.cc: cipher order, tickets), the TLS
+// record path (tls_records.h) on its own, between two SSL objects joined
 // by memory BIOs, and the HTTPS session over loopback sockets: responses of
 // every size and their records, slow and departing readers, and hostile
 // clients (silence after the handshake, renegotiation, an oversized
@@ -58,12 +59,15 @@ std::string Body(size_t size) {
 // memory BIOs: the test carries what one writes to the other.
 class MemoryTlsPair {
  public:
-  MemoryTlsPair(const TlsFiles& files, int client_max_version) {
+  // `client_suites`: the client's TLS 1.3 cipher suites in its order of preference (null: OpenSSL's
+  // default, AES-256-GCM first, as OpenSSL-based SDKs offer them).
+  MemoryTlsPair(const TlsFiles& files, int client_max_version, const char* client_suites = nullptr) {
     std::string error;
     server_context_ = MakeTlsContext(files, &error);
     EXPECT_TRUE(server_context_) << error;
     client_context_ = SSL_CTX_new(TLS_client_method());
     SSL_CTX_set_max_proto_version(client_context_, client_max_version);
+    if (client_suites != nullptr) EXPECT_EQ(SSL_CTX_set_ciphersuites(client_context_, client_suites), 1);
     server_ = SSL_new(server_context_->native_handle());
     client_ = SSL_new(client_context_);
     server_in_ = BIO_new(BIO_s_mem());
@@ -113,6 +117,7 @@ class MemoryTlsPair {
     return wire;
   }
   SSL* client() { return client_; }
+  SSL_CTX* client_context() { return client_context_; }
 
   static void Carry(BIO* from, BIO* to) {
     char chunk[16384];
@@ -147,6 +152,58 @@ std::vector<size_t> RecordLengths(const std::string& wire) {
   }
   EXPECT_EQ(at, wire.size()) << "the last record is cut";
   return lengths;
+}
+
+// ---- The context (tls_context.cc) -----------------------------------------------------------
+
+// The cipher of a TLS 1.3 connection whose client offers `client_suites` (null: OpenSSL's default order).
+std::string NegotiatedCipher(const TlsFiles& files, const char* client_suites) {
+  MemoryTlsPair pair(files, TLS1_3_VERSION, client_suites);
+  if (!pair.Handshake()) return "<no handshake>";
+  const char* server_side = SSL_CIPHER_get_name(SSL_get_current_cipher(pair.server()));
+  const char* client_side = SSL_CIPHER_get_name(SSL_get_current_cipher(pair.client()));
+  if (std::string(server_side) != client_side) return "<sides disagree>";
+  return server_side;
+}
+
+// The server's order decides: AES-128-GCM (the cheaper per record and per byte) even when the
+// client lists AES-256-GCM first, as OpenSSL's, .NET's and Node's clients do by default.
+TEST(TlsContextTest, ServerPrefersAes128GcmToTheAes256GcmClientsListFirst) {
+  TestCertificate cert;
+  EXPECT_EQ(NegotiatedCipher(cert.files(), nullptr), "TLS_AES_128_GCM_SHA256");
+  EXPECT_EQ(NegotiatedCipher(cert.files(), "TLS_AES_256_GCM_SHA384:TLS_AES_128_GCM_SHA256"),
+            "TLS_AES_128_GCM_SHA256");
+}
+
+// A client without AES instructions lists ChaCha20-Poly1305 first and keeps it; a client that offers
+// one suite only gets that one.
+TEST(TlsContextTest, ClientsThatPreferChaChaOrOfferOneSuiteGetTheirs) {
+  TestCertificate cert;
+  EXPECT_EQ(NegotiatedCipher(cert.files(), "TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256"),
+            "TLS_CHACHA20_POLY1305_SHA256");
+  EXPECT_EQ(NegotiatedCipher(cert.files(), "TLS_AES_256_GCM_SHA384"), "TLS_AES_256_GCM_SHA384");
+}
+
+// A full TLS 1.3 handshake gives the client one session ticket (OpenSSL's default is two), and a
+// session made from it resumes.
+TEST(TlsContextTest, AFullHandshakeSendsOneResumableTicket) {
+  TestCertificate cert;
+  MemoryTlsPair pair(cert.files(), TLS1_3_VERSION);
+  static int tickets = 0;
+  tickets = 0;
+  SSL_CTX_set_session_cache_mode(pair.client_context(), SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+  SSL_CTX_sess_set_new_cb(pair.client_context(), [](SSL*, SSL_SESSION*) {
+    ++tickets;
+    return 0;  // not kept: the client's SSL object holds its own session
+  });
+  ASSERT_TRUE(pair.Handshake());
+  // The tickets follow the server's Finished; the client takes them in with its next read.
+  EXPECT_EQ(pair.ClientReads(""), "");
+  EXPECT_EQ(tickets, 1);
+  SSL_SESSION* session = SSL_get1_session(pair.client());
+  ASSERT_NE(session, nullptr);
+  EXPECT_EQ(SSL_SESSION_is_resumable(session), 1);
+  SSL_SESSION_free(session);
 }
 
 class TlsRecordsTest : public ::testing::TestWithParam<int> {
@@ -225,6 +282,23 @@ TEST_P(TlsRecordsTest, RecordsOpenWholeAcrossReadsOfAnySize) {
     EXPECT_TRUE(reply.empty());
     EXPECT_FALSE(TlsRecords::HasInput(pair.server()));
   }
+}
+
+// Several whole records in one read (a client that writes its headers and its body apart, or
+// pipelines): one Open hands out all of them, none waits inside OpenSSL, which reads ahead.
+TEST_P(TlsRecordsTest, SeveralRecordsInOneReadAllOpenAtOnce) {
+  MemoryTlsPair pair(cert_.files(), GetParam());
+  ASSERT_TRUE(pair.Handshake());
+  std::string sent = pair.ClientWrites("GET / HTTP/1.1\r\nContent-Length: 4\r\n\r\n");
+  sent += pair.ClientWrites("body");
+  sent += pair.ClientWrites("GET /next HTTP/1.1\r\n\r\n");
+  TlsRecords records;
+  std::string room(TlsRecords::OpenCapacity(sent.size()), '\0');
+  size_t n = 0;
+  std::string reply;
+  ASSERT_EQ(records.Open(pair.server(), sent, room.data(), &n, &reply), TlsRecords::Opened::kOk);
+  EXPECT_EQ(room.substr(0, n), "GET / HTTP/1.1\r\nContent-Length: 4\r\n\r\nbodyGET /next HTTP/1.1\r\n\r\n");
+  EXPECT_FALSE(TlsRecords::HasInput(pair.server()));
 }
 
 TEST_P(TlsRecordsTest, CloseNotifyAndForgedRecordsAreToldApart) {
