@@ -189,7 +189,9 @@ void ScanCacheBuilder::Run() {
   // The use clock at the start of the current burst of candidates; a burst
   // ends when no candidate is left.
   std::optional<uint64_t> burst_clock;
-  std::optional<std::chrono::steady_clock::time_point> next_look;
+  // When the warmer looks at its candidates next; kNotSet until a look is due.
+  constexpr auto kNotSet = std::chrono::steady_clock::time_point::max();
+  std::chrono::steady_clock::time_point next_look = kNotSet;
   bool cache_full = false;  // an entry of this burst was refused for want of room
   const auto rows_of = [this](size_t stripe) { return warm_stripes_[stripe].rows.load(std::memory_order_relaxed); };
   std::vector<size_t> forgotten;
@@ -228,7 +230,7 @@ void ScanCacheBuilder::Run() {
     }
     if (warm_candidates_.empty()) {
       burst_clock.reset();
-      next_look.reset();
+      next_look = kNotSet;
       cache_full = false;
       warm_cv_.wait(lock);
       continue;
@@ -237,12 +239,12 @@ void ScanCacheBuilder::Run() {
     // One look per `quiet`: a candidate whose stripe saw no write between two
     // looks is due (warm_candidates.h).
     const auto now = std::chrono::steady_clock::now();
-    if (!next_look) next_look = now + quiet;
-    if (now < *next_look) {
-      warm_cv_.wait_until(lock, *next_look);
+    if (next_look == kNotSet) next_look = now + quiet;
+    if (now < next_look) {
+      warm_cv_.wait_until(lock, next_look);
       continue;
     }
-    next_look.reset();
+    next_look = kNotSet;
     forgotten.clear();
     std::vector<WarmCandidates::Ready> ready = warm_candidates_.Take(rows_of, kMinCachedRows, &forgotten);
     for (size_t stripe : forgotten) warm_stripes_[stripe].epoch.fetch_add(1, std::memory_order_relaxed);
