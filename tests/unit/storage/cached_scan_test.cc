@@ -601,6 +601,31 @@ TEST_P(WarmedScanTest, AScanWaitsForTheWarmBuildOfItsPartition) {
   EXPECT_EQ(engines_[0]->GetStats().scan_cache_hits, 1u);  // served by the build it waited for
 }
 
+// The same warm build met by a scan tried on an I/O thread (a CPU budget,
+// model::ScanRun::cpu_budget): the I/O thread does not block on the build
+// but reads the partition from RocksDB. Checked to fail without
+// PartitionSource::set_may_wait (the scan reached Awaiting and blocked the
+// calling thread until the build ended or a second passed).
+TEST_P(WarmedScanTest, AScanTriedOnAnIoThreadReadsAroundTheBuild) {
+  const ReleaseAtExit release{sync_points_.get()};
+  const uint64_t started = sync_points_->Count("ScanCacheBuilder::BuildStarted");
+  const uint64_t awaiting = sync_points_->Count("ScanCacheBuilder::Awaiting");
+  sync_points_->Hold("ScanCacheBuilder::BuildStarted");
+  ASSERT_TRUE(InsertRows(200));
+  ScanSpec p_only;
+  p_only.ranges = {KeyRange{KeyBound{"p", std::nullopt, true}, KeyBound{"p", std::nullopt, true}}};
+  const std::vector<Page> want = Drain(1, p_only);
+  ASSERT_TRUE(sync_points_->WaitFor("ScanCacheBuilder::BuildStarted", started + 1));
+  model::ScanRun inline_try;
+  inline_try.cpu_budget = std::chrono::seconds(10);  // the whole page fits in it
+  auto r = engines_[0]->Scan(tables_[0], p_only, inline_try);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(sync_points_->Count("ScanCacheBuilder::Awaiting"), awaiting) << "the I/O thread waited for the build";
+  ASSERT_FALSE(r->next);
+  EXPECT_EQ(std::vector<Page>{PageOf(*r)}, want);
+  EXPECT_EQ(engines_[0]->GetStats().scan_cache_hits, 0u);  // read from RocksDB, beside the held build
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, WarmedScanTest, ::testing::Bool(), test_util::ModeName);
 
 // Warming engines whose scan cache keeps entries of at most 32 KiB.
