@@ -89,12 +89,12 @@ struct EngineOptions {
   size_t scan_cache_bytes = 64u << 20;
   // Partitions that just received at least kMinCachedRows rows are built
   // into the scan cache once no write reached them for this long, by the
-  // engine's builder thread at nice 19 (warm_candidates.h), so the first
-  // query after a load is a cached one. Zero (the default; the server sets
-  // it) turns this off.
+  // engine's builder thread at scan_build_nice (warm_candidates.h), so the
+  // first query after a load is a cached one. Zero (the default; the server
+  // sets it) turns this off.
   std::chrono::milliseconds warm_after_write{0};
-  // nice value the scan cache's builder thread runs at while it builds the
-  // partitions queries asked for (its warming builds run at 19). The server
+  // nice value the scan cache's builder thread runs its builds at (the
+  // partitions queries asked for, the restores and the warm builds). The server
   // gives it the nice of the lane its long queries run on, so a build and the
   // scan that asked for it compete for the CPU on equal terms.
   int scan_build_nice = 0;

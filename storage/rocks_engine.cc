@@ -469,7 +469,7 @@ void RocksEngine::SaveEntityCounts() {
 }
 
 // The partitions the scan cache held at a clean close are built again after
-// the next open, by the builder thread at nice 19 (ScanCacheBuilder): a test rig that
+// the next open, by the builder thread (ScanCacheBuilder): a test rig that
 // restarts on a prepared directory finds its partitions cached as before the
 // restart once the builder has had the CPU, usually before its first query
 // arrives. A stale

@@ -186,7 +186,7 @@ class RocksEngine final : public Engine {
   void SaveEntityCounts();
   bool LoadSavedEntityCounts();
   // Close() records the scan cache's partitions (meta 'G'); the next open
-  // reads them back for the builder to rebuild at nice 19 (ScanCacheBuilder).
+  // reads them back for the builder to rebuild (ScanCacheBuilder).
   void SaveCachedPartitionKeys();
   std::vector<ScanCacheBuilder::Restore> LoadCachedPartitionKeys();
   static constexpr size_t kSavedCacheKeys = 1024;

@@ -209,7 +209,8 @@ class PartitionSource {
       in_partition_ = true;
       if (cache_ != nullptr) {
         cached_ = cache_->Lookup(table_id_, part_.partition_key, part_.stripe, clocks_.g0);
-        if (cached_ == nullptr && builder_ != nullptr && builder_->AwaitRunning(table_id_, part_.partition_key, deadline_)) {
+        if (cached_ == nullptr && builder_ != nullptr && may_wait_ &&
+            builder_->AwaitRunning(table_id_, part_.partition_key, deadline_)) {
           cached_ = cache_->Lookup(table_id_, part_.partition_key, part_.stripe, clocks_.g0);
         }
         if (tally_->Count(cached_ != nullptr)) return SourceStep::kCached;
@@ -257,6 +258,13 @@ class PartitionSource {
   Status status() const { return status_; }
   // A continued scan's deadline (ScanSpec::resume_scan).
   void set_deadline(Deadline deadline) { deadline_ = deadline; }
+  // Whether the scan may wait for the builder's build of a partition it
+  // reaches (AwaitRunning). A scan with a CPU budget is tried on an I/O
+  // thread (model::ScanRun::cpu_budget), which must not block on storage
+  // work: it reads the partition around the build instead, and the rest of
+  // the page, continued off the I/O thread, may wait. Pinned by
+  // WarmedScanTest.AScanTriedOnAnIoThreadReadsAroundTheBuild.
+  void set_may_wait(bool may_wait) { may_wait_ = may_wait; }
 
   // The page ended at the current (kRow) row, inside its partition:
   // admission is asked for the partition if not yet, and if admitted it is
@@ -356,6 +364,7 @@ class PartitionSource {
   size_t stripe_count_;
   ScanCacheBuilder* builder_;
   Deadline deadline_;
+  bool may_wait_ = true;
   CacheLookupTally* tally_;
   std::vector<PartitionToBuild>* admitted_;
   const size_t fill_cache_bytes_;
@@ -419,6 +428,7 @@ class ScanState final : public model::SuspendedScan {
                 spec.deadline, &cache_tally_, &admitted_, fill_cache_bytes),
         page_(spec_, run_, &result_) {
     spec_.resume_scan = nullptr;
+    source_.set_may_wait(!run_.cpu_budget);
     Filter();
     // Made inside a gate pass, so Close has not begun: registration succeeds.
     registry_->Add(this);
@@ -452,6 +462,7 @@ class ScanState final : public model::SuspendedScan {
     spec_.resumable = false;  // suspended at most once
     Filter();
     source_.set_deadline(spec_.deadline);
+    source_.set_may_wait(!run_.cpu_budget);
     page_.Resume();
     suspended_ = false;
   }

@@ -120,6 +120,9 @@ bool ScanCacheBuilder::AwaitRunning(uint64_t table_id, std::string_view partitio
     SyncPoint(sync_points_, "ScanCacheBuilder::ReadAround");
     return false;
   }
+  lock.unlock();
+  SyncPoint(sync_points_, "ScanCacheBuilder::Awaiting");
+  lock.lock();
   build_done_.wait_until(lock, until, [&] { return !running(); });
   return true;
 }
@@ -168,35 +171,27 @@ bool ScanCacheBuilder::BuildUnqueued(uint64_t table_id, std::string_view partiti
 }
 
 void ScanCacheBuilder::Run() {
-  // The admission's builds and the restores run at the long lane's nice:
-  // the queries that asked for them (a restore was asked for by the queries
-  // of the last run, and the first queries after the open want it) come back
-  // at once, and a query that meets one waits for it and is served from the
-  // cache. At nice 19 a restore on a machine kept busy by other processes got
-  // ~1.5% of a core: the queries read around it, and the builds they asked
-  // for queued behind it, so the first scans after a restart all read
-  // RocksDB. The warmer's builds (no query asked for them) run at nice 19,
-  // below every request: no request waits for them (AwaitRunning reads
-  // around a build below the caller). Nice rather than SCHED_IDLE: on a
-  // machine kept busy by other processes an idle thread may not run for
-  // seconds. Going back from 19 to the admission's nice needs CAP_SYS_NICE
-  // (thread_priority.h); refused, the thread stays at 19 and build_nice_
-  // says so.
+  // Every build runs at the admission's nice, the long lane's: the queries
+  // that asked for a build, the queries of the last run for a restore and
+  // the first queries after a load for a warm build come back for these
+  // partitions, so a query that meets one waits for it at its own priority
+  // and is served from the cache. Not nice 19 for the warm builds: beside
+  // processes at the default priority a nice-19 thread gets ~1.5% of a core,
+  // so the partitions a load filled would not be built before the first
+  // query (docs/benchmarks.md, "A busy machine"); and an unprivileged thread
+  // cannot come back from 19 (thread_priority.h), so one warm build would
+  // leave every later build at 19. A refused change leaves the thread as it
+  // was, and build_nice_ says so (AwaitRunning compares it).
   const pid_t tid = CurrentThreadId();
-  int nice = ThreadNice(tid);
-  build_nice_.store(nice);
-  const auto set_nice = [&](int n) {
-    if (n == nice) return;
-    (void)SetThreadNice(tid, n);
-    nice = ThreadNice(tid);
-    build_nice_.store(nice);
-  };
-  const int admission_nice = std::clamp(options_.admission_nice, 0, 19);
+  (void)SetThreadNice(tid, std::clamp(options_.admission_nice, 0, 19));
+  build_nice_.store(ThreadNice(tid));
   const std::chrono::steady_clock::duration quiet = options_.warm_after_write;
   // The use clock at the start of the current burst of candidates; a burst
   // ends when no candidate is left.
   std::optional<uint64_t> burst_clock;
-  std::optional<std::chrono::steady_clock::time_point> next_look;
+  // When the warmer looks at its candidates next; kNotSet until a look is due.
+  constexpr auto kNotSet = std::chrono::steady_clock::time_point::max();
+  std::chrono::steady_clock::time_point next_look = kNotSet;
   bool cache_full = false;  // an entry of this burst was refused for want of room
   const auto rows_of = [this](size_t stripe) { return warm_stripes_[stripe].rows.load(std::memory_order_relaxed); };
   std::vector<size_t> forgotten;
@@ -210,7 +205,6 @@ void ScanCacheBuilder::Run() {
     if (builds_pending_) {  // the admission's builds first: a scan asked for them
       builds_pending_ = false;
       lock.unlock();
-      set_nice(admission_nice);
       while (!stop_.load(std::memory_order_relaxed) && RunOneQueuedBuild()) {
       }
       lock.lock();
@@ -220,7 +214,6 @@ void ScanCacheBuilder::Run() {
       const Restore r = std::move(restore_.front());
       restore_.erase(restore_.begin());
       lock.unlock();
-      set_nice(admission_nice);
       bool refused = false;
       BuildUnqueued(r.table_id, r.partition_key, r.stripe, cache_.UseClock(), &refused);
       lock.lock();
@@ -237,7 +230,7 @@ void ScanCacheBuilder::Run() {
     }
     if (warm_candidates_.empty()) {
       burst_clock.reset();
-      next_look.reset();
+      next_look = kNotSet;
       cache_full = false;
       warm_cv_.wait(lock);
       continue;
@@ -246,19 +239,21 @@ void ScanCacheBuilder::Run() {
     // One look per `quiet`: a candidate whose stripe saw no write between two
     // looks is due (warm_candidates.h).
     const auto now = std::chrono::steady_clock::now();
-    if (!next_look) next_look = now + quiet;
-    if (now < *next_look) {
-      warm_cv_.wait_until(lock, *next_look);
+    if (next_look == kNotSet) next_look = now + quiet;
+    if (now < next_look) {
+      warm_cv_.wait_until(lock, next_look);
       continue;
     }
-    next_look.reset();
+    next_look = kNotSet;
     forgotten.clear();
     std::vector<WarmCandidates::Ready> ready = warm_candidates_.Take(rows_of, kMinCachedRows, &forgotten);
     for (size_t stripe : forgotten) warm_stripes_[stripe].epoch.fetch_add(1, std::memory_order_relaxed);
     lock.unlock();
-    if (!ready.empty()) set_nice(19);
     for (WarmCandidates::Ready& r : ready) {
       if (cache_full || stop_.load(std::memory_order_relaxed)) break;
+      // The builds a scan asked for meanwhile go first.
+      while (!stop_.load(std::memory_order_relaxed) && RunOneQueuedBuild()) {
+      }
       const std::string key = PartitionCache::CacheKey(r.table_id, r.partition_key);
       if (auto known = warmed_rows.find(key); known != warmed_rows.end() && r.rows * 4 < known->second) continue;
       if (cache_.KnownTooLarge(r.table_id, r.partition_key)) {

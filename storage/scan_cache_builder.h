@@ -10,20 +10,22 @@
 //      first queries after the open wait for them rather than read around.
 //   3. NoteWrite(): with warming on (EngineOptions::warm_after_write), the
 //      partitions a burst of writes filled, built once no write reached them
-//      for `warm_after_write` (warm_candidates.h), at nice 19. The entries of
+//      for `warm_after_write` (warm_candidates.h), at the `admission_nice`
+//      too, after the builds scans asked for: the first queries after a load
+//      want them, and wait for them rather than read around. The entries of
 //      one burst never evict each other: they are inserted with the use clock
 //      of the burst's start, so a load larger than the cache fills it once and
 //      the rest is left to the ordinary admission.
 // A scan that reaches the partition being built waits for it (AwaitRunning)
 // rather than read it again, but only if the build runs at the scan's own
 // priority or a higher one: no request waits on work that runs below it
-// (docs/architecture.md, "Threads and priorities"). Below it (a warm build at
-// nice 19, or a build at the long lane's nice met by a scan on a thread of
-// higher priority) the scan reads the partition from RocksDB, and the build
-// goes on beside it. Raising the build's priority instead would need
-// CAP_SYS_NICE (thread_priority.h); and on a machine kept busy by other
-// processes a nice-19 build gets ~1.5% of a core, so waiting for it cost the
-// first query after a restart seconds (docs/benchmarks.md, "A busy machine").
+// (docs/architecture.md, "Threads and priorities"). Below it (a builder whose
+// nice could not be set, or a scan on a thread of higher priority than the
+// long lane's) the scan reads the partition from RocksDB, and the build goes
+// on beside it. Raising the build's priority instead would need CAP_SYS_NICE
+// (thread_priority.h); and on a machine kept busy by other processes a
+// nice-19 build gets ~1.5% of a core, so waiting for one cost the first query
+// after a restart seconds (docs/benchmarks.md, "A busy machine").
 //
 // Reading the database is the owner's: `build` reads one partition (from
 // build.rows, else from a snapshot of its own) and offers it to the cache.
@@ -38,6 +40,8 @@
 //   "ScanCacheBuilder::BuildDone"        a build of any source ended
 //   "ScanCacheBuilder::ReadAround"       AwaitRunning met a build running below
 //                                        the caller's priority and did not wait
+//   "ScanCacheBuilder::Awaiting"         AwaitRunning is about to wait for the
+//                                        build of the caller's partition
 //
 // Thread safety: every method may be called from any thread; NoteWrite()
 // under the lock of `stripe` (it keeps a per-stripe memo).

@@ -5,7 +5,7 @@
 // the first query after a load (the common case of a test suite: load, then
 // query once) reads RocksDB row by row. A partition that just received many
 // rows is the likely target of that query; building it once its writes have
-// stopped, at nice 19 (storage/scan_cache_builder.h), makes the first query a
+// stopped (storage/scan_cache_builder.h), makes the first query a
 // cached one.
 //
 // Cost on the write path (kept to a few instructions per write): a write that goes on filling the partition it filled last

@@ -31,3 +31,9 @@ wait_up() {  # until the server SPID answers Query Tables
   done
   return 1
 }
+cache_counts() {  # the server's scan-cache hits and misses so far, as JSON (tablestone only)
+  curl -s --max-time 10 "$URL/_tablestone/metrics" | awk '
+    /^tablestone_storage_scan_cache_hits_total / { h = $2 }
+    /^tablestone_storage_scan_cache_misses_total / { m = $2 }
+    END { printf "{\"hits\":%d,\"misses\":%d}\n", h, m }'
+}

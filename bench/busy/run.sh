@@ -106,9 +106,11 @@ for r in $(seq "$RUNS"); do
   server_start tablestone || exit 1
   emit tablestone "$r" load "$(load)"
   emit tablestone "$r" after_load "$(scan 1)"
+  emit tablestone "$r" cache_after_load "$(cache_counts)"
   server_stop
   server_start tablestone || exit 1
   emit tablestone "$r" after_restart "$(scan 2)"
+  emit tablestone "$r" cache_after_restart "$(cache_counts)"
   emit tablestone "$r" get_busy "$(run_wrk get cold c000000)"
   emit tablestone "$r" insert_busy "$(run_wrk insert ins "b$RANDOM")"
   loops_stop
@@ -174,6 +176,9 @@ busy = vals("tablestone", "get_busy", lambda x: x["p99_us"])
 quiet = vals("tablestone", "get_quiet", lambda x: x["p99_us"])
 if busy and quiet:
     print(f"tablestone GET p99 busy/quiet: {statistics.median(busy) / statistics.median(quiet):.2f}x (target <= 2x)")
+for what, name in (("cache_after_load", "the first scan after loading"), ("cache_after_restart", "the two after the restart")):
+    got = [f'{r["r"]["hits"]}/{r["r"]["hits"] + r["r"]["misses"]}' for r in rows if r["what"] == what and r["r"]]
+    print(f"tablestone partitions served from the scan cache by {name} (per run): {', '.join(got)}")
 ents = {r["server"]: r["r"]["entities"] for r in rows if r["what"].startswith("after") and r["r"]}
 print(f"rows returned per drain: {ents}")
 PY

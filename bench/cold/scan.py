@@ -8,7 +8,8 @@ first figure is the server's first scan, not the client's connect.
 
     scan.py --port 20002 --table cold --filter "Rating eq 5 and Age eq 41" --drains 2
 
-Prints one JSON line: {"ms": [per drain], "entities": N, "pages": P}.
+Prints one JSON line: {"ms": [per drain], "entities": N, "pages": P,
+"window": [[start, end] per drain, CLOCK_MONOTONIC seconds]}.
 Standard library only.
 """
 import argparse
@@ -64,10 +65,14 @@ def main():
     sas = make_sas(DEFAULT_ACCOUNT, DEFAULT_KEY)
     conn = http.client.HTTPConnection("127.0.0.1", a.port, timeout=300)
     get(conn, f"/{DEFAULT_ACCOUNT}/Tables?{sas}")  # opens the connection; no entity read
-    out = {"ms": [], "entities": 0, "pages": 0}
+    # "window": each drain's start and end on CLOCK_MONOTONIC (seconds), the
+    # clock of `perf record -k CLOCK_MONOTONIC` (bench/busy/trace.sh).
+    out = {"ms": [], "entities": 0, "pages": 0, "window": []}
     for _ in range(a.drains):
+        start = time.monotonic()
         ms, out["entities"], out["pages"] = drain(conn, a.table, a.filter, sas)
         out["ms"].append(round(ms, 2))
+        out["window"].append([round(start, 6), round(time.monotonic(), 6)])
     print(json.dumps(out))
 
 

@@ -22,13 +22,6 @@ namespace {
 
 using namespace cached_scan_test;  // NOLINT(build/namespaces): the fixture's names
 
-// Releases every held sync point when the test ends, before the fixture
-// closes the engine (whose close joins a builder held at a point).
-struct ReleaseAtExit {
-  SyncPoints* points;
-  ~ReleaseAtExit() { points->ReleaseAll(); }
-};
-
 class CachedScanRestartTest : public CachedScanTest {
  protected:
   // Partition "p" (200 rows) cached, then the engine closed and opened again

@@ -24,6 +24,7 @@
 #include "storage/entity_codec.h"
 #include "storage/key_codec.h"
 #include "storage/model/filter_eval.h"
+#include "storage/thread_priority.h"
 #include "tests/unit/storage/cached_scan_test_util.h"
 #include "tests/unit/storage/engine_test_util.h"
 
@@ -517,9 +518,9 @@ class WarmedScanTest : public CachedScanTest {
   // after the writes paused and returns the drain's cache hits.
   uint64_t HitsOfFirstDrainAfterAPause(const ScanSpec& spec, const std::vector<Page>& want) {
     const uint64_t before = engines_[0]->GetStats().scan_cache_hits;
-    // The rebuild runs at nice 19: on a busy machine (a sanitized build beside
-  // other tests) it may take seconds to get the CPU, so the wait is bounded at 30 s.
-  for (int i = 0; i < 3000 && engines_[0]->GetStats().scan_cache_entries == 0; ++i) {
+    // On a busy machine (a sanitized build beside other tests) the rebuild
+    // may take seconds to get the CPU, so the wait is bounded at 30 s.
+    for (int i = 0; i < 3000 && engines_[0]->GetStats().scan_cache_entries == 0; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     EXPECT_EQ(Drain(0, spec), want);
@@ -566,6 +567,63 @@ TEST_P(CachedScanTest, NothingIsWarmedWithoutTheOption) {
 TEST_P(WarmedScanTest, WritesNoteWarmCandidates) {
   ASSERT_TRUE(InsertRows(200));
   EXPECT_EQ(sync_points_->Count("ScanCacheBuilder::CandidateNoted"), 1u);  // one partition, one burst
+}
+
+// The first query after a load that meets the warm build of its partition
+// waits for it and is served from the cache: the warm builds run at the
+// asked builds' priority (EngineOptions::scan_build_nice, the long lane's).
+// At nice 19 they got ~1.5% of a core on a machine kept busy by other
+// processes, so they did not finish before the first query, which read the
+// partitions from RocksDB (docs/benchmarks.md, "A busy machine"). Checked to
+// fail before the change (the scan read around the build: no Awaiting, no
+// cache hit).
+TEST_P(WarmedScanTest, AScanWaitsForTheWarmBuildOfItsPartition) {
+  if (ThreadNice(CurrentThreadId()) >= 19) GTEST_SKIP() << "the test already runs at nice 19";
+  const ReleaseAtExit release{sync_points_.get()};
+  const uint64_t started = sync_points_->Count("ScanCacheBuilder::BuildStarted");
+  const uint64_t around = sync_points_->Count("ScanCacheBuilder::ReadAround");
+  const uint64_t awaiting = sync_points_->Count("ScanCacheBuilder::Awaiting");
+  sync_points_->Hold("ScanCacheBuilder::BuildStarted");
+  ASSERT_TRUE(InsertRows(200));
+  ScanSpec p_only;
+  p_only.ranges = {KeyRange{KeyBound{"p", std::nullopt, true}, KeyBound{"p", std::nullopt, true}}};
+  const std::vector<Page> want = Drain(1, p_only);
+  // The warm build of "p" (no scan has read it), held where it starts.
+  ASSERT_TRUE(sync_points_->WaitFor("ScanCacheBuilder::BuildStarted", started + 1));
+  std::vector<Page> got;
+  std::thread scanner([&] { got = Drain(0, p_only); });
+  const bool waited = sync_points_->WaitFor("ScanCacheBuilder::Awaiting", awaiting + 1, std::chrono::seconds(10));
+  sync_points_->Release("ScanCacheBuilder::BuildStarted");
+  scanner.join();
+  EXPECT_TRUE(waited) << "the scan read around the warm build";
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(sync_points_->Count("ScanCacheBuilder::ReadAround"), around);
+  EXPECT_EQ(engines_[0]->GetStats().scan_cache_hits, 1u);  // served by the build it waited for
+}
+
+// The same warm build met by a scan tried on an I/O thread (a CPU budget,
+// model::ScanRun::cpu_budget): the I/O thread does not block on the build
+// but reads the partition from RocksDB. Checked to fail without
+// PartitionSource::set_may_wait (the scan reached Awaiting and blocked the
+// calling thread until the build ended or a second passed).
+TEST_P(WarmedScanTest, AScanTriedOnAnIoThreadReadsAroundTheBuild) {
+  const ReleaseAtExit release{sync_points_.get()};
+  const uint64_t started = sync_points_->Count("ScanCacheBuilder::BuildStarted");
+  const uint64_t awaiting = sync_points_->Count("ScanCacheBuilder::Awaiting");
+  sync_points_->Hold("ScanCacheBuilder::BuildStarted");
+  ASSERT_TRUE(InsertRows(200));
+  ScanSpec p_only;
+  p_only.ranges = {KeyRange{KeyBound{"p", std::nullopt, true}, KeyBound{"p", std::nullopt, true}}};
+  const std::vector<Page> want = Drain(1, p_only);
+  ASSERT_TRUE(sync_points_->WaitFor("ScanCacheBuilder::BuildStarted", started + 1));
+  model::ScanRun inline_try;
+  inline_try.cpu_budget = std::chrono::seconds(10);  // the whole page fits in it
+  auto r = engines_[0]->Scan(tables_[0], p_only, inline_try);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(sync_points_->Count("ScanCacheBuilder::Awaiting"), awaiting) << "the I/O thread waited for the build";
+  ASSERT_FALSE(r->next);
+  EXPECT_EQ(std::vector<Page>{PageOf(*r)}, want);
+  EXPECT_EQ(engines_[0]->GetStats().scan_cache_hits, 0u);  // read from RocksDB, beside the held build
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, WarmedScanTest, ::testing::Bool(), test_util::ModeName);

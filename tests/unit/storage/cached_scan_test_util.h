@@ -36,6 +36,13 @@ struct Page {
   friend bool operator==(const Page&, const Page&) = default;
 };
 
+// Releases every held sync point when the test ends, before the fixture
+// closes the engine (whose close joins a builder held at a point).
+struct ReleaseAtExit {
+  SyncPoints* points;
+  ~ReleaseAtExit() { points->ReleaseAll(); }
+};
+
 class CachedScanTest : public ::testing::TestWithParam<bool> {
  protected:
   EngineOptions OptionsOf(int i) const {
