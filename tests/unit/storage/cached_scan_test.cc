@@ -513,6 +513,23 @@ class WarmedScanTest : public CachedScanTest {
     warm_after_write_ = std::chrono::milliseconds(5);
     CachedScanTest::SetUp();
   }
+  // Partition "p" only.
+  static ScanSpec POnly() {
+    ScanSpec p_only;
+    p_only.ranges = {KeyRange{KeyBound{"p", std::nullopt, true}, KeyBound{"p", std::nullopt, true}}};
+    return p_only;
+  }
+  // Writes 200 rows into "p" and returns engine 1's drain of it, with engine
+  // 0's warm build of "p" (no scan has read it) started and held at
+  // "ScanCacheBuilder::BuildStarted" (the caller releases it, ReleaseAtExit).
+  std::vector<Page> HoldTheWarmBuildOfP() {
+    const uint64_t started = sync_points_->Count("ScanCacheBuilder::BuildStarted");
+    sync_points_->Hold("ScanCacheBuilder::BuildStarted");
+    EXPECT_TRUE(InsertRows(200));
+    std::vector<Page> want = Drain(1, POnly());
+    EXPECT_TRUE(sync_points_->WaitFor("ScanCacheBuilder::BuildStarted", started + 1));
+    return want;
+  }
   // Waits (up to ~5 s) until engine 0's next drain of `spec` would be served
   // from the cache without any scan having read the partitions: drains once
   // after the writes paused and returns the drain's cache hits.
@@ -580,18 +597,12 @@ TEST_P(WarmedScanTest, WritesNoteWarmCandidates) {
 TEST_P(WarmedScanTest, AScanWaitsForTheWarmBuildOfItsPartition) {
   if (ThreadNice(CurrentThreadId()) >= 19) GTEST_SKIP() << "the test already runs at nice 19";
   const ReleaseAtExit release{sync_points_.get()};
-  const uint64_t started = sync_points_->Count("ScanCacheBuilder::BuildStarted");
   const uint64_t around = sync_points_->Count("ScanCacheBuilder::ReadAround");
   const uint64_t awaiting = sync_points_->Count("ScanCacheBuilder::Awaiting");
-  sync_points_->Hold("ScanCacheBuilder::BuildStarted");
-  ASSERT_TRUE(InsertRows(200));
-  ScanSpec p_only;
-  p_only.ranges = {KeyRange{KeyBound{"p", std::nullopt, true}, KeyBound{"p", std::nullopt, true}}};
-  const std::vector<Page> want = Drain(1, p_only);
-  // The warm build of "p" (no scan has read it), held where it starts.
-  ASSERT_TRUE(sync_points_->WaitFor("ScanCacheBuilder::BuildStarted", started + 1));
+  const std::vector<Page> want = HoldTheWarmBuildOfP();
+  ASSERT_FALSE(HasFailure());
   std::vector<Page> got;
-  std::thread scanner([&] { got = Drain(0, p_only); });
+  std::thread scanner([&] { got = Drain(0, POnly()); });
   const bool waited = sync_points_->WaitFor("ScanCacheBuilder::Awaiting", awaiting + 1, std::chrono::seconds(10));
   sync_points_->Release("ScanCacheBuilder::BuildStarted");
   scanner.join();
@@ -608,17 +619,12 @@ TEST_P(WarmedScanTest, AScanWaitsForTheWarmBuildOfItsPartition) {
 // calling thread until the build ended or a second passed).
 TEST_P(WarmedScanTest, AScanTriedOnAnIoThreadReadsAroundTheBuild) {
   const ReleaseAtExit release{sync_points_.get()};
-  const uint64_t started = sync_points_->Count("ScanCacheBuilder::BuildStarted");
   const uint64_t awaiting = sync_points_->Count("ScanCacheBuilder::Awaiting");
-  sync_points_->Hold("ScanCacheBuilder::BuildStarted");
-  ASSERT_TRUE(InsertRows(200));
-  ScanSpec p_only;
-  p_only.ranges = {KeyRange{KeyBound{"p", std::nullopt, true}, KeyBound{"p", std::nullopt, true}}};
-  const std::vector<Page> want = Drain(1, p_only);
-  ASSERT_TRUE(sync_points_->WaitFor("ScanCacheBuilder::BuildStarted", started + 1));
+  const std::vector<Page> want = HoldTheWarmBuildOfP();
+  ASSERT_FALSE(HasFailure());
   model::ScanRun inline_try;
   inline_try.cpu_budget = std::chrono::seconds(10);  // the whole page fits in it
-  auto r = engines_[0]->Scan(tables_[0], p_only, inline_try);
+  auto r = engines_[0]->Scan(tables_[0], POnly(), inline_try);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(sync_points_->Count("ScanCacheBuilder::Awaiting"), awaiting) << "the I/O thread waited for the build";
   ASSERT_FALSE(r->next);
