@@ -5,11 +5,19 @@
 namespace tablestone::storage {
 namespace {
 constexpr char kCatalogVersion = '\x01';
+
+// The one place that lays out an account's catalog prefix: its name, then a
+// NUL (no account name contains one), so one account's prefix never starts
+// another's keys (catalog_codec_test.cc).
+void AppendCatalogAccountPrefix(std::string_view account, std::string* out) {
+  out->append(account);
+  out->push_back('\0');
+}
 }  // namespace
 
 std::string CatalogAccountPrefix(std::string_view account) {
-  std::string out(account);
-  out.push_back('\0');
+  std::string out;
+  AppendCatalogAccountPrefix(account, &out);
   return out;
 }
 
@@ -18,8 +26,7 @@ std::string CatalogKey(std::string_view account, std::string_view lower_name) {
   // fills the inline buffer, so growing it was a second allocation).
   std::string out;
   out.reserve(account.size() + 1 + lower_name.size());
-  out.append(account);
-  out.push_back('\0');
+  AppendCatalogAccountPrefix(account, &out);
   out.append(lower_name);
   return out;
 }
