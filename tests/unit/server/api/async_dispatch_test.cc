@@ -107,6 +107,24 @@ class AsyncDispatchTest : public ::testing::Test {
       release_.set_value();
     }
   }
+  // Holds the log writer with the group of a first insert ("queued", answered
+  // on a thread of its own): answers that must wait for the log writer join
+  // its next group. Returns the first insert's answer.
+  std::future<http::Response> HoldLogWriterWithAGroup() {
+    const uint64_t woken = sync_points_->Count("GroupCommit::Woken");
+    HoldLogWriter();
+    held_first_ = std::make_unique<http::Request>(Request("POST", "/asyncq", Insert("queued")));
+    auto answer = std::async(std::launch::async, [this] { return Run(*held_first_); });
+    EXPECT_TRUE(sync_points_->WaitFor("GroupCommit::Woken", woken + 1));  // held with the first's group
+    return answer;
+  }
+  // `answer` is not given while the log writer is held, and is a 201 once released.
+  void ExpectHeldUntilReleased(std::future<http::Response>& answer) {
+    EXPECT_EQ(answer.wait_for(50ms), std::future_status::timeout);  // not durable while the writer is held
+    Release();
+    ASSERT_EQ(answer.wait_for(10s), std::future_status::ready);
+    EXPECT_EQ(answer.get().result_int(), 201);
+  }
   // Rows "10000", "10001", ... of partition "p" in table asyncq, each with n = its index.
   void InsertRows(int count) {
     auto table = engine_->GetTable(kAccount, "asyncq");
@@ -161,6 +179,7 @@ class AsyncDispatchTest : public ::testing::Test {
   // on the log writer's thread. Declared before handler_, so they outlive it.
   const http::RequestContext& Connection() { return connections_.emplace_back(); }
   std::deque<http::RequestContext> connections_;
+  std::unique_ptr<http::Request> held_first_;  // HoldLogWriterWithAGroup's request, outliving its answer
   std::unique_ptr<storage::Engine> engine_;
   std::unique_ptr<http::RequestHandler> handler_;
   // One thread per lane and one queued request per lane.
@@ -374,21 +393,14 @@ TEST_F(AsyncDispatchTest, TheWritesOfATurnAreWrittenToTheLogByItsThreadWhenTheLo
 // While the log writer has a group (queued or writing), a turn's writes join
 // its next one instead of writing the log beside it.
 TEST_F(AsyncDispatchTest, TheWritesOfATurnWaitForTheLogWriterWhileItHasAGroup) {
-  const uint64_t woken = sync_points_->Count("GroupCommit::Woken");
-  HoldLogWriter();
-  http::Request first = Request("POST", "/asyncq", Insert("queued"));
-  auto first_answer = std::async(std::launch::async, [&] { return Run(first); });
-  ASSERT_TRUE(sync_points_->WaitFor("GroupCommit::Woken", woken + 1));  // held with the first's group
+  auto first_answer = HoldLogWriterWithAGroup();
   testing::Turn turn;
   http::Request insert = Request("POST", "/asyncq", Insert("behind"));
   auto sink = std::make_shared<testing::TurnSink>(&turn);
   auto answer = sink->Future();
   handler_->Handle(insert, Connection(), http::Completion(sink));
   turn.End();
-  EXPECT_EQ(answer.wait_for(50ms), std::future_status::timeout);  // not durable while the writer is held
-  Release();
-  ASSERT_EQ(answer.wait_for(10s), std::future_status::ready);
-  EXPECT_EQ(answer.get().result_int(), 201);
+  ExpectHeldUntilReleased(answer);
   EXPECT_NE(sink->on_thread, turn.thread);
   EXPECT_EQ(first_answer.get().result_int(), 201);
 }
@@ -457,19 +469,12 @@ TEST_F(AsyncDispatchTest, AnAnswerProducedOnALaneIsWrittenToTheLogByTheLaneWhenT
 TEST_F(AsyncDispatchTest, TheAnswerOfALaneWaitsForTheLogWriterWhileItHasAGroup) {
   DiskOnlyEngine disk(*engine_);
   auto handler = LaneHandler(disk, *executor_);
-  const uint64_t woken = sync_points_->Count("GroupCommit::Woken");
-  HoldLogWriter();
-  http::Request first = Request("POST", "/asyncq", Insert("group-first"));
-  auto first_answer = std::async(std::launch::async, [&] { return Run(first); });
-  ASSERT_TRUE(sync_points_->WaitFor("GroupCommit::Woken", woken + 1));  // held with the first's group
+  auto first_answer = HoldLogWriterWithAGroup();
   http::Request insert = Request("POST", "/asyncq", Insert("group-lane"));
   auto sink = std::make_shared<TestSink>();
   auto answer = sink->Future();
   handler->Handle(insert, Connection(), http::Completion(sink));
-  EXPECT_EQ(answer.wait_for(100ms), std::future_status::timeout);  // not durable while the writer is held
-  Release();
-  ASSERT_EQ(answer.wait_for(10s), std::future_status::ready);
-  EXPECT_EQ(answer.get().result_int(), 201);
+  ExpectHeldUntilReleased(answer);
   EXPECT_NE(sink->on_thread, disk.waited_on);
   EXPECT_EQ(first_answer.get().result_int(), 201);
 }
