@@ -501,6 +501,29 @@ TEST_F(TlsSessionTest, ASlowReaderGetsTheWholeResponse) {
   EXPECT_EQ(client.ReadBody(), Body(3));
 }
 
+// Responses are sealed in a buffer of the I/O thread (session.cc, ThreadSealScratch): two large
+// responses on one thread that neither socket takes whole, and a small one sealed while both wait,
+// each keep their own records (records of another connection would not open under this one's keys).
+TEST_F(TlsSessionTest, LargeResponsesWaitingOnOneThreadKeepTheirOwnRecords) {
+  Start();  // one I/O thread
+  TlsClient first;
+  TlsClient second;
+  ASSERT_TRUE(first.Connect(listener_->port()));
+  ASSERT_TRUE(second.Connect(listener_->port()));
+  const size_t first_size = (4 << 20) + 1;
+  const size_t second_size = (6 << 20) + 7;
+  first.Send(TlsClient::Get(first_size));
+  second.Send(TlsClient::Get(second_size));
+  std::this_thread::sleep_for(100ms);  // both sockets full, the rest of both responses waiting
+  EXPECT_TRUE(AnotherClientIsServed());
+  EXPECT_TRUE(second.ReadBody() == Body(second_size));
+  EXPECT_TRUE(first.ReadBody() == Body(first_size));
+  first.Send(TlsClient::Get(11));
+  second.Send(TlsClient::Get(12));
+  EXPECT_EQ(first.ReadBody(), Body(11));
+  EXPECT_EQ(second.ReadBody(), Body(12));
+}
+
 // A client that reads the start of a large response and resets its connection: the session ends
 // (the pending write fails) and the server goes on serving others.
 TEST_F(TlsSessionTest, AClientLeavingMidResponseEndsItsSessionOnly) {
