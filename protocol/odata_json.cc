@@ -1,5 +1,6 @@
 #include "protocol/odata_json.h"
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -10,6 +11,10 @@
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "protocol/base64.h"
 #include "protocol/url.h"
@@ -35,13 +40,32 @@ inline bool EndsWith(std::string_view s, std::string_view suffix) { return s.end
 // understanding-the-table-service-data-model), at most one type annotation
 // each, and a few more members of OData control information. A body past any
 // of these cannot be an entity (TooManyProperties).
+// What a member of an entity body is, by its name: a type annotation
+// ("<name>@odata.type"), other OData control information ("odata.*",
+// "<name>@odata.*"; not data, Learn: understanding-the-table-service-data-model)
+// or a property.
+enum class MemberKind : uint8_t { kProperty, kAnnotation, kControl };
+
+inline MemberKind ClassifyMember(std::string_view name) {
+  if (EndsWith(name, kTypeSuffix)) return MemberKind::kAnnotation;
+  if (StartsWith(name, "odata.")) return MemberKind::kControl;
+  // Most names hold no '@': one memchr instead of a search for "@odata.".
+  if (std::memchr(name.data(), '@', name.size()) != nullptr && name.find("@odata.") != std::string_view::npos) {
+    return MemberKind::kControl;
+  }
+  return MemberKind::kProperty;
+}
+
 class EntityMemberBudget {
  public:
   // Counts one member; false once the budget is spent.
   bool Take(std::string_view name) {
     if (++members_ > kMaxMembers) return false;
-    if (EndsWith(name, kTypeSuffix)) return ++annotations_ <= model::kMaxProperties;
-    if (StartsWith(name, "odata.") || name.find("@odata.") != std::string_view::npos) return true;
+    switch (ClassifyMember(name)) {
+      case MemberKind::kAnnotation: return ++annotations_ <= model::kMaxProperties;
+      case MemberKind::kControl: return true;
+      case MemberKind::kProperty: break;
+    }
     return ++named_ <= model::kMaxProperties;
   }
 
@@ -318,14 +342,41 @@ class FlatObjectParser {
     return ((v | control | zero_quote | zero_backslash) & kHigh) != 0;
   }
 
+#if defined(__SSE2__)
+  // The index of the first of the 16 bytes at p that needs a look (as
+  // WordNeedsLook's), or 16. A signed compare below 0x20 flags the control
+  // characters and every byte >= 0x80 at once.
+  static unsigned FirstToLook16(const unsigned char* p) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i low = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
+    const __m128i quote = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
+    const __m128i backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
+    const auto mask = static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(low, _mm_or_si128(quote, backslash))));
+    return mask == 0 ? 16 : static_cast<unsigned>(__builtin_ctz(mask));
+  }
+#endif
+
   bool ParseString(std::string* out) {
     out->clear();
     for (;;) {
       // Copy the longest plain ASCII run at once, found 8 bytes at a time
       // while no byte of the word needs a look.
       const unsigned char* run = p_;
+#if defined(__SSE2__)
+      // 16 bytes at a time, stopping at the exact byte: no byte-wise tail
+      // but the last 15 bytes of the body.
+      while (end_ - p_ >= 16) {
+        const unsigned k = FirstToLook16(p_);
+        p_ += k;
+        if (k < 16) break;
+      }
+      if (end_ - p_ < 16) {
+        while (p_ < end_ && *p_ >= 0x20 && *p_ < 0x80 && *p_ != '"' && *p_ != '\\') ++p_;
+      }
+#else
       while (end_ - p_ >= 8 && !WordNeedsLook(p_)) p_ += 8;
       while (p_ < end_ && *p_ >= 0x20 && *p_ < 0x80 && *p_ != '"' && *p_ != '\\') ++p_;
+#endif
       out->append(reinterpret_cast<const char*>(run), static_cast<size_t>(p_ - run));
       if (p_ == end_) return false;
       const unsigned char c = *p_;
@@ -387,14 +438,19 @@ bool IsIdentifierStart(unsigned char c) {
 }
 bool IsIdentifierPart(unsigned char c) { return IsIdentifierStart(c) || (c >= '0' && c <= '9'); }
 
+// The length limit first, then the identifier rule. One pass over the name:
+// an ASCII name's UTF-16 length is its size.
 ApiResult<bool> ValidatePropertyName(std::string_view name) {
-  if (model::Utf16Length(name) > model::kMaxPropertyNameLength) return ApiError::PropertyNameTooLong();
-  if (name.empty() || !IsIdentifierStart(static_cast<unsigned char>(name[0]))) {
-    return ApiError::PropertyNameInvalid();
-  }
+  bool identifier = !name.empty() && IsIdentifierStart(static_cast<unsigned char>(name[0]));
+  unsigned char high = 0;
   for (char c : name) {
-    if (!IsIdentifierPart(static_cast<unsigned char>(c))) return ApiError::PropertyNameInvalid();
+    const auto u = static_cast<unsigned char>(c);
+    high |= u;
+    identifier = identifier && IsIdentifierPart(u);
   }
+  const size_t units = high < 0x80 ? name.size() : model::Utf16Length(name);
+  if (units > model::kMaxPropertyNameLength) return ApiError::PropertyNameTooLong();
+  if (!identifier) return ApiError::PropertyNameInvalid();
   return true;
 }
 
@@ -446,7 +502,7 @@ double NormalizeDouble(double d) { return d == 0 ? 0.0 : d; }  // -0.0 is stored
 
 // Converts one raw JSON value to an EdmValue. `type` = annotation, if any.
 // Consumes v.s (moved into the value) for strings.
-ApiResult<EdmValue> ConvertValue(std::string_view name, JsonScalar& v, std::optional<EdmType> type) {
+ApiResult<EdmValue> ConvertValueOf(std::string_view name, JsonScalar& v, std::optional<EdmType> type) {
   using K = JsonScalar::Kind;
   if (!type) {
     switch (v.kind) {
@@ -543,6 +599,22 @@ ApiResult<EdmValue> ConvertValue(std::string_view name, JsonScalar& v, std::opti
   return ApiError::InvalidInput();
 }
 
+// ConvertValueOf into `out` (a property's value in place), with the common
+// string value moved once rather than through each return.
+std::optional<ApiError> ConvertValue(std::string_view name, JsonScalar& v, std::optional<EdmType> type,
+                                     EdmValue* out) {
+  if (v.kind == JsonScalar::Kind::kString && (!type || *type == EdmType::kString)) {
+    if (model::Utf16Length(v.s) > model::kMaxStringUtf16Units) return ApiError::PropertyValueTooLarge();
+    out->type = EdmType::kString;
+    out->text = std::move(v.s);
+    return std::nullopt;
+  }
+  auto value = ConvertValueOf(name, v, type);
+  if (!value.ok()) return value.error();
+  *out = std::move(value).value();
+  return std::nullopt;
+}
+
 }  // namespace
 
 ApiResult<std::vector<JsonMember>> ParseFlatJsonObject(std::string_view body) {
@@ -558,12 +630,22 @@ std::string FormatDateTimeForRangeError(int64_t ticks) {
 
 ApiResult<bool> ValidateBodyKey(std::string_view name, std::string_view value) {
   if (model::Utf16Length(value) > model::kMaxKeyUtf16Units) return ApiError::PropertyValueTooLarge();
+  // Per byte: 1 refused ('/', '\\', '#', '?', C0 controls, DEL), 2 the lead
+  // byte of the C1 controls (U+0080..U+009F are C2 80..C2 9F).
+  static constexpr auto kLook = [] {
+    std::array<uint8_t, 256> look{};
+    for (int c = 0; c < 0x20; ++c) look[c] = 1;
+    for (unsigned char c : {'/', '\\', '#', '?', '\x7F'}) look[c] = 1;
+    look[0xC2] = 2;
+    return look;
+  }();
   for (size_t i = 0; i < value.size(); ++i) {
-    unsigned char c = static_cast<unsigned char>(value[i]);
-    bool bad = c == '/' || c == '\\' || c == '#' || c == '?' || c < 0x20 || c == 0x7F;
-    if (c == 0xC2 && i + 1 < value.size()) {
+    const uint8_t look = kLook[static_cast<unsigned char>(value[i])];
+    if (look == 0) continue;
+    bool bad = look == 1;
+    if (look == 2 && i + 1 < value.size()) {
       unsigned char n = static_cast<unsigned char>(value[i + 1]);
-      bad = bad || (n >= 0x80 && n <= 0x9F);
+      bad = n >= 0x80 && n <= 0x9F;
     }
     if (bad) {
       return ApiError::OutOfRangeInput("The '" + std::string(name) + "' parameter of value '" +
@@ -580,17 +662,29 @@ ApiResult<ParsedEntity> ParseEntityJson(std::string_view body) {
 }
 
 ApiResult<ParsedEntity> EntityFromMembers(std::vector<JsonMember>&& members) {
-  std::vector<JsonMember>* raw = &members;
-  // First pass: annotations by base name.
-  std::vector<std::pair<std::string_view, std::string_view>> annotations;  // base -> type name
+  // First pass: each member's kind (kept for the second pass, inline for a
+  // typical entity), and the annotations by base name.
+  constexpr size_t kInlineKinds = 64;
+  MemberKind inline_kinds[kInlineKinds];
+  std::vector<MemberKind> heap_kinds;
+  MemberKind* kinds = inline_kinds;
+  if (members.size() > kInlineKinds) {
+    heap_kinds.resize(members.size());
+    kinds = heap_kinds.data();
+  }
+  // base -> type name; a typical entity has a few.
+  std::vector<std::pair<std::string_view, std::string_view>> annotations;
   size_t named = 0;  // members that name a property, null ones and the system ones included
-  for (const JsonMember& p : *raw) {
-    if (!EndsWith(p.name, kTypeSuffix)) {
-      named += !StartsWith(p.name, "odata.") && p.name.find("@odata.") == std::string::npos;
+  for (size_t i = 0; i < members.size(); ++i) {
+    const JsonMember& p = members[i];
+    kinds[i] = ClassifyMember(p.name);
+    if (kinds[i] != MemberKind::kAnnotation) {
+      named += kinds[i] == MemberKind::kProperty;
       continue;
     }
     if (p.value.kind == JsonScalar::Kind::kNull) continue;
     if (p.value.kind != JsonScalar::Kind::kString) return ApiError::InvalidInput();
+    if (annotations.empty()) annotations.reserve(8);
     annotations.emplace_back(std::string_view(p.name).substr(0, p.name.size() - kTypeSuffix.size()),
                              p.value.s);
   }
@@ -623,22 +717,24 @@ ApiResult<ParsedEntity> EntityFromMembers(std::vector<JsonMember>&& members) {
   };
 
   ParsedEntity out;
-  out.entity.properties.reserve(raw->size() - annotations.size());
+  out.entity.properties.reserve(named);
   // Members are moved out; annotation members (skipped below) stay intact
   // because `annotations` points into them.
-  for (JsonMember& p : *raw) {
-    std::string& name = p.name;
-    if (EndsWith(name, kTypeSuffix)) continue;
-    // OData control information is not data (Learn: understanding-the-table-service-data-model).
-    if (StartsWith(name, "odata.") || name.find("@odata.") != std::string::npos) continue;
-    if (name == "Timestamp") continue;  // set by the server (Learn: understanding-the-table-service-data-model)
+  for (size_t i = 0; i < members.size(); ++i) {
+    // OData control information and type annotations are not data (Learn:
+    // understanding-the-table-service-data-model).
+    if (kinds[i] != MemberKind::kProperty) continue;
+    JsonMember& p = members[i];
+    const std::string_view name = p.name;
+    if (name == std::string_view("Timestamp")) continue;  // set by the server (Learn: understanding-the-table-service-data-model)
     const std::string_view* type_name = annotation_of(name);
     std::optional<EdmType> type;
     if (type_name != nullptr) {
       type = model::EdmTypeFromName(*type_name);
       if (!type) return ApiError::InvalidInput();
     }
-    if (name == "PartitionKey" || name == "RowKey") {
+    const bool is_partition_key = name == std::string_view("PartitionKey");
+    if (is_partition_key || name == std::string_view("RowKey")) {
       if (p.value.kind == JsonScalar::Kind::kNull) continue;  // null = absent
       // A key that is not a string (a JSON number or Boolean, or a value typed
       // anything but Edm.String) is InvalidInput on the service, recorded in
@@ -649,7 +745,7 @@ ApiResult<ParsedEntity> EntityFromMembers(std::vector<JsonMember>&& members) {
       }
       auto valid = ValidateBodyKey(name, p.value.s);
       if (!valid.ok()) return valid.error();
-      if (name == "PartitionKey") {
+      if (is_partition_key) {
         out.entity.partition_key = std::move(p.value.s);
         out.has_partition_key = true;
       } else {
@@ -662,9 +758,9 @@ ApiResult<ParsedEntity> EntityFromMembers(std::vector<JsonMember>&& members) {
     if (!name_ok.ok()) return name_ok.error();
     // null = absent (Learn: payload-format-for-table-service-operations)
     if (p.value.kind == JsonScalar::Kind::kNull) continue;
-    auto value = ConvertValue(name, p.value, type);
-    if (!value.ok()) return value.error();
-    out.entity.properties.push_back({std::move(name), std::move(value).value()});
+    model::Property& property = out.entity.properties.emplace_back();
+    if (auto error = ConvertValue(name, p.value, type, &property.value)) return *std::move(error);
+    property.name = std::move(p.name);
     // Refused as soon as it cannot be an entity: the rest is not converted.
     if (out.entity.properties.size() > model::kMaxCustomProperties) return ApiError::TooManyProperties();
   }

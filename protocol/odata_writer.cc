@@ -1,6 +1,7 @@
 #include "protocol/odata_writer.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -295,21 +296,51 @@ std::string FormatDouble(double value) {
   return std::string(buf, DoubleText(value, buf));
 }
 
-std::string EntityKeyPath(std::string_view table, std::string_view pk, std::string_view rk) {
-  auto encode_key = [](std::string_view key) {
-    std::string doubled;
-    for (char c : key) {
-      doubled += c;
-      if (c == '\'') doubled += '\'';
+namespace {
+
+// PercentEncode (url.h) appended to `out`, runs of unreserved bytes at once;
+// in a key (`key`), a quote is doubled and kept.
+void AppendKeyPathPart(std::string* out, std::string_view text, bool key) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  static constexpr auto kUnreserved = [] {
+    std::array<bool, 256> keep{};
+    for (int c = 0; c < 256; ++c) {
+      keep[c] = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+                c == '_' || c == '.' || c == '~';
     }
-    return PercentEncode(doubled, "'");
-  };
-  std::string out = PercentEncode(table);
-  out += "(PartitionKey='";
-  out += encode_key(pk);
-  out += "',RowKey='";
-  out += encode_key(rk);
-  out += "')";
+    return keep;
+  }();
+  size_t run = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (kUnreserved[c]) continue;
+    out->append(text.data() + run, i - run);
+    run = i + 1;
+    if (key && c == '\'') {
+      out->append("''");
+    } else {
+      const char escaped[3] = {'%', kHex[c >> 4], kHex[c & 15]};
+      out->append(escaped, 3);
+    }
+  }
+  out->append(text.data() + run, text.size() - run);
+}
+
+}  // namespace
+
+void AppendEntityKeyPath(std::string* out, std::string_view table, std::string_view pk, std::string_view rk) {
+  out->reserve(out->size() + table.size() + pk.size() + rk.size() + 32);
+  AppendKeyPathPart(out, table, /*key=*/false);
+  out->append("(PartitionKey='");
+  AppendKeyPathPart(out, pk, /*key=*/true);
+  out->append("',RowKey='");
+  AppendKeyPathPart(out, rk, /*key=*/true);
+  out->append("')");
+}
+
+std::string EntityKeyPath(std::string_view table, std::string_view pk, std::string_view rk) {
+  std::string out;
+  AppendEntityKeyPath(&out, table, pk, rk);
   return out;
 }
 

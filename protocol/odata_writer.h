@@ -31,6 +31,9 @@ std::string FormatDouble(double value);
 // "<table>(PartitionKey='<pk>',RowKey='<rk>')" with quotes doubled and the
 // keys percent-encoded (Location, DataServiceId, odata.id/editLink; Learn: insert-entity).
 std::string EntityKeyPath(std::string_view table, std::string_view partition_key, std::string_view row_key);
+// The same path appended to *out (a Location: the base URL, then the path, in one string).
+void AppendEntityKeyPath(std::string* out, std::string_view table, std::string_view partition_key,
+                         std::string_view row_key);
 
 // Single entity: {"odata.metadata":"{base}$metadata#{table}/@Element",...}.
 std::string WriteEntity(const model::Entity& entity, const EntityWriteContext& ctx);

@@ -290,11 +290,20 @@ bool ReadEncodedProperties(std::string_view value, const std::string_view* names
   return true;
 }
 
-void EncodeEntityValue(const model::Entity& e, std::string* out) {
+void EncodeEntityValue(const model::Entity& e, std::string* out) { EncodeEntityValue(e.timestamp, e.properties, out); }
+
+void EncodeEntityValue(int64_t timestamp, const std::vector<model::Property>& properties, std::string* out) {
+  // Sized once: at most the version, the timestamp and the count, and per
+  // property two varints, its name, a tag and its value (text, or 16 bytes).
+  size_t bound = 1 + 8 + 10;
+  for (const model::Property& p : properties) {
+    bound += 10 + p.name.size() + 1 + 10 + std::max<size_t>(p.value.text.size(), 16);
+  }
+  out->reserve(out->size() + bound);
   out->push_back(static_cast<char>(kEntityFormatVersion));
-  PutFixed64(static_cast<uint64_t>(e.timestamp), out);
-  PutVarint64(e.properties.size(), out);
-  for (const model::Property& p : e.properties) {
+  PutFixed64(static_cast<uint64_t>(timestamp), out);
+  PutVarint64(properties.size(), out);
+  for (const model::Property& p : properties) {
     PutVarint64(p.name.size(), out);
     out->append(p.name);
     const EdmValue& v = p.value;

@@ -22,6 +22,8 @@ inline constexpr uint8_t kEntityFormatVersion = 1;
 
 // Appends the encoding of entity.timestamp and entity.properties to *out.
 void EncodeEntityValue(const model::Entity& entity, std::string* out);
+// The same for a timestamp and properties held apart (an entity being written).
+void EncodeEntityValue(int64_t timestamp, const std::vector<model::Property>& properties, std::string* out);
 std::string EncodeEntityValue(const model::Entity& entity);
 
 // Decodes a value into entity->timestamp and entity->properties, leaving the

@@ -24,8 +24,15 @@ struct Pending {
   std::string key;
   bool exists = false;
   bool existed = false;  // before this Write(): exists - existed is its change to the entity count
-  model::Entity entity;  // full properties once any op touched it
-  std::string encoded;   // the value written (exists) for the entity cache
+  model::Entity entity;  // keys, the stored timestamp; the properties once an op merged into them
+  // The op whose entity replaced the properties (an insert, an update, an
+  // upsert of a new key), read in place rather than copied: every op outlives
+  // the Write() call. Null when `entity` holds the properties.
+  const model::Entity* replaced_by = nullptr;
+  std::string encoded;  // the value written (exists) for the entity cache
+
+  // The entity as the ops so far left it (timestamp aside).
+  const model::Entity& current() const { return replaced_by != nullptr ? *replaced_by : entity; }
 };
 
 // If-Match for Update, Merge and Delete (Learn: update-entity2). A missing entity is 404
@@ -45,14 +52,20 @@ Status CheckCondition(const IfMatch& if_match, const Pending& p) {
   return Status::Internal("unknown If-Match kind");
 }
 
+// `from` has the pending entity's keys (same partition, same RowKey).
 void Replace(const model::Entity& from, Pending* p) {
   p->exists = true;
-  p->entity.properties = from.properties;
+  p->replaced_by = &from;
+  p->entity.properties.clear();
 }
 
 // Merge (Learn: merge-entity): the op's properties overwrite or extend the stored ones,
 // possibly changing their type; all others stay, in their original order.
 void Merge(const model::Entity& from, Pending* p) {
+  if (p->replaced_by != nullptr) {  // a second op on the key: now the properties are needed as a copy
+    p->entity.properties = p->replaced_by->properties;
+    p->replaced_by = nullptr;
+  }
   for (const model::Property& prop : from.properties) {
     if (model::Property* existing = p->entity.Find(prop.name)) {
       existing->value = prop.value;
@@ -101,10 +114,11 @@ Status Apply(const WriteOp& op, Pending* p) {
     case WriteKind::kDelete:
       TABLESTONE_RETURN_IF_ERROR(CheckCondition(op.if_match, *p));
       p->exists = false;
+      p->replaced_by = nullptr;
       p->entity.properties.clear();
       return Status::Ok();
   }
-  return CheckLimits(p->entity);
+  return CheckLimits(p->current());
 }
 
 }  // namespace
@@ -235,7 +249,7 @@ WriteResult RocksEngine::Write(const TableInfo& table, std::span<const WriteOp> 
     rocksdb::Status bs;
     if (p.exists) {
       p.entity.timestamp = ts;
-      EncodeEntityValue(p.entity, &p.encoded);
+      EncodeEntityValue(ts, p.current().properties, &p.encoded);
       bs = batch.Put(cf(kEntitiesCf), p.key, p.encoded);
     } else {
       bs = batch.Delete(cf(kEntitiesCf), p.key);

@@ -220,7 +220,7 @@ void HandleBatch(const ApiContext& ctx, const RequestInfo& info, http::Response&
     part.status = static_cast<int>(out.status);
     part.content_id = p.content_id;
     AddFramingHeaders(&part);
-    for (auto& header : out.headers) part.headers.push_back(std::move(header));
+    for (auto& [name, value] : out.headers) part.headers.emplace_back(name, std::move(value));
     if (!out.body.empty()) {
       part.headers.emplace_back("Content-Type", WriterFor(p.level).EntityContentType());
       part.body = std::move(out.body);

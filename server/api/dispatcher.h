@@ -165,6 +165,11 @@ class Dispatcher final : public http::RequestHandler, public RequestStage {
   // the answer must wait) or from a PendingRequest.
   void Finish(RequestInfo& info, http::Response response, http::Completion done);
   void Finish(std::shared_ptr<PendingRequest> pending);
+  // Finish for an answer produced on a lane thread, which has no turn to wait
+  // for: when the log write cannot wait (Engine::TrySyncWal: no fsync, the
+  // log writer idle) the lane makes it and sends the answer itself, with no
+  // wake-up of the log writer; otherwise as Finish.
+  void FinishOnLane(std::shared_ptr<PendingRequest> pending);
   // Decorate; then, when nothing the answer may reflect waits for the log
   // write, Record and send it and return true.
   bool SendIfDurable(const RequestInfo& info, http::Response& response, http::Completion& done);

@@ -1,5 +1,6 @@
 // Get Entity and the six entity writes (Learn: query-entities, insert-entity, update-entity2, merge-entity,
 // delete-entity1).
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,9 +19,21 @@ using protocol::ApiError;
 
 namespace {
 
-std::optional<std::string_view> OptionalHeader(const RequestInfo& info, std::string_view name) {
-  if (!info.HasHeader(name)) return std::nullopt;
-  return info.Header(name);
+constexpr std::string_view kDataServiceVersion = "DataServiceVersion";
+
+// The first value of each of `fields` in the request (as FindRequestHeader
+// finds by name; Beast names every field it knows when it parses the head),
+// in one pass over its headers.
+template <size_t N>
+std::array<std::optional<std::string_view>, N> RequestFields(const http::Request& request,
+                                                             const std::array<boost::beast::http::field, N>& fields) {
+  std::array<std::optional<std::string_view>, N> found;
+  for (const auto& f : request) {
+    for (size_t i = 0; i < N; ++i) {
+      if (f.name() == fields[i] && !found[i]) found[i] = std::string_view(f.value().data(), f.value().size());
+    }
+  }
+  return found;
 }
 
 // A service SAS may be limited to a key range (Learn: create-service-sas).
@@ -77,13 +90,16 @@ void HandleGetEntity(const ApiContext& ctx, const RequestInfo& info, http::Respo
 
 const protocol::ApiResult<model::WriteOp>& ParsedWriteOp(const RequestInfo& info) {
   if (!info.write_op) {
+    using boost::beast::http::field;
+    const auto [if_match, if_none_match, content_type] =
+        RequestFields(info.request, std::array{field::if_match, field::if_none_match, field::content_type});
     EntityOpRequest req;
     req.operation = info.route.operation;
     req.url_key = info.route.resource.key;
     req.body = info.request.body();
-    req.if_match = OptionalHeader(info, "If-Match");
-    req.if_none_match = OptionalHeader(info, "If-None-Match");
-    req.content_type = OptionalHeader(info, "Content-Type");
+    req.if_match = if_match;
+    req.if_none_match = if_none_match;
+    req.content_type = content_type;
     req.version = info.api_version;
     req.flavor = info.flavor;
     info.write_op = BuildWriteOp(req);
@@ -99,10 +115,13 @@ void HandleEntityWrite(const ApiContext& ctx, const RequestInfo& info, http::Res
   if (is_insert) {
     // Only inserts have a body to negotiate and honour Prefer (Learn:
     // setting-the-prefer-header-to-manage-response-echo-on-insert-operations).
-    auto negotiated = protocol::NegotiateMetadata(info.Query("$format"), info.Header("Accept"), info.api_version);
+    using boost::beast::http::field;
+    const auto [accept, prefer_header] = RequestFields(info.request, std::array{field::accept, field::prefer});
+    auto negotiated = protocol::NegotiateMetadata(info.Query("$format"), accept.value_or(std::string_view()),
+                                                  info.api_version);
     if (!negotiated.ok()) return WriteError(info, negotiated.error(), response);
     level = *negotiated;
-    if (info.HasHeader("Prefer")) prefer = protocol::ParsePrefer(info.Header("Prefer"));
+    if (prefer_header) prefer = protocol::ParsePrefer(*prefer_header);
   }
   const auto& op = ParsedWriteOp(info);
   if (!op.ok()) return WriteError(info, op.error(), response);
@@ -118,12 +137,22 @@ void HandleEntityWrite(const ApiContext& ctx, const RequestInfo& info, http::Res
 
   WriteResponseContext wctx{info.base_url, info.account(), info.route.resource.table, level, prefer};
   EntityOpResponse out = RenderWriteSuccess(*op, result.timestamp, wctx);
+  // The answer's DataServiceVersion is the operation's (RenderWriteSuccess):
+  // it replaces the framing's. Its other headers are not set by the framing,
+  // so they are inserted, without a search for one to replace.
+  std::string_view data_service_version;
+  for (const auto& [name, value] : out.headers) {
+    if (name == kDataServiceVersion) data_service_version = value;
+  }
   if (out.status == 204) {
-    WriteNoContent(response);
+    WriteNoContent(response, data_service_version);
   } else {
     WriterFor(level).RenderedEntity(response, out.status, std::move(out.body));
+    response.set(kDataServiceVersion, data_service_version);
   }
-  for (auto& [name, value] : out.headers) response.set(name, value);
+  for (auto& [name, value] : out.headers) {
+    if (name != kDataServiceVersion) response.insert(name, value);
+  }
 }
 
 }  // namespace tablestone::api

@@ -84,8 +84,9 @@ EntityOpResponse RenderWriteSuccess(const model::WriteOp& op, int64_t timestamp,
     out.headers.emplace_back("ETag", std::move(etag));
     return out;
   }
-  std::string location = std::string(ctx.base_url) +
-                         protocol::EntityKeyPath(ctx.table, op.entity.partition_key, op.entity.row_key);
+  std::string location(ctx.base_url);
+  protocol::AppendEntityKeyPath(&location, ctx.table, op.entity.partition_key, op.entity.row_key);
+  out.headers.reserve(5);
   if (ctx.prefer != protocol::PreferReturn::kNone) {
     out.headers.emplace_back("Preference-Applied", std::string(protocol::PreferReturnName(ctx.prefer)));
   }

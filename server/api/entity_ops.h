@@ -44,7 +44,8 @@ protocol::ApiResult<model::WriteOp> BuildWriteOp(const EntityOpRequest& request)
 // What a successful write answers.
 struct EntityOpResponse {
   unsigned status = 204;
-  std::vector<std::pair<std::string, std::string>> headers;  // in order; no common x-ms-* headers
+  // In order; no common x-ms-* headers. The names are string literals.
+  std::vector<std::pair<std::string_view, std::string>> headers;
   std::string body;  // JSON, or an Atom entry for MetadataLevel::kAtom (201 insert only)
 };
 

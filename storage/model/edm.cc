@@ -19,11 +19,20 @@ std::string_view EdmTypeName(EdmType type) {
 }
 
 std::optional<EdmType> EdmTypeFromName(std::string_view name) {
-  for (EdmType t : {EdmType::kString, EdmType::kInt32, EdmType::kInt64, EdmType::kDouble,
-                    EdmType::kBoolean, EdmType::kDateTime, EdmType::kGuid, EdmType::kBinary}) {
-    if (EdmTypeName(t) == name) return t;
+  // Every type annotation of an entity body comes here: the letters after
+  // "Edm." pick the one candidate, which is then compared whole.
+  if (name.size() < 6) return std::nullopt;
+  EdmType type;
+  switch (name[4]) {
+    case 'S': type = EdmType::kString; break;
+    case 'I': type = name.size() > 7 && name[7] == '3' ? EdmType::kInt32 : EdmType::kInt64; break;
+    case 'D': type = name[5] == 'o' ? EdmType::kDouble : EdmType::kDateTime; break;
+    case 'B': type = name[5] == 'o' ? EdmType::kBoolean : EdmType::kBinary; break;
+    case 'G': type = EdmType::kGuid; break;
+    default: return std::nullopt;
   }
-  return std::nullopt;
+  if (EdmTypeName(type) != name) return std::nullopt;
+  return type;
 }
 
 bool operator==(const EdmValue& a, const EdmValue& b) {

@@ -18,6 +18,23 @@ TEST(EdmTest, TypeNamesRoundTripExactly) {
   EXPECT_FALSE(EdmTypeFromName("Edm.Single").has_value());
 }
 
+// The lookup picks a candidate by the letters after "Edm." and then compares
+// the whole name: prefixes, extensions and near names of every type are not it.
+TEST(EdmTest, OnlyTheExactTypeNameIsAType) {
+  for (std::string_view name :
+       {"", "E", "Edm.", "Edm.I", "Edm.In", "Edm.Int", "Edm.Int3", "Edm.Int6", "Edm.Int32x", "Edm.Int65", "Edm.Strin",
+        "Edm.Strings", "Edm.Doubl", "Edm.Dx", "Edm.DateTim", "Edm.DateTimeOffset", "Edm.Boolea", "Edm.Bx", "Edm.Binar",
+        "Edm.Guid2", "Edm.Gui", "Xdm.Int32", "Edm.int32", "Edm Int32", "Edm.\0nt32"}) {
+    EXPECT_FALSE(EdmTypeFromName(name).has_value()) << name;
+  }
+  EXPECT_EQ(EdmTypeFromName("Edm.Int32"), EdmType::kInt32);
+  EXPECT_EQ(EdmTypeFromName("Edm.Int64"), EdmType::kInt64);
+  EXPECT_EQ(EdmTypeFromName("Edm.DateTime"), EdmType::kDateTime);
+  EXPECT_EQ(EdmTypeFromName("Edm.Double"), EdmType::kDouble);
+  EXPECT_EQ(EdmTypeFromName("Edm.Boolean"), EdmType::kBoolean);
+  EXPECT_EQ(EdmTypeFromName("Edm.Binary"), EdmType::kBinary);
+}
+
 TEST(EdmTest, EqualityComparesTypeAndPayload) {
   EXPECT_EQ(EdmValue::Int32(5), EdmValue::Int32(5));
   EXPECT_NE(EdmValue::Int32(5), EdmValue::Int64(5));

@@ -6,6 +6,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "protocol/url.h"
 #include "storage/model/datetime.h"
 
 namespace tablestone::protocol {
@@ -124,6 +125,32 @@ TEST(ODataWriterTest, EmptyFeedAndTables) {
             "{\"value\":[{\"TableName\":\"a\"},{\"TableName\":\"b\"}]}");
   EXPECT_EQ(WriteTableFeed({}, kBase, "acct", MetadataLevel::kMinimalMetadata),
             "{\"odata.metadata\":\"" + std::string(kBase) + "$metadata#Tables\",\"value\":[]}");
+}
+
+// The path against its definition (quotes of a key doubled, then PercentEncode
+// keeping the quotes; the table name PercentEncode'd) for every byte, alone
+// and in runs.
+TEST(ODataWriterTest, EntityKeyPathIsTheKeysPercentEncodedWithQuotesDoubled) {
+  auto reference = [](std::string_view table, std::string_view pk, std::string_view rk) {
+    auto key = [](std::string_view k) {
+      std::string doubled;
+      for (char c : k) {
+        doubled += c;
+        if (c == '\'') doubled += '\'';
+      }
+      return PercentEncode(doubled, "'");
+    };
+    return PercentEncode(table) + "(PartitionKey='" + key(pk) + "',RowKey='" + key(rk) + "')";
+  };
+  for (int b = 0; b < 256; ++b) {
+    const std::string one(1, static_cast<char>(b));
+    const std::string run = "ab" + one + one + "cd-" + one;
+    EXPECT_EQ(EntityKeyPath(one, one, run), reference(one, one, run)) << b;
+    EXPECT_EQ(EntityKeyPath("t", run, one), reference("t", run, one)) << b;
+  }
+  std::string prefix = "https://h/acct/";
+  AppendEntityKeyPath(&prefix, "t", "a'b", "c d");
+  EXPECT_EQ(prefix, "https://h/acct/t(PartitionKey='a''b',RowKey='c%20d')");
 }
 
 TEST(ODataWriterTest, EntityKeyPathEncodesAndDoublesQuotes) {

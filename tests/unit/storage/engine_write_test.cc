@@ -207,6 +207,32 @@ TEST_P(EngineWriteTest, LaterOpsSeeEarlierOpsOfTheSameBatch) {
   EXPECT_TRUE(Exists("p", "a"));
 }
 
+// A replacing op's properties are read from the op itself (not copied) until
+// a later op of the batch merges into them: each op then sees exactly what the
+// ops before it left, and the ops themselves are left as they were.
+TEST_P(EngineWriteTest, ReplacedPropertiesAreTheLastReplacingOpsWithTheMergesAfterIt) {
+  const std::vector<WriteOp> ops = {
+      Op(WriteKind::kInsert, MakeEntity("p", "r", {{"x", EdmValue::Int32(1)}})),
+      Op(WriteKind::kUpdate, MakeEntity("p", "r", {{"y", EdmValue::String("two")}}), IfAny()),
+      Op(WriteKind::kMerge, MakeEntity("p", "r", {{"z", EdmValue::Int32(3)}}), IfAny()),
+      Op(WriteKind::kInsertOrReplace, MakeEntity("p", "r", {{"w", EdmValue::Int32(4)}})),
+      Op(WriteKind::kInsertOrMerge, MakeEntity("p", "r", {{"v", EdmValue::Int32(5)}, {"w", EdmValue::Int32(6)}})),
+      Op(WriteKind::kInsert, MakeEntity("p", "s", {{"only", EdmValue::Boolean(true)}}))};
+  const std::vector<WriteOp> before = ops;
+  ASSERT_TRUE(engine_->Write(table_, ops).status.ok());
+  EXPECT_EQ(Get("p", "r").properties,
+            (std::vector<model::Property>{{"w", EdmValue::Int32(6)}, {"v", EdmValue::Int32(5)}}));
+  EXPECT_EQ(Get("p", "s").properties, (std::vector<model::Property>{{"only", EdmValue::Boolean(true)}}));
+  for (size_t i = 0; i < ops.size(); ++i) EXPECT_EQ(ops[i].entity, before[i].entity) << i;
+
+  // A replace checks the limits on the op's own entity.
+  std::vector<model::Property> big;
+  for (int i = 0; i < 3; ++i) big.push_back({"b" + std::to_string(i), EdmValue::String(std::string(400 * 1024, 'x'))});
+  WriteResult w = engine_->Write(table_, std::vector<WriteOp>{Op(WriteKind::kInsertOrReplace, MakeEntity("p", "r", big))});
+  EXPECT_EQ(w.status.code(), StatusCode::kEntityTooLarge);
+  EXPECT_EQ(Get("p", "r").properties.size(), 2u);
+}
+
 // Write() matches the ops of one batch by RowKey, rejecting most candidates by
 // length and last byte first: keys alike in both must still be told apart,
 // and the empty RowKey is a key like any other.

@@ -107,6 +107,24 @@ class AsyncDispatchTest : public ::testing::Test {
       release_.set_value();
     }
   }
+  // Holds the log writer with the group of a first insert ("queued", answered
+  // on a thread of its own): answers that must wait for the log writer join
+  // its next group. Returns the first insert's answer.
+  std::future<http::Response> HoldLogWriterWithAGroup() {
+    const uint64_t woken = sync_points_->Count("GroupCommit::Woken");
+    HoldLogWriter();
+    held_first_ = std::make_unique<http::Request>(Request("POST", "/asyncq", Insert("queued")));
+    auto answer = std::async(std::launch::async, [this] { return Run(*held_first_); });
+    EXPECT_TRUE(sync_points_->WaitFor("GroupCommit::Woken", woken + 1));  // held with the first's group
+    return answer;
+  }
+  // `answer` is not given while the log writer is held, and is a 201 once released.
+  void ExpectHeldUntilReleased(std::future<http::Response>& answer) {
+    EXPECT_EQ(answer.wait_for(50ms), std::future_status::timeout);  // not durable while the writer is held
+    Release();
+    ASSERT_EQ(answer.wait_for(10s), std::future_status::ready);
+    EXPECT_EQ(answer.get().result_int(), 201);
+  }
   // Rows "10000", "10001", ... of partition "p" in table asyncq, each with n = its index.
   void InsertRows(int count) {
     auto table = engine_->GetTable(kAccount, "asyncq");
@@ -161,6 +179,7 @@ class AsyncDispatchTest : public ::testing::Test {
   // on the log writer's thread. Declared before handler_, so they outlive it.
   const http::RequestContext& Connection() { return connections_.emplace_back(); }
   std::deque<http::RequestContext> connections_;
+  std::unique_ptr<http::Request> held_first_;  // HoldLogWriterWithAGroup's request, outliving its answer
   std::unique_ptr<storage::Engine> engine_;
   std::unique_ptr<http::RequestHandler> handler_;
   // One thread per lane and one queued request per lane.
@@ -374,21 +393,14 @@ TEST_F(AsyncDispatchTest, TheWritesOfATurnAreWrittenToTheLogByItsThreadWhenTheLo
 // While the log writer has a group (queued or writing), a turn's writes join
 // its next one instead of writing the log beside it.
 TEST_F(AsyncDispatchTest, TheWritesOfATurnWaitForTheLogWriterWhileItHasAGroup) {
-  const uint64_t woken = sync_points_->Count("GroupCommit::Woken");
-  HoldLogWriter();
-  http::Request first = Request("POST", "/asyncq", Insert("queued"));
-  auto first_answer = std::async(std::launch::async, [&] { return Run(first); });
-  ASSERT_TRUE(sync_points_->WaitFor("GroupCommit::Woken", woken + 1));  // held with the first's group
+  auto first_answer = HoldLogWriterWithAGroup();
   testing::Turn turn;
   http::Request insert = Request("POST", "/asyncq", Insert("behind"));
   auto sink = std::make_shared<testing::TurnSink>(&turn);
   auto answer = sink->Future();
   handler_->Handle(insert, Connection(), http::Completion(sink));
   turn.End();
-  EXPECT_EQ(answer.wait_for(50ms), std::future_status::timeout);  // not durable while the writer is held
-  Release();
-  ASSERT_EQ(answer.wait_for(10s), std::future_status::ready);
-  EXPECT_EQ(answer.get().result_int(), 201);
+  ExpectHeldUntilReleased(answer);
   EXPECT_NE(sink->on_thread, turn.thread);
   EXPECT_EQ(first_answer.get().result_int(), 201);
 }
@@ -411,15 +423,20 @@ TEST_F(AsyncDispatchTest, DroppingTheHandlerAnswersTheWritesOfATurnThatNeverEnde
   EXPECT_EQ(answer.get().result_int(), 201);
 }
 
-TEST_F(AsyncDispatchTest, AnswerProducedOnALaneDoesNotWaitForATurn) {
-  // A write that ran on the short lane (its read would wait for the disk) is
-  // answered after the log write alone: a lane has no turn to wait for.
-  DiskOnlyEngine disk(*engine_);
+// A handler over `disk`: its point reads and writes run on the short lane.
+std::unique_ptr<http::RequestHandler> LaneHandler(DiskOnlyEngine& disk, exec::WorkExecutor& executor) {
   ApiOptions options;
   options.allow_anonymous = true;
   options.accounts = {
       {kAccount, {"Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="}}};
-  auto handler = MakeApiHandler(disk, *executor_, options);
+  return MakeApiHandler(disk, executor, options);
+}
+
+TEST_F(AsyncDispatchTest, AnswerProducedOnALaneDoesNotWaitForATurn) {
+  // A write that ran on the short lane (its read would wait for the disk) is
+  // answered after the log write alone: a lane has no turn to wait for.
+  DiskOnlyEngine disk(*engine_);
+  auto handler = LaneHandler(disk, *executor_);
   testing::Turn turn;
   http::Request insert = Request("POST", "/asyncq", Insert("lane"));
   auto sink = std::make_shared<testing::TurnSink>(&turn);
@@ -428,6 +445,38 @@ TEST_F(AsyncDispatchTest, AnswerProducedOnALaneDoesNotWaitForATurn) {
   EXPECT_EQ(answer.get().result_int(), 201);  // the turn never ended
   EXPECT_TRUE(turn.after.empty());
   EXPECT_NE(disk.waited_on, std::this_thread::get_id());
+}
+
+// With the log writer idle and no fsync, a lane writes the log for its own
+// answer and sends it: no wake-up of the log writer, no hand-back of the
+// answer through it (a `$batch` runs on the short lane; docs/benchmarks.md,
+// "Point writes against 2f279ee, round 3").
+TEST_F(AsyncDispatchTest, AnAnswerProducedOnALaneIsWrittenToTheLogByTheLaneWhenTheLogWriterIsIdle) {
+  DiskOnlyEngine disk(*engine_);
+  auto handler = LaneHandler(disk, *executor_);
+  const uint64_t syncs_before = engine_->GetStats().wal_syncs;
+  const uint64_t woken_before = sync_points_->Count("GroupCommit::Woken");
+  http::Request insert = Request("POST", "/asyncq", Insert("lane-own"));
+  auto sink = std::make_shared<TestSink>();
+  handler->Handle(insert, Connection(), http::Completion(sink));
+  EXPECT_EQ(sink->Future().get().result_int(), 201);
+  EXPECT_EQ(sink->on_thread, disk.waited_on);  // the lane that ran the write answered
+  EXPECT_EQ(engine_->GetStats().wal_syncs, syncs_before + 1);
+  EXPECT_EQ(sync_points_->Count("GroupCommit::Woken"), woken_before);
+}
+
+// While the log writer has a group, a lane's answer joins its next one.
+TEST_F(AsyncDispatchTest, TheAnswerOfALaneWaitsForTheLogWriterWhileItHasAGroup) {
+  DiskOnlyEngine disk(*engine_);
+  auto handler = LaneHandler(disk, *executor_);
+  auto first_answer = HoldLogWriterWithAGroup();
+  http::Request insert = Request("POST", "/asyncq", Insert("group-lane"));
+  auto sink = std::make_shared<TestSink>();
+  auto answer = sink->Future();
+  handler->Handle(insert, Connection(), http::Completion(sink));
+  ExpectHeldUntilReleased(answer);
+  EXPECT_NE(sink->on_thread, disk.waited_on);
+  EXPECT_EQ(first_answer.get().result_int(), 201);
 }
 
 TEST_F(AsyncDispatchTest, AnEntityReadWaitsOnlyForWritesItCanReflect) {
