@@ -524,6 +524,40 @@ TEST_F(TlsSessionTest, LargeResponsesWaitingOnOneThreadKeepTheirOwnRecords) {
   EXPECT_EQ(second.ReadBody(), Body(12));
 }
 
+// A kept-alive connection waits for its next request without a read buffer (session.cc
+// OnTlsReadable): the wait has the idle deadline, and a graceful stop ends it at once.
+TEST_F(TlsSessionTest, AnIdleKeptAliveConnectionEndsAtTheIdleDeadlineOrAStop) {
+  HttpOptions options;
+  options.idle_timeout = 300ms;
+  Start(options);
+  TlsClient idle;
+  ASSERT_TRUE(idle.Connect(listener_->port()));
+  idle.Send(TlsClient::Get(5));
+  ASSERT_EQ(idle.ReadBody(), Body(5));
+  const auto begin = std::chrono::steady_clock::now();
+  char byte;
+  boost::system::error_code ec;
+  idle.stream().read_some(boost::asio::buffer(&byte, 1), ec);
+  EXPECT_TRUE(ec) << "the server sent data instead of closing";
+  EXPECT_GE(std::chrono::steady_clock::now() - begin, 250ms);
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, 3s);
+  EXPECT_TRUE(AllClosedWithin(2s));
+
+  // A connection waiting (idle deadline far off) while the listener stops.
+  listener_->Stop();
+  options.idle_timeout = 60s;
+  Start(options);
+  TlsClient waiting;
+  ASSERT_TRUE(waiting.Connect(listener_->port()));
+  waiting.Send(TlsClient::Get(6));
+  ASSERT_EQ(waiting.ReadBody(), Body(6));
+  const auto stop_begin = std::chrono::steady_clock::now();
+  listener_->Stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - stop_begin, 2s);
+  EXPECT_EQ(listener_->connections(), 0u);
+  listener_.reset();
+}
+
 // A client that reads the start of a large response and resets its connection: the session ends
 // (the pending write fails) and the server goes on serving others.
 TEST_F(TlsSessionTest, AClientLeavingMidResponseEndsItsSessionOnly) {
