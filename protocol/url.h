@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,6 +23,13 @@ namespace tablestone::protocol {
 // a request has ~10 parameters (a SAS alone has 8), and a tree node per
 // parameter cost ~1,000 instructions of a point request; a sorted vector cost
 // more than the tree (element moves on insertion). Lookups take string_views.
+//
+// Copies share the vector until one of them is changed (copy on write): the
+// query string a SAS repeats on every request is parsed once (QueryMemo,
+// route.h), and a request's copy of it was four allocations and ~600
+// instructions of a point GET. Only the non-const members may copy it (a
+// shared vector is never changed); like a std::vector, one object is not to be
+// used from two threads at once, while copies of it may be.
 class QueryParams {
  public:
   using value_type = std::pair<std::string, std::string>;
@@ -29,38 +37,57 @@ class QueryParams {
   using const_iterator = std::vector<value_type>::const_iterator;
 
   QueryParams() = default;
-  QueryParams(std::initializer_list<value_type> items) : items_(items) {}
+  QueryParams(std::initializer_list<value_type> items)
+      : items_(std::make_shared<std::vector<value_type>>(items)) {}
   template <typename It>
   QueryParams(It first, It last) {
     for (; first != last; ++first) emplace(first->first, first->second);
   }
 
-  void reserve(size_t n) { items_.reserve(n); }
+  void reserve(size_t n) { Mutable().reserve(n); }
   iterator emplace(std::string name, std::string value) {
-    items_.emplace_back(std::move(name), std::move(value));
-    return items_.end() - 1;
+    std::vector<value_type>& items = Mutable();
+    items.emplace_back(std::move(name), std::move(value));
+    return items.end() - 1;
   }
   // The first value of `name` in wire order, or end().
   const_iterator find(std::string_view name) const {
-    return std::find_if(items_.begin(), items_.end(), [name](const value_type& item) { return item.first == name; });
+    const std::vector<value_type>& items = Items();
+    return std::find_if(items.begin(), items.end(), [name](const value_type& item) { return item.first == name; });
   }
   iterator find(std::string_view name) {
-    return std::find_if(items_.begin(), items_.end(), [name](const value_type& item) { return item.first == name; });
+    std::vector<value_type>& items = Mutable();
+    return std::find_if(items.begin(), items.end(), [name](const value_type& item) { return item.first == name; });
   }
   size_t count(std::string_view name) const {
+    const std::vector<value_type>& items = Items();
     return static_cast<size_t>(
-        std::count_if(items_.begin(), items_.end(), [name](const value_type& item) { return item.first == name; }));
+        std::count_if(items.begin(), items.end(), [name](const value_type& item) { return item.first == name; }));
   }
-  const_iterator begin() const { return items_.begin(); }
-  const_iterator end() const { return items_.end(); }
-  iterator begin() { return items_.begin(); }
-  iterator end() { return items_.end(); }
-  size_t size() const { return items_.size(); }
-  bool empty() const { return items_.empty(); }
-  bool operator==(const QueryParams& other) const = default;
+  const_iterator begin() const { return Items().begin(); }
+  const_iterator end() const { return Items().end(); }
+  iterator begin() { return Mutable().begin(); }
+  iterator end() { return Mutable().end(); }
+  size_t size() const { return Items().size(); }
+  bool empty() const { return Items().empty(); }
+  bool operator==(const QueryParams& other) const { return Items() == other.Items(); }
 
  private:
-  std::vector<value_type> items_;  // wire order
+  const std::vector<value_type>& Items() const {
+    static const std::vector<value_type> kNone;
+    return items_ != nullptr ? *items_ : kNone;
+  }
+  // The vector to change: this object's own (a copy when it was shared).
+  std::vector<value_type>& Mutable() {
+    if (items_ == nullptr) {
+      items_ = std::make_shared<std::vector<value_type>>();
+    } else if (items_.use_count() > 1) {
+      items_ = std::make_shared<std::vector<value_type>>(*items_);
+    }
+    return *items_;
+  }
+
+  std::shared_ptr<std::vector<value_type>> items_;  // wire order; null when empty and never changed
 };
 
 // Decodes %XX escapes. In a path '+' is a literal plus (Learn: addressing-table-service-resources); in a query

@@ -176,18 +176,37 @@ std::string AccountSasStringToSign(const AccountSas& s, std::string_view account
   return out;
 }
 
-std::optional<ApiError> CheckSasTimeWindow(std::string_view st, std::string_view se, int64_t now_ticks) {
-  if (se.empty()) return SasFailed("Signed expiry time is missing.");
-  auto expiry = model::ParseIsoDateTime(se);
-  if (!expiry) return SasFailed("Signed expiry time is not in a valid format.");
-  if (!st.empty()) {
-    auto start = model::ParseIsoDateTime(st);
-    if (!start) return SasFailed("Signed start time is not in a valid format.");
-    if (*start > now_ticks) return SasFailed("Signed start time is in the future.");
-    if (*expiry <= *start) return SasFailed("Signed expiry time must be after signed start time.");
+SasTimeWindow ParseSasTimeWindow(std::string_view st, std::string_view se) {
+  SasTimeWindow window;
+  if (se.empty()) {
+    window.malformed = SasFailed("Signed expiry time is missing.");
+    return window;
   }
-  if (*expiry <= now_ticks) return SasFailed("Signed expiry time has passed.");
+  auto expiry = model::ParseIsoDateTime(se);
+  if (!expiry) {
+    window.malformed = SasFailed("Signed expiry time is not in a valid format.");
+    return window;
+  }
+  window.expiry = *expiry;
+  if (!st.empty()) {
+    window.start = model::ParseIsoDateTime(st);
+    if (!window.start) window.malformed = SasFailed("Signed start time is not in a valid format.");
+  }
+  return window;
+}
+
+std::optional<ApiError> CheckSasTimeWindow(const SasTimeWindow& window, int64_t now_ticks) {
+  if (window.malformed) return window.malformed;
+  if (window.start) {
+    if (*window.start > now_ticks) return SasFailed("Signed start time is in the future.");
+    if (window.expiry <= *window.start) return SasFailed("Signed expiry time must be after signed start time.");
+  }
+  if (window.expiry <= now_ticks) return SasFailed("Signed expiry time has passed.");
   return std::nullopt;
+}
+
+std::optional<ApiError> CheckSasTimeWindow(std::string_view st, std::string_view se, int64_t now_ticks) {
+  return CheckSasTimeWindow(ParseSasTimeWindow(st, se), now_ticks);
 }
 
 bool SasIpAllowed(std::string_view sip, std::string_view client_ip) {

@@ -51,6 +51,17 @@ std::string AccountSasStringToSign(const AccountSas& sas, std::string_view accou
 // caller) must be after now. Accepts ISO 8601 with or without fraction, and
 // date-only. 403 AuthenticationFailed otherwise (also for unparsable times).
 std::optional<ApiError> CheckSasTimeWindow(std::string_view st, std::string_view se, int64_t now_ticks);
+
+// The same check in two steps, for a token that is reused (the authenticator remembers the last
+// account SAS): the times parsed once, then compared with the clock on every request. Same
+// answers, in the same order, as CheckSasTimeWindow(st, se, now).
+struct SasTimeWindow {
+  std::optional<ApiError> malformed;  // se missing, or se/st not a time: refused whatever the clock
+  std::optional<int64_t> start;       // st, when given
+  int64_t expiry = 0;
+};
+SasTimeWindow ParseSasTimeWindow(std::string_view st, std::string_view se);
+std::optional<ApiError> CheckSasTimeWindow(const SasTimeWindow& window, int64_t now_ticks);
 // `sip` is empty (any), one IPv4/IPv6 address, or "a-b" IPv4 range.
 bool SasIpAllowed(std::string_view sip, std::string_view client_ip);
 // `spr` is empty, "https" or "https,http".

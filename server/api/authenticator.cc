@@ -278,15 +278,15 @@ void Authenticator::SasMemo::NoteVerified(std::string_view string_to_sign, std::
   slot.signature.assign(signature);
 }
 
-std::shared_ptr<const pauth::AccountSas> Authenticator::SasMemo::AccountSasOf(std::string_view account,
-                                                                             std::string_view raw_query) const {
+std::shared_ptr<const Authenticator::SasMemo::VerifiedAccountSas> Authenticator::SasMemo::AccountSasOf(
+    std::string_view account, std::string_view raw_query) const {
   std::lock_guard<std::mutex> lock(mu_);
   if (raw_query.empty() || raw_query != raw_query_ || account != account_) return nullptr;
   return account_sas_;
 }
 
 void Authenticator::SasMemo::NoteAccountSas(std::string_view account, std::string_view raw_query,
-                                            std::shared_ptr<const pauth::AccountSas> sas) {
+                                            std::shared_ptr<const VerifiedAccountSas> sas) {
   if (raw_query.empty()) return;
   std::lock_guard<std::mutex> lock(mu_);
   account_.assign(account);
@@ -304,9 +304,10 @@ bool Authenticator::SasSigned(const std::vector<pauth::HmacKey>& keys, std::stri
 
 ApiResult<AuthGrant> Authenticator::AuthenticateAccountSas(const AuthRequest& request) const {
   // The parsed token of an identical query string and account is reused
-  // (SasMemo); the checks below run on every request.
-  std::shared_ptr<const pauth::AccountSas> sas = sas_memo_->AccountSasOf(request.account, request.raw_query);
-  if (sas == nullptr) {
+  // (SasMemo), its times parsed once; the checks below run on every request.
+  std::shared_ptr<const SasMemo::VerifiedAccountSas> verified =
+      sas_memo_->AccountSasOf(request.account, request.raw_query);
+  if (verified == nullptr) {
     auto parsed = pauth::ParseAccountSas(*request.query);
     if (!parsed.ok()) return parsed.error();
     if (!pauth::IsKnownSignedVersion(parsed->sv, pauth::SasKind::kAccount)) {
@@ -317,10 +318,13 @@ ApiResult<AuthGrant> Authenticator::AuthenticateAccountSas(const AuthRequest& re
     if (!SasSigned(*keys, pauth::AccountSasStringToSign(*parsed, request.account), parsed->sig)) {
       return ApiError::AuthenticationFailed("Signature did not match.");
     }
-    sas = std::make_shared<const pauth::AccountSas>(std::move(parsed).value());
-    sas_memo_->NoteAccountSas(request.account, request.raw_query, sas);
+    pauth::SasTimeWindow window = pauth::ParseSasTimeWindow(parsed->st, parsed->se);
+    verified = std::make_shared<const SasMemo::VerifiedAccountSas>(
+        SasMemo::VerifiedAccountSas{std::move(parsed).value(), std::move(window)});
+    sas_memo_->NoteAccountSas(request.account, request.raw_query, verified);
   }
-  if (auto e = pauth::CheckSasTimeWindow(sas->st, sas->se, now_())) return *e;
+  const pauth::AccountSas* sas = &verified->sas;
+  if (auto e = pauth::CheckSasTimeWindow(verified->window, now_())) return *e;
   if (!pauth::SasProtocolAllowed(sas->spr, request.is_https)) return ApiError::AuthorizationProtocolMismatch();
   if (!pauth::SasIpAllowed(sas->sip, request.remote_ip)) {
     return ApiError::AuthorizationSourceIPMismatch(request.remote_ip);

@@ -178,11 +178,15 @@ class Authenticator {
     // True if `signature` was verified for `string_to_sign`.
     bool Verified(std::string_view string_to_sign, std::string_view signature) const;
     void NoteVerified(std::string_view string_to_sign, std::string_view signature);
+    // An account SAS whose signature checked out, with its times parsed once.
+    struct VerifiedAccountSas {
+      protocol::auth::AccountSas sas;
+      protocol::auth::SasTimeWindow window;
+    };
     // The account SAS verified for exactly this account and query string, or null.
-    std::shared_ptr<const protocol::auth::AccountSas> AccountSasOf(std::string_view account,
-                                                                   std::string_view raw_query) const;
+    std::shared_ptr<const VerifiedAccountSas> AccountSasOf(std::string_view account, std::string_view raw_query) const;
     void NoteAccountSas(std::string_view account, std::string_view raw_query,
-                        std::shared_ptr<const protocol::auth::AccountSas> sas);
+                        std::shared_ptr<const VerifiedAccountSas> sas);
 
    private:
     struct Signature {
@@ -195,7 +199,7 @@ class Authenticator {
     size_t next_ = 0;
     std::string account_;
     std::string raw_query_;
-    std::shared_ptr<const protocol::auth::AccountSas> account_sas_;
+    std::shared_ptr<const VerifiedAccountSas> account_sas_;
   };
   std::unique_ptr<SasMemo> sas_memo_ = std::make_unique<SasMemo>();
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <boost/asio/dispatch.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/bind_handler.hpp>
@@ -658,13 +659,15 @@ void BasicSession<Stream>::DoWrite() {
     sent = 0;
   }
   if (ec || sent == total) {
-    // Pipelined requests already buffered would be served from inside this
-    // call, recursively: post the continuation instead so the stack stays flat.
-    if (buffer_.size() > 0) {
-      net::post(stream_.get_executor(), beast::bind_front_handler(&BasicSession::OnWrite, this->shared_from_this(), ec, sent));
-      return;
-    }
-    return OnWrite(ec, sent);
+    // The continuation (and with it the next read) is posted, behind the
+    // handlers this turn already has ready (other connections' requests).
+    // Started here, asio's first, speculative recvmsg would nearly always come
+    // before the client has read this answer and sent its next request: an
+    // EAGAIN, then the wait for epoll, two recvmsg per request instead of one
+    // (docs/benchmarks.md, "GET against the floor"). Posting also keeps the
+    // stack flat when pipelined requests are already buffered.
+    PostHere([self = this->shared_from_this(), ec, sent] { self->OnWrite(ec, sent); });
+    return;
   }
   // The rest waits for the socket, under the write deadline.
   for (net::const_buffer& b : buffers) {
@@ -678,6 +681,16 @@ void BasicSession<Stream>::DoWrite() {
   net::async_write(Tcp(), buffers, [self = this->shared_from_this(), already](beast::error_code e, size_t n) {
     self->OnWrite(e, already + n);
   });
+}
+
+template <class Stream>
+template <class Work>
+void BasicSession<Stream>::PostHere(Work&& work) {
+  auto executor = stream_.get_executor();
+  if (const auto* io = executor.template target<net::io_context::executor_type>()) {
+    return net::post(*io, std::forward<Work>(work));
+  }
+  net::post(executor, std::forward<Work>(work));
 }
 
 template <class Stream>

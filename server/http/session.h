@@ -154,6 +154,11 @@ class BasicSession : public Closable,
   void StopCancelWatch();
   void DoWrite();
   void OnWrite(boost::beast::error_code ec, size_t bytes);
+  // Queues `work` on the connection's executor behind the handlers already
+  // ready, through the io_context's own executor when that is what the stream
+  // runs on (asio's type-erased post costs about 2k instructions more).
+  template <class Work>
+  void PostHere(Work&& work);
   void DoLingeringClose();
   void OnLinger(boost::beast::error_code ec, size_t bytes);
   void CloseNow();

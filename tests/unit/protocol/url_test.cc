@@ -30,6 +30,39 @@ TEST(UrlTest, ParsesQueryStringInOrder) {
   EXPECT_FALSE(ParseQueryString("a=%zz").has_value());
 }
 
+// Copies share their parameters until one changes (QueryMemo hands out copies of one parse):
+// a change through any non-const member reaches only the object changed.
+TEST(UrlTest, QueryParamsCopiesAreIndependent) {
+  const QueryParams original = {{"sv", "2019-02-02"}, {"sig", "a"}};
+  QueryParams copy = original;
+  EXPECT_EQ(copy, original);
+  copy.find("sig")->second = "b";
+  EXPECT_EQ(*FindQueryParam(original, "sig"), "a");
+  EXPECT_EQ(*FindQueryParam(copy, "sig"), "b");
+  EXPECT_FALSE(copy == original);
+
+  QueryParams appended = original;
+  appended.emplace("sp", "r");
+  EXPECT_EQ(original.size(), 2u);
+  EXPECT_EQ(appended.size(), 3u);
+
+  QueryParams through_iterator = original;
+  for (auto& [name, value] : through_iterator) value += "!";
+  EXPECT_EQ(*FindQueryParam(original, "sv"), "2019-02-02");
+  EXPECT_EQ(*FindQueryParam(through_iterator, "sv"), "2019-02-02!");
+
+  QueryParams source = {{"x", "1"}};
+  const QueryParams kept = source;
+  source.find("x")->second = "2";  // the first copy changed, not the later one
+  EXPECT_EQ(*FindQueryParam(kept, "x"), "1");
+
+  const QueryParams none;
+  EXPECT_TRUE(none.empty());
+  EXPECT_EQ(none.begin(), none.end());
+  EXPECT_EQ(none, QueryParams());
+  EXPECT_EQ(FindQueryParam(none, "x"), nullptr);
+}
+
 TEST(UrlTest, Utf8Validation) {
   EXPECT_TRUE(IsValidUtf8("plain"));
   EXPECT_TRUE(IsValidUtf8("\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80"));

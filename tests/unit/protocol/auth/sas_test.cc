@@ -140,6 +140,32 @@ TEST(SasTest, TimeWindow) {
   EXPECT_TRUE(CheckSasTimeWindow("garbage", "2025-01-01", now).has_value());
 }
 
+// A window parsed once (a remembered token) answers every clock as the check from the strings
+// does, refusal message included: the order of the checks is kept.
+TEST(SasTest, TimeWindowParsedOnceAnswersAsTheStrings) {
+  const std::pair<std::string_view, std::string_view> windows[] = {
+      {"", "2024-01-01T12:00:01Z"},
+      {"2024-01-01T11:00:00Z", "2024-01-02"},
+      {"2024-01-01T12:00:01Z", "2025-01-01"},
+      {"2024-01-01T12:00:01Z", "2024-01-01T12:00:00Z"},  // in the future and not before its expiry
+      {"2024-01-01T11:00:00Z", "2024-01-01T10:00:00Z"},  // expiry before start
+      {"", ""},
+      {"", "garbage"},
+      {"garbage", "2025-01-01"},
+      {"garbage", "garbage"},
+  };
+  for (const auto& [st, se] : windows) {
+    const SasTimeWindow parsed = ParseSasTimeWindow(st, se);
+    for (const char* now : {"2023-12-31T00:00:00Z", "2024-01-01T11:30:00Z", "2024-01-01T12:00:00Z",
+                                 "2024-01-01T12:00:01Z", "2024-06-01T00:00:00Z", "2030-01-01T00:00:00Z"}) {
+      const auto from_strings = CheckSasTimeWindow(st, se, Ticks(now));
+      const auto from_parsed = CheckSasTimeWindow(parsed, Ticks(now));
+      ASSERT_EQ(from_strings.has_value(), from_parsed.has_value()) << st << " " << se << " at " << now;
+      if (from_strings) EXPECT_EQ(from_strings->message, from_parsed->message) << st << " " << se << " at " << now;
+    }
+  }
+}
+
 TEST(SasTest, IpAndProtocol) {
   EXPECT_TRUE(SasIpAllowed("", "1.2.3.4"));
   EXPECT_TRUE(SasIpAllowed("127.0.0.1", "127.0.0.1"));

@@ -311,6 +311,8 @@ TEST_F(AuthenticatorTest, RepeatedAccountSasIsRememberedButStillChecked) {
   ExpectError(auth_.Authenticate(t.Build(Operation::kGetTableAcl, "t")), 403, "AuthorizationFailure");
   SetNow(Iso("2032-01-01T00:00:00Z"));
   ExpectError(auth_.Authenticate(t.Build(Operation::kQueryTables)), 403, "AuthenticationFailed");
+  SetNow(Iso("2020-01-01T00:00:00Z"));  // before st: the remembered start is checked too
+  ExpectError(auth_.Authenticate(t.Build(Operation::kQueryTables)), 403, "AuthenticationFailed");
   SetNow(Iso("2024-01-01T00:00:00Z"));
   ASSERT_TRUE(auth_.Authenticate(t.Build(Operation::kQueryTables)).ok());
 
