@@ -84,11 +84,14 @@ std::string_view MetadataLevelName(MetadataLevel level) {
   return "minimalmetadata";
 }
 
-std::string JsonContentType(MetadataLevel level) {
-  std::string out = "application/json;odata=";
-  out += MetadataLevelName(level);
-  out += ";streaming=true;charset=utf-8";
-  return out;
+std::string_view JsonContentType(MetadataLevel level) {
+  switch (level) {
+    case MetadataLevel::kNoMetadata: return "application/json;odata=nometadata;streaming=true;charset=utf-8";
+    case MetadataLevel::kMinimalMetadata: break;
+    case MetadataLevel::kFullMetadata: return "application/json;odata=fullmetadata;streaming=true;charset=utf-8";
+    case MetadataLevel::kAtom: return "application/json;odata=atom;streaming=true;charset=utf-8";
+  }
+  return "application/json;odata=minimalmetadata;streaming=true;charset=utf-8";
 }
 
 bool IsAtomEraVersion(std::string_view version) {

@@ -21,7 +21,8 @@ enum class MetadataLevel { kNoMetadata, kMinimalMetadata, kFullMetadata, kAtom }
 // "nometadata" / "minimalmetadata" / "fullmetadata" ("atom" for kAtom).
 std::string_view MetadataLevelName(MetadataLevel level);
 // "application/json;odata=<level>;streaming=true;charset=utf-8" (Learn: payload-format-for-table-service-operations).
-std::string JsonContentType(MetadataLevel level);
+// A constant: every JSON answer sets it, and building it was an allocation per answer.
+std::string_view JsonContentType(MetadataLevel level);
 
 // True when `version` (the x-ms-version header, empty when absent) is one
 // whose OData payload may be Atom: a date before 2015-12-11 (Learn:

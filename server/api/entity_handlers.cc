@@ -68,7 +68,8 @@ std::optional<ApiError> RunGetEntity(const ApiContext& ctx, const GetEntityReque
   if (!entity.ok()) return protocol::FromStatus(entity.status());
   protocol::EntityWriteContext wctx{info.base_url, req.account, req.table, req.level, &req.select};
   WriterFor(req.level).Entity(response, 200, *entity, wctx);
-  response.set("ETag", model::FormatETag(entity->timestamp));
+  char etag[model::kETagBufferSize];
+  response.set(boost::beast::http::field::etag, std::string_view(etag, model::FormatETagTo(entity->timestamp, etag)));
   return std::nullopt;
 }
 

@@ -33,7 +33,7 @@ class JsonWriter final : public ResponseWriter {
   void RenderedEntity(http::Response& response, unsigned status, std::string body) const override {
     WriteJson(response, status, level_, std::move(body));
   }
-  std::string EntityContentType() const override { return protocol::JsonContentType(level_); }
+  std::string EntityContentType() const override { return std::string(protocol::JsonContentType(level_)); }
 
  private:
   const protocol::MetadataLevel level_;

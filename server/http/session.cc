@@ -125,7 +125,10 @@ size_t ReadBufferLimit(const HttpOptions& options) {
 
 template <class Stream>
 BasicSession<Stream>::BasicSession(Stream stream, const SessionEnv& env)
-    : stream_(std::move(stream)), buffer_(ReadBufferLimit(*env.options)), env_(env) {
+    : stream_(std::move(stream)),
+      idle_timer_(stream_.get_executor()),
+      buffer_(ReadBufferLimit(*env.options)),
+      env_(env) {
   beast::error_code ec;
   // DoWrite's synchronous first attempt must never block the I/O thread
   // (asynchronous operations are unaffected by this flag).
@@ -233,8 +236,23 @@ void BasicSession<Stream>::DoReadIdle() {
   state_ = State::kIdle;
   // A new connection gets the short first-byte deadline; one that has been
   // answered before is a client's pooled connection and waits idle_timeout.
-  Tcp().expires_after(request_seq_ == 0 ? std::min(env_.options->first_byte_timeout, env_.options->idle_timeout)
-                                        : env_.options->idle_timeout);
+  const std::chrono::milliseconds timeout =
+      request_seq_ == 0 ? std::min(env_.options->first_byte_timeout, env_.options->idle_timeout)
+                        : env_.options->idle_timeout;
+  if constexpr (!kIsTls) {
+    // The socket read itself, without Beast's per-operation deadline: the
+    // deadline only moves later from one wait to the next (the first-byte
+    // timeout is the first wait's, never longer than idle_timeout), so the
+    // timer armed for an earlier one fires first and re-arms (OnIdleTimer).
+    idle_deadline_ = std::chrono::steady_clock::now() + timeout;
+    if (!idle_timer_armed_) ArmIdleTimer();
+    Tcp().socket().async_read_some(buffer_.prepare(kIdleReadBytes),
+                                   [self = this->shared_from_this()](beast::error_code ec, size_t bytes) {
+                                     self->OnIdleRead(ec, bytes);
+                                   });
+    return;
+  }
+  Tcp().expires_after(timeout);
   if constexpr (kIsTls) {
     // The records are read and opened here (tls_records.h) until the stream has had to read
     // itself: from then on records may wait in its buffers, and only it may read on.
@@ -251,6 +269,28 @@ void BasicSession<Stream>::DoReadIdle() {
   }
   stream_.async_read_some(buffer_.prepare(kIdleReadBytes),
                           beast::bind_front_handler(&BasicSession::OnIdleRead, this->shared_from_this()));
+}
+
+template <class Stream>
+void BasicSession<Stream>::ArmIdleTimer() {
+  idle_timer_armed_ = true;
+  idle_timer_.expires_at(idle_deadline_);
+  idle_timer_.async_wait([weak = this->weak_from_this()](beast::error_code ec) {
+    if (auto self = weak.lock()) self->OnIdleTimer(ec);
+  });
+}
+
+template <class Stream>
+void BasicSession<Stream>::OnIdleTimer(beast::error_code ec) {
+  idle_timer_armed_ = false;
+  // Cancelled (a close), or the connection is busy with a request: the next
+  // wait for a request arms it again.
+  if (ec || state_ != State::kIdle) return;
+  if (std::chrono::steady_clock::now() < idle_deadline_) return ArmIdleTimer();
+  // The wait outlived its deadline: it ends as Beast's timeout ended it, with
+  // the read failing and the connection closing (OnIdleRead).
+  beast::error_code ignored;
+  Tcp().socket().cancel(ignored);
 }
 
 template <class Stream>
@@ -816,6 +856,7 @@ void BasicSession<Stream>::CloseNow() {
     ReleaseSealed(sealed);
   }
   state_ = State::kClosed;
+  idle_timer_.cancel();
   Tcp().socket().shutdown(net::ip::tcp::socket::shutdown_both, ec);
   Tcp().close();
 }

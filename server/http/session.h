@@ -37,6 +37,7 @@
 #pragma once
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/parser.hpp>
@@ -154,6 +155,10 @@ class BasicSession : public Closable,
   void StopCancelWatch();
   void DoWrite();
   void OnWrite(boost::beast::error_code ec, size_t bytes);
+  // Plain HTTP's wait between requests is bounded by idle_timer_, armed at
+  // most once per idle_deadline_ it reaches (see DoReadIdle).
+  void ArmIdleTimer();
+  void OnIdleTimer(boost::beast::error_code ec);
   // Queues `work` on the connection's executor behind the handlers already
   // ready, through the io_context's own executor when that is what the stream
   // runs on (asio's type-erased post costs about 2k instructions more).
@@ -170,6 +175,14 @@ class BasicSession : public Closable,
   boost::beast::tcp_stream& Tcp() { return boost::beast::get_lowest_layer(stream_); }
 
   Stream stream_;
+  // Plain HTTP only: the deadline of the wait for the next request, and the
+  // timer that enforces it. Beast's own deadline armed and cancelled a timer
+  // per wait (~1.5k instructions of a point GET); this one is re-armed only
+  // when it fires before a deadline that moved on, about once per idle
+  // timeout of a busy connection. It holds no reference to the session.
+  boost::asio::steady_timer idle_timer_;
+  bool idle_timer_armed_ = false;
+  std::chrono::steady_clock::time_point idle_deadline_;
   // Reused for every request of the connection; max_size = ReadBufferLimit().
   boost::beast::flat_buffer buffer_;
   SessionEnv env_;

@@ -33,6 +33,11 @@ TEST(RequestOptionsTest, MetadataNegotiation) {
   EXPECT_EQ(NegotiateMetadata(nullptr, "application/atom+xml, application/json").value(),
             MetadataLevel::kMinimalMetadata);
   EXPECT_EQ(JsonContentType(MetadataLevel::kNoMetadata), "application/json;odata=nometadata;streaming=true;charset=utf-8");
+  for (MetadataLevel level : {MetadataLevel::kNoMetadata, MetadataLevel::kMinimalMetadata,
+                              MetadataLevel::kFullMetadata, MetadataLevel::kAtom}) {
+    EXPECT_EQ(JsonContentType(level),
+              "application/json;odata=" + std::string(MetadataLevelName(level)) + ";streaming=true;charset=utf-8");
+  }
 }
 
 TEST(RequestOptionsTest, PreferSelectTop) {

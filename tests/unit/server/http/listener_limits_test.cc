@@ -124,6 +124,27 @@ TEST_F(ListenerTest, IdleConnectionIsClosedAfterIdleTimeout) {
   EXPECT_TRUE(client.WaitClosed(2s));
 }
 
+// The idle deadline counts from the last answer, not from the connection's first wait: the
+// session's idle timer, armed once, fires before a deadline that has moved on and is re-armed.
+TEST_F(ListenerTest, IdleTimeoutCountsFromTheLastAnswer) {
+  HttpOptions options;
+  options.first_byte_timeout = 500ms;
+  options.idle_timeout = 500ms;
+  StartServer(options);
+  RawClient client;
+  ASSERT_TRUE(client.Connect(listener_->port()));
+  for (int i = 0; i < 4; ++i) {  // 1 s in all: twice the timeout counted from the first wait
+    ASSERT_TRUE(client.Send(Get("/a")));
+    ASSERT_TRUE(client.ReadResponse().ok);
+    std::this_thread::sleep_for(250ms);
+  }
+  ASSERT_TRUE(client.Send(Get("/b")));
+  EXPECT_EQ(client.ReadResponse().body, "GET /b 0");
+  const auto answered = std::chrono::steady_clock::now();
+  EXPECT_TRUE(client.WaitClosed(3s));
+  EXPECT_GE(std::chrono::steady_clock::now() - answered, 300ms);
+}
+
 TEST_F(ListenerTest, GracefulStopFinishesInFlightRequest) {
   HttpOptions options;
   options.drain_timeout = 5s;
