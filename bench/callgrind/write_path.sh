@@ -2,7 +2,7 @@
 # bench/callgrind/write_path.sh: what one point request costs the server, per binary, side by side.
 #
 #   bench/callgrind/write_path.sh [--n N] [--conns C] [--seconds S] [--kinds "K..."] [--out DIR]
-#                                 [--port P] [--no-callgrind] [--no-native] BIN [BIN...]
+#                                 [--port P] [--no-callgrind] [--no-native] [--cache-sim] BIN [BIN...]
 #
 # For each BIN (a tablestone binary; `BIN,--flag,value` adds server flags, as bench/ab.sh):
 #  1. A fresh data directory in DIR/<i>: table `prof` with 1,000 entities in partition pt and an
@@ -20,13 +20,17 @@
 #     context switches, futex calls and CPU time; printed per request. Instruction counts do not
 #     show a thread hop, a lost wakeup or a wait; these do. (Wall-clock throughput is not printed:
 #     on a shared machine it is noise; bench/ab.sh is the wall-clock A/B.)
+#  --cache-sim: callgrind also simulates the caches (valgrind's model of this CPU's L1 and last
+#     level; this VM has no hardware counters) and prints data-cache misses per request of the
+#     whole server, L1 (D1mr + D1mw) and last level (DLmr + DLmw): the memory a request touches,
+#     which instructions do not show. About twice as slow.
 # Kinds: get insert upsert merge batch (default all). Defaults: N 2000, C 16, S 2.
 # Annotate one dump: callgrind_annotate --inclusive=yes DIR/<i>/insert.out | head -60
 # Needs valgrind (callgrind_control, callgrind_annotate), perf, wrk, python3.
 set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 N=2000 CONNS=16 SECONDS_NATIVE=2 KINDS="get insert upsert merge batch" OUT="" PORT=20731
-CALLGRIND=1 NATIVE=1
+CALLGRIND=1 NATIVE=1 CACHE_SIM=0
 BINS=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -38,12 +42,13 @@ while [[ $# -gt 0 ]]; do
     --port) PORT="$2"; shift ;;
     --no-callgrind) CALLGRIND=0 ;;
     --no-native) NATIVE=0 ;;
-    -h|--help) sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --cache-sim) CACHE_SIM=1 ;;
+    -h|--help) sed -n '2,29p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) BINS+=("$1") ;;
   esac
   shift
 done
-[[ ${#BINS[@]} -ge 1 ]] || { sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2; }
+[[ ${#BINS[@]} -ge 1 ]] || { sed -n '2,29p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2; }
 for k in $KINDS; do
   case "$k" in get|insert|upsert|merge|batch) ;; *) echo "unknown kind: $k" >&2; exit 2 ;; esac
 done
@@ -76,7 +81,9 @@ wait_up() {
 stop() { [[ -n "$PID" ]] && kill -TERM "$PID" 2>/dev/null && wait "$PID" 2>/dev/null; PID=""; }
 requests_of() { if [[ $1 == batch ]]; then echo $((N / 20)); else echo "$N"; fi; }
 
-declare -A IR IRPATH CS FUTEX CPU
+declare -A IR IRPATH CS FUTEX CPU D1 DLL
+CG_ARGS=()
+[[ $CACHE_SIM == 1 ]] && CG_ARGS=(--cache-sim=yes)
 for i in "${!BINS[@]}"; do
   IFS=, read -r -a spec <<<"${BINS[$i]}"
   bin="${spec[0]}" flags=("${spec[@]:1}")
@@ -92,7 +99,7 @@ for i in "${!BINS[@]}"; do
   stop
 
   if [[ $CALLGRIND == 1 ]]; then
-    valgrind --tool=callgrind --callgrind-out-file="$dir/cg.out" "${server[@]}" >"$dir/valgrind.log" 2>&1 & PID=$!
+    valgrind --tool=callgrind "${CG_ARGS[@]}" --callgrind-out-file="$dir/cg.out" "${server[@]}" >"$dir/valgrind.log" 2>&1 & PID=$!
     wait_up 600 || exit 1
     "${LOAD[@]}" get --port "$PORT" --n 200 --conns "$CONNS" >/dev/null || exit 1
     "${LOAD[@]}" insert --port "$PORT" --n 200 --conns "$CONNS" --table ins --tag 1 >/dev/null || exit 1
@@ -107,6 +114,15 @@ for i in "${!BINS[@]}"; do
       background=$(callgrind_annotate --inclusive=yes --threshold=100 "$dir/$kind.out" 2>/dev/null |
         grep -E "$BACKGROUND" | awk '{gsub(",", "", $1); s += $1} END {print s + 0}')
       IR[$i,$kind]=$((total / n))
+      if [[ $CACHE_SIM == 1 ]]; then
+        # Summed by the names on the dump's events: line (per request, one decimal).
+        misses() {
+          awk -v n="$n" -v a="$1" -v b="$2" '/^events:/ {for (f = 2; f <= NF; ++f) col[$f] = f}
+            /^summary:/ {printf "%.1f", ($(col[a]) + $(col[b])) / n}' "$dir/$kind.out"
+        }
+        D1[$i,$kind]=$(misses D1mr D1mw)
+        DLL[$i,$kind]=$(misses DLmr DLmw)
+      fi
       IRPATH[$i,$kind]=$(((total - background) / n))
     done
     stop
@@ -143,6 +159,7 @@ for i in "${!BINS[@]}"; do echo "  [$i] ${BINS[$i]}"; done
 header="kind"
 for i in "${!BINS[@]}"; do
   [[ $CALLGRIND == 1 ]] && header+=" | [$i] Ir | [$i] Ir path"
+  [[ $CACHE_SIM == 1 ]] && header+=" | [$i] D1 miss | [$i] LL miss"
   [[ $NATIVE == 1 ]] && header+=" | [$i] cs | [$i] futex | [$i] CPU us"
 done
 [[ $CALLGRIND == 1 && ${#BINS[@]} -gt 1 ]] && for i in "${!BINS[@]}"; do [[ $i -gt 0 ]] && header+=" | path [$i]/[0]"; done
@@ -151,6 +168,7 @@ for kind in $KINDS; do
   line="$kind"
   for i in "${!BINS[@]}"; do
     [[ $CALLGRIND == 1 ]] && line+=" | ${IR[$i,$kind]} | ${IRPATH[$i,$kind]}"
+    [[ $CACHE_SIM == 1 ]] && line+=" | ${D1[$i,$kind]} | ${DLL[$i,$kind]}"
     [[ $NATIVE == 1 ]] && line+=" | ${CS[$i,$kind]} | ${FUTEX[$i,$kind]} | ${CPU[$i,$kind]}"
   done
   if [[ $CALLGRIND == 1 && ${#BINS[@]} -gt 1 ]]; then

@@ -320,7 +320,7 @@ void Dispatcher::Execute(RequestInfo& info, http::Response response, http::Compl
     info.suspended_scan = std::move(attempt.suspended);
     placement_.GaveUp(info, placement);
   }
-  ExecuteOnLane(std::make_shared<PendingRequest>(PendingRequest{std::move(info), std::move(response), std::move(done)}));
+  ExecuteOnLane(std::make_shared<PendingRequest>(std::move(info), std::move(response), std::move(done)));
 }
 
 void Dispatcher::Refuse(RequestInfo& info, const ApiError& error, http::Response response, http::Completion done) {
@@ -558,7 +558,7 @@ bool Dispatcher::SendIfDurable(const RequestInfo& info, http::Response& response
 void Dispatcher::Finish(RequestInfo& info, http::Response response, http::Completion done) {
   if (SendIfDurable(info, response, done)) return;
   // The one allocation of a response that waits for the log write.
-  AwaitLogWrite(std::make_shared<PendingRequest>(PendingRequest{std::move(info), std::move(response), std::move(done)}));
+  AwaitLogWrite(std::make_shared<PendingRequest>(std::move(info), std::move(response), std::move(done)));
 }
 
 void Dispatcher::Finish(std::shared_ptr<PendingRequest> pending) {

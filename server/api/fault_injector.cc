@@ -86,7 +86,7 @@ void FaultInjector::Execute(RequestInfo& info, http::Response response, http::Co
   info.page_cut = verdict.page_cut;
   if (verdict.delay.count() == 0) return inner_.Execute(info, std::move(response), std::move(done));
   // Held on the delay thread, then run on the request's lane: no thread waits for it.
-  auto pending = std::make_shared<PendingRequest>(PendingRequest{std::move(info), std::move(response), std::move(done)});
+  auto pending = std::make_shared<PendingRequest>(std::move(info), std::move(response), std::move(done));
   delays_.After(verdict.delay, [this, pending]() mutable { inner_.ExecuteOnLane(std::move(pending)); });
 }
 

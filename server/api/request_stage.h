@@ -11,6 +11,7 @@
 #pragma once
 
 #include <memory>
+#include <utility>
 
 #include "protocol/api_error.h"
 #include "server/api/api_context.h"
@@ -24,6 +25,12 @@ namespace tablestone::api {
 // answer being built and the session's completion; `info` refers to the
 // session's request and connection, which stay valid until `done` is called.
 struct PendingRequest {
+  // Built in place by make_shared<PendingRequest>(info, response, done): each
+  // part moved once (a braced temporary moved into the shared block moved the
+  // large RequestInfo twice, on every write's wait for its log write).
+  PendingRequest(RequestInfo&& request_info, http::Response&& answer, http::Completion&& completion)
+      : info(std::move(request_info)), response(std::move(answer)), done(std::move(completion)) {}
+
   RequestInfo info;
   http::Response response;
   http::Completion done;

@@ -61,6 +61,34 @@ constexpr size_t kKeepCapacity = 64 * 1024;
 // endless chunk-size line of tests/reliability/hostile_test.py).
 constexpr uint64_t kShortLingerBytes = 1024 * 1024;
 
+// Buffers of the I/O thread for a TLS connection's records, used within one handler (so also
+// under a strand whose handlers move between threads): one per thread is warm in the cache for
+// every connection, where one per connection was cold each time (64 connections touch more than
+// this machine's 512 KiB L2 between two requests of one), and an idle connection keeps none of
+// them (docs/benchmarks.md, "HTTPS: where the time goes").
+struct TlsScratch {
+  // A response's records: the socket takes nearly every response whole at once (DoWrite), and
+  // only what it leaves is copied to the connection's own sealed_. Kept up to kKeepSealed (a
+  // 1,000-entity page's 242 KB is not allocated and released per response).
+  std::string sealed;
+  // The head joined with the body's first bytes into the first record (SealResponse).
+  std::string head;
+  // Records opened into plain text: opening needs room for a whole record beyond what arrived
+  // (TlsRecords::OpenCapacity), which would otherwise hold every connection's buffer_ at the read
+  // buffer's limit; only the request's bytes are copied to buffer_.
+  std::string plain;
+};
+constexpr size_t kKeepSealed = 1024 * 1024;
+TlsScratch& ThreadTlsScratch() {
+  thread_local TlsScratch scratch;
+  return scratch;
+}
+// Clears the records and gives back a buffer that one unusually large response grew past kKeepSealed.
+void ReleaseSealed(std::string& sealed) {
+  sealed.clear();
+  if (sealed.capacity() > kKeepSealed) std::string().swap(sealed);
+}
+
 // Status used when the handler did not render a transport error itself.
 bhttp::status DefaultStatus(TransportError error) {
   switch (error) {
@@ -269,14 +297,20 @@ template <class Stream>
 void BasicSession<Stream>::OpenTls(const char* records, size_t size) {
   if constexpr (kIsTls) {
     SSL* ssl = stream_.native_handle();
-    auto room = buffer_.prepare(buffer_.max_size() - buffer_.size());
+    // buffer_ is empty here (DoReadIdle), and DoReadIdle's read leaves room in it for
+    // OpenCapacity(size): what opens fits.
+    const size_t room = buffer_.max_size() - buffer_.size();
+    std::string& plain = ThreadTlsScratch().plain;
+    if (plain.size() < room) plain.resize(room);
     size_t opened = 0;
     tls_reply_.clear();
     const TlsRecords::Opened result =
-        records != nullptr
-            ? tls_.Open(ssl, {records, size}, static_cast<char*>(room.data()), &opened, &tls_reply_)
-            : tls_.OpenHeld(ssl, static_cast<char*>(room.data()), room.size(), &opened, &tls_reply_);
-    buffer_.commit(opened);
+        records != nullptr ? tls_.Open(ssl, {records, size}, plain.data(), &opened, &tls_reply_)
+                           : tls_.OpenHeld(ssl, plain.data(), room, &opened, &tls_reply_);
+    if (opened > 0) {
+      std::memcpy(buffer_.prepare(opened).data(), plain.data(), opened);
+      buffer_.commit(opened);
+    }
     if (result != TlsRecords::Opened::kOk) {
       if (result == TlsRecords::Opened::kFailed) env_.log->debug("TLS records from {} did not open", context_.remote_ip);
       return CloseNow();
@@ -680,13 +714,17 @@ void BasicSession<Stream>::DoWrite() {
     // The whole response sealed into TLS records in one buffer (tls_records.h), then sent below
     // on the socket exactly as a plain response is.
     message_bytes_ = total;
-    if (!SealResponse(tls_, stream_.native_handle(), &head_, response_.body(), &sealed_)) {
+    TlsScratch& scratch = ThreadTlsScratch();
+    std::string& sealed = scratch.sealed;
+    scratch.head.assign(head_);
+    if (!SealResponse(tls_, stream_.native_handle(), &scratch.head, response_.body(), &sealed)) {
+      ReleaseSealed(sealed);
       env_.log->debug("TLS write to {} failed: OpenSSL refused to seal the response", context_.remote_ip);
       LogAccess(0);
       return CloseNow();
     }
-    buffers = {net::buffer(sealed_), net::const_buffer()};
-    total = sealed_.size();
+    buffers = {net::buffer(sealed), net::const_buffer()};
+    total = sealed.size();
   }
   // Fast path: try the send right here on the non-blocking socket. Nearly
   // every response fits the socket buffer at once, and then there is no
@@ -697,6 +735,18 @@ void BasicSession<Stream>::DoWrite() {
   if (ec == net::error::would_block || ec == net::error::try_again) {
     ec = {};
     sent = 0;
+  }
+  if constexpr (kIsTls) {
+    // What the socket did not take waits in the connection's own buffer: the thread's is free
+    // again when this returns.
+    std::string& sealed = ThreadTlsScratch().sealed;
+    if (!ec && sent < total) {
+      sealed_.assign(sealed, sent);
+      buffers = {net::buffer(sealed_), net::const_buffer()};
+      total = sealed_.size();
+      sent = 0;
+    }
+    ReleaseSealed(sealed);
   }
   if (ec || sent == total) {
     // The continuation (and with it the next read) is posted, behind the
@@ -797,11 +847,13 @@ void BasicSession<Stream>::CloseNow() {
     // A clean end for the client (its session stays resumable), sent only if the socket takes it
     // at once: nothing waits for a client that does not read. Never while a write is in flight:
     // CloseNow runs on its completion or where none was started.
-    sealed_.clear();
+    std::string& sealed = ThreadTlsScratch().sealed;
+    sealed.clear();
     if (state_ != State::kStarting && state_ != State::kClosed &&
-        tls_.SealCloseNotify(stream_.native_handle(), &sealed_)) {
-      Tcp().socket().write_some(net::buffer(sealed_), ec);
+        tls_.SealCloseNotify(stream_.native_handle(), &sealed)) {
+      Tcp().socket().write_some(net::buffer(sealed), ec);
     }
+    ReleaseSealed(sealed);
   }
   state_ = State::kClosed;
   idle_timer_.cancel();

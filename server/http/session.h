@@ -193,7 +193,9 @@ class BasicSession : public Closable,
   Request request_;
   Response response_;
   std::string head_;  // serialized status line + headers, reused per request
-  // TLS only: seals responses; the records of the response being written, and its size in plain text.
+  // TLS only: seals responses; the records of a response that the socket did not take at once (the
+  // rest are sealed and sent from a buffer of the I/O thread, session.cc TlsScratch), and the
+  // response's size in plain text.
   struct NoTls {};
   [[no_unique_address]] std::conditional_t<kIsTls, TlsRecords, NoTls> tls_;
   std::string sealed_;

@@ -432,6 +432,16 @@ class TlsSessionTest : public ::testing::Test {
     }
     return true;
   }
+  // How long until the server ends `client`'s connection (a failed read); fails the test if it
+  // sends data instead.
+  static std::chrono::steady_clock::duration UntilTheServerCloses(TlsClient& client) {
+    const auto begin = std::chrono::steady_clock::now();
+    char byte;
+    boost::system::error_code ec;
+    client.stream().read_some(boost::asio::buffer(&byte, 1), ec);
+    EXPECT_TRUE(ec) << "the server sent data instead of closing";
+    return std::chrono::steady_clock::now() - begin;
+  }
   bool AnotherClientIsServed() {
     TlsClient other;
     if (!other.Connect(listener_->port())) return false;
@@ -501,6 +511,59 @@ TEST_F(TlsSessionTest, ASlowReaderGetsTheWholeResponse) {
   EXPECT_EQ(client.ReadBody(), Body(3));
 }
 
+// Responses are sealed in a buffer of the I/O thread (session.cc, ThreadSealScratch): two large
+// responses on one thread that neither socket takes whole, and a small one sealed while both wait,
+// each keep their own records (records of another connection would not open under this one's keys).
+TEST_F(TlsSessionTest, LargeResponsesWaitingOnOneThreadKeepTheirOwnRecords) {
+  Start();  // one I/O thread
+  TlsClient first;
+  TlsClient second;
+  ASSERT_TRUE(first.Connect(listener_->port()));
+  ASSERT_TRUE(second.Connect(listener_->port()));
+  const size_t first_size = (4 << 20) + 1;
+  const size_t second_size = (6 << 20) + 7;
+  first.Send(TlsClient::Get(first_size));
+  second.Send(TlsClient::Get(second_size));
+  std::this_thread::sleep_for(100ms);  // both sockets full, the rest of both responses waiting
+  EXPECT_TRUE(AnotherClientIsServed());
+  EXPECT_TRUE(second.ReadBody() == Body(second_size));
+  EXPECT_TRUE(first.ReadBody() == Body(first_size));
+  first.Send(TlsClient::Get(11));
+  second.Send(TlsClient::Get(12));
+  EXPECT_EQ(first.ReadBody(), Body(11));
+  EXPECT_EQ(second.ReadBody(), Body(12));
+}
+
+// A kept-alive connection waiting for its next request (DoReadIdle) is closed at the idle deadline,
+// not before, and a graceful stop ends the wait at once.
+TEST_F(TlsSessionTest, AnIdleKeptAliveConnectionEndsAtTheIdleDeadlineOrAStop) {
+  HttpOptions options;
+  options.idle_timeout = 300ms;
+  Start(options);
+  TlsClient idle;
+  ASSERT_TRUE(idle.Connect(listener_->port()));
+  idle.Send(TlsClient::Get(5));
+  ASSERT_EQ(idle.ReadBody(), Body(5));
+  const auto waited = UntilTheServerCloses(idle);
+  EXPECT_GE(waited, 250ms);
+  EXPECT_LT(waited, 3s);
+  EXPECT_TRUE(AllClosedWithin(2s));
+
+  // A connection waiting (idle deadline far off) while the listener stops.
+  listener_->Stop();
+  options.idle_timeout = 60s;
+  Start(options);
+  TlsClient waiting;
+  ASSERT_TRUE(waiting.Connect(listener_->port()));
+  waiting.Send(TlsClient::Get(6));
+  ASSERT_EQ(waiting.ReadBody(), Body(6));
+  const auto stop_begin = std::chrono::steady_clock::now();
+  listener_->Stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - stop_begin, 2s);
+  EXPECT_EQ(listener_->connections(), 0u);
+  listener_.reset();
+}
+
 // A client that reads the start of a large response and resets its connection: the session ends
 // (the pending write fails) and the server goes on serving others.
 TEST_F(TlsSessionTest, AClientLeavingMidResponseEndsItsSessionOnly) {
@@ -526,12 +589,7 @@ TEST_F(TlsSessionTest, SilenceAfterTheHandshakeIsClosedAtTheFirstByteDeadline) {
   Start(options);
   TlsClient client;
   ASSERT_TRUE(client.Connect(listener_->port()));
-  const auto begin = std::chrono::steady_clock::now();
-  char byte;
-  boost::system::error_code ec;
-  client.stream().read_some(boost::asio::buffer(&byte, 1), ec);
-  EXPECT_TRUE(ec) << "the server sent data instead of closing";
-  EXPECT_LT(std::chrono::steady_clock::now() - begin, 3s);
+  EXPECT_LT(UntilTheServerCloses(client), 3s);
   EXPECT_TRUE(AllClosedWithin(2s));
 }
 
