@@ -241,7 +241,9 @@ ApiResult<AccountResolution> ResolveAccount(std::string_view host_header, std::s
   if (!decoded) return ApiError::InvalidUri();
   SplitSecondary(*decoded, &out.account, &out.secondary);
   out.path_style = true;
-  out.root_path = "/" + std::string(segment) + "/";
+  // Sized once: the concatenation of temporaries was three allocations per request.
+  out.root_path.reserve(segment.size() + 2);
+  out.root_path.append("/").append(segment).append("/");
   out.resource_path = slash == std::string_view::npos ? std::string() : std::string(rest.substr(slash));
   return out;
 }
