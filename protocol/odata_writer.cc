@@ -1,7 +1,6 @@
 #include "protocol/odata_writer.h"
 
 #include <algorithm>
-#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -298,43 +297,24 @@ std::string FormatDouble(double value) {
 
 namespace {
 
-// PercentEncode (url.h) appended to `out`, runs of unreserved bytes at once;
-// in a key (`key`), a quote is doubled and kept.
-void AppendKeyPathPart(std::string* out, std::string_view text, bool key) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  static constexpr auto kUnreserved = [] {
-    std::array<bool, 256> keep{};
-    for (int c = 0; c < 256; ++c) {
-      keep[c] = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-                c == '_' || c == '.' || c == '~';
-    }
-    return keep;
-  }();
-  size_t run = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (kUnreserved[c]) continue;
-    out->append(text.data() + run, i - run);
-    run = i + 1;
-    if (key && c == '\'') {
-      out->append("''");
-    } else {
-      const char escaped[3] = {'%', kHex[c >> 4], kHex[c & 15]};
-      out->append(escaped, 3);
-    }
+// A key of the path: percent-encoded (url.h), each quote doubled and kept.
+void AppendKeyOfPath(std::string* out, std::string_view key) {
+  for (size_t quote; (quote = key.find('\'')) != std::string_view::npos; key.remove_prefix(quote + 1)) {
+    AppendPercentEncoded(out, key.substr(0, quote));
+    out->append("''");
   }
-  out->append(text.data() + run, text.size() - run);
+  AppendPercentEncoded(out, key);
 }
 
 }  // namespace
 
 void AppendEntityKeyPath(std::string* out, std::string_view table, std::string_view pk, std::string_view rk) {
   out->reserve(out->size() + table.size() + pk.size() + rk.size() + 32);
-  AppendKeyPathPart(out, table, /*key=*/false);
+  AppendPercentEncoded(out, table);
   out->append("(PartitionKey='");
-  AppendKeyPathPart(out, pk, /*key=*/true);
+  AppendKeyOfPath(out, pk);
   out->append("',RowKey='");
-  AppendKeyPathPart(out, rk, /*key=*/true);
+  AppendKeyOfPath(out, rk);
   out->append("')");
 }
 

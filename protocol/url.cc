@@ -121,20 +121,25 @@ bool IsValidUtf8(std::string_view s) {
 }
 
 std::string PercentEncode(std::string_view text, std::string_view keep) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
   std::string out;
   out.reserve(text.size());
-  for (char ch : text) {
-    unsigned char c = static_cast<unsigned char>(ch);
-    if (IsUnreserved(c) || keep.find(ch) != std::string_view::npos) {
-      out += ch;
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
+  AppendPercentEncoded(&out, text, keep);
   return out;
+}
+
+void AppendPercentEncoded(std::string* out, std::string_view text, std::string_view keep) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  size_t run = 0;  // the start of the bytes kept as they are, appended at once
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    const auto c = static_cast<unsigned char>(ch);
+    if (IsUnreserved(c) || keep.find(ch) != std::string_view::npos) continue;
+    out->append(text.data() + run, i - run);
+    run = i + 1;
+    const char escaped[3] = {'%', kHex[c >> 4], kHex[c & 15]};
+    out->append(escaped, 3);
+  }
+  out->append(text.data() + run, text.size() - run);
 }
 
 void SplitTarget(std::string_view target, std::string_view* path, std::string_view* query) {

@@ -112,6 +112,8 @@ void AppendUtf8(uint32_t code_point, std::string* out);
 // Percent-encodes everything except RFC 3986 unreserved characters and the
 // bytes in `keep` (e.g. "'" when writing key predicates whose quotes are doubled).
 std::string PercentEncode(std::string_view text, std::string_view keep = {});
+// The same appended to *out, runs of kept bytes at once.
+void AppendPercentEncoded(std::string* out, std::string_view text, std::string_view keep = {});
 
 // Splits "path?query" into its two parts (no decoding).
 void SplitTarget(std::string_view target, std::string_view* path, std::string_view* query);
