@@ -573,17 +573,20 @@ void Dispatcher::FinishOnLane(std::shared_ptr<PendingRequest> pending) {
   // a `$batch` two more thread hops (docs/benchmarks.md, "Point writes
   // against 2f279ee, round 3").
   if (const std::optional<Status> status = engine_.TrySyncWal()) {
-    pending->done.WorkDone();
-    held_.fetch_add(1, std::memory_order_relaxed);  // AnswerDurable lowers it
+    HoldForLogWrite(*pending);
     AnswerDurable(*pending, *status);
     return;
   }
   AwaitLogWrite(std::move(pending));
 }
 
+void Dispatcher::HoldForLogWrite(PendingRequest& pending) {
+  pending.done.WorkDone();  // only the log write is left: nothing for a leaving client to cancel
+  held_.fetch_add(1, std::memory_order_relaxed);  // AnswerDurable lowers it
+}
+
 void Dispatcher::AwaitLogWrite(std::shared_ptr<PendingRequest> pending) {
-  pending->done.WorkDone();  // only the log write is left: nothing for a leaving client to cancel
-  held_.fetch_add(1, std::memory_order_relaxed);
+  HoldForLogWrite(*pending);
   if (pending->done.InTurn()) {
     // Produced on its I/O thread: the answer joins the turn's group, which
     // waits for the log write once the turn's other requests have run

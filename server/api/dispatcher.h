@@ -170,6 +170,10 @@ class Dispatcher final : public http::RequestHandler, public RequestStage {
   // log writer idle) the lane makes it and sends the answer itself, with no
   // wake-up of the log writer; otherwise as Finish.
   void FinishOnLane(std::shared_ptr<PendingRequest> pending);
+  // What every answer waiting for the log write goes through first: its
+  // work is done (no cancel any more), and it holds the dispatcher until
+  // AnswerDurable has sent it.
+  void HoldForLogWrite(PendingRequest& pending);
   // Decorate; then, when nothing the answer may reflect waits for the log
   // write, Record and send it and return true.
   bool SendIfDurable(const RequestInfo& info, http::Response& response, http::Completion& done);
