@@ -250,10 +250,8 @@ void BasicSession<Stream>::DoReadIdle() {
                                    [self = this->shared_from_this()](beast::error_code ec, size_t bytes) {
                                      self->OnIdleRead(ec, bytes);
                                    });
-    return;
-  }
-  Tcp().expires_after(timeout);
-  if constexpr (kIsTls) {
+  } else {
+    Tcp().expires_after(timeout);
     // The records are read and opened here (tls_records.h) until the stream has had to read
     // itself: from then on records may wait in its buffers, and only it may read on.
     if (tls_reads_own_) {
@@ -266,9 +264,9 @@ void BasicSession<Stream>::DoReadIdle() {
       });
       return;
     }
+    stream_.async_read_some(buffer_.prepare(kIdleReadBytes),
+                            beast::bind_front_handler(&BasicSession::OnIdleRead, this->shared_from_this()));
   }
-  stream_.async_read_some(buffer_.prepare(kIdleReadBytes),
-                          beast::bind_front_handler(&BasicSession::OnIdleRead, this->shared_from_this()));
 }
 
 template <class Stream>
