@@ -500,6 +500,15 @@ std::optional<std::string> CanonicalGuid(std::string_view text) {
 
 double NormalizeDouble(double d) { return d == 0 ? 0.0 : d; }  // -0.0 is stored as 0
 
+// A string value moved into *out, within the service's limit on a string
+// property (Learn: understanding-the-table-service-data-model).
+std::optional<ApiError> TakeString(JsonScalar& v, EdmValue* out) {
+  if (model::Utf16Length(v.s) > model::kMaxStringUtf16Units) return ApiError::PropertyValueTooLarge();
+  out->type = EdmType::kString;
+  out->text = std::move(v.s);
+  return std::nullopt;
+}
+
 // Converts one raw JSON value to an EdmValue. `type` = annotation, if any.
 // Consumes v.s (moved into the value) for strings.
 ApiResult<EdmValue> ConvertValueOf(std::string_view name, JsonScalar& v, std::optional<EdmType> type) {
@@ -523,10 +532,12 @@ ApiResult<EdmValue> ConvertValueOf(std::string_view name, JsonScalar& v, std::op
   // A value that does not read as its declared type is the service's
   // conversion error (ApiError::ValueNotConvertible).
   switch (*type) {
-    case EdmType::kString:
+    case EdmType::kString: {
       if (v.kind != K::kString) return ApiError::ValueNotConvertible();
-      if (model::Utf16Length(v.s) > model::kMaxStringUtf16Units) return ApiError::PropertyValueTooLarge();
-      return EdmValue::String(std::move(v.s));
+      EdmValue value;
+      if (auto error = TakeString(v, &value)) return *std::move(error);
+      return value;
+    }
     case EdmType::kBoolean:
       // An annotated string ("true"/"false", any case) is accepted, as the
       // service reads it (the Azure CLI sends every annotated value as a
@@ -603,12 +614,7 @@ ApiResult<EdmValue> ConvertValueOf(std::string_view name, JsonScalar& v, std::op
 // string value moved once rather than through each return.
 std::optional<ApiError> ConvertValue(std::string_view name, JsonScalar& v, std::optional<EdmType> type,
                                      EdmValue* out) {
-  if (v.kind == JsonScalar::Kind::kString && (!type || *type == EdmType::kString)) {
-    if (model::Utf16Length(v.s) > model::kMaxStringUtf16Units) return ApiError::PropertyValueTooLarge();
-    out->type = EdmType::kString;
-    out->text = std::move(v.s);
-    return std::nullopt;
-  }
+  if (v.kind == JsonScalar::Kind::kString && (!type || *type == EdmType::kString)) return TakeString(v, out);
   auto value = ConvertValueOf(name, v, type);
   if (!value.ok()) return value.error();
   *out = std::move(value).value();
