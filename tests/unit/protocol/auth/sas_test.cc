@@ -161,7 +161,9 @@ TEST(SasTest, TimeWindowParsedOnceAnswersAsTheStrings) {
       const auto from_strings = CheckSasTimeWindow(st, se, Ticks(now));
       const auto from_parsed = CheckSasTimeWindow(parsed, Ticks(now));
       ASSERT_EQ(from_strings.has_value(), from_parsed.has_value()) << st << " " << se << " at " << now;
-      if (from_strings) EXPECT_EQ(from_strings->message, from_parsed->message) << st << " " << se << " at " << now;
+      if (from_strings) {
+        EXPECT_EQ(from_strings->message, from_parsed->message) << st << " " << se << " at " << now;
+      }
     }
   }
 }
