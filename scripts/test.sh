@@ -61,6 +61,15 @@ CUR_NOTE=""
 record() { CUR_PASSED=$((CUR_PASSED + $1)); CUR_FAILED=$((CUR_FAILED + $2)); }
 record_failure() { CUR_FAILED=$((CUR_FAILED + 1)); CUR_NOTE="$*"; echo "[test] FAILURE: $*"; }
 note() { CUR_NOTE="$*"; }
+# Names of failed tests, printed again after the summary: CI keeps only the tail of a run's output,
+# and a failure must be identifiable from it.
+FAILED_NAMES=()
+failed_name() { FAILED_NAMES+=("$*"); }
+ctest_failed_names() {  # ctest_failed_names LOG PREFIX: the tests ctest lists as FAILED in LOG
+  local failed
+  while IFS= read -r failed; do failed_name "$2: $failed"; done < \
+    <(sed -n '/^The following tests FAILED:/,/^[^[:space:]]/s/^[[:space:]]\+[0-9]\+ - //p' "$1")
+}
 
 # ---- shared helpers ------------------------------------------------------------------------------
 BUILD_DONE=""
@@ -143,6 +152,7 @@ stage_unit() {
     failed="$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$line")"
     total="$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\2/' <<<"$line")"
     record $((total - failed)) "$failed"
+    ctest_failed_names "$log" unit
   elif grep -q 'No tests were found' "$log"; then
     note "no unit tests registered"
   elif (( rc != 0 )); then
@@ -171,6 +181,14 @@ print(t - f - e - s, f + e, s)
 PYEOF
 )
     record "$p" "$f"
+    local failed
+    while IFS= read -r failed; do [[ -n "$failed" ]] && failed_name "$name: $failed"; done < <("$PY" - "$xml" <<'PYEOF'
+import sys, xml.etree.ElementTree as ET
+for case in ET.parse(sys.argv[1]).getroot().iter("testcase"):
+    if case.find("failure") is not None or case.find("error") is not None:
+        print(f"{case.get('classname', '')}::{case.get('name', '')}")
+PYEOF
+)
     (( s > 0 )) && note "$name: $s skipped"
   else
     record_failure "$name: pytest produced no report (exit $rc)"
@@ -302,7 +320,7 @@ stage_e2e_dotnet() {
   if [[ -n "${TABLESTONE_E2E_CONNECTION_STRING:-}" ]]; then note "skipped: the .NET suites start their own servers"; return 0; fi
   ensure_e2e_target || return 1
   export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
-  local rc=0 proj name shape log counts p f s skipped=0 filter
+  local rc=0 proj name shape log counts p f s skipped=0 filter failed
   local projects=(dotnet/Tables dotnet/Legacy orleans)
   for proj in "${projects[@]}"; do
     name="${proj//\//-}"
@@ -320,6 +338,8 @@ stage_e2e_dotnet() {
       if [[ -z "$counts" ]]; then record_failure "e2e-dotnet: $proj ($shape) produced no summary"; rc=1; continue; fi
       read -r p f s <<<"$counts"
       echo "[e2e-dotnet] $proj on $shape: $p passed, $f failed, $s skipped"
+      while IFS= read -r failed; do failed_name "e2e-dotnet $proj ($shape): $failed"; done < \
+        <(sed -nE 's/^\s+Failed ([^ ]+).*$/\1/p' "$log")
       record "$p" "$f"
       skipped=$((skipped + s))
       (( f > 0 )) && rc=1
@@ -523,6 +543,7 @@ stage_asan() {
       failed="$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$line")"
       total="$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\2/' <<<"$line")"
       record $((total - failed)) "$failed"
+      ctest_failed_names "$log" asan-unit
     elif (( crc != 0 )); then
       record_failure "ctest (asan) exited with $crc"
     fi
@@ -583,5 +604,9 @@ done
 echo
 echo "================ summary ($((SECONDS - start_all))s) ================"
 for line in "${SUMMARY[@]}"; do echo "$line"; done
+if (( ${#FAILED_NAMES[@]} > 0 )); then
+  echo "failed tests:"
+  for line in "${FAILED_NAMES[@]}"; do echo "  $line"; done
+fi
 echo "$TOTAL_PASSED passed, $TOTAL_FAILED failed"
 (( TOTAL_FAILED == 0 ))
