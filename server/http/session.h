@@ -36,12 +36,14 @@
 // runs on the connection's executor.
 #pragma once
 
+#include <boost/asio/buffer.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
+#include <array>
 #include <atomic>
 #include <thread>
 #include <chrono>
@@ -70,6 +72,9 @@ namespace tablestone::http {
 // chunk-size line or chunk extension that never ends, so this is what bounds
 // an unauthenticated client's memory (docs/reliability.md, "Memory bounds").
 size_t ReadBufferLimit(const HttpOptions& options);
+
+// Read granularity while waiting for the next request.
+inline constexpr size_t kIdleReadBytes = 16 * 1024;
 
 // What every session of one listener shares. Owned by the Listener, which
 // outlives its sessions.
@@ -122,13 +127,29 @@ class BasicSession : public Closable,
  private:
   enum class State { kStarting, kIdle, kReading, kHandling, kWriting, kClosing, kClosed };
 
-  // TLS only: the connection's first bytes are in (see the class comment).
+  // TLS only, defined in session_tls.cc (instantiated there for TlsSession alone; the plain
+  // session names them only in discarded `if constexpr` branches).
+  // The connection's first bytes are in (see the class comment).
   void OnFirstBytes(boost::beast::error_code ec, size_t bytes);
   void OnHandshake(boost::beast::error_code ec);
-  void DoReadIdle();
-  // TLS only: opens `size` bytes of records read from the socket (null: what the SSL object
-  // already holds) into buffer_, sends what OpenSSL answered, then reads the request on.
+  // DoReadIdle's wait, under `timeout`: reads the records itself while tls_reads_own_.
+  void DoReadIdleTls(std::chrono::milliseconds timeout);
+  // Opens `size` bytes of records read from the socket (null: what the SSL object already holds)
+  // into buffer_, sends what OpenSSL answered, then reads the request on.
   void OpenTls(const char* records, size_t size);
+  // DoWrite's response (head_ and the body, `total` bytes) sealed into records in the thread's
+  // TlsScratch; `buffers` and `total` become the records. False: OpenSSL refused, the
+  // connection is closed.
+  bool SealForWrite(std::array<boost::asio::const_buffer, 2>& buffers, size_t& total);
+  // After DoWrite's synchronous send of `sent` of `total` bytes: the records the socket did not
+  // take move to sealed_ (`buffers`, `total`, `sent` then describe them) and the thread's
+  // buffer is released.
+  void KeepUnsentRecords(const boost::beast::error_code& ec, std::array<boost::asio::const_buffer, 2>& buffers,
+                         size_t& total, size_t& sent);
+  // CloseNow's close_notify, if the socket takes it at once.
+  void SendCloseNotify();
+
+  void DoReadIdle();
   void OnIdleRead(boost::beast::error_code ec, size_t bytes);
   void DoReadHeader();
   void OnHeader(boost::beast::error_code ec, size_t bytes);
@@ -194,7 +215,7 @@ class BasicSession : public Closable,
   Response response_;
   std::string head_;  // serialized status line + headers, reused per request
   // TLS only: seals responses; the records of a response that the socket did not take at once (the
-  // rest are sealed and sent from a buffer of the I/O thread, session.cc TlsScratch), and the
+  // rest are sealed and sent from a buffer of the I/O thread, tls_scratch.h), and the
   // response's size in plain text.
   struct NoTls {};
   [[no_unique_address]] std::conditional_t<kIsTls, TlsRecords, NoTls> tls_;
