@@ -435,8 +435,7 @@ void BasicSession<Stream>::OnHandled(Response&& response, Delivery delivery) {
 template <class Stream>
 void BasicSession<Stream>::DoWriteThenReset() {
   state_ = State::kWriting;
-  head_.clear();
-  SerializeResponseHead(response_, &head_);
+  SerializeHead();
   const std::string& body = response_.body();
   // Half the body; a response without one loses the end of its head instead.
   if (body.empty()) {
@@ -532,14 +531,34 @@ void BasicSession<Stream>::FinishResponse() {
   // explicit "Content-Length: 0" as the service sends it.
   const bool body_empty = response_.body().empty();
   const bool head = request_.method() == bhttp::verb::head;
-  if (!(body_empty && head && response_.has_content_length())) {
-    response_.content_length(response_.body().size());
+  if (body_empty && head && response_.has_content_length()) {
+    framing_.content_length.reset();
+  } else {
+    framing_.content_length = response_.body().size();
   }
   // The listener-wide flag is read too: a stop posted to our executor cannot
   // run while the handler runs, but the response must already say "close".
   const bool stopping = env_.stopping != nullptr && env_.stopping->load(std::memory_order_relaxed);
-  const bool keep = !close_after_write_ && !shutting_down_ && !stopping && request_.keep_alive();
-  response_.keep_alive(keep);
+  framing_.keep_alive = !close_after_write_ && !shutting_down_ && !stopping && request_.keep_alive();
+  framing_in_fields_ = false;
+}
+
+template <class Stream>
+void BasicSession<Stream>::ApplyFramingToFields() {
+  if (framing_.content_length) response_.content_length(*framing_.content_length);
+  response_.keep_alive(framing_.keep_alive);
+  framing_in_fields_ = true;
+}
+
+template <class Stream>
+size_t BasicSession<Stream>::SerializeHead() {
+  head_.clear();
+  if (!framing_in_fields_) {
+    const size_t fields = SerializeResponseHead(response_, framing_, &head_);
+    if (fields != kHeadNeedsBeastFraming) return fields;
+    ApplyFramingToFields();
+  }
+  return SerializeResponseHead(response_, &head_);
 }
 
 template <class Stream>
@@ -556,22 +575,22 @@ void BasicSession<Stream>::DoWrite() {
       }
     }
   };
-  if (response_.chunked()) {
+  // Head and body in one gather write (one sendmsg for a small response).
+  const size_t fields = SerializeHead();
+  // Only a response with a Transfer-Encoding field can still be chunked once framed (SerializeHead
+  // put the framing into its fields then).
+  if (framing_in_fields_ && response_.chunked()) {
     drop_unsafe();  // never set by FinishResponse's callers today; Beast knows the framing
     Tcp().expires_after(env_.options->read_timeout);
     bhttp::async_write(stream_, response_, beast::bind_front_handler(&BasicSession::OnWrite, this->shared_from_this()));
     return;
   }
-  // Head and body in one gather write (one sendmsg for a small response).
-  head_.clear();
-  const size_t fields = SerializeResponseHead(response_, &head_);
   if (!HeadHasOnlyItsOwnLineBreaks(head_, fields)) {
     drop_unsafe();
     if (beast::string_view reason = response_.reason(); !reason.empty() && HasLineBreak(reason)) {
       response_.reason({});  // the standard phrase instead
     }
-    head_.clear();
-    SerializeResponseHead(response_, &head_);
+    SerializeHead();
   }
   std::array<net::const_buffer, 2> buffers{net::buffer(head_), net::buffer(response_.body())};
   size_t total = head_.size() + response_.body().size();
@@ -636,7 +655,7 @@ void BasicSession<Stream>::OnWrite(beast::error_code ec, size_t bytes) {
   // refused: linger so our response is not destroyed by a RST. Otherwise the
   // peer has nothing more to send and we close at once.
   if (close_after_write_) return DoLingeringClose();
-  if (!response_.keep_alive() || shutting_down_) return CloseNow();
+  if (!framing_.keep_alive || shutting_down_) return CloseNow();
   // Give back large bodies before waiting for the next request.
   if (request_.body().capacity() > kKeepCapacity) request_ = Request{};
   if (response_.body().capacity() > kKeepCapacity) response_ = Response{};

@@ -165,7 +165,14 @@ class BasicSession : public Closable,
   // Replaces the response with the handler's 500 InternalError (a bare 500
   // when rendering fails too).
   void RenderInternalError();
+  // Settles framing_ (the body's length, keep-alive) for the response in response_.
   void FinishResponse();
+  // Puts framing_ into response_'s fields through Beast (content_length(), keep_alive()).
+  void ApplyFramingToFields();
+  // head_ := response_'s head under framing_, written by SerializeResponseHead beside the
+  // response's fields, or after ApplyFramingToFields when the response holds a field Beast's
+  // framing rewrites (Connection, Transfer-Encoding). Returns the number of fields.
+  size_t SerializeHead();
   // The handler's response arrived (on our executor).
   void OnHandled(Response&& response, Delivery delivery = Delivery::kSend);
   // Delivery::kResetMidBody: writes the head and half the body, then resets.
@@ -214,6 +221,8 @@ class BasicSession : public Closable,
   Request request_;
   Response response_;
   std::string head_;  // serialized status line + headers, reused per request
+  HeadFraming framing_;             // FinishResponse's, for the response in response_
+  bool framing_in_fields_ = false;  // ApplyFramingToFields ran for it
   // TLS only: seals responses; the records of a response that the socket did not take at once (the
   // rest are sealed and sent from a buffer of the I/O thread, tls_scratch.h), and the
   // response's size in plain text.
