@@ -212,8 +212,10 @@ void BasicSession<Stream>::DoReadHeader() {
   parser_.emplace();
   parser_->header_limit(static_cast<std::uint32_t>(std::min<size_t>(env_.options->header_limit, UINT32_MAX)));
   parser_->body_limit(env_.options->body_limit);
-  // One deadline for headers + body: a client trickling bytes is cut off.
-  Tcp().expires_after(env_.options->read_timeout);
+  // One deadline for headers + body, so that a client trickling bytes is cut off, armed by the
+  // first read that has to wait (ArmReadDeadline): a request already whole in the buffer needs
+  // none, and setting it read the clock and touched the stream's timers on every request.
+  read_deadline_armed_ = false;
   // Fast path: a typical request arrives whole in the read that ended the
   // idle wait. Parsing it here, synchronously, saves the completion post
   // (and possible thread wake-up) an async read would cost for data that is
@@ -233,8 +235,16 @@ void BasicSession<Stream>::DoReadHeader() {
   if (ec) return OnReadError(ec);
   if (parser_->is_header_done()) return OnHeader(ec, 0);
   if constexpr (kIsTls) tls_reads_own_ = false;  // DoReadIdle
+  ArmReadDeadline();
   bhttp::async_read_header(stream_, buffer_, *parser_,
                            beast::bind_front_handler(&BasicSession::OnHeader, this->shared_from_this()));
+}
+
+template <class Stream>
+void BasicSession<Stream>::ArmReadDeadline() {
+  if (read_deadline_armed_) return;
+  read_deadline_armed_ = true;
+  Tcp().expires_after(env_.options->read_timeout);
 }
 
 template <class Stream>
@@ -277,6 +287,7 @@ void BasicSession<Stream>::OnHeader(beast::error_code ec, size_t bytes) {
   if (!parser_->is_done() && req.version() >= 11 && admission.send_continue) {
     auto expect = req[bhttp::field::expect];
     if (!expect.empty() && EqualsIgnoreCaseAscii(std::string_view(expect.data(), expect.size()), "100-continue")) {
+      ArmReadDeadline();
       net::async_write(stream_, net::buffer(kContinue, sizeof(kContinue) - 1),
                        beast::bind_front_handler(&BasicSession::OnContinueWritten, this->shared_from_this()));
       return;
@@ -308,6 +319,7 @@ template <class Stream>
 void BasicSession<Stream>::DoReadBody() {
   if (parser_->is_done()) return HandleRequest();
   if constexpr (kIsTls) tls_reads_own_ = false;  // DoReadIdle
+  ArmReadDeadline();
   bhttp::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&BasicSession::OnBody, this->shared_from_this()));
 }
 

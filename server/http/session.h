@@ -152,6 +152,10 @@ class BasicSession : public Closable,
   void DoReadIdle();
   void OnIdleRead(boost::beast::error_code ec, size_t bytes);
   void DoReadHeader();
+  // The request's read deadline (HttpOptions::read_timeout, one for the headers, the "100
+  // Continue" and the body), set before the request's first operation on the stream: the
+  // stream's timers keep an earlier request's expiry, which must never bound a later one.
+  void ArmReadDeadline();
   void OnHeader(boost::beast::error_code ec, size_t bytes);
   void OnContinueWritten(boost::beast::error_code ec, size_t bytes);
   // The handler refused the request on its headers (AdmitHeaders): answer and
@@ -223,6 +227,7 @@ class BasicSession : public Closable,
   std::string head_;  // serialized status line + headers, reused per request
   HeadFraming framing_;             // FinishResponse's, for the response in response_
   bool framing_in_fields_ = false;  // ApplyFramingToFields ran for it
+  bool read_deadline_armed_ = false;  // ArmReadDeadline ran for the request being read
   // TLS only: seals responses; the records of a response that the socket did not take at once (the
   // rest are sealed and sent from a buffer of the I/O thread, tls_scratch.h), and the
   // response's size in plain text.
