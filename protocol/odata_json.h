@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "protocol/api_error.h"
+#include "protocol/flat_json.h"
 #include "storage/model/entity.h"
 
 namespace tablestone::protocol {
@@ -22,34 +23,6 @@ struct ParsedEntity {
   bool has_partition_key = false;
   bool has_row_key = false;
 };
-
-// One scalar member value of a flat JSON object, as JSON typed it. Integers
-// follow JSON text: within int64 -> kInt, above int64 but within uint64 ->
-// kUInt, beyond either (or with a fraction/exponent) -> kFloat (strtod).
-struct JsonScalar {
-  enum class Kind { kNull, kBool, kInt, kUInt, kFloat, kString };
-  Kind kind = Kind::kNull;
-  bool b = false;
-  int64_t i = 0;
-  uint64_t u = 0;
-  double d = 0;
-  std::string s;  // kString: decoded UTF-8 (may contain NUL from \u0000)
-};
-
-struct JsonMember {
-  std::string name;  // decoded
-  JsonScalar value;
-};
-
-// Strict RFC 8259 parser for exactly one flat JSON object (the shape of every
-// Table entity body), members in document order. Accepts what nlohmann::json's
-// strict SAX parse accepts for such input: an optional UTF-8 BOM, whitespace
-// ' ' \t \n \r, validated UTF-8 and escapes (surrogate pairs), numbers as
-// described at JsonScalar, and end of input at the first NUL byte after the
-// object. Errors, the first one met in document order: a repeated member name
-// -> DuplicatePropertiesSpecified; anything else (syntax, nested object or
-// array, not an object, non-finite number) -> InvalidInput. Thread-safe.
-ApiResult<std::vector<JsonMember>> ParseFlatJsonObject(std::string_view body);
 
 // Errors (400 unless noted): InvalidInput (not a JSON object, nested values,
 // bad UTF-8, unknown Edm type, too deep, a PartitionKey/RowKey that is not a

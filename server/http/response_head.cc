@@ -1,6 +1,7 @@
 #include "server/http/response_head.h"
 
 #include <boost/beast/http/status.hpp>
+#include <charconv>
 #include <cstring>
 
 #if defined(__SSE2__)
@@ -32,7 +33,18 @@ size_t DropUnsafeHeaderFields(Response* response) {
   return dropped;
 }
 
-size_t SerializeResponseHead(const Response& response, std::string* out) {
+namespace {
+
+// The Connection value Beast's keep_alive() leaves in a response without one (its
+// detail::keep_alive_impl on an empty value): HTTP/1.0 says keep-alive, HTTP/1.1 says close; the
+// other two cases need no field.
+std::string_view ConnectionValue(unsigned version, bool keep_alive) {
+  if (version < 11) return keep_alive ? std::string_view("keep-alive") : std::string_view();
+  return keep_alive ? std::string_view() : std::string_view("close");
+}
+
+// `framing` null: the response's fields as they are.
+size_t SerializeHead(const Response& response, const HeadFraming* framing, std::string* out) {
   // The start line as basic_fields::writer builds it: "HTTP/X.Y ### reason\r\n".
   const unsigned version = response.version();
   const unsigned code = response.result_int();
@@ -53,7 +65,29 @@ size_t SerializeResponseHead(const Response& response, std::string* out) {
   if (reason.empty()) reason = bhttp::obsolete_reason(static_cast<bhttp::status>(code));
   size_t size = sizeof start + reason.size() + 4;
   size_t fields = 0;
+  // The framing's fields: Content-Length (every one the response holds is replaced) and Connection.
+  const bool own_length = framing != nullptr && framing->content_length.has_value();
+  char length[24];
+  size_t length_size = 0;
+  std::string_view connection;
+  if (framing != nullptr) {
+    if (own_length) {
+      length_size = static_cast<size_t>(std::to_chars(length, length + sizeof length, *framing->content_length).ptr - length);
+      size += sizeof "Content-Length: " - 1 + length_size + 2;
+      ++fields;
+    }
+    connection = ConnectionValue(version, framing->keep_alive);
+    if (!connection.empty()) {
+      size += sizeof "Connection: " - 1 + connection.size() + 2;
+      ++fields;
+    }
+  }
   for (const auto& field : response) {
+    if (framing != nullptr) {
+      const bhttp::field name = field.name();
+      if (name == bhttp::field::connection || name == bhttp::field::transfer_encoding) return kHeadNeedsBeastFraming;
+      if (own_length && name == bhttp::field::content_length) continue;
+    }
     size += field.name_string().size() + field.value().size() + 4;
     ++fields;
   }
@@ -70,6 +104,7 @@ size_t SerializeResponseHead(const Response& response, std::string* out) {
   put(reason.data(), reason.size());
   put("\r\n", 2);
   for (const auto& field : response) {
+    if (own_length && field.name() == bhttp::field::content_length) continue;
     const beast::string_view name = field.name_string();
     const beast::string_view value = field.value();
     put(name.data(), name.size());
@@ -77,8 +112,28 @@ size_t SerializeResponseHead(const Response& response, std::string* out) {
     put(value.data(), value.size());
     put("\r\n", 2);
   }
+  if (own_length) {
+    put("Content-Length: ", sizeof "Content-Length: " - 1);
+    put(length, length_size);
+    put("\r\n", 2);
+  }
+  if (!connection.empty()) {
+    put("Connection: ", sizeof "Connection: " - 1);
+    put(connection.data(), connection.size());
+    put("\r\n", 2);
+  }
   put("\r\n", 2);
   return fields;
+}
+
+}  // namespace
+
+size_t SerializeResponseHead(const Response& response, std::string* out) {
+  return SerializeHead(response, nullptr, out);
+}
+
+size_t SerializeResponseHead(const Response& response, const HeadFraming& framing, std::string* out) {
+  return SerializeHead(response, &framing, out);
 }
 
 bool HeadHasOnlyItsOwnLineBreaks(std::string_view head, size_t fields) {

@@ -36,21 +36,6 @@ namespace net = boost::asio;
 
 // Static so the 100-continue write needs neither a message nor a serializer.
 constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
-// Every TLS connection opens with a handshake record (content type 22); RFC 8446, section 5.1.
-constexpr unsigned char kTlsHandshakeRecord = 0x16;
-// The answer to plain HTTP on the HTTPS port, in the words nginx uses for the same case, so the
-// caller sees why instead of a bare reset.
-constexpr std::string_view kPlainHttpOnTlsPortBody =
-    "The plain HTTP request was sent to HTTPS port: this port speaks HTTPS, use an https:// endpoint.\n";
-constexpr std::string_view kPlainHttpOnTlsPortHead =
-    "HTTP/1.1 400 Bad Request\r\n"
-    "Content-Type: text/plain; charset=utf-8\r\n"
-    "Content-Length: 97\r\n"
-    "Connection: close\r\n"
-    "\r\n";
-static_assert(kPlainHttpOnTlsPortBody.size() == 97, "Content-Length of kPlainHttpOnTlsPortHead");
-// Read granularity while waiting for the next request.
-constexpr size_t kIdleReadBytes = 16 * 1024;
 // Bytes the read buffer may hold beyond the header limit (ReadBufferLimit):
 // a chunk-size line with its extensions, or a trailer, must fit in them.
 constexpr size_t kReadBufferSlack = 8 * 1024;
@@ -61,33 +46,6 @@ constexpr size_t kKeepCapacity = 64 * 1024;
 // endless chunk-size line of tests/reliability/hostile_test.py).
 constexpr uint64_t kShortLingerBytes = 1024 * 1024;
 
-// Buffers of the I/O thread for a TLS connection's records, used within one handler (so also
-// under a strand whose handlers move between threads): one per thread is warm in the cache for
-// every connection, where one per connection was cold each time (64 connections touch more than
-// this machine's 512 KiB L2 between two requests of one), and an idle connection keeps none of
-// them (docs/benchmarks.md, "HTTPS: where the time goes").
-struct TlsScratch {
-  // A response's records: the socket takes nearly every response whole at once (DoWrite), and
-  // only what it leaves is copied to the connection's own sealed_. Kept up to kKeepSealed (a
-  // 1,000-entity page's 242 KB is not allocated and released per response).
-  std::string sealed;
-  // The head joined with the body's first bytes into the first record (SealResponse).
-  std::string head;
-  // Records opened into plain text: opening needs room for a whole record beyond what arrived
-  // (TlsRecords::OpenCapacity), which would otherwise hold every connection's buffer_ at the read
-  // buffer's limit; only the request's bytes are copied to buffer_.
-  std::string plain;
-};
-constexpr size_t kKeepSealed = 1024 * 1024;
-TlsScratch& ThreadTlsScratch() {
-  thread_local TlsScratch scratch;
-  return scratch;
-}
-// Clears the records and gives back a buffer that one unusually large response grew past kKeepSealed.
-void ReleaseSealed(std::string& sealed) {
-  sealed.clear();
-  if (sealed.capacity() > kKeepSealed) std::string().swap(sealed);
-}
 
 // Status used when the handler did not render a transport error itself.
 bhttp::status DefaultStatus(TransportError error) {
@@ -164,45 +122,6 @@ void BasicSession<Stream>::Start(ConnectionRegistry::Id id) {
 }
 
 template <class Stream>
-void BasicSession<Stream>::OnFirstBytes(beast::error_code ec, size_t bytes) {
-  buffer_.commit(bytes);
-  if (ec) return CloseNow();  // gone, or silent until the read deadline
-  if constexpr (kIsTls) {
-    auto first = static_cast<const unsigned char*>(buffer_.data().data());
-    if (first[0] == kTlsHandshakeRecord) {
-      // The handler takes the bytes used as a pack: Boost 1.81's ssl_stream checks a buffered
-      // handshake's handler against void(error_code) but calls it with (error_code, size_t).
-      stream_.async_handshake(net::ssl::stream_base::server, buffer_.data(),
-                              [self = this->shared_from_this()](beast::error_code hec, auto... used) {
-                                (self->buffer_.consume(used), ...);
-                                self->OnHandshake(hec);
-                              });
-      return;
-    }
-  }
-  env_.log->debug("plain HTTP from {} on the HTTPS port: answered 400", context_.remote_ip);
-  state_ = State::kWriting;
-  std::array<net::const_buffer, 2> answer{net::buffer(kPlainHttpOnTlsPortHead.data(), kPlainHttpOnTlsPortHead.size()),
-                                          net::buffer(kPlainHttpOnTlsPortBody.data(), kPlainHttpOnTlsPortBody.size())};
-  net::async_write(Tcp(), answer,
-                   [self = this->shared_from_this()](beast::error_code wec, size_t) {
-                     if (wec) return self->CloseNow();
-                     self->DoLingeringClose();
-                   });
-}
-
-template <class Stream>
-void BasicSession<Stream>::OnHandshake(beast::error_code ec) {
-  if (ec) {
-    // Not a TLS client after all, an untrusted certificate, a deadline: there
-    // is no channel to answer on.
-    env_.log->debug("TLS handshake with {} failed: {}", context_.remote_ip, ec.message());
-    return CloseNow();
-  }
-  DoReadIdle();
-}
-
-template <class Stream>
 void BasicSession<Stream>::RequestClose(CloseMode mode) {
   net::post(stream_.get_executor(), [self = this->shared_from_this(), mode] { self->OnCloseRequested(mode); });
 }
@@ -251,21 +170,7 @@ void BasicSession<Stream>::DoReadIdle() {
                                      self->OnIdleRead(ec, bytes);
                                    });
   } else {
-    Tcp().expires_after(timeout);
-    // The records are read and opened here (tls_records.h) until the stream has had to read
-    // itself: from then on records may wait in its buffers, and only it may read on.
-    if (tls_reads_own_) {
-      if (TlsRecords::HasInput(stream_.native_handle())) return OpenTls(nullptr, 0);  // past the handshake
-      const size_t room = buffer_.max_size() - TlsRecords::OpenCapacity(0);
-      if (tls_in_.size() != room) tls_in_.resize(room);
-      Tcp().async_read_some(net::buffer(tls_in_), [self = this->shared_from_this()](beast::error_code ec, size_t n) {
-        if (ec) return self->CloseNow();  // EOF, idle timeout, reset or a graceful stop
-        self->OpenTls(self->tls_in_.data(), n);
-      });
-      return;
-    }
-    stream_.async_read_some(buffer_.prepare(kIdleReadBytes),
-                            beast::bind_front_handler(&BasicSession::OnIdleRead, this->shared_from_this()));
+    DoReadIdleTls(timeout);
   }
 }
 
@@ -292,44 +197,6 @@ void BasicSession<Stream>::OnIdleTimer(beast::error_code ec) {
 }
 
 template <class Stream>
-void BasicSession<Stream>::OpenTls(const char* records, size_t size) {
-  if constexpr (kIsTls) {
-    SSL* ssl = stream_.native_handle();
-    // buffer_ is empty here (DoReadIdle), and DoReadIdle's read leaves room in it for
-    // OpenCapacity(size): what opens fits.
-    const size_t room = buffer_.max_size() - buffer_.size();
-    std::string& plain = ThreadTlsScratch().plain;
-    if (plain.size() < room) plain.resize(room);
-    size_t opened = 0;
-    tls_reply_.clear();
-    const TlsRecords::Opened result =
-        records != nullptr ? tls_.Open(ssl, {records, size}, plain.data(), &opened, &tls_reply_)
-                           : tls_.OpenHeld(ssl, plain.data(), room, &opened, &tls_reply_);
-    if (opened > 0) {
-      std::memcpy(buffer_.prepare(opened).data(), plain.data(), opened);
-      buffer_.commit(opened);
-    }
-    if (result != TlsRecords::Opened::kOk) {
-      if (result == TlsRecords::Opened::kFailed) env_.log->debug("TLS records from {} did not open", context_.remote_ip);
-      return CloseNow();
-    }
-    // What OpenSSL answered while reading (a key update) goes out before anything else.
-    beast::error_code ec;
-    const size_t sent = tls_reply_.empty() ? 0 : Tcp().socket().write_some(net::buffer(tls_reply_), ec);
-    if (sent < tls_reply_.size() && (!ec || ec == net::error::would_block || ec == net::error::try_again)) {
-      net::async_write(Tcp(), net::buffer(tls_reply_.data() + sent, tls_reply_.size() - sent),
-                       [self = this->shared_from_this()](beast::error_code wec, size_t) {
-                         if (wec) return self->CloseNow();
-                         self->DoReadHeader();
-                       });
-      return;
-    }
-    if (ec) return CloseNow();
-  }
-  DoReadHeader();
-}
-
-template <class Stream>
 void BasicSession<Stream>::OnIdleRead(beast::error_code ec, size_t bytes) {
   buffer_.commit(bytes);
   if (ec) return CloseNow();  // EOF, idle timeout, reset or a graceful stop
@@ -345,8 +212,10 @@ void BasicSession<Stream>::DoReadHeader() {
   parser_.emplace();
   parser_->header_limit(static_cast<std::uint32_t>(std::min<size_t>(env_.options->header_limit, UINT32_MAX)));
   parser_->body_limit(env_.options->body_limit);
-  // One deadline for headers + body: a client trickling bytes is cut off.
-  Tcp().expires_after(env_.options->read_timeout);
+  // One deadline for headers + body, so that a client trickling bytes is cut off, armed by the
+  // first read that has to wait (ArmReadDeadline): a request already whole in the buffer needs
+  // none, and setting it read the clock and touched the stream's timers on every request.
+  read_deadline_armed_ = false;
   // Fast path: a typical request arrives whole in the read that ended the
   // idle wait. Parsing it here, synchronously, saves the completion post
   // (and possible thread wake-up) an async read would cost for data that is
@@ -366,8 +235,16 @@ void BasicSession<Stream>::DoReadHeader() {
   if (ec) return OnReadError(ec);
   if (parser_->is_header_done()) return OnHeader(ec, 0);
   if constexpr (kIsTls) tls_reads_own_ = false;  // DoReadIdle
+  ArmReadDeadline();
   bhttp::async_read_header(stream_, buffer_, *parser_,
                            beast::bind_front_handler(&BasicSession::OnHeader, this->shared_from_this()));
+}
+
+template <class Stream>
+void BasicSession<Stream>::ArmReadDeadline() {
+  if (read_deadline_armed_) return;
+  read_deadline_armed_ = true;
+  Tcp().expires_after(env_.options->read_timeout);
 }
 
 template <class Stream>
@@ -410,6 +287,7 @@ void BasicSession<Stream>::OnHeader(beast::error_code ec, size_t bytes) {
   if (!parser_->is_done() && req.version() >= 11 && admission.send_continue) {
     auto expect = req[bhttp::field::expect];
     if (!expect.empty() && EqualsIgnoreCaseAscii(std::string_view(expect.data(), expect.size()), "100-continue")) {
+      ArmReadDeadline();
       net::async_write(stream_, net::buffer(kContinue, sizeof(kContinue) - 1),
                        beast::bind_front_handler(&BasicSession::OnContinueWritten, this->shared_from_this()));
       return;
@@ -441,6 +319,7 @@ template <class Stream>
 void BasicSession<Stream>::DoReadBody() {
   if (parser_->is_done()) return HandleRequest();
   if constexpr (kIsTls) tls_reads_own_ = false;  // DoReadIdle
+  ArmReadDeadline();
   bhttp::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&BasicSession::OnBody, this->shared_from_this()));
 }
 
@@ -568,8 +447,7 @@ void BasicSession<Stream>::OnHandled(Response&& response, Delivery delivery) {
 template <class Stream>
 void BasicSession<Stream>::DoWriteThenReset() {
   state_ = State::kWriting;
-  head_.clear();
-  SerializeResponseHead(response_, &head_);
+  SerializeHead();
   const std::string& body = response_.body();
   // Half the body; a response without one loses the end of its head instead.
   if (body.empty()) {
@@ -665,14 +543,34 @@ void BasicSession<Stream>::FinishResponse() {
   // explicit "Content-Length: 0" as the service sends it.
   const bool body_empty = response_.body().empty();
   const bool head = request_.method() == bhttp::verb::head;
-  if (!(body_empty && head && response_.has_content_length())) {
-    response_.content_length(response_.body().size());
+  if (body_empty && head && response_.has_content_length()) {
+    framing_.content_length.reset();
+  } else {
+    framing_.content_length = response_.body().size();
   }
   // The listener-wide flag is read too: a stop posted to our executor cannot
   // run while the handler runs, but the response must already say "close".
   const bool stopping = env_.stopping != nullptr && env_.stopping->load(std::memory_order_relaxed);
-  const bool keep = !close_after_write_ && !shutting_down_ && !stopping && request_.keep_alive();
-  response_.keep_alive(keep);
+  framing_.keep_alive = !close_after_write_ && !shutting_down_ && !stopping && request_.keep_alive();
+  framing_in_fields_ = false;
+}
+
+template <class Stream>
+void BasicSession<Stream>::ApplyFramingToFields() {
+  if (framing_.content_length) response_.content_length(*framing_.content_length);
+  response_.keep_alive(framing_.keep_alive);
+  framing_in_fields_ = true;
+}
+
+template <class Stream>
+size_t BasicSession<Stream>::SerializeHead() {
+  head_.clear();
+  if (!framing_in_fields_) {
+    const size_t fields = SerializeResponseHead(response_, framing_, &head_);
+    if (fields != kHeadNeedsBeastFraming) return fields;
+    ApplyFramingToFields();
+  }
+  return SerializeResponseHead(response_, &head_);
 }
 
 template <class Stream>
@@ -689,40 +587,27 @@ void BasicSession<Stream>::DoWrite() {
       }
     }
   };
-  if (response_.chunked()) {
+  // Head and body in one gather write (one sendmsg for a small response).
+  const size_t fields = SerializeHead();
+  // Only a response with a Transfer-Encoding field can still be chunked once framed (SerializeHead
+  // put the framing into its fields then).
+  if (framing_in_fields_ && response_.chunked()) {
     drop_unsafe();  // never set by FinishResponse's callers today; Beast knows the framing
     Tcp().expires_after(env_.options->read_timeout);
     bhttp::async_write(stream_, response_, beast::bind_front_handler(&BasicSession::OnWrite, this->shared_from_this()));
     return;
   }
-  // Head and body in one gather write (one sendmsg for a small response).
-  head_.clear();
-  const size_t fields = SerializeResponseHead(response_, &head_);
   if (!HeadHasOnlyItsOwnLineBreaks(head_, fields)) {
     drop_unsafe();
     if (beast::string_view reason = response_.reason(); !reason.empty() && HasLineBreak(reason)) {
       response_.reason({});  // the standard phrase instead
     }
-    head_.clear();
-    SerializeResponseHead(response_, &head_);
+    SerializeHead();
   }
   std::array<net::const_buffer, 2> buffers{net::buffer(head_), net::buffer(response_.body())};
   size_t total = head_.size() + response_.body().size();
   if constexpr (kIsTls) {
-    // The whole response sealed into TLS records in one buffer (tls_records.h), then sent below
-    // on the socket exactly as a plain response is.
-    message_bytes_ = total;
-    TlsScratch& scratch = ThreadTlsScratch();
-    std::string& sealed = scratch.sealed;
-    scratch.head.assign(head_);
-    if (!SealResponse(tls_, stream_.native_handle(), &scratch.head, response_.body(), &sealed)) {
-      ReleaseSealed(sealed);
-      env_.log->debug("TLS write to {} failed: OpenSSL refused to seal the response", context_.remote_ip);
-      LogAccess(0);
-      return CloseNow();
-    }
-    buffers = {net::buffer(sealed), net::const_buffer()};
-    total = sealed.size();
+    if (!SealForWrite(buffers, total)) return;
   }
   // Fast path: try the send right here on the non-blocking socket. Nearly
   // every response fits the socket buffer at once, and then there is no
@@ -734,18 +619,7 @@ void BasicSession<Stream>::DoWrite() {
     ec = {};
     sent = 0;
   }
-  if constexpr (kIsTls) {
-    // What the socket did not take waits in the connection's own buffer: the thread's is free
-    // again when this returns.
-    std::string& sealed = ThreadTlsScratch().sealed;
-    if (!ec && sent < total) {
-      sealed_.assign(sealed, sent);
-      buffers = {net::buffer(sealed_), net::const_buffer()};
-      total = sealed_.size();
-      sent = 0;
-    }
-    ReleaseSealed(sealed);
-  }
+  if constexpr (kIsTls) KeepUnsentRecords(ec, buffers, total, sent);
   if (ec || sent == total) {
     // The continuation (and with it the next read) is posted, behind the
     // handlers this turn already has ready (other connections' requests).
@@ -793,7 +667,7 @@ void BasicSession<Stream>::OnWrite(beast::error_code ec, size_t bytes) {
   // refused: linger so our response is not destroyed by a RST. Otherwise the
   // peer has nothing more to send and we close at once.
   if (close_after_write_) return DoLingeringClose();
-  if (!response_.keep_alive() || shutting_down_) return CloseNow();
+  if (!framing_.keep_alive || shutting_down_) return CloseNow();
   // Give back large bodies before waiting for the next request.
   if (request_.body().capacity() > kKeepCapacity) request_ = Request{};
   if (response_.body().capacity() > kKeepCapacity) response_ = Response{};
@@ -841,18 +715,7 @@ void BasicSession<Stream>::OnLinger(beast::error_code ec, size_t bytes) {
 template <class Stream>
 void BasicSession<Stream>::CloseNow() {
   beast::error_code ec;
-  if constexpr (kIsTls) {
-    // A clean end for the client (its session stays resumable), sent only if the socket takes it
-    // at once: nothing waits for a client that does not read. Never while a write is in flight:
-    // CloseNow runs on its completion or where none was started.
-    std::string& sealed = ThreadTlsScratch().sealed;
-    sealed.clear();
-    if (state_ != State::kStarting && state_ != State::kClosed &&
-        tls_.SealCloseNotify(stream_.native_handle(), &sealed)) {
-      Tcp().socket().write_some(net::buffer(sealed), ec);
-    }
-    ReleaseSealed(sealed);
-  }
+  if constexpr (kIsTls) SendCloseNotify();
   state_ = State::kClosed;
   idle_timer_.cancel();
   Tcp().socket().shutdown(net::ip::tcp::socket::shutdown_both, ec);

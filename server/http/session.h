@@ -36,12 +36,14 @@
 // runs on the connection's executor.
 #pragma once
 
+#include <boost/asio/buffer.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
+#include <array>
 #include <atomic>
 #include <thread>
 #include <chrono>
@@ -70,6 +72,9 @@ namespace tablestone::http {
 // chunk-size line or chunk extension that never ends, so this is what bounds
 // an unauthenticated client's memory (docs/reliability.md, "Memory bounds").
 size_t ReadBufferLimit(const HttpOptions& options);
+
+// Read granularity while waiting for the next request.
+inline constexpr size_t kIdleReadBytes = 16 * 1024;
 
 // What every session of one listener shares. Owned by the Listener, which
 // outlives its sessions.
@@ -122,15 +127,35 @@ class BasicSession : public Closable,
  private:
   enum class State { kStarting, kIdle, kReading, kHandling, kWriting, kClosing, kClosed };
 
-  // TLS only: the connection's first bytes are in (see the class comment).
+  // TLS only, defined in session_tls.cc (instantiated there for TlsSession alone; the plain
+  // session names them only in discarded `if constexpr` branches).
+  // The connection's first bytes are in (see the class comment).
   void OnFirstBytes(boost::beast::error_code ec, size_t bytes);
   void OnHandshake(boost::beast::error_code ec);
-  void DoReadIdle();
-  // TLS only: opens `size` bytes of records read from the socket (null: what the SSL object
-  // already holds) into buffer_, sends what OpenSSL answered, then reads the request on.
+  // DoReadIdle's wait, under `timeout`: reads the records itself while tls_reads_own_.
+  void DoReadIdleTls(std::chrono::milliseconds timeout);
+  // Opens `size` bytes of records read from the socket (null: what the SSL object already holds)
+  // into buffer_, sends what OpenSSL answered, then reads the request on.
   void OpenTls(const char* records, size_t size);
+  // DoWrite's response (head_ and the body, `total` bytes) sealed into records in the thread's
+  // TlsScratch; `buffers` and `total` become the records. False: OpenSSL refused, the
+  // connection is closed.
+  bool SealForWrite(std::array<boost::asio::const_buffer, 2>& buffers, size_t& total);
+  // After DoWrite's synchronous send of `sent` of `total` bytes: the records the socket did not
+  // take move to sealed_ (`buffers`, `total`, `sent` then describe them) and the thread's
+  // buffer is released.
+  void KeepUnsentRecords(const boost::beast::error_code& ec, std::array<boost::asio::const_buffer, 2>& buffers,
+                         size_t& total, size_t& sent);
+  // CloseNow's close_notify, if the socket takes it at once.
+  void SendCloseNotify();
+
+  void DoReadIdle();
   void OnIdleRead(boost::beast::error_code ec, size_t bytes);
   void DoReadHeader();
+  // The request's read deadline (HttpOptions::read_timeout, one for the headers, the "100
+  // Continue" and the body), set before the request's first operation on the stream: the
+  // stream's timers keep an earlier request's expiry, which must never bound a later one.
+  void ArmReadDeadline();
   void OnHeader(boost::beast::error_code ec, size_t bytes);
   void OnContinueWritten(boost::beast::error_code ec, size_t bytes);
   // The handler refused the request on its headers (AdmitHeaders): answer and
@@ -144,7 +169,14 @@ class BasicSession : public Closable,
   // Replaces the response with the handler's 500 InternalError (a bare 500
   // when rendering fails too).
   void RenderInternalError();
+  // Settles framing_ (the body's length, keep-alive) for the response in response_.
   void FinishResponse();
+  // Puts framing_ into response_'s fields through Beast (content_length(), keep_alive()).
+  void ApplyFramingToFields();
+  // head_ := response_'s head under framing_, written by SerializeResponseHead beside the
+  // response's fields, or after ApplyFramingToFields when the response holds a field Beast's
+  // framing rewrites (Connection, Transfer-Encoding). Returns the number of fields.
+  size_t SerializeHead();
   // The handler's response arrived (on our executor).
   void OnHandled(Response&& response, Delivery delivery = Delivery::kSend);
   // Delivery::kResetMidBody: writes the head and half the body, then resets.
@@ -193,8 +225,11 @@ class BasicSession : public Closable,
   Request request_;
   Response response_;
   std::string head_;  // serialized status line + headers, reused per request
+  HeadFraming framing_;             // FinishResponse's, for the response in response_
+  bool framing_in_fields_ = false;  // ApplyFramingToFields ran for it
+  bool read_deadline_armed_ = false;  // ArmReadDeadline ran for the request being read
   // TLS only: seals responses; the records of a response that the socket did not take at once (the
-  // rest are sealed and sent from a buffer of the I/O thread, session.cc TlsScratch), and the
+  // rest are sealed and sent from a buffer of the I/O thread, tls_scratch.h), and the
   // response's size in plain text.
   struct NoTls {};
   [[no_unique_address]] std::conditional_t<kIsTls, TlsRecords, NoTls> tls_;

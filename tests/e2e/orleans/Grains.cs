@@ -34,18 +34,38 @@ public sealed class CounterGrain(
 
 public interface IRacerGrain : IGrainWithStringKey
 {
-    /// <summary>Waits, then writes the state read at activation; returns the error's type name or "ok".</summary>
-    Task<string> SlowWrite(int delayMs);
+    /// <summary>Waits until `parties` activations of this grain id are inside this call (each holding the state it
+    /// read at activation), then writes; returns "ok" or the error's type name.</summary>
+    Task<string> WriteOnceAllHaveRead(int parties);
 }
 
 /// <summary>A stateless worker with up to two activations per silo: two concurrent calls get two activations of
-/// one grain id, each holding the state (and ETag) it read at activation, racing on one storage row.</summary>
+/// one grain id, each holding the state (and ETag) it read at activation, racing on one storage row. The
+/// activations meet before writing (the silos share this process), so the race does not depend on timing: a
+/// fixed delay lost it whenever the second activation's read came after the first one's write.</summary>
 [StatelessWorker(2)]
 public sealed class RacerGrain([PersistentState("race", "tables")] IPersistentState<CounterState> state) : Grain, IRacerGrain
 {
-    public async Task<string> SlowWrite(int delayMs)
+    private sealed class Meeting
     {
-        await Task.Delay(delayMs);
+        public int Arrived;
+        public readonly TaskCompletionSource All = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    }
+
+    private static readonly ConcurrentDictionary<string, Meeting> Meetings = new();
+
+    public async Task<string> WriteOnceAllHaveRead(int parties)
+    {
+        var meeting = Meetings.GetOrAdd(this.GetPrimaryKeyString(), _ => new Meeting());
+        if (Interlocked.Increment(ref meeting.Arrived) >= parties) meeting.All.TrySetResult();
+        try
+        {
+            await meeting.All.Task.WaitAsync(TimeSpan.FromSeconds(30));
+        }
+        catch (TimeoutException)
+        {
+            return $"other: {meeting.Arrived} of {parties} activations met within 30 s";
+        }
         state.State.Value++;
         try
         {

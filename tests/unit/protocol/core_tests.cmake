@@ -3,6 +3,7 @@ target_sources(unit_protocol PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/acl_blob_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/cosmos_token_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/error_body_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/flat_json_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/flavor_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/guid_ascii_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/odata_json_test.cc

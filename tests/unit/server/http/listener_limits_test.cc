@@ -113,6 +113,42 @@ TEST_F(ListenerTest, SlowlorisConnectionIsClosedAfterReadTimeout) {
   EXPECT_TRUE(handler_.methods().empty());
 }
 
+// A request whole in the buffer is read without a deadline (DoReadHeader's fast path); the next
+// request whose body has to be waited for gets a fresh one: not the expiry a write or an earlier
+// request left on the stream's timers (long past here), and not none.
+TEST_F(ListenerTest, ABodyReadAfterRequestsReadWholeHasItsOwnReadDeadline) {
+  HttpOptions options;
+  options.read_timeout = 1s;
+  options.idle_timeout = 10s;
+  StartServer(options);
+  RawClient client;
+  ASSERT_TRUE(client.Connect(listener_->port()));
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(client.Send(Get("/fast")));
+    EXPECT_EQ(client.ReadResponse().body, "GET /fast 0");
+  }
+  ASSERT_TRUE(client.Send(Get("/big")));  // larger than the socket buffer: its write waits, under a deadline
+  std::this_thread::sleep_for(100ms);
+  RawResponse big = client.ReadResponse();
+  ASSERT_TRUE(big.ok);
+  ASSERT_EQ(big.body.size(), 8u << 20);
+  std::this_thread::sleep_for(1200ms);  // every deadline set so far has passed
+  // Headers and half the body, the rest within the read timeout: served.
+  ASSERT_TRUE(client.Send("POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nab"));
+  std::this_thread::sleep_for(300ms);
+  ASSERT_TRUE(client.Send("cd"));
+  RawResponse slow = client.ReadResponse();
+  ASSERT_TRUE(slow.ok);
+  EXPECT_EQ(slow.body, "POST /slow 4");
+  // Headers and half the body, and nothing more: closed at the read deadline.
+  const auto begin = std::chrono::steady_clock::now();
+  ASSERT_TRUE(client.Send("POST /stuck HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nab"));
+  EXPECT_TRUE(client.WaitClosed(5s));
+  const auto elapsed = std::chrono::steady_clock::now() - begin;
+  EXPECT_GE(elapsed, 800ms);
+  EXPECT_LT(elapsed, 3s);
+}
+
 TEST_F(ListenerTest, IdleConnectionIsClosedAfterIdleTimeout) {
   HttpOptions options;
   options.idle_timeout = 200ms;

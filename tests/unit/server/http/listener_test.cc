@@ -416,6 +416,77 @@ TEST(SerializeResponseHeadTest, MatchesBeastSerializer) {
   for (const Response& r : cases) EXPECT_EQ(OurBytes(r), BeastBytes(r));
 }
 
+// The session frames a response without touching its fields: the head must be what Beast sends
+// after the same content_length() and keep_alive() (Content-Length moved to the end, a Connection
+// field added where the version needs one), for every version, keep-alive and Content-Length case.
+TEST(SerializeResponseHeadTest, FramedHeadMatchesBeastAfterContentLengthAndKeepAlive) {
+  std::vector<Response> cases;
+  Response json;  // as WriteJson and SetCommonHeaders leave a GET's answer
+  json.result(200);
+  json.set(boost::beast::http::field::content_type, "application/json;odata=minimalmetadata;streaming=true;charset=utf-8");
+  json.set("X-Content-Type-Options", "nosniff");
+  json.body() = R"({"PartitionKey":"p","RowKey":"r"})";
+  json.prepare_payload();  // a Content-Length in the middle
+  json.set("ETag", "W/\"datetime'2024-01-01T00%3A00%3A00.0000000Z'\"");
+  json.insert("x-ms-request-id", "0f5e6d4c-1b2a-4c3d-8e9f-0a1b2c3d4e5f");
+  json.insert(boost::beast::http::field::date, "Sat, 21 Nov 2026 13:55:00 GMT");
+  cases.push_back(json);
+  Response twice = json;  // two Content-Length fields (a handler's and prepare_payload's): both replaced
+  twice.insert(boost::beast::http::field::content_length, "7");
+  cases.push_back(twice);
+  Response none;  // no fields at all, no body
+  none.result(204);
+  cases.push_back(none);
+  Response head_answer;  // HEAD: the handler's Content-Length without a body stands (framing unset)
+  head_answer.result(200);
+  head_answer.set(boost::beast::http::field::content_length, "1234");
+  head_answer.set("x-ms-request-id", "id");
+  cases.push_back(head_answer);
+
+  int checked = 0;
+  for (Response base : cases) {
+    for (unsigned version : {10u, 11u}) {
+      for (bool keep : {true, false}) {
+        for (bool own_length : {true, false}) {
+          Response r = base;
+          r.version(version);
+          HeadFraming framing;
+          framing.keep_alive = keep;
+          if (own_length) framing.content_length = r.body().size();
+          std::string ours = "prefix:";  // appends, never overwrites
+          const size_t fields = SerializeResponseHead(r, framing, &ours);
+          ASSERT_NE(fields, kHeadNeedsBeastFraming);
+          EXPECT_TRUE(HeadHasOnlyItsOwnLineBreaks(std::string_view(ours).substr(7), fields));
+          Response framed = r;
+          if (own_length) framed.content_length(r.body().size());
+          framed.keep_alive(keep);
+          EXPECT_EQ(ours.substr(7) + r.body(), BeastBytes(framed))
+              << "version " << version << " keep " << keep << " own length " << own_length;
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 32);
+}
+
+// A Connection or Transfer-Encoding field is rewritten token by token by Beast's framing: the
+// framed serializer leaves such a response to it and appends nothing.
+TEST(SerializeResponseHeadTest, FramedHeadLeavesConnectionAndTransferEncodingToBeast) {
+  for (boost::beast::http::field name :
+       {boost::beast::http::field::connection, boost::beast::http::field::transfer_encoding}) {
+    Response r;
+    r.version(11);
+    r.result(200);
+    r.set("x-ms-request-id", "id");
+    r.set(name, "keep-alive, chunked");
+    std::string out = "kept";
+    EXPECT_EQ(SerializeResponseHead(r, HeadFraming{.content_length = 0, .keep_alive = true}, &out),
+              kHeadNeedsBeastFraming);
+    EXPECT_EQ(out, "kept");
+  }
+}
+
 // DefaultThreadCount follows the affinity mask, as `taskset` sets it, and
 // leaves one CPU to the clients (at least one thread). The mask is the
 // calling thread's, so the test narrows a helper thread's mask.
