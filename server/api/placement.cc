@@ -1,5 +1,8 @@
 #include "server/api/placement.h"
 
+#include <cstdlib>
+#include <limits>
+
 #include "protocol/batch/multipart.h"
 #include "server/api/api_context.h"
 
@@ -38,8 +41,13 @@ RequestPlacement PlacementPolicy::Place(const RequestInfo& info, Placement place
       // on the I/O thread, bounded as a point write (placement.h).
       constexpr int64_t kWindow =
           std::chrono::duration_cast<std::chrono::steady_clock::duration>(kPointRequestWindow).count();
-      if (info.request.body().size() <= kInlineChangeSetBytes &&
+      constexpr int64_t kSpacing =
+          std::chrono::duration_cast<std::chrono::steady_clock::duration>(kInlineChangeSetSpacing).count();
+      thread_local int64_t last_inline = std::numeric_limits<int64_t>::min() / 2;  // this I/O thread's
+      // Either way: requests' start times are not ordered across connections.
+      if (info.request.body().size() <= kInlineChangeSetBytes && std::abs(now - last_inline) >= kSpacing &&
           now - last_point_request_.load(std::memory_order_relaxed) > kWindow && engine_.CanWriteWithoutWaiting()) {
+        last_inline = now;
         return {true, InlineBound::kNoWait, exec::WorkLane::kShort};
       }
       return {false, InlineBound::kNone, exec::WorkLane::kShort};

@@ -54,10 +54,10 @@ enum class Placement {
   // whole page and goes to the long lane (protocol::batch::IsQueryBatch). A
   // change set runs on the short lane, but for a small one
   // (PlacementPolicy::kInlineChangeSetBytes) while no point request has been
-  // placed for PlacementPolicy::kPointRequestWindow: that one is tried on
-  // the I/O thread as a point write is (kNoWait, and only while
-  // Engine::CanWriteWithoutWaiting), and sparing it two thread hops each way
-  // is worth more than the lane when no point request can wait behind it.
+  // placed for PlacementPolicy::kPointRequestWindow, and at most one per
+  // kInlineChangeSetSpacing on each I/O thread: that one is tried on the I/O
+  // thread as a point write is (kNoWait, and only while
+  // Engine::CanWriteWithoutWaiting), which spares it the lane's thread hops.
   kByBatchContent,
 };
 
@@ -111,9 +111,16 @@ class PlacementPolicy {
   static constexpr size_t kInlineChangeSetBytes = 64 * 1024;
   // How long after a point request (anything placed but change sets and
   // long-lane work) change sets stay on the short lane: a point request then
-  // never waits for the change sets of its I/O thread's turn. Only the first
-  // one after a quiet window can, for at most one turn's small change sets.
+  // never waits for a change set on its I/O thread. The first one after a
+  // quiet window may wait for one (kInlineChangeSetSpacing).
   static constexpr std::chrono::seconds kPointRequestWindow{1};
+  // At most one change set starts on an I/O thread per this much time (a
+  // small one's bound; kept per thread, from RequestInfo::start): the others
+  // of its turn go to the short lane, so a point request read in the same
+  // turn waits for one change set at most. Without it the first GET after a
+  // quiet window waited for a whole turn of them beside a flood of change
+  // sets: 118 ms as a median (docs/benchmarks.md, "`$batch` hops").
+  static constexpr std::chrono::milliseconds kInlineChangeSetSpacing{2};
 
   // `engine` and `metrics` (may be null) must outlive the policy.
   PlacementPolicy(storage::Engine& engine, Metrics* metrics, std::chrono::nanoseconds inline_query_slice)

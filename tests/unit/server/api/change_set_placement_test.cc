@@ -166,6 +166,18 @@ TEST_F(ChangeSetPlacementTest, AChangeSetRunsOnTheShortLaneWithinTheWindowAfterA
   EXPECT_EQ(engine_->ran_on, std::this_thread::get_id());
 }
 
+// One change set per kInlineChangeSetSpacing on an I/O thread: the others
+// of its turn go to the short lane, so a point request read in that turn
+// waits for one at most.
+TEST_F(ChangeSetPlacementTest, AChangeSetRightAfterAnotherOnTheIoThreadRunsOnTheShortLane) {
+  ExpectApplied(Answer(Send(ChangeSet("first", 2), t0_)));
+  EXPECT_EQ(engine_->ran_on, std::this_thread::get_id());
+  ExpectApplied(Answer(Send(ChangeSet("second", 2), t0_ + PlacementPolicy::kInlineChangeSetSpacing / 2)));
+  EXPECT_NE(engine_->ran_on, std::this_thread::get_id());
+  ExpectApplied(Answer(Send(ChangeSet("third", 2), t0_ + PlacementPolicy::kInlineChangeSetSpacing)));
+  EXPECT_EQ(engine_->ran_on, std::this_thread::get_id());
+}
+
 TEST_F(ChangeSetPlacementTest, AChangeSetOverTheInlineBoundRunsOnTheShortLane) {
   const http::Request batch = ChangeSet("big", 100, 700);
   ASSERT_GT(batch.body().size(), PlacementPolicy::kInlineChangeSetBytes);
