@@ -103,8 +103,8 @@ inline storage::Engine::ReadWait ReadWaitOf(const InlineTry* inline_try) {
 class PlacementPolicy {
  public:
   // The largest change set body tried on the I/O thread. Its parse, checks
-  // and apply cost about 26 ns per byte here (a `$batch` of 100 inserts,
-  // 54 KB: 1.4 ms of server CPU in all, docs/benchmarks.md "`$batch` hops"),
+  // and apply cost about 25 ns per byte here (a `$batch` of 100 inserts,
+  // 57 KB: 1.3-1.4 ms of server CPU in all, docs/benchmarks.md "`$batch` hops"),
   // so at most about 1.7 ms, below the slice a query may take there
   // (ApiOptions::inline_query_slice, 3 ms). Larger ones (up to 4 MiB: tens
   // of milliseconds) always run on the short lane.
