@@ -309,7 +309,8 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
 
 void Dispatcher::Execute(RequestInfo& info, http::Response response, http::Completion done) {
   const RequestPlacement& placement = info.placement;
-  if (placement.io_thread_first) {
+  // A change set runs on the I/O thread only as the first of its turn.
+  if (placement.io_thread_first && (info.route.operation != Operation::kBatch || TakeTurnForChangeSet(done))) {
     if (placement.bound == InlineBound::kNone) {
       Run(info, response);
       return Finish(info, std::move(response), std::move(done));

@@ -1,8 +1,5 @@
 #include "server/api/placement.h"
 
-#include <cstdlib>
-#include <limits>
-
 #include "protocol/batch/multipart.h"
 #include "server/api/api_context.h"
 
@@ -41,19 +38,25 @@ RequestPlacement PlacementPolicy::Place(const RequestInfo& info, Placement place
       // on the I/O thread, bounded as a point write (placement.h).
       constexpr int64_t kWindow =
           std::chrono::duration_cast<std::chrono::steady_clock::duration>(kPointRequestWindow).count();
-      constexpr int64_t kSpacing =
-          std::chrono::duration_cast<std::chrono::steady_clock::duration>(kInlineChangeSetSpacing).count();
-      thread_local int64_t last_inline = std::numeric_limits<int64_t>::min() / 2;  // this I/O thread's
-      // Either way: requests' start times are not ordered across connections.
-      if (info.request.body().size() <= kInlineChangeSetBytes && std::abs(now - last_inline) >= kSpacing &&
+      if (info.request.body().size() <= kInlineChangeSetBytes &&
           now - last_point_request_.load(std::memory_order_relaxed) > kWindow && engine_.CanWriteWithoutWaiting()) {
-        last_inline = now;
         return {true, InlineBound::kNoWait, exec::WorkLane::kShort};
       }
       return {false, InlineBound::kNone, exec::WorkLane::kShort};
     }
   }
   return {false, InlineBound::kNone, exec::WorkLane::kShort};
+}
+
+bool TakeTurnForChangeSet(http::Completion& done) {
+  // This I/O thread's: a change set ran in its current turn.
+  thread_local bool taken = false;
+  if (!done.InTurn()) return true;  // no event loop (tests, tools): no turn to share
+  if (taken) return false;
+  // Cleared by a handler queued behind the turn's others (the session's
+  // AfterTurn): the requests read in the same turn see it set.
+  taken = done.AfterTurn([] { taken = false; });
+  return true;
 }
 
 void PlacementPolicy::GaveUp(const RequestInfo& info, const RequestPlacement& placement) {

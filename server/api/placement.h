@@ -18,6 +18,7 @@
 #include "server/api/metrics.h"
 #include "server/api/slice_hints.h"
 #include "server/exec/work_executor.h"
+#include "server/http/handler.h"
 #include "storage/engine.h"
 #include "storage/model/scan_spec.h"
 
@@ -54,8 +55,8 @@ enum class Placement {
   // whole page and goes to the long lane (protocol::batch::IsQueryBatch). A
   // change set runs on the short lane, but for a small one
   // (PlacementPolicy::kInlineChangeSetBytes) while no point request has been
-  // placed for PlacementPolicy::kPointRequestWindow, and at most one per
-  // kInlineChangeSetSpacing on each I/O thread: that one is tried on the I/O
+  // placed for PlacementPolicy::kPointRequestWindow, and one per turn of
+  // each I/O thread (TakeTurnForChangeSet): that one is tried on the I/O
   // thread as a point write is (kNoWait, and only while
   // Engine::CanWriteWithoutWaiting), which spares it the lane's thread hops.
   kByBatchContent,
@@ -99,6 +100,17 @@ inline storage::Engine::ReadWait ReadWaitOf(const InlineTry* inline_try) {
                                                                              : storage::Engine::ReadWait::kMayWait;
 }
 
+// A change set placed on the I/O thread first (Placement::kByBatchContent)
+// runs there only if it is the first of its I/O thread's turn (the requests
+// that thread read in one poll of its sockets, Completion::InTurn and
+// AfterTurn); the dispatcher sends the others to their lane. So a point
+// request read in the same turn waits for one small change set at most:
+// without this, the first GET after a quiet window waited for a whole turn of
+// them beside a flood of change sets (118 ms as a median, docs/benchmarks.md
+// "`$batch` hops"). True when `done` has no turn (tests, tools). Call on the
+// I/O thread, during Handle.
+bool TakeTurnForChangeSet(http::Completion& done);
+
 // Thread-safe: Place and GaveUp may run on any number of I/O threads.
 class PlacementPolicy {
  public:
@@ -112,15 +124,8 @@ class PlacementPolicy {
   // How long after a point request (anything placed but change sets and
   // long-lane work) change sets stay on the short lane: a point request then
   // never waits for a change set on its I/O thread. The first one after a
-  // quiet window may wait for one (kInlineChangeSetSpacing).
+  // quiet window may wait for one (TakeTurnForChangeSet).
   static constexpr std::chrono::seconds kPointRequestWindow{1};
-  // At most one change set starts on an I/O thread per this much time (a
-  // small one's bound; kept per thread, from RequestInfo::start): the others
-  // of its turn go to the short lane, so a point request read in the same
-  // turn waits for one change set at most. Without it the first GET after a
-  // quiet window waited for a whole turn of them beside a flood of change
-  // sets: 118 ms as a median (docs/benchmarks.md, "`$batch` hops").
-  static constexpr std::chrono::milliseconds kInlineChangeSetSpacing{2};
 
   // `engine` and `metrics` (may be null) must outlive the policy.
   PlacementPolicy(storage::Engine& engine, Metrics* metrics, std::chrono::nanoseconds inline_query_slice)

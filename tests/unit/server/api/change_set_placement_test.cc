@@ -1,7 +1,8 @@
 // Where a change set runs (placement.h, Placement::kByBatchContent): a small
 // one is tried on the I/O thread while no point request was placed within
-// PlacementPolicy::kPointRequestWindow, bounded as a point write (a stored
-// version only on disk sends it to the short lane); within the window, and
+// PlacementPolicy::kPointRequestWindow, as the first of its I/O thread's turn,
+// bounded as a point write (a stored version only on disk sends it to the
+// short lane); within the window, and
 // whatever its size above PlacementPolicy::kInlineChangeSetBytes, it runs on
 // the short lane, so a point GET is answered while a long change set runs.
 // The window is read from each request's RequestContext::start, which these
@@ -22,6 +23,7 @@
 #include "storage/engine.h"
 #include "tests/unit/server/api/api_test_util.h"
 #include "tests/unit/server/api/forwarding_engine.h"
+#include "tests/unit/server/api/turn_sink.h"
 
 namespace tablestone::api {
 namespace {
@@ -104,12 +106,16 @@ class ChangeSetPlacementTest : public ::testing::Test {
   // Handles `request` (which must outlive the answer) as if its headers were
   // read at `start`; the answer.
   std::future<http::Response> Send(const http::Request& request, std::chrono::steady_clock::time_point start) {
-    http::RequestContext& context = connections_.emplace_back();
-    context.start = start;
     auto sink = std::make_shared<TestSink>();
     auto answer = sink->Future();
-    handler_->Handle(request, context, http::Completion(sink));
+    handler_->Handle(request, Connection(start), http::Completion(sink));
     return answer;
+  }
+  // A connection whose request's headers were read at `start`.
+  const http::RequestContext& Connection(std::chrono::steady_clock::time_point start) {
+    http::RequestContext& context = connections_.emplace_back();
+    context.start = start;
+    return context;
   }
   http::Response Answer(std::future<http::Response> answer) {
     EXPECT_EQ(answer.wait_for(30s), std::future_status::ready);
@@ -166,16 +172,33 @@ TEST_F(ChangeSetPlacementTest, AChangeSetRunsOnTheShortLaneWithinTheWindowAfterA
   EXPECT_EQ(engine_->ran_on, std::this_thread::get_id());
 }
 
-// One change set per kInlineChangeSetSpacing on an I/O thread: the others
-// of its turn go to the short lane, so a point request read in that turn
-// waits for one at most.
-TEST_F(ChangeSetPlacementTest, AChangeSetRightAfterAnotherOnTheIoThreadRunsOnTheShortLane) {
-  ExpectApplied(Answer(Send(ChangeSet("first", 2), t0_)));
+// One change set per turn of an I/O thread (TakeTurnForChangeSet): the
+// others read in that turn go to the short lane, so a point request read in
+// the same turn waits for one at most; the next turn runs one there again.
+TEST_F(ChangeSetPlacementTest, OnlyTheFirstChangeSetOfAnIoThreadTurnRunsThere) {
+  const http::Request first = ChangeSet("first", 2);
+  const http::Request second = ChangeSet("second", 2);
+  const http::Request third = ChangeSet("third", 2);
+  testing::Turn turn;
+  auto first_sink = std::make_shared<testing::TurnSink>(&turn);
+  auto first_answer = first_sink->Future();
+  handler_->Handle(first, Connection(t0_), http::Completion(first_sink));
   EXPECT_EQ(engine_->ran_on, std::this_thread::get_id());
-  ExpectApplied(Answer(Send(ChangeSet("second", 2), t0_ + PlacementPolicy::kInlineChangeSetSpacing / 2)));
+  auto second_sink = std::make_shared<testing::TurnSink>(&turn);
+  auto second_answer = second_sink->Future();
+  handler_->Handle(second, Connection(t0_), http::Completion(second_sink));
+  ExpectApplied(Answer(std::move(second_answer)));  // from the lane, the turn still open
   EXPECT_NE(engine_->ran_on, std::this_thread::get_id());
-  ExpectApplied(Answer(Send(ChangeSet("third", 2), t0_ + PlacementPolicy::kInlineChangeSetSpacing)));
+  turn.End();
+  ExpectApplied(Answer(std::move(first_answer)));  // with its turn's log write
+
+  testing::Turn next;
+  auto third_sink = std::make_shared<testing::TurnSink>(&next);
+  auto third_answer = third_sink->Future();
+  handler_->Handle(third, Connection(t0_), http::Completion(third_sink));
   EXPECT_EQ(engine_->ran_on, std::this_thread::get_id());
+  next.End();
+  ExpectApplied(Answer(std::move(third_answer)));
 }
 
 TEST_F(ChangeSetPlacementTest, AChangeSetOverTheInlineBoundRunsOnTheShortLane) {
