@@ -65,6 +65,11 @@ note() { CUR_NOTE="$*"; }
 # and a failure must be identifiable from it.
 FAILED_NAMES=()
 failed_name() { FAILED_NAMES+=("$*"); }
+tap_failed_names() {  # tap_failed_names LOG PREFIX: the TAP "not ok" tests in LOG (node --test)
+  local failed
+  while IFS= read -r failed; do failed_name "$2: $failed"; done < \
+    <(sed -nE 's/^[[:space:]]*not ok [0-9]+ - (.*)$/\1/p' "$1")
+}
 ctest_failed_names() {  # ctest_failed_names LOG PREFIX: the tests ctest lists as FAILED in LOG
   local failed
   while IFS= read -r failed; do failed_name "$2: $failed"; done < \
@@ -227,6 +232,7 @@ run_node_suite() {
     local p f s
     read -r p f s < <(sed -E 's/^[a-z0-9-]+: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped.*/\1 \2 \3/' <<<"$line")
     record "$p" "$f"
+    tap_failed_names "$log" "$label"
     (( s > 0 )) && note "$s skipped"
     (( rc != 0 && f == 0 )) && record_failure "node runner exited with $rc"
   else
@@ -262,6 +268,7 @@ stage_e2e_atom() {
   f="$(sed -nE 's/^# fail ([0-9]+)$/\1/p' "$log" | tail -1)"
   if [[ -n "$p" && -n "$f" ]]; then
     record "$p" "$f"
+    tap_failed_names "$log" atom
     (( rc != 0 && f == 0 )) && record_failure "node --test exited with $rc"
   else
     record_failure "node --test produced no summary (exit $rc)"
@@ -365,7 +372,7 @@ stage_ui() {
   f="$(sed -nE 's/^# fail ([0-9]+)$/\1/p' "$WORK/ui-unit.log")"
   echo "[ui] page modules: ${p:-?} passed, ${f:-?} failed"
   if [[ -z "$p" || -z "$f" ]]; then record_failure "node --test tests/unit/server/ui produced no summary (exit $rc)"
-  else record "$p" "$f"; (( rc != 0 )) && grep -E '^not ok' "$WORK/ui-unit.log"; fi
+  else record "$p" "$f"; tap_failed_names "$WORK/ui-unit.log" ui-unit; (( rc != 0 )) && grep -E '^not ok' "$WORK/ui-unit.log"; fi
   rc=0
   TABLESTONE_UI_SHOTS="${TABLESTONE_UI_SHOTS:-$WORK/ui-screenshots}" timeout 300 node "$ROOT/tests/e2e/ui/run.js" 2>&1 |
     tee "$log"

@@ -182,7 +182,18 @@ void HandleBatch(const ApiContext& ctx, const RequestInfo& info, http::Response&
     if (parsed.error().failed_index) return WriteFailure(info, parsed.error(), false, response);
     return WriteError(info, parsed.error(), response);
   }
-  if (ctx.metrics != nullptr) ctx.metrics->RecordBatch(parsed->operations.size());
+  // Counted once the handler is done, unless its try on the I/O thread gave
+  // up (the short lane runs it again and counts it then).
+  struct CountOnce {
+    const ApiContext& ctx;
+    const RequestInfo& info;
+    size_t operations;
+    ~CountOnce() {
+      if (ctx.metrics != nullptr && (info.inline_try == nullptr || !info.inline_try->gave_up)) {
+        ctx.metrics->RecordBatch(operations);
+      }
+    }
+  } count_once{ctx, info, parsed->operations.size()};
   if (parsed->is_query) return RunQuery(ctx, info, parsed->operations.front(), response);
 
   // 1. Validate everything before touching the engine.
@@ -200,7 +211,14 @@ void HandleBatch(const ApiContext& ctx, const RequestInfo& info, http::Response&
   std::vector<model::WriteOp> ops;
   ops.reserve(plan.operations.size());
   for (PlannedOperation& p : plan.operations) ops.push_back(std::move(p.op));
-  storage::WriteResult result = ctx.engine.Write(*table, std::span<const model::WriteOp>(ops));
+  storage::WriteResult result =
+      ctx.engine.Write(*table, std::span<const model::WriteOp>(ops), ReadWaitOf(info.inline_try));
+  if (info.inline_try != nullptr && result.status.code() == StatusCode::kWouldBlock) {
+    // Tried on the I/O thread (placement.h, kByBatchContent) and a stored
+    // version is only on disk: nothing was written; the short lane runs it again.
+    info.inline_try->gave_up = true;
+    return;
+  }
   if (!result.status.ok()) {
     size_t index = result.failed_index < ops.size() ? result.failed_index : 0;
     const PlannedOperation& failed = plan.operations[index];

@@ -5,7 +5,15 @@
 
 namespace tablestone::api {
 
-RequestPlacement PlacementPolicy::Place(const RequestInfo& info, Placement placement) const {
+RequestPlacement PlacementPolicy::Place(const RequestInfo& info, Placement placement) {
+  const int64_t now = info.start.time_since_epoch().count();
+  if (placement != Placement::kByBatchContent && placement != Placement::kLongLane) {
+    constexpr int64_t kStep =
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::microseconds(100)).count();
+    if (now - last_point_request_.load(std::memory_order_relaxed) > kStep) {
+      last_point_request_.store(now, std::memory_order_relaxed);
+    }
+  }
   switch (placement) {
     case Placement::kIoThread: return {true, InlineBound::kNone, exec::WorkLane::kShort};
     case Placement::kIoThreadNoWait: return {true, InlineBound::kNoWait, exec::WorkLane::kShort};
@@ -23,11 +31,32 @@ RequestPlacement PlacementPolicy::Place(const RequestInfo& info, Placement place
     case Placement::kByBatchContent: {
       // A wrapped query may read a full page (seconds), which on the short
       // lane would hold up every write's acknowledgement queued behind it.
-      const bool query = protocol::batch::IsQueryBatch(info.Header("Content-Type"), info.request.body());
-      return {false, InlineBound::kNone, query ? exec::WorkLane::kLong : exec::WorkLane::kShort};
+      if (protocol::batch::IsQueryBatch(info.Header("Content-Type"), info.request.body())) {
+        return {false, InlineBound::kNone, exec::WorkLane::kLong};
+      }
+      // A small change set while no point request was placed lately: tried
+      // on the I/O thread, bounded as a point write (placement.h).
+      constexpr int64_t kWindow =
+          std::chrono::duration_cast<std::chrono::steady_clock::duration>(kPointRequestWindow).count();
+      if (info.request.body().size() <= kInlineChangeSetBytes &&
+          now - last_point_request_.load(std::memory_order_relaxed) > kWindow && engine_.CanWriteWithoutWaiting()) {
+        return {true, InlineBound::kNoWait, exec::WorkLane::kShort};
+      }
+      return {false, InlineBound::kNone, exec::WorkLane::kShort};
     }
   }
   return {false, InlineBound::kNone, exec::WorkLane::kShort};
+}
+
+bool TakeTurnForChangeSet(http::Completion& done) {
+  // This I/O thread's: a change set ran in its current turn.
+  thread_local bool taken = false;
+  if (!done.InTurn()) return true;  // no event loop (tests, tools): no turn to share
+  if (taken) return false;
+  // Cleared by a handler queued behind the turn's others (the session's
+  // AfterTurn): the requests read in the same turn see it set.
+  taken = done.AfterTurn([] { taken = false; });
+  return true;
 }
 
 void PlacementPolicy::GaveUp(const RequestInfo& info, const RequestPlacement& placement) {

@@ -8,12 +8,17 @@
 // decides where a request runs.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
 #include <memory>
 
 #include "server/api/metrics.h"
 #include "server/api/slice_hints.h"
 #include "server/exec/work_executor.h"
+#include "server/http/handler.h"
 #include "storage/engine.h"
 #include "storage/model/scan_spec.h"
 
@@ -47,8 +52,13 @@ enum class Placement {
   // the admin routes).
   kLongLane,
   // A $batch, placed by what it holds: one that wraps a query may read a
-  // whole page and goes to the long lane (protocol::batch::IsQueryBatch), a
-  // change set to the short lane.
+  // whole page and goes to the long lane (protocol::batch::IsQueryBatch). A
+  // change set runs on the short lane, but for a small one
+  // (PlacementPolicy::kInlineChangeSetBytes) while no point request has been
+  // placed for PlacementPolicy::kPointRequestWindow, and one per turn of
+  // each I/O thread (TakeTurnForChangeSet): that one is tried on the I/O
+  // thread as a point write is (kNoWait, and only while
+  // Engine::CanWriteWithoutWaiting), which spares it the lane's thread hops.
   kByBatchContent,
 };
 
@@ -90,16 +100,41 @@ inline storage::Engine::ReadWait ReadWaitOf(const InlineTry* inline_try) {
                                                                              : storage::Engine::ReadWait::kMayWait;
 }
 
+// A change set placed on the I/O thread first (Placement::kByBatchContent)
+// runs there only if it is the first of its I/O thread's turn (the requests
+// that thread read in one poll of its sockets, Completion::InTurn and
+// AfterTurn); the dispatcher sends the others to their lane. So a point
+// request read in the same turn waits for one small change set at most:
+// without this, the first GET after a quiet window waited for a whole turn of
+// them beside a flood of change sets (118 ms as a median, docs/benchmarks.md
+// "`$batch` hops"). True when `done` has no turn (tests, tools). Call on the
+// I/O thread, during Handle.
+bool TakeTurnForChangeSet(http::Completion& done);
+
 // Thread-safe: Place and GaveUp may run on any number of I/O threads.
 class PlacementPolicy {
  public:
+  // The largest change set body tried on the I/O thread. Its parse, checks
+  // and apply cost about 25 ns per byte here (a `$batch` of 100 inserts,
+  // 57 KB: 1.3-1.4 ms of server CPU in all, docs/benchmarks.md "`$batch` hops"),
+  // so at most about 1.7 ms, below the slice a query may take there
+  // (ApiOptions::inline_query_slice, 3 ms). Larger ones (up to 4 MiB: tens
+  // of milliseconds) always run on the short lane.
+  static constexpr size_t kInlineChangeSetBytes = 64 * 1024;
+  // How long after a point request (anything placed but change sets and
+  // long-lane work) change sets stay on the short lane: a point request then
+  // never waits for a change set on its I/O thread. The first one after a
+  // quiet window may wait for one (TakeTurnForChangeSet).
+  static constexpr std::chrono::seconds kPointRequestWindow{1};
+
   // `engine` and `metrics` (may be null) must outlive the policy.
   PlacementPolicy(storage::Engine& engine, Metrics* metrics, std::chrono::nanoseconds inline_query_slice)
       : engine_(engine), metrics_(metrics), inline_query_slice_(inline_query_slice) {}
 
   // The request's placement, given its operation's (routed and authenticated:
-  // a $batch is placed by its body).
-  RequestPlacement Place(const RequestInfo& info, Placement placement) const;
+  // a $batch is placed by its body). Notes a point request's arrival
+  // (RequestInfo::start) for the change sets' placement.
+  RequestPlacement Place(const RequestInfo& info, Placement placement);
   // The I/O thread's try for `placement` (io_thread_first only).
   InlineTry TryFor(const RequestPlacement& placement) const {
     InlineTry attempt;
@@ -116,6 +151,9 @@ class PlacementPolicy {
   Metrics* metrics_;
   std::chrono::nanoseconds inline_query_slice_;
   SliceHints slice_hints_;  // tables whose queries skip the I/O thread's slice for now
+  // When the last point request was placed (steady-clock ticks; stored at
+  // most every 100 us, so that I/O threads do not all write it per request).
+  std::atomic<int64_t> last_point_request_{std::numeric_limits<int64_t>::min() / 2};
 };
 
 }  // namespace tablestone::api

@@ -280,15 +280,20 @@ test("the request-unit budget answers 429 with x-ms-retry-after-ms, and the SDK 
   assert.ok(Number(err.response.headers.get("x-ms-retry-after-ms")) >= 1);
 });
 
-// Reads the trace until fn finds what it looks for (the trace writer is asynchronous).
-async function traceLines(pred) {
-  for (let i = 0; i < 40; i++) {
-    const lines = fs.readFileSync(env.trace, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
-    const found = lines.filter(pred);
-    if (found.length > 0) return found;
+// The trace lines matching pred once at least atLeast of them are in the file: the server's writer
+// thread appends them after the answers (every 10 ms on a quiet machine), and a line may be half
+// written (a traced body reaches the file in more than one write), so only lines with their newline
+// count. What is there after 10 s otherwise.
+async function traceLines(pred, atLeast = 1) {
+  let found = [];
+  for (let i = 0; i < 200; i++) {
+    const text = fs.readFileSync(env.trace, "utf8");
+    const whole = text.slice(0, text.lastIndexOf("\n") + 1);
+    found = whole.split("\n").filter(Boolean).map((l) => JSON.parse(l)).filter(pred);
+    if (found.length >= atLeast) return found;
     await sleep(50);
   }
-  return [];
+  return found;
 }
 
 const header = (line, name) => {
@@ -308,7 +313,7 @@ test("merges take the SDK's Cosmos path: POST with X-HTTP-Method: MERGE, in batc
   const e = await table.getEntity("p", "1");
   assert.deepEqual([e.a, e.b, e.c, e.d], [1, 2, 3, 4]);
 
-  const merges = await traceLines((l) => l.table === name && ["MergeEntity", "InsertOrMergeEntity"].includes(l.operation));
+  const merges = await traceLines((l) => l.table === name && ["MergeEntity", "InsertOrMergeEntity"].includes(l.operation), 2);
   assert.deepEqual(merges.map((l) => l.operation).sort(), ["InsertOrMergeEntity", "MergeEntity"]);
   for (const l of merges) {
     assert.equal(l.method, "POST", JSON.stringify(l));
