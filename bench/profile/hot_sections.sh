@@ -7,8 +7,8 @@
 # Usage: bench/profile/hot_sections.sh BINARY OUT
 # BINARY: a tablestone built with symbols (the test build's build-test/server/app/tablestone).
 # Profiles the request path under callgrind with bench/callgrind/write_path.sh (1,000 each of GET,
-# insert, upsert, merge, and 50 $batch of 100 inserts, 16 connections, one I/O thread; about three
-# minutes) and lists the functions of tablestone's own code that ran, hottest first
+# insert, upsert, merge, and 50 $batch of 100 inserts, 16 connections, one I/O thread; about 30 s
+# here) and lists the functions of tablestone's own code that ran, hottest first
 # (hot_functions.py). A stale list is harmless: it only leaves new functions where the linker
 # puts them.
 set -euo pipefail
