@@ -300,7 +300,7 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
   }
   if (!info.prepared) return Finish(info, std::move(response), std::move(done));
   if (budget_ != nullptr && OverBudget(info, response)) return Finish(info, std::move(response), std::move(done));
-  info.placement = placement_.Place(info, EntryOf(info.route.operation).placement);
+  info.placement = placement_.Place(info, EntryOf(info.route.operation).placement, done);
   // A point request (anything not bound for the long lane): the scans on the
   // long lane give way while these are answered (storage/thread_priority.h).
   if (info.placement.lane == exec::WorkLane::kShort) storage::NoteForegroundWork();
@@ -309,8 +309,7 @@ void Dispatcher::Handle(const http::Request& request, const http::RequestContext
 
 void Dispatcher::Execute(RequestInfo& info, http::Response response, http::Completion done) {
   const RequestPlacement& placement = info.placement;
-  // A change set runs on the I/O thread only as the first of its turn.
-  if (placement.io_thread_first && (info.route.operation != Operation::kBatch || TakeTurnForChangeSet(done))) {
+  if (placement.io_thread_first) {
     if (placement.bound == InlineBound::kNone) {
       Run(info, response);
       return Finish(info, std::move(response), std::move(done));

@@ -56,7 +56,7 @@ enum class Placement {
   // change set runs on the short lane, but for a small one
   // (PlacementPolicy::kInlineChangeSetBytes) while no point request has been
   // placed for PlacementPolicy::kPointRequestWindow, and one per turn of
-  // each I/O thread (TakeTurnForChangeSet): that one is tried on the I/O
+  // each I/O thread (the requests it read in one poll): that one is tried on the I/O
   // thread as a point write is (kNoWait, and only while
   // Engine::CanWriteWithoutWaiting), which spares it the lane's thread hops.
   kByBatchContent,
@@ -100,17 +100,6 @@ inline storage::Engine::ReadWait ReadWaitOf(const InlineTry* inline_try) {
                                                                              : storage::Engine::ReadWait::kMayWait;
 }
 
-// A change set placed on the I/O thread first (Placement::kByBatchContent)
-// runs there only if it is the first of its I/O thread's turn (the requests
-// that thread read in one poll of its sockets, Completion::InTurn and
-// AfterTurn); the dispatcher sends the others to their lane. So a point
-// request read in the same turn waits for one small change set at most:
-// without this, the first GET after a quiet window waited for a whole turn of
-// them beside a flood of change sets (118 ms as a median, docs/benchmarks.md
-// "`$batch` hops"). True when `done` has no turn (tests, tools). Call on the
-// I/O thread, during Handle.
-bool TakeTurnForChangeSet(http::Completion& done);
-
 // Thread-safe: Place and GaveUp may run on any number of I/O threads.
 class PlacementPolicy {
  public:
@@ -124,7 +113,7 @@ class PlacementPolicy {
   // How long after a point request (anything placed but change sets and
   // long-lane work) change sets stay on the short lane: a point request then
   // never waits for a change set on its I/O thread. The first one after a
-  // quiet window may wait for one (TakeTurnForChangeSet).
+  // quiet window may wait for one: one per turn of its I/O thread.
   static constexpr std::chrono::seconds kPointRequestWindow{1};
 
   // `engine` and `metrics` (may be null) must outlive the policy.
@@ -133,8 +122,10 @@ class PlacementPolicy {
 
   // The request's placement, given its operation's (routed and authenticated:
   // a $batch is placed by its body). Notes a point request's arrival
-  // (RequestInfo::start) for the change sets' placement.
-  RequestPlacement Place(const RequestInfo& info, Placement placement);
+  // (RequestInfo::start) for the change sets' placement. `done` is the
+  // request's completion, for the change set's turn (Placement::kByBatchContent);
+  // call on the I/O thread that read the request.
+  RequestPlacement Place(const RequestInfo& info, Placement placement, http::Completion& done);
   // The I/O thread's try for `placement` (io_thread_first only).
   InlineTry TryFor(const RequestPlacement& placement) const {
     InlineTry attempt;
