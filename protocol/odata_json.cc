@@ -3,8 +3,6 @@
 #include <array>
 #include <charconv>
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -13,7 +11,6 @@
 
 #include "protocol/base64.h"
 #include "protocol/entity_members.h"
-#include "protocol/url.h"
 #include "storage/model/ascii.h"
 #include "storage/model/datetime.h"
 #include "storage/model/limits.h"
