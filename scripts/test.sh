@@ -64,16 +64,15 @@ note() { CUR_NOTE="$*"; }
 # Names of failed tests, printed again after the summary: CI keeps only the tail of a run's output,
 # and a failure must be identifiable from it.
 FAILED_NAMES=()
-failed_name() { FAILED_NAMES+=("$*"); }
+failed_names() {  # failed_names PREFIX < NAMES: one failed test a line
+  local name
+  while IFS= read -r name; do [[ -n "$name" ]] && FAILED_NAMES+=("$1: $name"); done
+}
 tap_failed_names() {  # tap_failed_names LOG PREFIX: the TAP "not ok" tests in LOG (node --test)
-  local failed
-  while IFS= read -r failed; do failed_name "$2: $failed"; done < \
-    <(sed -nE 's/^[[:space:]]*not ok [0-9]+ - (.*)$/\1/p' "$1")
+  failed_names "$2" < <(sed -nE 's/^[[:space:]]*not ok [0-9]+ - (.*)$/\1/p' "$1")
 }
 ctest_failed_names() {  # ctest_failed_names LOG PREFIX: the tests ctest lists as FAILED in LOG
-  local failed
-  while IFS= read -r failed; do failed_name "$2: $failed"; done < \
-    <(sed -n '/^The following tests FAILED:/,/^[^[:space:]]/s/^[[:space:]]\+[0-9]\+ - //p' "$1")
+  failed_names "$2" < <(sed -n '/^The following tests FAILED:/,/^[^[:space:]]/s/^[[:space:]]\+[0-9]\+ - //p' "$1")
 }
 
 # ---- shared helpers ------------------------------------------------------------------------------
@@ -173,8 +172,9 @@ run_pytest() {
   timeout "$limit" "$PY" -m pytest -q -p no:cacheprovider --junitxml="$xml" "$@"
   rc=$?
   if [[ -f "$xml" ]]; then
-    local p f s
-    read -r p f s < <("$PY" - "$xml" <<'PYEOF'
+    # One pass over the report: the counts on the first line, then the failed tests' names.
+    local report p f s
+    report="$("$PY" - "$xml" <<'PYEOF'
 import sys, xml.etree.ElementTree as ET
 root = ET.parse(sys.argv[1]).getroot()
 suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
@@ -183,17 +183,14 @@ for su in suites:
     t += int(su.get("tests", 0)); f += int(su.get("failures", 0))
     e += int(su.get("errors", 0)); s += int(su.get("skipped", 0))
 print(t - f - e - s, f + e, s)
-PYEOF
-)
-    record "$p" "$f"
-    local failed
-    while IFS= read -r failed; do [[ -n "$failed" ]] && failed_name "$name: $failed"; done < <("$PY" - "$xml" <<'PYEOF'
-import sys, xml.etree.ElementTree as ET
-for case in ET.parse(sys.argv[1]).getroot().iter("testcase"):
+for case in root.iter("testcase"):
     if case.find("failure") is not None or case.find("error") is not None:
         print(f"{case.get('classname', '')}::{case.get('name', '')}")
 PYEOF
-)
+)"
+    read -r p f s <<<"${report%%$'\n'*}"
+    record "$p" "$f"
+    failed_names "$name" < <(tail -n +2 <<<"$report")
     (( s > 0 )) && note "$name: $s skipped"
   else
     record_failure "$name: pytest produced no report (exit $rc)"
@@ -327,7 +324,7 @@ stage_e2e_dotnet() {
   if [[ -n "${TABLESTONE_E2E_CONNECTION_STRING:-}" ]]; then note "skipped: the .NET suites start their own servers"; return 0; fi
   ensure_e2e_target || return 1
   export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
-  local rc=0 proj name shape log counts p f s skipped=0 filter failed
+  local rc=0 proj name shape log counts p f s skipped=0 filter
   local projects=(dotnet/Tables dotnet/Legacy orleans)
   for proj in "${projects[@]}"; do
     name="${proj//\//-}"
@@ -345,8 +342,7 @@ stage_e2e_dotnet() {
       if [[ -z "$counts" ]]; then record_failure "e2e-dotnet: $proj ($shape) produced no summary"; rc=1; continue; fi
       read -r p f s <<<"$counts"
       echo "[e2e-dotnet] $proj on $shape: $p passed, $f failed, $s skipped"
-      while IFS= read -r failed; do failed_name "e2e-dotnet $proj ($shape): $failed"; done < \
-        <(sed -nE 's/^\s+Failed ([^ ]+).*$/\1/p' "$log")
+      failed_names "e2e-dotnet $proj ($shape)" < <(sed -nE 's/^\s+Failed ([^ ]+).*$/\1/p' "$log")
       record "$p" "$f"
       skipped=$((skipped + s))
       (( f > 0 )) && rc=1

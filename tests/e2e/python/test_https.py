@@ -184,7 +184,7 @@ def _rss_kib(pid):
 
 def test_idle_tls_connections_keep_no_records(trusted, https_server):
     # Kept-alive HTTPS connections that each got a ~48 KB query page and went idle: none keeps that
-    # response's records (sealed in a buffer of the I/O thread, server/http/session.cc TlsScratch)
+    # response's records (sealed in a buffer of the I/O thread, server/http/tls_scratch.h)
     # nor room for a whole record of plain text nor the joined head: 185 KiB per connection here,
     # 234 KiB when each kept its own (docs/benchmarks.md, "HTTPS: where the time goes").
     if os.environ.get("ASAN_OPTIONS"):
